@@ -1,0 +1,135 @@
+// Command api is the Toolgate API server.
+//
+//	api                       serve the API (migrations are applied at start)
+//	api migrate up|down|status
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/toolgate/toolgate/internal/config"
+	toolhttp "github.com/toolgate/toolgate/internal/http"
+	"github.com/toolgate/toolgate/internal/mcpclient"
+	"github.com/toolgate/toolgate/internal/policy"
+	"github.com/toolgate/toolgate/internal/postgres"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, os.Args[1:], os.Getenv, os.Stdout); err != nil {
+		fmt.Fprintln(os.Stderr, "api:", err)
+		os.Exit(1)
+	}
+}
+
+// run is the whole program; tests call it with their own env and context.
+func run(ctx context.Context, args []string, getenv func(string) string, stdout io.Writer) error {
+	cfg, err := config.Load(getenv)
+	if err != nil {
+		return err
+	}
+	log := newLogger(cfg, stdout)
+	switch {
+	case len(args) == 0:
+		return serve(ctx, cfg, log)
+	case args[0] == "migrate" && len(args) == 2:
+		return migrate(ctx, cfg, log, args[1], stdout)
+	default:
+		return errors.New("usage: api [migrate up|down|status]")
+	}
+}
+
+func newLogger(cfg config.Config, w io.Writer) *slog.Logger {
+	opts := &slog.HandlerOptions{Level: cfg.LogLevel}
+	if cfg.LogFormat == "json" {
+		return slog.New(slog.NewJSONHandler(w, opts))
+	}
+	return slog.New(slog.NewTextHandler(w, opts))
+}
+
+func serve(ctx context.Context, cfg config.Config, log *slog.Logger) error {
+	log.Info("starting toolgate", "config", cfg)
+	pool, err := postgres.Open(ctx, cfg.DatabaseURL, cfg.CreateDatabase, log)
+	if err != nil {
+		return err
+	}
+	defer pool.Close()
+	applied, err := postgres.MigrateUp(ctx, pool)
+	if err != nil {
+		return err
+	}
+	if len(applied) > 0 {
+		log.Info("applied migrations", "migrations", applied)
+	}
+
+	store := postgres.NewStore(pool)
+	discoverer := &mcpclient.Discoverer{Timeout: cfg.DiscoveryTimeout}
+	policies := policy.NewService(store, discoverer, log)
+	api := toolhttp.NewServer(log, policies, store, cfg.MaxBodyBytes)
+
+	ln, err := net.Listen("tcp", cfg.ListenAddr)
+	if err != nil {
+		return fmt.Errorf("listen on %s: %w", cfg.ListenAddr, err)
+	}
+	// No WriteTimeout: streamed responses live as long as their turn.
+	srv := &http.Server{Handler: api, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute,
+		ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	log.Info("toolgate is listening", "url", "http://"+ln.Addr().String())
+
+	select {
+	case err := <-errc:
+		return fmt.Errorf("serve: %w", err)
+	case <-ctx.Done():
+	}
+	log.Info("shutting down", "timeout", cfg.ShutdownTimeout)
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cfg.ShutdownTimeout)
+	defer cancel()
+	if err := srv.Shutdown(sctx); err != nil {
+		return fmt.Errorf("shutdown: %w", err)
+	}
+	log.Info("stopped")
+	return nil
+}
+
+func migrate(ctx context.Context, cfg config.Config, log *slog.Logger, cmd string, stdout io.Writer) error {
+	pool, err := postgres.Open(ctx, cfg.DatabaseURL, cfg.CreateDatabase, log)
+	if err != nil {
+		return err
+	}
+	defer pool.Close()
+	switch cmd {
+	case "up":
+		applied, err := postgres.MigrateUp(ctx, pool)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "applied %d migration(s)\n", len(applied))
+		for _, m := range applied {
+			fmt.Fprintln(stdout, "  ", m)
+		}
+		return nil
+	case "down":
+		m, err := postgres.MigrateDown(ctx, pool)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintln(stdout, "rolled back", m)
+		return nil
+	case "status":
+		return postgres.MigrateStatus(ctx, pool, stdout)
+	}
+	return fmt.Errorf("unknown migrate command %q: use up, down or status", cmd)
+}

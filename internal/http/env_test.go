@@ -1,0 +1,212 @@
+package http_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/toolgate/toolgate/internal/demomcp"
+	toolhttp "github.com/toolgate/toolgate/internal/http"
+	"github.com/toolgate/toolgate/internal/mcpclient"
+	"github.com/toolgate/toolgate/internal/policy"
+	"github.com/toolgate/toolgate/internal/postgres"
+	"github.com/toolgate/toolgate/internal/testdb"
+)
+
+// apiEnv is the real API over real HTTP on a database of its own, with the
+// demo MCP server beside it.
+type apiEnv struct {
+	t       *testing.T
+	url     string
+	pool    *pgxpool.Pool
+	demo    *demomcp.Demo
+	demoURL string // the demo's MCP endpoint
+	api     *toolhttp.Server
+}
+
+const demoToken = "demo-secret-token-0123456789"
+
+func newAPI(t *testing.T) *apiEnv {
+	t.Helper()
+	pool := testdb.New(t)
+	demo := demomcp.New(demomcp.Options{})
+	demoSrv := httptest.NewServer(demo.Handler())
+	t.Cleanup(demoSrv.Close)
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	if testing.Verbose() {
+		log = slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	}
+	store := postgres.NewStore(pool)
+	svc := policy.NewService(store, &mcpclient.Discoverer{Timeout: 3e9}, log)
+	api := toolhttp.NewServer(log, svc, store, 64<<10)
+	srv := httptest.NewServer(api)
+	t.Cleanup(srv.Close)
+	return &apiEnv{t: t, url: srv.URL, pool: pool, demo: demo, demoURL: demoSrv.URL + "/mcp", api: api}
+}
+
+type testWriter struct{ t *testing.T }
+
+func (w testWriter) Write(p []byte) (int, error) {
+	w.t.Log(strings.TrimRight(string(p), "\n"))
+	return len(p), nil
+}
+
+type response struct {
+	status int
+	header http.Header
+	body   []byte
+}
+
+// call sends body (a string is sent as is, anything else as JSON).
+func (e *apiEnv) call(method, path string, body any) response {
+	e.t.Helper()
+	var r io.Reader
+	switch b := body.(type) {
+	case nil:
+	case string:
+		r = strings.NewReader(b)
+	default:
+		raw, err := json.Marshal(b)
+		if err != nil {
+			e.t.Fatal(err)
+		}
+		r = bytes.NewReader(raw)
+	}
+	req, err := http.NewRequestWithContext(context.Background(), method, e.url+path, r)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	if r != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		e.t.Fatalf("%s %s: %v", method, path, err)
+	}
+	defer res.Body.Close()
+	raw, err := io.ReadAll(res.Body)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return response{status: res.StatusCode, header: res.Header, body: raw}
+}
+
+// must calls and fails the test unless the status is want; it decodes the
+// body into out when out is not nil.
+func (e *apiEnv) must(want int, method, path string, body, out any) response {
+	e.t.Helper()
+	res := e.call(method, path, body)
+	if res.status != want {
+		e.t.Fatalf("%s %s: status %d, want %d; body: %s", method, path, res.status, want, res.body)
+	}
+	if out != nil {
+		if err := json.Unmarshal(res.body, out); err != nil {
+			e.t.Fatalf("%s %s: decode %s: %v", method, path, res.body, err)
+		}
+	}
+	return res
+}
+
+type apiError struct {
+	Error struct {
+		Code    string            `json:"code"`
+		Message string            `json:"message"`
+		Fields  map[string]string `json:"fields"`
+	} `json:"error"`
+}
+
+// createDemo registers the demo MCP server under label.
+func (e *apiEnv) createDemo(label string) server {
+	e.t.Helper()
+	var s server
+	e.must(201, "POST", "/api/mcp/servers", map[string]any{"label": label, "url": e.demoURL}, &s)
+	return s
+}
+
+// server mirrors the API's server JSON.
+type server struct {
+	Label             string            `json:"label"`
+	URL               string            `json:"url"`
+	Description       string            `json:"description"`
+	Headers           map[string]string `json:"headers"`
+	DefaultPolicy     *string           `json:"default_policy"`
+	Enabled           bool              `json:"enabled"`
+	ToolsRefreshedAt  *string           `json:"tools_refreshed_at"`
+	ToolsRefreshError *string           `json:"tools_refresh_error"`
+	ToolCount         int               `json:"tool_count"`
+}
+
+// tool mirrors the API's tool JSON.
+type tool struct {
+	ServerID        string          `json:"server_id"`
+	Name            string          `json:"name"`
+	Title           string          `json:"title"`
+	Description     string          `json:"description"`
+	InputSchema     json.RawMessage `json:"input_schema"`
+	Annotations     map[string]any  `json:"annotations"`
+	Digest          string          `json:"digest"`
+	Discovered      bool            `json:"discovered"`
+	Policy          *string         `json:"policy"`
+	EffectivePolicy string          `json:"effective_policy"`
+	PolicySource    string          `json:"policy_source"`
+	PolicyUpdatedBy *string         `json:"policy_updated_by"`
+}
+
+func (e *apiEnv) tools(label string) map[string]tool {
+	e.t.Helper()
+	var out struct{ Tools []tool }
+	e.must(200, "GET", "/api/mcp/servers/"+label+"/tools", nil, &out)
+	m := map[string]tool{}
+	for _, t := range out.Tools {
+		m[t.Name] = t
+	}
+	return m
+}
+
+type auditEntry struct {
+	ID       int64           `json:"id"`
+	Actor    string          `json:"actor"`
+	Action   string          `json:"action"`
+	ServerID *string         `json:"server_id"`
+	ToolName *string         `json:"tool_name"`
+	Before   json.RawMessage `json:"before"`
+	After    json.RawMessage `json:"after"`
+}
+
+type auditPage struct {
+	Entries    []auditEntry `json:"entries"`
+	NextCursor *string      `json:"next_cursor"`
+}
+
+func (e *apiEnv) audit() []auditEntry {
+	e.t.Helper()
+	var p auditPage
+	e.must(200, "GET", "/api/audit?limit=500", nil, &p)
+	return p.Entries
+}
+
+func ptr[T any](v T) *T { return &v }
+
+// startDemo starts another demo MCP server that requires token (if set) and
+// returns its MCP endpoint.
+func startDemo(t *testing.T, token string) string {
+	t.Helper()
+	srv := httptest.NewServer(demomcp.New(demomcp.Options{Token: token}).Handler())
+	t.Cleanup(srv.Close)
+	return srv.URL + "/mcp"
+}
+
+func deref[T any](p *T) any {
+	if p == nil {
+		return nil
+	}
+	return *p
+}

@@ -1,0 +1,80 @@
+// Package http is Toolgate's HTTP API: Echo routes, handlers, JSON binding
+// and the one table that maps domain errors to statuses. It is the only
+// package that imports Echo.
+package http
+
+import (
+	"context"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/labstack/echo/v4"
+	"github.com/labstack/echo/v4/middleware"
+
+	"github.com/toolgate/toolgate/internal/policy"
+)
+
+// Pinger reports whether the database answers.
+type Pinger interface {
+	Ping(ctx context.Context) error
+}
+
+// Server is the HTTP API.
+type Server struct {
+	echo         *echo.Echo
+	policies     *policy.Service
+	db           Pinger
+	log          *slog.Logger
+	maxBodyBytes int64
+}
+
+// NewServer returns the API with every dependency explicit.
+func NewServer(log *slog.Logger, policies *policy.Service, db Pinger, maxBodyBytes int64) *Server {
+	e := echo.New()
+	e.HideBanner, e.HidePort = true, true
+	s := &Server{echo: e, policies: policies, db: db, log: log, maxBodyBytes: maxBodyBytes}
+	e.HTTPErrorHandler = s.handleError
+	e.Use(middleware.RequestID())
+	e.Use(s.logRequests)
+	e.Use(middleware.RecoverWithConfig(middleware.RecoverConfig{DisableStackAll: true, LogLevel: 0,
+		LogErrorFunc: func(c echo.Context, err error, stack []byte) error {
+			s.log.Error("panic", "error", err, "stack", string(stack), "request_id", requestID(c))
+			return err
+		}}))
+	s.routes()
+	return s
+}
+
+// ServeHTTP makes Server an http.Handler.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.echo.ServeHTTP(w, r) }
+
+// Routes lists every method and path served, in Echo's :param form.
+func (s *Server) Routes() []*echo.Route { return s.echo.Routes() }
+
+func (s *Server) logRequests(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		start := time.Now()
+		err := next(c)
+		if err != nil {
+			c.Error(err) // writes the response, so the status below is final
+		}
+		status := c.Response().Status
+		level := slog.LevelInfo
+		switch {
+		case status >= 500:
+			level = slog.LevelError
+		case status >= 400:
+			level = slog.LevelWarn
+		}
+		s.log.LogAttrs(c.Request().Context(), level, "request", slog.Group("http",
+			slog.String("method", c.Request().Method), slog.String("path", c.Request().URL.Path),
+			slog.Int("status", status), slog.Duration("duration", time.Since(start)),
+			slog.String("request_id", requestID(c))))
+		return nil
+	}
+}
+
+func requestID(c echo.Context) string {
+	return c.Response().Header().Get(echo.HeaderXRequestID)
+}

@@ -1,0 +1,98 @@
+package mcpclient
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"net/url"
+	"sync"
+)
+
+// sessionTransport is the RoundTripper of one discovery session. It adds the
+// caller's headers, bounds every request by the discovery's context, and
+// remembers how the server last answered so a failure can be explained.
+type sessionTransport struct {
+	base    http.RoundTripper
+	origin  string // scheme://host of the server URL; "" if it did not parse
+	headers map[string]string
+	// The SDK sends the closing DELETE on a context detached from ours, so
+	// without this bound closing could outlast the discovery's Timeout.
+	ctx context.Context
+
+	mu   sync.Mutex
+	last observed
+}
+
+// observed is what the last POST to the server produced.
+type observed struct {
+	status      int    // 0 if no response arrived
+	contentType string // of a response
+	err         error  // the transport error, if the request failed
+}
+
+func newSessionTransport(ctx context.Context, base http.RoundTripper, serverURL string, headers map[string]string) *sessionTransport {
+	if base == nil {
+		base = http.DefaultTransport
+	}
+	t := &sessionTransport{base: base, headers: headers, ctx: ctx}
+	if u, err := url.Parse(serverURL); err == nil {
+		t.origin = u.Scheme + "://" + u.Host
+	}
+	return t
+}
+
+func (t *sessionTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	ctx, cancel := context.WithCancel(req.Context())
+	stop := context.AfterFunc(t.ctx, cancel)
+	release := func() { stop(); cancel() }
+
+	r := req.Clone(ctx) // a RoundTripper must not modify the caller's request
+	// The headers often carry credentials: send them only to the server's
+	// own origin, never to a host it redirects to.
+	if t.origin == "" || r.URL.Scheme+"://"+r.URL.Host == t.origin {
+		for k, v := range t.headers {
+			r.Header.Set(k, v)
+		}
+	}
+
+	resp, err := t.base.RoundTrip(r)
+	if req.Method == http.MethodPost {
+		t.observe(resp, err)
+	}
+	if err != nil {
+		release()
+		return nil, err
+	}
+	resp.Body = &releasingBody{ReadCloser: resp.Body, release: release}
+	return resp, nil
+}
+
+func (t *sessionTransport) observe(resp *http.Response, err error) {
+	o := observed{err: err}
+	if resp != nil {
+		o.status = resp.StatusCode
+		o.contentType = resp.Header.Get("Content-Type")
+	}
+	t.mu.Lock()
+	t.last = o
+	t.mu.Unlock()
+}
+
+func (t *sessionTransport) lastObserved() observed {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.last
+}
+
+// releasingBody frees a request's context once its response body is closed.
+type releasingBody struct {
+	io.ReadCloser
+	once    sync.Once
+	release func()
+}
+
+func (b *releasingBody) Close() error {
+	err := b.ReadCloser.Close()
+	b.once.Do(b.release)
+	return err
+}

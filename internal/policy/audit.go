@@ -1,0 +1,45 @@
+package policy
+
+import (
+	"encoding/json"
+	"time"
+)
+
+// Audit actions.
+const (
+	ActionServerCreate  = "server.create"
+	ActionServerUpdate  = "server.update"
+	ActionServerDelete  = "server.delete"
+	ActionToolsRefresh  = "server.tools_changed"
+	ActionPolicySet     = "policy.set"
+	ActionPolicyDelete  = "policy.delete"
+	ActionSettingsWrite = "settings.update"
+)
+
+// AuditEntry records one change: who made it, when, and the state before and
+// after (secrets masked). Before is null for a creation, After for a deletion.
+type AuditEntry struct {
+	ID          int64           `json:"id"`
+	At          time.Time       `json:"at"`
+	Actor       string          `json:"actor"`
+	Action      string          `json:"action"`
+	ServerLabel *string         `json:"server_id"`
+	ToolName    *string         `json:"tool_name"`
+	Before      json.RawMessage `json:"before"`
+	After       json.RawMessage `json:"after"`
+}
+
+// AuditPage is one page of the audit log, newest first.
+type AuditPage struct {
+	Entries []AuditEntry `json:"entries"`
+	// NextCursor, when set, fetches the next (older) page.
+	NextCursor *string `json:"next_cursor"`
+}
+
+// AuditQuery selects a page of the audit log.
+type AuditQuery struct {
+	Limit       int
+	BeforeID    int64  // 0: from the newest
+	ServerLabel string // "": every server
+	Action      string // "": every action
+}

@@ -1,0 +1,237 @@
+package policy
+
+import (
+	"fmt"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/toolgate/toolgate/internal/apperr"
+)
+
+// Limits on server fields, so one request cannot store unbounded data.
+const (
+	MaxURLLen         = 2048
+	MaxDescriptionLen = 1024
+	MaxHeaders        = 32
+	MaxHeaderValueLen = 8192
+)
+
+// Server is a registered MCP server (an OpenAI connector). Label is its id.
+type Server struct {
+	Label         string
+	URL           string
+	Description   string
+	Headers       map[string]string // secret values; never sent to clients unmasked
+	DefaultPolicy *Policy           // nil: fall back to the global default
+	Enabled       bool
+	CreatedAt     time.Time
+	UpdatedAt     time.Time
+	RefreshedAt   *time.Time // last tool discovery attempt
+	RefreshError  string     // why the last attempt failed, "" if it worked
+	ToolCount     int        // discovered tools
+}
+
+// NewServer is the input that creates a server.
+type NewServer struct {
+	Label         string            `json:"label"`
+	URL           string            `json:"url"`
+	Description   string            `json:"description"`
+	Headers       map[string]string `json:"headers"`
+	DefaultPolicy *Policy           `json:"default_policy"`
+	Enabled       *bool             `json:"enabled"`
+}
+
+// Validate checks every field and reports all problems at once.
+func (n NewServer) Validate() error {
+	f := apperr.Fields{}
+	if err := ValidateLabel(n.Label); err != nil {
+		f.Add("label", "%s", fieldMsg(err, "label"))
+	}
+	validateURL(f, n.URL)
+	validateDescription(f, n.Description)
+	validateHeaders(f, n.Headers)
+	if n.DefaultPolicy != nil && !n.DefaultPolicy.Valid() {
+		f.Add("default_policy", "default_policy must be one of always, never, blocked, or null (got %q)", *n.DefaultPolicy)
+	}
+	return f.Err(firstCode(f), "the server is not valid: "+joinFields(f))
+}
+
+// ServerPatch changes some fields of a server; nil fields stay as they are.
+type ServerPatch struct {
+	Label       *string `json:"label"` // immutable: only accepted when unchanged
+	URL         *string `json:"url"`
+	Description *string `json:"description"`
+	// Headers are merged: a name with a string sets that header, a name with
+	// null removes it, names not mentioned stay. A value equal to the masked
+	// form the API showed for that header keeps the stored secret, so a client
+	// can send back what it read.
+	Headers       map[string]*string `json:"headers"`
+	DefaultPolicy Optional[Policy]   `json:"default_policy"`
+	Enabled       *bool              `json:"enabled"`
+}
+
+// Apply validates p against s and returns the changed server.
+func (p ServerPatch) Apply(s Server) (Server, error) {
+	f := apperr.Fields{}
+	if p.Label != nil && *p.Label != s.Label {
+		return s, apperr.Invalidf("label_immutable", "label",
+			"a server's label cannot change; delete the server and create it again under the new label")
+	}
+	if p.URL != nil {
+		validateURL(f, *p.URL)
+		s.URL = *p.URL
+	}
+	if p.Description != nil {
+		validateDescription(f, *p.Description)
+		s.Description = *p.Description
+	}
+	if p.Headers != nil {
+		merged := make(map[string]string, len(s.Headers))
+		for k, v := range s.Headers {
+			merged[k] = v
+		}
+		for name, v := range p.Headers {
+			old, had := lookupHeader(merged, name)
+			delete(merged, old)
+			switch {
+			case v == nil:
+			case had && *v == MaskSecret(s.Headers[old]):
+				merged[name] = s.Headers[old]
+			default:
+				merged[name] = *v
+			}
+		}
+		validateHeaders(f, merged)
+		s.Headers = merged
+	}
+	if p.DefaultPolicy.Set {
+		if p.DefaultPolicy.Value != nil && !p.DefaultPolicy.Value.Valid() {
+			f.Add("default_policy", "default_policy must be one of always, never, blocked, or null (got %q)", *p.DefaultPolicy.Value)
+		}
+		s.DefaultPolicy = p.DefaultPolicy.Value
+	}
+	if p.Enabled != nil {
+		s.Enabled = *p.Enabled
+	}
+	if err := f.Err(firstCode(f), "the change is not valid: "+joinFields(f)); err != nil {
+		return s, err
+	}
+	return s, nil
+}
+
+// lookupHeader finds name among h's keys case-insensitively, as HTTP does.
+func lookupHeader(h map[string]string, name string) (string, bool) {
+	for k := range h {
+		if strings.EqualFold(k, name) {
+			return k, true
+		}
+	}
+	return name, false
+}
+
+// MaskSecret hides a secret value: long values keep their last four
+// characters so a person can tell two keys apart, short ones show nothing.
+func MaskSecret(v string) string {
+	if utf8.RuneCountInString(v) < 16 {
+		return "********"
+	}
+	r := []rune(v)
+	return "********" + string(r[len(r)-4:])
+}
+
+// MaskedHeaders returns the header names with masked values.
+func MaskedHeaders(h map[string]string) map[string]string {
+	out := make(map[string]string, len(h))
+	for k, v := range h {
+		out[k] = MaskSecret(v)
+	}
+	return out
+}
+
+func validateURL(f apperr.Fields, raw string) {
+	u, err := url.Parse(raw)
+	switch {
+	case raw == "":
+		f.Add("url", "url is required: the MCP server's streamable HTTP endpoint, e.g. https://mcp.example.com/mcp")
+	case len(raw) > MaxURLLen:
+		f.Add("url", "url must be at most %d characters", MaxURLLen)
+	case err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.Hostname() == "":
+		f.Add("url", "url must be an absolute http or https URL, e.g. https://mcp.example.com/mcp (got %q)", raw)
+	case u.User != nil:
+		f.Add("url", "url must not carry credentials; put them in headers, which are stored as secrets")
+	}
+}
+
+func validateDescription(f apperr.Fields, d string) {
+	if utf8.RuneCountInString(d) > MaxDescriptionLen {
+		f.Add("description", "description must be at most %d characters", MaxDescriptionLen)
+	}
+}
+
+func validateHeaders(f apperr.Fields, h map[string]string) {
+	if len(h) > MaxHeaders {
+		f.Add("headers", "at most %d headers are allowed", MaxHeaders)
+		return
+	}
+	seen := map[string]bool{}
+	for name, v := range h {
+		key := "headers." + name
+		switch {
+		case !validHeaderName(name):
+			f.Add(key, "header name %q is not a valid HTTP header name", name)
+		case seen[http.CanonicalHeaderKey(name)]:
+			f.Add(key, "header %q is given twice (names are case-insensitive)", name)
+		case v == "":
+			f.Add(key, "header %q needs a value; send null to remove it", name)
+		case len(v) > MaxHeaderValueLen:
+			f.Add(key, "header %q is longer than %d bytes", name, MaxHeaderValueLen)
+		case strings.ContainsAny(v, "\r\n\x00"):
+			f.Add(key, "header %q must not contain line breaks or NUL", name)
+		}
+		seen[http.CanonicalHeaderKey(name)] = true
+	}
+}
+
+func validHeaderName(name string) bool {
+	if name == "" || len(name) > 256 {
+		return false
+	}
+	for _, c := range name {
+		if c > 127 || !strings.ContainsRune("!#$%&'*+-.^_`|~0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ", c) {
+			return false
+		}
+	}
+	return true
+}
+
+// firstCode names the error after the first problem field, in a fixed order.
+func firstCode(f apperr.Fields) string {
+	for _, k := range []string{"label", "url", "default_policy", "description"} {
+		if _, ok := f[k]; ok {
+			return map[string]string{"label": "invalid_label", "url": "invalid_url",
+				"default_policy": "invalid_policy", "description": "invalid_description"}[k]
+		}
+	}
+	return "invalid_headers"
+}
+
+func joinFields(f apperr.Fields) string {
+	msgs := make([]string, 0, len(f))
+	for _, k := range sortedKeys(f) {
+		msgs = append(msgs, f[k])
+	}
+	return strings.Join(msgs, "; ")
+}
+
+func fieldMsg(err error, field string) string {
+	if e, ok := apperr.As(err); ok {
+		if m, ok := e.Fields[field]; ok {
+			return m
+		}
+		return e.Message
+	}
+	return fmt.Sprint(err)
+}

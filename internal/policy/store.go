@@ -1,0 +1,49 @@
+package policy
+
+import (
+	"context"
+	"time"
+)
+
+// Store runs work against Toolgate's persistent state.
+type Store interface {
+	// Tx runs fn in one transaction: committed if fn returns nil, else rolled back.
+	Tx(ctx context.Context, fn func(Repo) error) error
+	// Repo reads and writes outside a transaction, one statement at a time.
+	Repo() Repo
+}
+
+// Repo is the persistence the policy service needs. Methods return apperr
+// errors: NotFound for a missing server, Conflict for a duplicate label.
+type Repo interface {
+	Settings(ctx context.Context) (Settings, error)
+	PutSettings(ctx context.Context, s Settings) (Settings, error)
+
+	ListServers(ctx context.Context) ([]Server, error)
+	// Server returns one server; lock holds it for update until the transaction ends.
+	Server(ctx context.Context, label string, lock bool) (Server, error)
+	InsertServer(ctx context.Context, s Server) (Server, error)
+	UpdateServer(ctx context.Context, s Server) (Server, error)
+	DeleteServer(ctx context.Context, label string) error
+	SetRefreshResult(ctx context.Context, label string, at time.Time, refreshErr string) error
+
+	// Tools lists a server's discovered tools and tool names that only have a
+	// policy, each with its explicit policy (effective policy left unset).
+	Tools(ctx context.Context, label string) ([]Tool, error)
+	// ReplaceTools makes tools the server's discovered set, keeping the
+	// first-seen time of tools it already knew.
+	ReplaceTools(ctx context.Context, label string, tools []DiscoveredTool, at time.Time) error
+
+	Policies(ctx context.Context, label string) ([]ToolPolicy, error)
+	UpsertPolicy(ctx context.Context, p ToolPolicy) error
+	// DeletePolicy removes an explicit policy and returns it, or nil if there was none.
+	DeletePolicy(ctx context.Context, label, tool string) (*ToolPolicy, error)
+
+	InsertAudit(ctx context.Context, e AuditEntry) error
+	Audit(ctx context.Context, q AuditQuery) ([]AuditEntry, error)
+}
+
+// Discoverer lists the tools an MCP server offers.
+type Discoverer interface {
+	ListTools(ctx context.Context, serverURL string, headers map[string]string) ([]DiscoveredTool, error)
+}

@@ -1,0 +1,75 @@
+package policy
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"time"
+)
+
+// Annotations are the behaviour hints an MCP server declares for a tool.
+// They are hints from a server that may not be trusted: they inform the
+// person deciding, never the decision itself. A nil pointer means the server
+// did not say, and the MCP default applies (destructive and open-world: true).
+type Annotations struct {
+	Title           string `json:"title,omitempty"`
+	ReadOnlyHint    *bool  `json:"readOnlyHint"`
+	DestructiveHint *bool  `json:"destructiveHint"`
+	IdempotentHint  *bool  `json:"idempotentHint"`
+	OpenWorldHint   *bool  `json:"openWorldHint"`
+}
+
+// DiscoveredTool is a tool definition as an MCP server's tools/list returned it.
+type DiscoveredTool struct {
+	Name        string          `json:"name"`
+	Title       string          `json:"title,omitempty"`
+	Description string          `json:"description"`
+	InputSchema json.RawMessage `json:"input_schema"`
+	Annotations Annotations     `json:"annotations"`
+}
+
+// Digest is a stable fingerprint of the tool's definition: it changes when the
+// server changes the tool's name, title, description, schema or hints, so a
+// changed definition can be noticed.
+func (t DiscoveredTool) Digest() string {
+	var schema any
+	if len(t.InputSchema) > 0 {
+		// Round-trip through any so that object keys are sorted and
+		// whitespace is dropped: the digest depends on content, not layout.
+		_ = json.Unmarshal(t.InputSchema, &schema)
+	}
+	canon, _ := json.Marshal(struct {
+		Name        string      `json:"name"`
+		Title       string      `json:"title"`
+		Description string      `json:"description"`
+		InputSchema any         `json:"input_schema"`
+		Annotations Annotations `json:"annotations"`
+	}{t.Name, t.Title, t.Description, schema, t.Annotations})
+	sum := sha256.Sum256(canon)
+	return "sha256:" + hex.EncodeToString(sum[:])
+}
+
+// Tool is a known tool of a server with its policy: discovered, or only named
+// by an explicit policy set before discovery saw it.
+type Tool struct {
+	DiscoveredTool
+	ServerLabel     string     `json:"server_id"`
+	Discovered      bool       `json:"discovered"`
+	Digest          string     `json:"digest,omitempty"`
+	FirstSeenAt     *time.Time `json:"first_seen_at"`
+	ChangedAt       *time.Time `json:"definition_changed_at"`
+	Policy          *Policy    `json:"policy"`
+	EffectivePolicy Policy     `json:"effective_policy"`
+	PolicySource    Source     `json:"policy_source"`
+	PolicyUpdatedAt *time.Time `json:"policy_updated_at"`
+	PolicyUpdatedBy *string    `json:"policy_updated_by"`
+}
+
+// ToolPolicy is an explicit policy for one (server, tool) pair.
+type ToolPolicy struct {
+	ServerLabel string    `json:"server_id"`
+	ToolName    string    `json:"tool_name"`
+	Policy      Policy    `json:"policy"`
+	UpdatedAt   time.Time `json:"updated_at"`
+	UpdatedBy   string    `json:"updated_by"`
+}

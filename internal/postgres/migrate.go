@@ -1,0 +1,85 @@
+package postgres
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"io/fs"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/jackc/pgx/v5/stdlib"
+	"github.com/pressly/goose/v3"
+
+	"github.com/toolgate/toolgate/db"
+)
+
+func provider(pool *pgxpool.Pool) (*goose.Provider, func() error, error) {
+	sqlDB := stdlib.OpenDBFromPool(pool)
+	migrations, err := fs.Sub(db.Migrations, "migrations")
+	if err != nil {
+		return nil, nil, err
+	}
+	p, err := goose.NewProvider(goose.DialectPostgres, sqlDB, migrations)
+	if err != nil {
+		sqlDB.Close()
+		return nil, nil, fmt.Errorf("load migrations: %w", err)
+	}
+	return p, sqlDB.Close, nil
+}
+
+// MigrateUp applies every pending migration. goose takes a Postgres advisory
+// lock, so two processes starting at once do not race.
+func MigrateUp(ctx context.Context, pool *pgxpool.Pool) ([]string, error) {
+	p, closeDB, err := provider(pool)
+	if err != nil {
+		return nil, err
+	}
+	defer closeDB()
+	res, err := p.Up(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("migrate up: %w", err)
+	}
+	applied := make([]string, 0, len(res))
+	for _, r := range res {
+		applied = append(applied, r.Source.Path)
+	}
+	return applied, nil
+}
+
+// MigrateDown rolls back the newest migration.
+func MigrateDown(ctx context.Context, pool *pgxpool.Pool) (string, error) {
+	p, closeDB, err := provider(pool)
+	if err != nil {
+		return "", err
+	}
+	defer closeDB()
+	res, err := p.Down(ctx)
+	if err != nil {
+		return "", fmt.Errorf("migrate down: %w", err)
+	}
+	if res == nil {
+		return "", nil
+	}
+	return res.Source.Path, nil
+}
+
+// MigrateStatus writes one line per migration: applied or pending.
+func MigrateStatus(ctx context.Context, pool *pgxpool.Pool, w io.Writer) error {
+	p, closeDB, err := provider(pool)
+	if err != nil {
+		return err
+	}
+	defer closeDB()
+	st, err := p.Status(ctx)
+	if err != nil {
+		return fmt.Errorf("migrate status: %w", err)
+	}
+	for _, s := range st {
+		when := "pending"
+		if s.State == goose.StateApplied {
+			when = "applied " + s.AppliedAt.UTC().Format("2006-01-02 15:04:05Z")
+		}
+		fmt.Fprintf(w, "%-40s %s\n", s.Source.Path, when)
+	}
+	return nil
+}

@@ -1,0 +1,264 @@
+package postgres
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/toolgate/toolgate/internal/apperr"
+	"github.com/toolgate/toolgate/internal/policy"
+)
+
+// Store is the Postgres implementation of policy.Store.
+type Store struct{ pool *pgxpool.Pool }
+
+// NewStore returns a Store on pool.
+func NewStore(pool *pgxpool.Pool) *Store { return &Store{pool: pool} }
+
+// Tx runs fn in one transaction.
+func (s *Store) Tx(ctx context.Context, fn func(policy.Repo) error) error {
+	return inTx(ctx, s.pool, func(tx pgx.Tx) error { return fn(repo{tx}) })
+}
+
+// Repo returns a repository that runs each statement on its own.
+func (s *Store) Repo() policy.Repo { return repo{s.pool} }
+
+// Ping reports whether the database answers.
+func (s *Store) Ping(ctx context.Context) error { return translate(s.pool.Ping(ctx), "ping") }
+
+type repo struct{ q querier }
+
+func (r repo) Settings(ctx context.Context) (policy.Settings, error) {
+	var s policy.Settings
+	err := r.q.QueryRow(ctx, `SELECT default_policy, local_user, updated_at FROM settings`).
+		Scan(&s.DefaultPolicy, &s.LocalUser, &s.UpdatedAt)
+	return s, translate(err, "read settings")
+}
+
+func (r repo) PutSettings(ctx context.Context, s policy.Settings) (policy.Settings, error) {
+	err := r.q.QueryRow(ctx, `UPDATE settings SET default_policy = $1, local_user = $2, updated_at = now()
+		RETURNING default_policy, local_user, updated_at`, s.DefaultPolicy, s.LocalUser).
+		Scan(&s.DefaultPolicy, &s.LocalUser, &s.UpdatedAt)
+	return s, translate(err, "write settings")
+}
+
+const serverCols = `s.label, s.url, s.description, s.headers, s.default_policy, s.enabled, s.created_at,
+	s.updated_at, s.tools_refreshed_at, coalesce(s.tools_refresh_error, ''),
+	(SELECT count(*) FROM mcp_tools t WHERE t.server_label = s.label)`
+
+func scanServer(row pgx.Row) (policy.Server, error) {
+	var s policy.Server
+	err := row.Scan(&s.Label, &s.URL, &s.Description, &s.Headers, &s.DefaultPolicy, &s.Enabled,
+		&s.CreatedAt, &s.UpdatedAt, &s.RefreshedAt, &s.RefreshError, &s.ToolCount)
+	if s.Headers == nil {
+		s.Headers = map[string]string{}
+	}
+	return s, err
+}
+
+func (r repo) ListServers(ctx context.Context) ([]policy.Server, error) {
+	rows, err := r.q.Query(ctx, `SELECT `+serverCols+` FROM mcp_servers s ORDER BY s.label`)
+	if err != nil {
+		return nil, translate(err, "list servers")
+	}
+	out := []policy.Server{}
+	for rows.Next() {
+		s, err := scanServer(rows)
+		if err != nil {
+			rows.Close()
+			return nil, translate(err, "list servers")
+		}
+		out = append(out, s)
+	}
+	return out, translate(rows.Err(), "list servers")
+}
+
+func (r repo) Server(ctx context.Context, label string, lock bool) (policy.Server, error) {
+	q := `SELECT ` + serverCols + ` FROM mcp_servers s WHERE s.label = $1`
+	if lock {
+		q += ` FOR UPDATE`
+	}
+	s, err := scanServer(r.q.QueryRow(ctx, q, label))
+	if errors.Is(err, pgx.ErrNoRows) {
+		return s, notFound(label)
+	}
+	return s, translate(err, "read server")
+}
+
+func notFound(label string) error {
+	return apperr.NotFoundf("server_not_found", "there is no MCP server with the label %q; GET /api/mcp/servers lists them", label)
+}
+
+func (r repo) InsertServer(ctx context.Context, s policy.Server) (policy.Server, error) {
+	_, err := r.q.Exec(ctx, `INSERT INTO mcp_servers (label, url, description, headers, default_policy, enabled)
+		VALUES ($1, $2, $3, $4, $5, $6)`, s.Label, s.URL, s.Description, s.Headers, s.DefaultPolicy, s.Enabled)
+	if err := translate(err, "create server"); err != nil {
+		if apperr.KindOf(err) == apperr.Conflict {
+			return s, apperr.Wrap(err, apperr.Conflict, "duplicate_label",
+				"an MCP server labelled %q already exists (labels are unique regardless of case); choose another label", s.Label)
+		}
+		return s, err
+	}
+	return r.Server(ctx, s.Label, false)
+}
+
+func (r repo) UpdateServer(ctx context.Context, s policy.Server) (policy.Server, error) {
+	tag, err := r.q.Exec(ctx, `UPDATE mcp_servers SET url = $2, description = $3, headers = $4,
+		default_policy = $5, enabled = $6, updated_at = now() WHERE label = $1`,
+		s.Label, s.URL, s.Description, s.Headers, s.DefaultPolicy, s.Enabled)
+	if err != nil {
+		return s, translate(err, "update server")
+	}
+	if tag.RowsAffected() == 0 {
+		return s, notFound(s.Label)
+	}
+	return r.Server(ctx, s.Label, false)
+}
+
+func (r repo) DeleteServer(ctx context.Context, label string) error {
+	tag, err := r.q.Exec(ctx, `DELETE FROM mcp_servers WHERE label = $1`, label)
+	if err != nil {
+		return translate(err, "delete server")
+	}
+	if tag.RowsAffected() == 0 {
+		return notFound(label)
+	}
+	return nil
+}
+
+func (r repo) SetRefreshResult(ctx context.Context, label string, at time.Time, refreshErr string) error {
+	_, err := r.q.Exec(ctx, `UPDATE mcp_servers SET tools_refreshed_at = $2, tools_refresh_error = nullif($3, '')
+		WHERE label = $1`, label, at, refreshErr)
+	return translate(err, "record tool refresh")
+}
+
+// Tools joins discovered tools with explicit policies; a full join so that a
+// policy for a tool not discovered (yet) shows up too.
+func (r repo) Tools(ctx context.Context, label string) ([]policy.Tool, error) {
+	rows, err := r.q.Query(ctx, `
+		SELECT coalesce(t.name, p.tool_name), t.name IS NOT NULL, coalesce(t.title, ''), coalesce(t.description, ''),
+		       t.input_schema, t.annotations, coalesce(t.digest, ''), t.first_seen_at, t.definition_changed_at,
+		       p.policy, p.updated_at, p.updated_by
+		FROM (SELECT * FROM mcp_tools WHERE server_label = $1) t
+		FULL JOIN (SELECT * FROM tool_policies WHERE server_label = $1) p ON p.tool_name = t.name
+		ORDER BY 1`, label)
+	if err != nil {
+		return nil, translate(err, "list tools")
+	}
+	out := []policy.Tool{}
+	for rows.Next() {
+		t := policy.Tool{ServerLabel: label}
+		var schema, ann []byte
+		if err := rows.Scan(&t.Name, &t.Discovered, &t.Title, &t.Description, &schema, &ann, &t.Digest,
+			&t.FirstSeenAt, &t.ChangedAt, &t.Policy, &t.PolicyUpdatedAt, &t.PolicyUpdatedBy); err != nil {
+			rows.Close()
+			return nil, translate(err, "list tools")
+		}
+		if schema != nil {
+			t.InputSchema = schema
+		}
+		if ann != nil {
+			if err := json.Unmarshal(ann, &t.Annotations); err != nil {
+				rows.Close()
+				return nil, translate(err, "decode tool annotations")
+			}
+		}
+		out = append(out, t)
+	}
+	return out, translate(rows.Err(), "list tools")
+}
+
+func (r repo) ReplaceTools(ctx context.Context, label string, tools []policy.DiscoveredTool, at time.Time) error {
+	names := make([]string, len(tools))
+	for i, t := range tools {
+		names[i] = t.Name
+		schema := t.InputSchema
+		if len(schema) == 0 {
+			schema = json.RawMessage(`{"type":"object"}`)
+		}
+		_, err := r.q.Exec(ctx, `
+			INSERT INTO mcp_tools (server_label, name, title, description, input_schema, annotations, digest,
+			                       first_seen_at, definition_changed_at)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $8)
+			ON CONFLICT (server_label, name) DO UPDATE SET
+				title = excluded.title, description = excluded.description, input_schema = excluded.input_schema,
+				annotations = excluded.annotations, digest = excluded.digest,
+				definition_changed_at = CASE WHEN mcp_tools.digest = excluded.digest
+					THEN mcp_tools.definition_changed_at ELSE excluded.definition_changed_at END`,
+			label, t.Name, t.Title, t.Description, schema, t.Annotations, t.Digest(), at)
+		if err != nil {
+			return translate(err, "store tool "+t.Name)
+		}
+	}
+	_, err := r.q.Exec(ctx, `DELETE FROM mcp_tools WHERE server_label = $1 AND NOT (name = ANY($2))`, label, names)
+	return translate(err, "remove tools the server no longer lists")
+}
+
+func (r repo) Policies(ctx context.Context, label string) ([]policy.ToolPolicy, error) {
+	rows, err := r.q.Query(ctx, `SELECT server_label, tool_name, policy, updated_at, updated_by
+		FROM tool_policies WHERE server_label = $1 ORDER BY tool_name`, label)
+	if err != nil {
+		return nil, translate(err, "list policies")
+	}
+	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (policy.ToolPolicy, error) {
+		var p policy.ToolPolicy
+		err := row.Scan(&p.ServerLabel, &p.ToolName, &p.Policy, &p.UpdatedAt, &p.UpdatedBy)
+		return p, err
+	})
+	if out == nil {
+		out = []policy.ToolPolicy{}
+	}
+	return out, translate(err, "list policies")
+}
+
+func (r repo) UpsertPolicy(ctx context.Context, p policy.ToolPolicy) error {
+	_, err := r.q.Exec(ctx, `INSERT INTO tool_policies (server_label, tool_name, policy, updated_by)
+		VALUES ($1, $2, $3, $4)
+		ON CONFLICT (server_label, tool_name) DO UPDATE SET policy = excluded.policy,
+			updated_by = excluded.updated_by, updated_at = now()`,
+		p.ServerLabel, p.ToolName, p.Policy, p.UpdatedBy)
+	if apperr.KindOf(translate(err, "")) == apperr.NotFound {
+		return notFound(p.ServerLabel)
+	}
+	return translate(err, "set policy")
+}
+
+func (r repo) DeletePolicy(ctx context.Context, label, tool string) (*policy.ToolPolicy, error) {
+	var p policy.ToolPolicy
+	err := r.q.QueryRow(ctx, `DELETE FROM tool_policies WHERE server_label = $1 AND tool_name = $2
+		RETURNING server_label, tool_name, policy, updated_at, updated_by`, label, tool).
+		Scan(&p.ServerLabel, &p.ToolName, &p.Policy, &p.UpdatedAt, &p.UpdatedBy)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, translate(err, "delete policy")
+	}
+	return &p, nil
+}
+
+func (r repo) InsertAudit(ctx context.Context, e policy.AuditEntry) error {
+	_, err := r.q.Exec(ctx, `INSERT INTO audit_log (actor, action, server_label, tool_name, before, after)
+		VALUES ($1, $2, $3, $4, $5, $6)`, e.Actor, e.Action, e.ServerLabel, e.ToolName, e.Before, e.After)
+	return translate(err, "write audit entry")
+}
+
+func (r repo) Audit(ctx context.Context, q policy.AuditQuery) ([]policy.AuditEntry, error) {
+	rows, err := r.q.Query(ctx, `SELECT id, at, actor, action, server_label, tool_name, before, after
+		FROM audit_log
+		WHERE ($1 = 0 OR id < $1) AND ($2 = '' OR server_label = $2) AND ($3 = '' OR action = $3)
+		ORDER BY id DESC LIMIT $4`, q.BeforeID, q.ServerLabel, q.Action, q.Limit)
+	if err != nil {
+		return nil, translate(err, "read audit log")
+	}
+	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (policy.AuditEntry, error) {
+		var e policy.AuditEntry
+		err := row.Scan(&e.ID, &e.At, &e.Actor, &e.Action, &e.ServerLabel, &e.ToolName, &e.Before, &e.After)
+		return e, err
+	})
+	return out, translate(err, "read audit log")
+}
