@@ -186,3 +186,24 @@ func randomHex(n int) string {
 	_, _ = rand.Read(b)
 	return hex.EncodeToString(b)
 }
+
+// MissingURL returns the URL of a database that does not exist yet, on the
+// test server, and drops it (if something created it) when t ends.
+func MissingURL(t testing.TB) string {
+	t.Helper()
+	base := server(t)
+	name := "toolgate_test_" + randomHex(6)
+	t.Cleanup(func() {
+		ctx := context.Background()
+		conn, err := pgx.Connect(ctx, base)
+		if err != nil {
+			t.Errorf("testdb: connect to drop %s: %v", name, err)
+			return
+		}
+		defer conn.Close(ctx)
+		if _, err := conn.Exec(ctx, "DROP DATABASE IF EXISTS "+name+" WITH (FORCE)"); err != nil {
+			t.Errorf("testdb: drop %s: %v", name, err)
+		}
+	})
+	return withDatabase(base, name)
+}

@@ -1,0 +1,209 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/toolgate/toolgate/internal/demomcp"
+	"github.com/toolgate/toolgate/internal/testdb"
+)
+
+// syncBuffer collects the server's log safely while it runs.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// start runs the whole program as main would and waits until it is healthy.
+// stop sends the equivalent of SIGTERM and waits for a clean exit.
+func start(t *testing.T, env map[string]string) (base string, logs *syncBuffer, stop func()) {
+	t.Helper()
+	addr := freeAddr(t)
+	env["LISTEN_ADDR"] = addr
+	getenv := func(k string) string { return env[k] }
+	ctx, cancel := context.WithCancel(context.Background())
+	logs = &syncBuffer{}
+	done := make(chan error, 1)
+	go func() { done <- run(ctx, nil, getenv, logs) }()
+	base = "http://" + addr
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		res, err := http.Get(base + "/healthz")
+		if err == nil {
+			res.Body.Close()
+			if res.StatusCode == 200 {
+				break
+			}
+		}
+		select {
+		case err := <-done:
+			cancel()
+			t.Fatalf("run exited early: %v\nlogs:\n%s", err, logs)
+		default:
+		}
+		if time.Now().After(deadline) {
+			cancel()
+			t.Fatalf("server not healthy in time; logs:\n%s", logs)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	stopped := false
+	stop = func() {
+		if stopped {
+			return
+		}
+		stopped = true
+		cancel()
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Errorf("run returned %v after shutdown", err)
+			}
+		case <-time.After(15 * time.Second):
+			t.Errorf("run did not stop after cancel")
+		}
+	}
+	t.Cleanup(stop)
+	return base, logs, stop
+}
+
+func freeAddr(t *testing.T) string {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().String()
+}
+
+func do(t *testing.T, method, url, body string) (int, string) {
+	t.Helper()
+	req, _ := http.NewRequest(method, url, strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatalf("%s %s: %v", method, url, err)
+	}
+	defer res.Body.Close()
+	b, _ := io.ReadAll(res.Body)
+	return res.StatusCode, string(b)
+}
+
+// TestRun_PoliciesSurviveRestart is the issue's "done when": register the
+// demo MCP server, see its tools, set policies, restart, read them back.
+func TestRun_PoliciesSurviveRestart(t *testing.T) {
+	demo := httptest.NewServer(demomcp.New(demomcp.Options{}).Handler())
+	defer demo.Close()
+	env := map[string]string{"DATABASE_URL": testdb.MissingURL(t), "LOG_LEVEL": "debug",
+		"DATABASE_CREATE": "true"}
+
+	base, logs, stop := start(t, env)
+	if !strings.Contains(logs.String(), "created database") {
+		t.Errorf("the missing database was not reported as created; logs:\n%s", logs)
+	}
+	if st, body := do(t, "POST", base+"/api/mcp/servers", fmt.Sprintf(`{"label":"weather","url":%q,"headers":{"X-Api-Key":"abcdefghijklmnop-secret"}}`, demo.URL+"/mcp")); st != 201 {
+		t.Fatalf("create: %d %s", st, body)
+	}
+	if st, body := do(t, "PUT", base+"/api/mcp/servers/weather/tools/delete_forecast/approval-policy", `{"policy":"always"}`); st != 200 {
+		t.Fatalf("set policy: %d %s", st, body)
+	}
+	stop()
+	if strings.Contains(logs.String(), "abcdefghijklmnop-secret") {
+		t.Errorf("a header secret reached the log")
+	}
+
+	base, _, _ = start(t, env)
+	st, body := do(t, "GET", base+"/api/mcp/servers/weather/tools", "")
+	if st != 200 {
+		t.Fatalf("tools after restart: %d %s", st, body)
+	}
+	var out struct {
+		Tools []struct {
+			Name            string         `json:"name"`
+			EffectivePolicy string         `json:"effective_policy"`
+			PolicySource    string         `json:"policy_source"`
+			Annotations     map[string]any `json:"annotations"`
+		}
+	}
+	if err := json.Unmarshal([]byte(body), &out); err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, tl := range out.Tools {
+		if tl.Name == "delete_forecast" {
+			found = true
+			if tl.EffectivePolicy != "always" || tl.PolicySource != "tool" || tl.Annotations["destructiveHint"] != true {
+				t.Errorf("delete_forecast after restart = %+v", tl)
+			}
+		}
+	}
+	if !found || len(out.Tools) != 6 {
+		t.Errorf("tools after restart = %+v", out.Tools)
+	}
+}
+
+func TestRun_MigrateSubcommand(t *testing.T) {
+	env := map[string]string{"DATABASE_URL": testdb.MissingURL(t)}
+	getenv := func(k string) string { return env[k] }
+	runOut := func(args ...string) string {
+		t.Helper()
+		var out syncBuffer
+		if err := run(context.Background(), args, getenv, &out); err != nil {
+			t.Fatalf("api %v: %v\n%s", args, err, out.String())
+		}
+		return out.String()
+	}
+	if out := runOut("migrate", "status"); !strings.Contains(out, "00001_policy_service.sql") || !strings.Contains(out, "pending") {
+		t.Errorf("status before up:\n%s", out)
+	}
+	if out := runOut("migrate", "up"); !strings.Contains(out, "applied 1 migration") {
+		t.Errorf("up:\n%s", out)
+	}
+	if out := runOut("migrate", "status"); !strings.Contains(out, "applied 20") {
+		t.Errorf("status after up:\n%s", out)
+	}
+	if out := runOut("migrate", "down"); !strings.Contains(out, "rolled back") {
+		t.Errorf("down:\n%s", out)
+	}
+	if out := runOut("migrate", "status"); !strings.Contains(out, "pending") {
+		t.Errorf("status after down:\n%s", out)
+	}
+	if err := run(context.Background(), []string{"migrate", "sideways"}, getenv, io.Discard); err == nil {
+		t.Error("migrate sideways succeeded")
+	}
+}
+
+func TestRun_BadConfigSaysWhatToFix(t *testing.T) {
+	env := map[string]string{"LISTEN_ADDR": "8080", "LOG_LEVEL": "loud", "DISCOVERY_TIMEOUT": "soon"}
+	err := run(context.Background(), nil, func(k string) string { return env[k] }, io.Discard)
+	if err == nil {
+		t.Fatal("run accepted a bad configuration")
+	}
+	for _, want := range []string{"LISTEN_ADDR", "LOG_LEVEL", "DISCOVERY_TIMEOUT"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q does not mention %s", err, want)
+		}
+	}
+}
