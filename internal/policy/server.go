@@ -89,6 +89,7 @@ func (p ServerPatch) Apply(s Server) (Server, error) {
 		s.Description = *p.Description
 	}
 	if p.Headers != nil {
+		validatePatchNames(f, p.Headers)
 		merged := make(map[string]string, len(s.Headers))
 		for k, v := range s.Headers {
 			merged[k] = v
@@ -136,10 +137,26 @@ func lookupHeader(h map[string]string, name string) (string, bool) {
 // characters so a person can tell two keys apart, short ones show nothing.
 func MaskSecret(v string) string {
 	if utf8.RuneCountInString(v) < 16 {
-		return "********"
+		return maskPrefix
 	}
 	r := []rune(v)
-	return "********" + string(r[len(r)-4:])
+	return maskPrefix + string(r[len(r)-4:])
+}
+
+// maskPrefix starts every masked value; no real secret is expected to.
+const maskPrefix = "********"
+
+// validatePatchNames rejects a patch naming one header twice in different
+// case, whose outcome would otherwise depend on map order.
+func validatePatchNames(f apperr.Fields, h map[string]*string) {
+	seen := map[string]string{}
+	for _, name := range sortedKeys(h) {
+		c := http.CanonicalHeaderKey(name)
+		if other, dup := seen[c]; dup {
+			f.Add("headers."+name, "headers %q and %q are the same header (names are case-insensitive); send it once", other, name)
+		}
+		seen[c] = name
+	}
 }
 
 // MaskedHeaders returns the header names with masked values.
@@ -185,7 +202,9 @@ func validateHeaders(f apperr.Fields, h map[string]string) {
 		case seen[http.CanonicalHeaderKey(name)]:
 			f.Add(key, "header %q is given twice (names are case-insensitive)", name)
 		case v == "":
-			f.Add(key, "header %q needs a value; send null to remove it", name)
+			f.Add(key, "header %q needs a value", name)
+		case strings.HasPrefix(v, maskPrefix):
+			f.Add(key, "header %q holds a masked value; send the real secret (a masked value is only accepted back for the header it was shown for)", name)
 		case len(v) > MaxHeaderValueLen:
 			f.Add(key, "header %q is longer than %d bytes", name, MaxHeaderValueLen)
 		case strings.ContainsAny(v, "\r\n\x00"):

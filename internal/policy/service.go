@@ -57,10 +57,20 @@ func (s *Service) CreateServer(ctx context.Context, in NewServer) (Server, error
 	if err != nil {
 		return Server{}, err
 	}
-	if _, err := s.RefreshTools(ctx, srv.Label); err != nil && apperr.KindOf(err) != apperr.Upstream {
-		return Server{}, err
-	}
+	s.refreshAfterChange(ctx, srv.Label)
 	return s.Server(ctx, srv.Label)
+}
+
+// refreshAfterChange discovers tools after a server was created or pointed
+// elsewhere. The change is committed by then, so no failure here may turn
+// the request into an error: a discovery failure is stored on the server, a
+// concurrent change triggers its own refresh, and a client that hangs up
+// does not stop the tools from being stored.
+func (s *Service) refreshAfterChange(ctx context.Context, label string) {
+	_, err := s.RefreshTools(context.WithoutCancel(ctx), label)
+	if err != nil && apperr.KindOf(err) != apperr.Upstream {
+		s.log.WarnContext(ctx, "tool discovery after a server change did not complete", "server_id", label, "error", err)
+	}
 }
 
 // UpdateServer applies a patch. When the URL or headers change the tools are
@@ -87,9 +97,7 @@ func (s *Service) UpdateServer(ctx context.Context, label string, p ServerPatch)
 		return Server{}, err
 	}
 	if before.URL != after.URL || !maps.Equal(before.Headers, after.Headers) {
-		if _, err := s.RefreshTools(ctx, label); err != nil && apperr.KindOf(err) != apperr.Upstream {
-			return Server{}, err
-		}
+		s.refreshAfterChange(ctx, label)
 		return s.Server(ctx, label)
 	}
 	return after, nil
@@ -234,14 +242,16 @@ func (s *Service) DeletePolicy(ctx context.Context, label, tool string) (Tool, e
 // policy removes the tool's explicit policy.
 func (s *Service) SetPolicies(ctx context.Context, label string, policies map[string]*Policy) error {
 	f := apperr.Fields{}
+	code := "invalid_tool_name"
 	for _, name := range sortedKeys(policies) {
 		if err := ValidateToolName("policies."+name, name); err != nil {
 			f.Add("policies."+name, "%s", fieldMsg(err, "policies."+name))
 		} else if p := policies[name]; p != nil && !p.Valid() {
 			f.Add("policies."+name, "policy for %q must be one of always, never, blocked, or null (got %q)", name, *p)
+			code = "invalid_policy"
 		}
 	}
-	if err := f.Err("invalid_policy", "nothing was changed: "+joinFields(f)); err != nil {
+	if err := f.Err(code, "nothing was changed: "+joinFields(f)); err != nil {
 		return err
 	}
 	return s.store.Tx(ctx, func(r Repo) error {
