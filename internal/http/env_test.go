@@ -24,7 +24,7 @@ import (
 // apiEnv is the real API over real HTTP on a database of its own, with the
 // demo MCP server beside it.
 type apiEnv struct {
-	t       *testing.T
+	t       testing.TB
 	url     string
 	pool    *pgxpool.Pool
 	demo    *demomcp.Demo
@@ -34,7 +34,7 @@ type apiEnv struct {
 
 const demoToken = "demo-secret-token-0123456789"
 
-func newAPI(t *testing.T) *apiEnv {
+func newAPI(t testing.TB) *apiEnv {
 	t.Helper()
 	pool := testdb.New(t)
 	demo := demomcp.New(demomcp.Options{})
@@ -52,7 +52,7 @@ func newAPI(t *testing.T) *apiEnv {
 	return &apiEnv{t: t, url: srv.URL, pool: pool, demo: demo, demoURL: demoSrv.URL + "/mcp", api: api}
 }
 
-type testWriter struct{ t *testing.T }
+type testWriter struct{ t testing.TB }
 
 func (w testWriter) Write(p []byte) (int, error) {
 	w.t.Log(strings.TrimRight(string(p), "\n"))
