@@ -201,3 +201,24 @@ func TestListToolsDoesNotSendHeadersToAnotherHostItIsRedirectedTo(t *testing.T) 
 		t.Errorf("the redirect target received Authorization %q", leaked)
 	}
 }
+
+func TestListToolsMapsWhatTheServerLeftOut(t *testing.T) {
+	url := fakeMCP(func(string) any {
+		return map[string]any{"tools": []any{
+			map[string]any{"name": "bare"},
+			map[string]any{"name": "empty_hints", "inputSchema": map[string]any{"type": "object"}, "annotations": map[string]any{}},
+			map[string]any{"name": "titled", "inputSchema": map[string]any{"type": "object"}, "annotations": map[string]any{"title": "From hints", "destructiveHint": false}},
+		}}
+	})(t)
+	f := false
+	want := []policy.DiscoveredTool{
+		{Name: "bare", InputSchema: json.RawMessage(`{"type":"object"}`)},
+		// The SDK decodes absent readOnlyHint/idempotentHint as false.
+		{Name: "empty_hints", InputSchema: json.RawMessage(`{"type":"object"}`), Annotations: policy.Annotations{ReadOnlyHint: &f, IdempotentHint: &f}},
+		{Name: "titled", Title: "From hints", InputSchema: json.RawMessage(`{"type":"object"}`),
+			Annotations: policy.Annotations{Title: "From hints", ReadOnlyHint: &f, DestructiveHint: &f, IdempotentHint: &f}},
+	}
+	if diff := cmp.Diff(want, listTools(t, url, nil)); diff != "" {
+		t.Errorf("tools (-want +got):\n%s", diff)
+	}
+}

@@ -66,7 +66,9 @@ func cause(ctx context.Context, timeout time.Duration, last observed, err error)
 	if rpcMsg != "" {
 		return "the server returned " + rpcMsg
 	}
-	return fmt.Sprintf("the server did not complete an MCP session (%v)", err)
+	// The SDK's wording of decoding failures helps programmers, not the
+	// person configuring a server; it stays in the error's cause.
+	return "the server's answers are not valid MCP (is this the server's MCP endpoint?)"
 }
 
 // networkCause explains a request that got no HTTP response.
