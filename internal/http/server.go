@@ -56,8 +56,11 @@ func (s *Server) logRequests(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		start := time.Now()
 		err := next(c)
+		attrs := make([]slog.Attr, 0, 6)
 		if err != nil {
 			c.Error(err) // writes the response, so the status below is final
+			e, _ := toAppError(err)
+			attrs = append(attrs, slog.String("error_code", e.Code))
 		}
 		status := c.Response().Status
 		level := slog.LevelInfo
@@ -67,10 +70,10 @@ func (s *Server) logRequests(next echo.HandlerFunc) echo.HandlerFunc {
 		case status >= 400:
 			level = slog.LevelWarn
 		}
-		s.log.LogAttrs(c.Request().Context(), level, "request", slog.Group("http",
-			slog.String("method", c.Request().Method), slog.String("path", c.Request().URL.Path),
+		attrs = append(attrs, slog.String("method", c.Request().Method), slog.String("path", c.Request().URL.Path),
 			slog.Int("status", status), slog.Duration("duration", time.Since(start)),
-			slog.String("request_id", requestID(c))))
+			slog.String("request_id", requestID(c)))
+		s.log.LogAttrs(c.Request().Context(), level, "request", slog.Attr{Key: "http", Value: slog.GroupValue(attrs...)})
 		return nil
 	}
 }

@@ -1,0 +1,50 @@
+package config
+
+import (
+	"log/slog"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func env(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
+
+func TestLoad_Defaults(t *testing.T) {
+	got, err := Load(env(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := Config{ListenAddr: "127.0.0.1:8080", DatabaseURL: DefaultDatabaseURL, CreateDatabase: true,
+		LogLevel: slog.LevelInfo, LogFormat: "text", DiscoveryTimeout: 10 * time.Second,
+		MaxBodyBytes: 1 << 20, ShutdownTimeout: 10 * time.Second}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("defaults (-want +got):\n%s", diff)
+	}
+}
+
+func TestLoad_ReportsEveryProblem(t *testing.T) {
+	_, err := Load(env(map[string]string{"LISTEN_ADDR": "8080", "DATABASE_URL": "mysql://x", "LOG_LEVEL": "loud",
+		"LOG_FORMAT": "xml", "DATABASE_CREATE": "perhaps", "DISCOVERY_TIMEOUT": "-1s", "MAX_BODY_BYTES": "12"}))
+	if err == nil {
+		t.Fatal("bad configuration accepted")
+	}
+	for _, key := range []string{"LISTEN_ADDR", "DATABASE_URL", "LOG_LEVEL", "LOG_FORMAT", "DATABASE_CREATE", "DISCOVERY_TIMEOUT", "MAX_BODY_BYTES"} {
+		if !strings.Contains(err.Error(), key) {
+			t.Errorf("error does not mention %s:\n%s", key, err)
+		}
+	}
+}
+
+func TestLogValue_MasksDatabasePassword(t *testing.T) {
+	c, err := Load(env(map[string]string{"DATABASE_URL": "postgres://app:hunter2secret@db:5432/toolgate"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	slog.New(slog.NewTextHandler(&b, nil)).Info("config", "config", c)
+	if strings.Contains(b.String(), "hunter2secret") || !strings.Contains(b.String(), "app:") {
+		t.Errorf("logged config = %s", b.String())
+	}
+}
