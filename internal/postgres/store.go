@@ -221,10 +221,11 @@ func (r repo) UpsertPolicy(ctx context.Context, p policy.ToolPolicy) error {
 		ON CONFLICT (server_label, tool_name) DO UPDATE SET policy = excluded.policy,
 			updated_by = excluded.updated_by, updated_at = now()`,
 		p.ServerLabel, p.ToolName, p.Policy, p.UpdatedBy)
-	if apperr.KindOf(translate(err, "")) == apperr.NotFound {
+	err = translate(err, "set policy")
+	if err != nil && apperr.KindOf(err) == apperr.NotFound { // the server was deleted meanwhile
 		return notFound(p.ServerLabel)
 	}
-	return translate(err, "set policy")
+	return err
 }
 
 func (r repo) DeletePolicy(ctx context.Context, label, tool string) (*policy.ToolPolicy, error) {

@@ -65,7 +65,14 @@ func URL(t testing.TB) string {
 	if _, err := admin.Exec(ctx, fmt.Sprintf("CREATE DATABASE %s TEMPLATE %s", name, tmplName)); err != nil {
 		t.Fatalf("testdb: create database: %v", err)
 	}
+	dropOnCleanup(t, base, name)
+	return withDatabase(base, name)
+}
+
+// dropOnCleanup drops database name, if it exists, when t ends.
+func dropOnCleanup(t testing.TB, base, name string) {
 	t.Cleanup(func() {
+		ctx := context.Background()
 		conn, err := pgx.Connect(ctx, base)
 		if err != nil {
 			t.Errorf("testdb: connect to drop %s: %v", name, err)
@@ -76,7 +83,6 @@ func URL(t testing.TB) string {
 			t.Errorf("testdb: drop %s: %v", name, err)
 		}
 	})
-	return withDatabase(base, name)
 }
 
 func server(t testing.TB) string {
@@ -193,17 +199,6 @@ func MissingURL(t testing.TB) string {
 	t.Helper()
 	base := server(t)
 	name := "toolgate_test_" + randomHex(6)
-	t.Cleanup(func() {
-		ctx := context.Background()
-		conn, err := pgx.Connect(ctx, base)
-		if err != nil {
-			t.Errorf("testdb: connect to drop %s: %v", name, err)
-			return
-		}
-		defer conn.Close(ctx)
-		if _, err := conn.Exec(ctx, "DROP DATABASE IF EXISTS "+name+" WITH (FORCE)"); err != nil {
-			t.Errorf("testdb: drop %s: %v", name, err)
-		}
-	})
+	dropOnCleanup(t, base, name)
 	return withDatabase(base, name)
 }
