@@ -1,0 +1,128 @@
+package emulator
+
+import (
+	"fmt"
+	"strings"
+)
+
+// resolved is a request set in its conversation: the items before it, its
+// own input with references resolved, and the approvals it answers.
+type resolved struct {
+	history  []ctxItem            // previous responses' items, oldest first
+	input    []ctxItem            // this request's input, item_reference resolved
+	listed   map[string][]ListedTool // server label -> tools listed earlier in the context
+	answers  []ctxItem            // this request's mcp_approval_response items, in order
+	requests map[string]ctxItem   // every approval request in the context by id
+}
+
+// resolve checks a request against its context the way the real API does:
+// previous_response_id must exist, item ids must not repeat, every approval
+// response must answer a known open request, and no request may stay
+// unanswered.
+func (s *Server) resolve(r *request) (*resolved, *apiError) {
+	res := &resolved{listed: map[string][]ListedTool{}, requests: map[string]ctxItem{}}
+	if r.PreviousResponseID != "" {
+		h, ok := s.store.chain(r.PreviousResponseID)
+		if !ok {
+			return nil, invalid("previous_response_id", "previous_response_not_found", "Previous response with id '%s' not found.", r.PreviousResponseID)
+		}
+		res.history = h
+	}
+	seen := map[string]bool{}
+	for _, it := range res.history {
+		if it.ID != "" {
+			seen[it.ID] = true
+		}
+	}
+	for _, it := range r.Input {
+		if it.Type == "item_reference" {
+			ref, ok := s.store.item(it.ID)
+			if !ok {
+				return nil, invalid(it.Param, "", "Item with id '%s' not found.", it.ID)
+			}
+			ref.Param = it.Param
+			it = ref
+		}
+		if it.ID != "" {
+			if seen[it.ID] {
+				return nil, invalid("input", "", "Duplicate item found with id %s. Remove duplicate items from your input and try again.", it.ID)
+			}
+			seen[it.ID] = true
+		}
+		res.input = append(res.input, it)
+	}
+
+	answered := map[string]bool{}
+	for _, it := range res.history {
+		switch it.Type {
+		case "mcp_list_tools":
+			res.listed[it.ServerLabel] = it.Tools
+		case "mcp_approval_request":
+			res.requests[it.ID] = it
+		case "mcp_approval_response":
+			answered[it.ApprovalRequestID] = true
+		}
+	}
+	for _, it := range res.input {
+		switch it.Type {
+		case "mcp_list_tools":
+			res.listed[it.ServerLabel] = it.Tools
+		case "mcp_approval_request":
+			res.requests[it.ID] = it
+		}
+	}
+	for _, it := range res.input {
+		if it.Type != "mcp_approval_response" {
+			continue
+		}
+		id := it.ApprovalRequestID
+		if _, ok := res.requests[id]; !ok {
+			return nil, invalid(it.Param+".approval_request_id", "", "No MCP approval request found with id '%s'. An mcp_approval_response must answer an mcp_approval_request of the previous response.", id)
+		}
+		if answered[id] {
+			return nil, invalid(it.Param+".approval_request_id", "", "The MCP approval request '%s' already has an approval. Each approval request can be answered once.", id)
+		}
+		answered[id] = true
+		res.answers = append(res.answers, it)
+	}
+	var open []string
+	for _, it := range append(append([]ctxItem{}, res.history...), res.input...) {
+		if it.Type == "mcp_approval_request" && !answered[it.ID] {
+			open = append(open, it.ID)
+		}
+	}
+	if len(open) > 0 {
+		return nil, invalid("input", "", "The following MCP approval requests do not have an approval: %s. Send an mcp_approval_response for each of them.", strings.Join(open, ", "))
+	}
+	for _, a := range res.answers {
+		if !a.Approve {
+			continue
+		}
+		req := res.requests[a.ApprovalRequestID]
+		if findTool(r.Tools, req.ServerLabel) == nil {
+			return nil, invalid("tools", "", "The approved MCP approval request '%s' is for the MCP server '%s', which is not in 'tools'. Send the same MCP tools with the approval response.", req.ID, req.ServerLabel)
+		}
+	}
+	return res, nil
+}
+
+func findTool(tools []mcpTool, label string) *mcpTool {
+	for i := range tools {
+		if tools[i].Label == label {
+			return &tools[i]
+		}
+	}
+	return nil
+}
+
+// userText is the text of the last user message of this request's input.
+func (res *resolved) userText() (string, bool) {
+	for i := len(res.input) - 1; i >= 0; i-- {
+		if it := res.input[i]; it.Type == "message" && it.Role == "user" {
+			return it.Text, true
+		}
+	}
+	return "", false
+}
+
+func (it ctxItem) String() string { return fmt.Sprintf("%s %s", it.Type, it.ID) }

@@ -1,0 +1,193 @@
+package emulator
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"strings"
+	"unicode/utf8"
+)
+
+// offer is a tool the model may call in this request: listed by its server
+// and allowed by the entry's allowed_tools.
+type offer struct {
+	entry         *mcpTool
+	tool          ListedTool
+	needsApproval bool
+}
+
+func (o offer) qualified() string { return o.entry.Label + "." + o.tool.Name }
+
+// mention is a tool named in the user's text, with its arguments.
+type mention struct {
+	offer offer
+	args  string
+}
+
+func isNameByte(c byte) bool {
+	return c == '_' || c == '-' || c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z'
+}
+
+// findMentions finds the tools named in text, in order. A name matches as a
+// whole word, either bare ("get_forecast") or qualified by its server label
+// ("weather.get_forecast"); a bare name offered by several servers means the
+// first of them in tools order. A JSON object right after the name (spaces
+// allowed) becomes the call's arguments; otherwise they are {}.
+func findMentions(text string, offers []offer) []mention {
+	var out []mention
+	for i := 0; i < len(text); {
+		if i > 0 && (isNameByte(text[i-1]) || text[i-1] == '.') {
+			i++
+			continue
+		}
+		best, bestLen := -1, 0
+		for k, o := range offers {
+			for _, name := range []string{o.qualified(), o.tool.Name} {
+				if len(name) <= bestLen || !strings.HasPrefix(text[i:], name) {
+					continue
+				}
+				end := i + len(name)
+				if end < len(text) && (isNameByte(text[end]) || text[end] == '.' && end+1 < len(text) && isNameByte(text[end+1])) {
+					continue
+				}
+				best, bestLen = k, len(name)
+			}
+		}
+		if best < 0 {
+			i++
+			continue
+		}
+		i += bestLen
+		args := "{}"
+		j := i
+		for j < len(text) && (text[j] == ' ' || text[j] == '\t' || text[j] == '\n' || text[j] == ':') {
+			j++
+		}
+		if j < len(text) && text[j] == '{' {
+			dec := json.NewDecoder(strings.NewReader(text[j:]))
+			var raw json.RawMessage
+			if dec.Decode(&raw) == nil {
+				var obj map[string]any
+				if json.Unmarshal(raw, &obj) == nil {
+					var b bytes.Buffer
+					_ = json.Compact(&b, raw)
+					args = b.String()
+					i = j + int(dec.InputOffset())
+				}
+			}
+		}
+		out = append(out, mention{offer: offers[best], args: args})
+	}
+	return out
+}
+
+// callResult is what the text answer reports about one tool call.
+type callResult struct {
+	label, name string
+	output      string
+	err         *CallError
+}
+
+type denial struct {
+	label, name, reason string
+}
+
+// compose writes the emulated model's answer. It always quotes tool output
+// and denial reasons, so that tests can see what reached the model.
+func compose(results []callResult, denials []denial, listErrs []string, userText string, hasUser bool, offers []offer) string {
+	var parts []string
+	for _, e := range listErrs {
+		parts = append(parts, e)
+	}
+	for _, d := range denials {
+		if d.reason != "" {
+			parts = append(parts, fmt.Sprintf("I did not run %s on %s because the request was denied. Reason given: %q.", d.name, d.label, d.reason))
+		} else {
+			parts = append(parts, fmt.Sprintf("I did not run %s on %s because the request was denied (no reason was given).", d.name, d.label))
+		}
+	}
+	for _, r := range results {
+		if r.err != nil {
+			parts = append(parts, fmt.Sprintf("The tool %s on %s failed: %s", r.name, r.label, errorText(r.err)))
+		} else {
+			parts = append(parts, fmt.Sprintf("The tool %s on %s returned:\n\n%s", r.name, r.label, r.output))
+		}
+	}
+	if len(results) == 0 && len(denials) == 0 && hasUser {
+		var b strings.Builder
+		fmt.Fprintf(&b, "This is the Toolgate Responses emulator, not a language model. You said: %q. ", strings.TrimSpace(directiveRE.ReplaceAllString(userText, "")))
+		if len(offers) == 0 {
+			b.WriteString("No MCP tools are available in this request.")
+		} else {
+			b.WriteString("To call a tool, name it in your message, optionally followed by JSON arguments, for example: ")
+			b.WriteString(offers[0].tool.Name + ` {"key": "value"}. Tools available: `)
+			names := make([]string, len(offers))
+			for i, o := range offers {
+				names[i] = o.qualified()
+			}
+			b.WriteString(strings.Join(names, ", ") + ".")
+		}
+		parts = append(parts, b.String())
+	}
+	if len(parts) == 0 {
+		return "OK."
+	}
+	return strings.Join(parts, "\n\n")
+}
+
+func errorText(e *CallError) string {
+	if e.Type == "mcp_tool_execution_error" {
+		var ts []string
+		for _, c := range e.Content {
+			ts = append(ts, c.Text)
+		}
+		if len(ts) == 0 {
+			return "the tool reported an error"
+		}
+		return strings.Join(ts, " ")
+	}
+	return e.Message
+}
+
+var wordRE = regexp.MustCompile(`\s*\S+\s*`)
+
+// splitText cuts text into deltas: word by word by default, into exactly n
+// pieces with Deltas, or pieces of size runes with DeltaSize.
+func splitText(text string, b Behavior) []string {
+	if text == "" {
+		return nil
+	}
+	runes := []rune(text)
+	size := b.DeltaSize
+	if b.Deltas > 0 {
+		size = (len(runes) + b.Deltas - 1) / b.Deltas
+	}
+	if size > 0 {
+		var out []string
+		for i := 0; i < len(runes); i += size {
+			out = append(out, string(runes[i:min(i+size, len(runes))]))
+		}
+		return out
+	}
+	out := wordRE.FindAllString(text, -1)
+	if strings.Join(out, "") != text { // only whitespace
+		return []string{text}
+	}
+	return out
+}
+
+// isReasoningModel says whether a model name is one of OpenAI's reasoning
+// models, which put reasoning items in front of their decisions.
+func isReasoningModel(model string) bool {
+	m := strings.ToLower(model)
+	return strings.HasPrefix(m, "gpt-5") || strings.HasPrefix(m, "o1") || strings.HasPrefix(m, "o3") || strings.HasPrefix(m, "o4")
+}
+
+func countWords(s string) int { return len(strings.Fields(s)) }
+
+// half cuts text at about half its runes (for response.incomplete).
+func half(text string) string {
+	n := utf8.RuneCountInString(text) / 2
+	return string([]rune(text)[:n])
+}

@@ -1,0 +1,100 @@
+package emulator
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"sync"
+)
+
+// newID makes an id like the API's: a prefix and 50 hex digits.
+func newID(prefix string) string {
+	b := make([]byte, 25)
+	_, _ = rand.Read(b)
+	return prefix + hex.EncodeToString(b)
+}
+
+// stored is a response kept for previous_response_id and GET.
+type stored struct {
+	resp   []byte // the response object as JSON, as last sent
+	prev   string
+	input  []ctxItem
+	output []ctxItem
+}
+
+// store keeps responses in memory, dropping the oldest beyond max.
+type store struct {
+	mu    sync.RWMutex
+	max   int
+	byID  map[string]*stored
+	items map[string]ctxItem // every stored item by id, for item_reference
+	order []string
+}
+
+func newStore(max int) *store {
+	if max <= 0 {
+		max = 10000
+	}
+	return &store{max: max, byID: map[string]*stored{}, items: map[string]ctxItem{}}
+}
+
+func (s *store) put(id string, st *stored) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, ok := s.byID[id]; !ok {
+		s.order = append(s.order, id)
+	}
+	s.byID[id] = st
+	for _, it := range append(append([]ctxItem{}, st.input...), st.output...) {
+		if it.ID != "" && it.Type != "item_reference" {
+			s.items[it.ID] = it
+		}
+	}
+	for len(s.order) > s.max {
+		old := s.byID[s.order[0]]
+		for _, it := range append(append([]ctxItem{}, old.input...), old.output...) {
+			delete(s.items, it.ID)
+		}
+		delete(s.byID, s.order[0])
+		s.order = s.order[1:]
+	}
+}
+
+func (s *store) get(id string) (*stored, bool) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	st, ok := s.byID[id]
+	return st, ok
+}
+
+func (s *store) item(id string) (ctxItem, bool) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	it, ok := s.items[id]
+	return it, ok
+}
+
+// chain returns the items of previous responses, oldest first: each
+// response's input, then its output.
+func (s *store) chain(prevID string) ([]ctxItem, bool) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	var parts [][]ctxItem
+	seen := map[string]bool{}
+	for id := prevID; id != "" && !seen[id]; {
+		seen[id] = true
+		st, ok := s.byID[id]
+		if !ok {
+			if id == prevID {
+				return nil, false
+			}
+			break // an evicted ancestor: the context is truncated
+		}
+		parts = append(parts, append(append([]ctxItem{}, st.input...), st.output...))
+		id = st.prev
+	}
+	var out []ctxItem
+	for i := len(parts) - 1; i >= 0; i-- {
+		out = append(out, parts[i]...)
+	}
+	return out, true
+}
