@@ -1,10 +1,11 @@
-# Builds both binaries: the API (default command) and the demo MCP server.
+# Builds the binaries: the API (default command), the demo MCP server and the
+# offline OpenAI Responses emulator.
 FROM golang:1.26 AS build
 WORKDIR /src
 COPY go.mod go.sum ./
 RUN go mod download
 COPY . .
-RUN CGO_ENABLED=0 go build -trimpath -ldflags="-s -w" -o /out/ ./cmd/api ./cmd/demo-mcp
+RUN CGO_ENABLED=0 go build -trimpath -ldflags="-s -w" -o /out/ ./cmd/api ./cmd/demo-mcp ./cmd/emulator
 
 FROM gcr.io/distroless/static-debian12:nonroot
 COPY --from=build /out/ /usr/local/bin/
