@@ -52,23 +52,19 @@ func (s *Server) resolve(r *request) (*resolved, *apiError) {
 		res.input = append(res.input, it)
 	}
 
+	// Answers in the history count as given; this request's answers are
+	// checked one by one below.
 	answered := map[string]bool{}
-	for _, it := range res.history {
+	for i, it := range append(append([]ctxItem{}, res.history...), res.input...) {
 		switch it.Type {
 		case "mcp_list_tools":
 			res.listed[it.ServerLabel] = it.Tools
 		case "mcp_approval_request":
 			res.requests[it.ID] = it
 		case "mcp_approval_response":
-			answered[it.ApprovalRequestID] = true
-		}
-	}
-	for _, it := range res.input {
-		switch it.Type {
-		case "mcp_list_tools":
-			res.listed[it.ServerLabel] = it.Tools
-		case "mcp_approval_request":
-			res.requests[it.ID] = it
+			if i < len(res.history) {
+				answered[it.ApprovalRequestID] = true
+			}
 		}
 	}
 	for _, it := range res.input {

@@ -94,63 +94,16 @@ type emitter struct {
 	started bool // headers written
 	gone    bool // the client left or a write failed
 	cut     bool // a cut fired: write nothing more, abort the connection at the end
-	ended   bool // an error event or response.failed ended the stream early
 }
 
-// send numbers ev (via set), then writes it. It reports false once the
-// stream has ended early (error event, response.failed), telling the turn to
-// stop producing output.
-func (e *emitter) send(set func(seq int) any) bool {
-	if e.ended {
-		return false
-	}
+// send numbers ev (via set), then writes it unless the stream was cut or
+// the client left.
+func (e *emitter) send(set func(seq int) any) {
 	ev := set(e.seq)
 	if e.stream && !e.cut && !e.gone {
 		e.write(ev)
 	}
 	e.seq++
-	return true
-}
-
-// atFault runs the faults placed at the current event index; it is called
-// by the turn before each event. It reports false when the stream ended.
-func (e *emitter) atFault(resp func() *Response) bool {
-	if !e.stream || e.ended {
-		return !e.ended
-	}
-	if e.beh.At == e.seq {
-		return e.fire(resp)
-	}
-	return true
-}
-
-// fire runs the stream fault: a stall continues afterwards; a cut stops
-// writing; an error event or response.failed end the stream.
-func (e *emitter) fire(resp func() *Response) bool {
-	b := e.beh
-	if b.Stall > 0 && !e.gone {
-		if !e.started {
-			e.sleep(b.Stall) // before the first byte: not even headers
-		} else {
-			e.sleep(b.Stall)
-		}
-	}
-	switch {
-	case b.Cut:
-		e.cut = true
-	case b.ErrorEv != "":
-		e.send(func(seq int) any {
-			return evError{Type: "error", Seq: seq, Code: b.ErrorEv, Message: "The server had an error while processing your request (emulated error event)."}
-		})
-		e.ended = true
-	case b.Failed != "":
-		r := resp()
-		r.Status = "failed"
-		r.Error = &ResponseError{Code: b.Failed, Message: "The model failed to generate a response (emulated)."}
-		e.send(func(seq int) any { return evResponse{Type: "response.failed", Seq: seq, Response: r} })
-		e.ended = true
-	}
-	return !e.ended
 }
 
 func (e *emitter) write(ev any) {
