@@ -123,12 +123,8 @@ func (e *emitter) write(ev any) {
 	}
 	var buf bytes.Buffer
 	data, _ := json.Marshal(ev)
-	var head struct {
-		Type string `json:"type"`
-	}
-	_ = json.Unmarshal(data, &head)
 	buf.WriteString("event: ")
-	buf.WriteString(head.Type)
+	buf.Write(eventType(data))
 	buf.WriteString("\ndata: ")
 	buf.Write(data)
 	buf.WriteString("\n\n")
@@ -153,6 +149,20 @@ func (e *emitter) sleep(d time.Duration) {
 	case <-e.ctx.Done():
 		e.gone = true
 	}
+}
+
+// eventType returns the value of the "type" key, which every event struct
+// marshals first: {"type":"response.created",...}.
+func eventType(data []byte) []byte {
+	const prefix = `{"type":"`
+	if !bytes.HasPrefix(data, []byte(prefix)) {
+		return nil
+	}
+	rest := data[len(prefix):]
+	if i := bytes.IndexByte(rest, '"'); i >= 0 {
+		return rest[:i]
+	}
+	return nil
 }
 
 const obfuscationChars = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
