@@ -77,7 +77,11 @@ func ParseBehavior(s string) (Behavior, error) {
 				err = fmt.Errorf("want an HTTP error status 400-599")
 			}
 		case "retry-after":
-			_, err = parsePositive(val)
+			// 0 is a valid Retry-After: clients retry at once, which keeps
+			// retry tests fast.
+			if n, aerr := strconv.Atoi(val); aerr != nil || n < 0 {
+				err = fmt.Errorf("want whole seconds >= 0")
+			}
 			b.RetryAfter = val
 		case "times":
 			b.Times, err = parsePositive(val)

@@ -8,11 +8,11 @@ import (
 // resolved is a request set in its conversation: the items before it, its
 // own input with references resolved, and the approvals it answers.
 type resolved struct {
-	history  []ctxItem            // previous responses' items, oldest first
-	input    []ctxItem            // this request's input, item_reference resolved
+	history  []ctxItem               // previous responses' items, oldest first
+	input    []ctxItem               // this request's input, item_reference resolved
 	listed   map[string][]ListedTool // server label -> tools listed earlier in the context
-	answers  []ctxItem            // this request's mcp_approval_response items, in order
-	requests map[string]ctxItem   // every approval request in the context by id
+	answers  []ctxItem               // this request's mcp_approval_response items, in order
+	requests map[string]ctxItem      // every approval request in the context by id
 }
 
 // resolve checks a request against its context the way the real API does:
@@ -111,10 +111,18 @@ func findTool(tools []mcpTool, label string) *mcpTool {
 	return nil
 }
 
-// userText is the text of the last user message of this request's input.
+// userText is the text of the last user message of this request's input,
+// unless an mcp_approval_response follows it: a client that re-sends the
+// conversation instead of using previous_response_id (as @ai-sdk/openai
+// does) sends the user message, the approval request and the answer, and
+// the model then goes on from the answer rather than reading the message
+// again (vercel-ai_openai-mcp-tool-approval.2 and .4).
 func (res *resolved) userText() (string, bool) {
 	for i := len(res.input) - 1; i >= 0; i-- {
-		if it := res.input[i]; it.Type == "message" && it.Role == "user" {
+		switch it := res.input[i]; {
+		case it.Type == "mcp_approval_response":
+			return "", false
+		case it.Type == "message" && it.Role == "user":
 			return it.Text, true
 		}
 	}

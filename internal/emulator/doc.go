@@ -41,7 +41,9 @@
 // # The deterministic model
 //
 // There is no language model. The rules, applied to the last user message
-// of the request's input:
+// of the request's input (unless an mcp_approval_response follows it, as when
+// a client re-sends the conversation instead of using previous_response_id:
+// the model then goes on from the answers):
 //
 //   - Naming an offered tool calls it: bare ("get_forecast") or qualified
 //     by its server label ("weather.get_forecast"), as a whole word. A bare

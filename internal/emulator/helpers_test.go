@@ -233,11 +233,11 @@ func (e sseEvent) Type() string {
 
 // rawResult is a raw HTTP exchange with the emulator.
 type rawResult struct {
-	Status int
-	Header http.Header
-	Body   []byte
-	Events []sseEvent // parsed when the answer is text/event-stream
-	ReadErr error     // error reading the body (a cut stream)
+	Status  int
+	Header  http.Header
+	Body    []byte
+	Events  []sseEvent // parsed when the answer is text/event-stream
+	ReadErr error      // error reading the body (a cut stream)
 }
 
 // post sends body (a JSON string or a value to marshal) to /v1/responses

@@ -159,11 +159,23 @@ func splitText(text string, b Behavior) []string {
 		return nil
 	}
 	runes := []rune(text)
-	size := b.DeltaSize
 	if b.Deltas > 0 {
-		size = (len(runes) + b.Deltas - 1) / b.Deltas
+		// Exactly Deltas pieces (at most one per character), the first
+		// len%n one character longer: a ceil-sized split can come out short
+		// (10 characters in 6 deltas of 2 is only 5).
+		n := min(b.Deltas, len(runes))
+		out := make([]string, 0, n)
+		for i, start := 0, 0; i < n; i++ {
+			size := len(runes) / n
+			if i < len(runes)%n {
+				size++
+			}
+			out = append(out, string(runes[start:start+size]))
+			start += size
+		}
+		return out
 	}
-	if size > 0 {
+	if size := b.DeltaSize; size > 0 {
 		var out []string
 		for i := 0; i < len(runes); i += size {
 			out = append(out, string(runes[i:min(i+size, len(runes))]))

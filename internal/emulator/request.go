@@ -362,10 +362,19 @@ func parseInput(raw json.RawMessage) ([]ctxItem, *apiError) {
 			return nil, ae
 		}
 		if it.Type == "" {
-			if _, ok := e["role"]; !ok {
+			// Without a type, an item with a role is a message and one with
+			// only an id is an item reference (ItemReferenceParam's type is
+			// optional; openai-go's ResponseInputItemParamOfItemReference
+			// leaves it out).
+			_, hasRole := e["role"]
+			switch {
+			case hasRole:
+				it.Type = "message"
+			case it.ID != "":
+				it.Type = "item_reference"
+			default:
 				return nil, missingParam(p + ".type")
 			}
-			it.Type = "message"
 		}
 		var ae *apiError
 		switch it.Type {

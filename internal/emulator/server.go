@@ -3,7 +3,6 @@ package emulator
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -178,6 +177,7 @@ func (s *Server) create(w http.ResponseWriter, hr *http.Request) {
 		t.em.sleep(beh.FirstEventDelay + beh.Stall)
 	}
 	t.run()
+	t.resp.Billing = &Billing{Payer: "developer"} // in bodies, not in events
 	final, _ := json.Marshal(t.resp)
 	if r.Store {
 		s.store.put(t.resp.ID, &stored{resp: final, prev: r.PreviousResponseID, input: res.input, output: t.out})
@@ -250,5 +250,3 @@ func sleepCtx(ctx context.Context, d time.Duration) {
 	case <-ctx.Done():
 	}
 }
-
-var _ = errors.New

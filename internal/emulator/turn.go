@@ -2,8 +2,6 @@ package emulator
 
 import (
 	"context"
-	"strings"
-	"time"
 )
 
 // listing is the outcome of listing one server's tools for this request.
@@ -222,7 +220,9 @@ func (t *turn) call(entry *mcpTool, name, args, approvalID string) callResult {
 	added := *item
 	t.ev(func(seq int) any { return evItem{"response.output_item.added", seq, idx, added} })
 	t.ev(func(seq int) any { return evItemID{"response.mcp_call.in_progress", seq, idx, id} })
-	t.ev(func(seq int) any { return evArgsDelta{"response.mcp_call_arguments.delta", seq, idx, id, args, obfuscation(args)} })
+	t.ev(func(seq int) any {
+		return evArgsDelta{"response.mcp_call_arguments.delta", seq, idx, id, args, obfuscation(args)}
+	})
 	if approvalID != "" {
 		t.ev(func(seq int) any { return evItemID{"response.mcp_call.in_progress", seq, idx, id} })
 	}
@@ -376,6 +376,3 @@ func (s *Server) newResponse(r *request) *Response {
 	}
 	return resp
 }
-
-var _ = strings.TrimSpace
-var _ = time.Now

@@ -13,6 +13,7 @@ type Response struct {
 	CreatedAt            int64             `json:"created_at"`
 	Status               string            `json:"status"`
 	Background           bool              `json:"background"`
+	Billing              *Billing          `json:"billing,omitempty"`
 	CompletedAt          *int64            `json:"completed_at"`
 	Error                *ResponseError    `json:"error"`
 	IncompleteDetails    *IncompleteDetail `json:"incomplete_details"`
@@ -41,6 +42,12 @@ type Response struct {
 	Metadata             map[string]string `json:"metadata"`
 }
 
+// Billing says who pays. The recorded response bodies carry it; the
+// response objects inside stream events do not.
+type Billing struct {
+	Payer string `json:"payer"`
+}
+
 // ResponseError is response.error of a failed response.
 type ResponseError struct {
 	Code    string `json:"code"`
@@ -60,17 +67,23 @@ type ReasoningConfig struct {
 
 // TextConfig echoes the text format.
 type TextConfig struct {
-	Format    struct{ Type string `json:"type"` } `json:"format"`
-	Verbosity string                              `json:"verbosity"`
+	Format struct {
+		Type string `json:"type"`
+	} `json:"format"`
+	Verbosity string `json:"verbosity"`
 }
 
 // Usage is token accounting; the emulator counts words.
 type Usage struct {
-	InputTokens         int `json:"input_tokens"`
-	InputTokensDetails  struct{ CachedTokens int `json:"cached_tokens"` } `json:"input_tokens_details"`
+	InputTokens        int `json:"input_tokens"`
+	InputTokensDetails struct {
+		CachedTokens int `json:"cached_tokens"`
+	} `json:"input_tokens_details"`
 	OutputTokens        int `json:"output_tokens"`
-	OutputTokensDetails struct{ ReasoningTokens int `json:"reasoning_tokens"` } `json:"output_tokens_details"`
-	TotalTokens         int `json:"total_tokens"`
+	OutputTokensDetails struct {
+		ReasoningTokens int `json:"reasoning_tokens"`
+	} `json:"output_tokens_details"`
+	TotalTokens int `json:"total_tokens"`
 }
 
 // EchoedTool is an mcp entry as the API echoes it: headers and authorization
