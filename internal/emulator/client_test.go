@@ -756,17 +756,7 @@ func TestClient_MalformedRequestsAre400(t *testing.T) {
 		if r.Status != http.StatusBadRequest {
 			t.Fatalf("status %d: %s", r.Status, r.Body)
 		}
-		var body struct {
-			Error struct {
-				Message string  `json:"message"`
-				Type    string  `json:"type"`
-				Param   *string `json:"param"`
-				Code    *string `json:"code"`
-			} `json:"error"`
-		}
-		if err := json.Unmarshal(r.Body, &body); err != nil {
-			t.Fatalf("error body %q: %v", r.Body, err)
-		}
+		body := errorBody(t, r.Body)
 		if body.Error.Type != "invalid_request_error" || !strings.Contains(body.Error.Message, "We could not parse the JSON body of your request") || body.Error.Param != nil || body.Error.Code != nil {
 			t.Errorf("error = %+v", body.Error)
 		}

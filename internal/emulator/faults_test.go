@@ -68,18 +68,7 @@ func (s timedStream) plain() []sseEvent {
 // when each frame arrived.
 func streamTimed(t testing.TB, e *emu, body any, headers ...string) timedStream {
 	t.Helper()
-	b, err := json.Marshal(body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	req, err := http.NewRequest(http.MethodPost, e.URL+"/v1/responses", bytes.NewReader(b))
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.Header.Set("Content-Type", "application/json")
-	for i := 0; i+1 < len(headers); i += 2 {
-		req.Header.Set(headers[i], headers[i+1])
-	}
+	req := newRequest(t, e, body, headers...)
 	start := time.Now()
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
@@ -125,33 +114,6 @@ func isTerminal(typ string) bool {
 
 func hasTerminal(evs []sseEvent) bool {
 	return slices.ContainsFunc(evs, func(e sseEvent) bool { return isTerminal(e.Type()) })
-}
-
-func decodeJSON(t testing.TB, data []byte, v any) {
-	t.Helper()
-	if err := json.Unmarshal(data, v); err != nil {
-		t.Fatalf("decode %s: %v", data, err)
-	}
-}
-
-// wireError is OpenAI's error body.
-type wireError struct {
-	Error struct {
-		Message string  `json:"message"`
-		Type    string  `json:"type"`
-		Param   *string `json:"param"`
-		Code    *string `json:"code"`
-	} `json:"error"`
-}
-
-func errorBody(t testing.TB, body []byte) wireError {
-	t.Helper()
-	var w wireError
-	decodeJSON(t, body, &w)
-	if w.Error.Message == "" || w.Error.Type == "" {
-		t.Fatalf("not an OpenAI error body: %s", body)
-	}
-	return w
 }
 
 // wireResponse is the part of a response object these tests look at.

@@ -244,25 +244,7 @@ type rawResult struct {
 // with optional headers (name, value pairs) and reads the whole answer.
 func post(t testing.TB, e *emu, body any, headers ...string) rawResult {
 	t.Helper()
-	var b []byte
-	switch v := body.(type) {
-	case string:
-		b = []byte(v)
-	default:
-		var err error
-		if b, err = json.Marshal(v); err != nil {
-			t.Fatal(err)
-		}
-	}
-	req, err := http.NewRequest(http.MethodPost, e.URL+"/v1/responses", bytes.NewReader(b))
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.Header.Set("Content-Type", "application/json")
-	for i := 0; i+1 < len(headers); i += 2 {
-		req.Header.Set(headers[i], headers[i+1])
-	}
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := http.DefaultClient.Do(newRequest(t, e, body, headers...))
 	if err != nil {
 		t.Fatalf("POST /v1/responses: %v", err)
 	}
@@ -308,4 +290,56 @@ func mcpEntry(label, url string, requireApproval any) map[string]any {
 		e["require_approval"] = requireApproval
 	}
 	return e
+}
+
+// newRequest builds POST /v1/responses with body (a JSON string or a value
+// to marshal) and headers (name, value pairs).
+func newRequest(t testing.TB, e *emu, body any, headers ...string) *http.Request {
+	t.Helper()
+	var b []byte
+	switch v := body.(type) {
+	case string:
+		b = []byte(v)
+	default:
+		var err error
+		if b, err = json.Marshal(v); err != nil {
+			t.Fatal(err)
+		}
+	}
+	req, err := http.NewRequest(http.MethodPost, e.URL+"/v1/responses", bytes.NewReader(b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	for i := 0; i+1 < len(headers); i += 2 {
+		req.Header.Set(headers[i], headers[i+1])
+	}
+	return req
+}
+
+func decodeJSON(t testing.TB, data []byte, v any) {
+	t.Helper()
+	if err := json.Unmarshal(data, v); err != nil {
+		t.Fatalf("decode %s: %v", data, err)
+	}
+}
+
+// wireError is OpenAI's error body.
+type wireError struct {
+	Error struct {
+		Message string  `json:"message"`
+		Type    string  `json:"type"`
+		Param   *string `json:"param"`
+		Code    *string `json:"code"`
+	} `json:"error"`
+}
+
+func errorBody(t testing.TB, body []byte) wireError {
+	t.Helper()
+	var w wireError
+	decodeJSON(t, body, &w)
+	if w.Error.Message == "" || w.Error.Type == "" {
+		t.Fatalf("not an OpenAI error body: %s", body)
+	}
+	return w
 }
