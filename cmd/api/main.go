@@ -18,10 +18,12 @@ import (
 	"time"
 
 	"github.com/toolgate/toolgate/internal/config"
+	"github.com/toolgate/toolgate/internal/conversation"
 	toolhttp "github.com/toolgate/toolgate/internal/http"
 	"github.com/toolgate/toolgate/internal/mcpclient"
 	"github.com/toolgate/toolgate/internal/policy"
 	"github.com/toolgate/toolgate/internal/postgres"
+	"github.com/toolgate/toolgate/internal/responses"
 )
 
 func main() {
@@ -76,7 +78,32 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger) error {
 	store := postgres.NewStore(pool)
 	discoverer := &mcpclient.Discoverer{Timeout: cfg.DiscoveryTimeout}
 	policies := policy.NewService(store, discoverer, log)
-	api := toolhttp.NewServer(log, policies, store, cfg.MaxBodyBytes)
+
+	info := conversation.Info{Offline: cfg.Offline(), Model: cfg.OpenAIModel, Layout: cfg.ToolLayout, BaseURL: cfg.OpenAIBaseURL}
+	upCfg := responses.Config{APIKey: cfg.OpenAIAPIKey, BaseURL: cfg.OpenAIBaseURL, Model: cfg.OpenAIModel,
+		Layout: responses.Layout(cfg.ToolLayout), MaxRetries: cfg.OpenAIMaxRetries, Logger: log}
+	if cfg.Offline() {
+		off, err := startOffline(cfg, log)
+		if err != nil {
+			return err
+		}
+		defer off.close(context.WithoutCancel(ctx))
+		upCfg.APIKey, upCfg.BaseURL, info.BaseURL = "offline", off.baseURL, off.baseURL
+		if off.demoURL != "" {
+			if err := registerDemo(ctx, policies, off.demoURL); err != nil {
+				return fmt.Errorf("register the demo MCP server: %w", err)
+			}
+		}
+		log.Warn("OFFLINE: no OPENAI_API_KEY is set, so Toolgate talks to its built-in OpenAI Responses emulator, not a real model",
+			"emulator", off.baseURL, "demo_mcp_server", off.demoURL, "demo_label", DemoLabel)
+	} else if info.BaseURL == "" {
+		info.BaseURL = "https://api.openai.com/v1/"
+	}
+	chat := conversation.NewService(postgres.NewConversationStore(pool), policies, responses.New(upCfg), info, log)
+	if err := chat.Recover(ctx); err != nil {
+		return err
+	}
+	api := toolhttp.NewServer(log, policies, chat, store, toolhttp.Options{MaxBodyBytes: cfg.MaxBodyBytes, Heartbeat: cfg.SSEHeartbeat})
 
 	ln, err := net.Listen("tcp", cfg.ListenAddr)
 	if err != nil {
@@ -87,7 +114,7 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger) error {
 		ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
-	log.Info("toolgate is listening", "url", "http://"+ln.Addr().String())
+	log.Info("toolgate is listening", "url", "http://"+ln.Addr().String(), "offline", cfg.Offline(), "model", cfg.OpenAIModel)
 
 	select {
 	case err := <-errc:
@@ -97,7 +124,13 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger) error {
 	log.Info("shutting down", "timeout", cfg.ShutdownTimeout)
 	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cfg.ShutdownTimeout)
 	defer cancel()
-	if err := srv.Shutdown(sctx); err != nil {
+	// Streams still open after the grace period are turns still running:
+	// stop them so each records how it ended before the pool closes.
+	err = srv.Shutdown(sctx)
+	tctx, tcancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	defer tcancel()
+	chat.Stop(tctx)
+	if err != nil && !errors.Is(err, context.DeadlineExceeded) {
 		return fmt.Errorf("shutdown: %w", err)
 	}
 	log.Info("stopped")

@@ -27,6 +27,7 @@ type Error struct {
 	Code    string            // machine code, e.g. "invalid_policy"
 	Message string            // what went wrong and what to do about it
 	Fields  map[string]string // field name -> problem, for invalid input
+	Details any               // the current state of what the request clashed with, sent as is
 	Err     error             // the cause, logged but never sent
 }
 

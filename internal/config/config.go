@@ -22,7 +22,21 @@ type Config struct {
 	DiscoveryTimeout time.Duration // DISCOVERY_TIMEOUT: limit on one MCP tools/list discovery
 	MaxBodyBytes     int64         // MAX_BODY_BYTES: limit on a request body
 	ShutdownTimeout  time.Duration // SHUTDOWN_TIMEOUT: how long in-flight requests get on SIGTERM
+
+	OpenAIAPIKey     string        // OPENAI_API_KEY: unset means offline (the built-in emulator)
+	OpenAIBaseURL    string        // OPENAI_BASE_URL: the Responses API endpoint ("" = OpenAI's, or the in-process emulator when offline)
+	OpenAIModel      string        // OPENAI_MODEL
+	OpenAIMaxRetries int           // OPENAI_MAX_RETRIES: retries of a 429/5xx before anything streamed
+	ToolLayout       string        // MCP_TOOL_LAYOUT: default or split
+	SSEHeartbeat     time.Duration // SSE_HEARTBEAT: interval of heartbeat comments on streams
+	EmulatorAddr     string        // EMULATOR_ADDR: where the in-process emulator listens when offline
+	DemoMCPAddr      string        // DEMO_MCP_ADDR: where the in-process demo MCP server listens when offline
+	OfflineDemo      bool          // OFFLINE_DEMO: when offline, start the demo MCP server and register it as "demo"
 }
+
+// Offline reports whether Toolgate talks to its built-in emulator instead of
+// a real model: it does whenever no API key is configured.
+func (c Config) Offline() bool { return c.OpenAIAPIKey == "" }
 
 // DefaultDatabaseURL is the local Postgres the run command uses.
 const DefaultDatabaseURL = "postgres://postgres@127.0.0.1:5432/toolgate?sslmode=disable"
@@ -63,6 +77,35 @@ func Load(getenv func(string) string) (Config, error) {
 	if c.MaxBodyBytes, err = strconv.ParseInt(get("MAX_BODY_BYTES", "1048576"), 10, 64); err != nil || c.MaxBodyBytes < 1024 {
 		errs = append(errs, fmt.Sprintf("MAX_BODY_BYTES must be a whole number of bytes, at least 1024 (got %q)", getenv("MAX_BODY_BYTES")))
 	}
+	c.OpenAIAPIKey = strings.TrimSpace(getenv("OPENAI_API_KEY"))
+	c.OpenAIBaseURL = get("OPENAI_BASE_URL", "")
+	if c.OpenAIBaseURL != "" {
+		if u, err := url.Parse(c.OpenAIBaseURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			errs = append(errs, fmt.Sprintf("OPENAI_BASE_URL must be an http(s) URL such as https://api.openai.com/v1/ (got %q)", c.OpenAIBaseURL))
+		}
+	}
+	c.OpenAIModel = get("OPENAI_MODEL", "gpt-5-mini")
+	if c.OpenAIMaxRetries, err = strconv.Atoi(get("OPENAI_MAX_RETRIES", "2")); err != nil || c.OpenAIMaxRetries < 0 || c.OpenAIMaxRetries > 10 {
+		errs = append(errs, fmt.Sprintf("OPENAI_MAX_RETRIES must be a whole number from 0 to 10 (got %q)", getenv("OPENAI_MAX_RETRIES")))
+	}
+	c.ToolLayout = get("MCP_TOOL_LAYOUT", "default")
+	if c.ToolLayout != "default" && c.ToolLayout != "split" {
+		errs = append(errs, fmt.Sprintf("MCP_TOOL_LAYOUT must be default or split (got %q)", c.ToolLayout))
+	}
+	c.SSEHeartbeat = duration(get, "SSE_HEARTBEAT", "15s", &errs)
+	if c.SSEHeartbeat > 15*time.Second {
+		errs = append(errs, fmt.Sprintf("SSE_HEARTBEAT must be at most 15s, or proxies may close idle streams (got %q)", getenv("SSE_HEARTBEAT")))
+	}
+	c.EmulatorAddr = get("EMULATOR_ADDR", "127.0.0.1:8091")
+	c.DemoMCPAddr = get("DEMO_MCP_ADDR", "127.0.0.1:8090")
+	for key, addr := range map[string]string{"EMULATOR_ADDR": c.EmulatorAddr, "DEMO_MCP_ADDR": c.DemoMCPAddr} {
+		if _, _, err := net.SplitHostPort(addr); err != nil {
+			errs = append(errs, fmt.Sprintf("%s must be host:port, e.g. 127.0.0.1:0 (got %q)", key, addr))
+		}
+	}
+	if c.OfflineDemo, err = strconv.ParseBool(get("OFFLINE_DEMO", "true")); err != nil {
+		errs = append(errs, fmt.Sprintf("OFFLINE_DEMO must be true or false (got %q)", getenv("OFFLINE_DEMO")))
+	}
 	if len(errs) > 0 {
 		return c, fmt.Errorf("invalid configuration:\n  %s", strings.Join(errs, "\n  "))
 	}
@@ -88,7 +131,24 @@ func (c Config) LogValue() slog.Value {
 		slog.Duration("discovery_timeout", c.DiscoveryTimeout),
 		slog.Int64("max_body_bytes", c.MaxBodyBytes),
 		slog.Duration("shutdown_timeout", c.ShutdownTimeout),
+		slog.Bool("offline", c.Offline()),
+		slog.String("openai_api_key", maskKey(c.OpenAIAPIKey)),
+		slog.String("openai_base_url", c.OpenAIBaseURL),
+		slog.String("openai_model", c.OpenAIModel),
+		slog.Int("openai_max_retries", c.OpenAIMaxRetries),
+		slog.String("mcp_tool_layout", c.ToolLayout),
+		slog.Duration("sse_heartbeat", c.SSEHeartbeat),
 	)
+}
+
+func maskKey(k string) string {
+	if k == "" {
+		return "(unset)"
+	}
+	if len(k) <= 8 {
+		return "****"
+	}
+	return k[:3] + "…" + k[len(k)-4:]
 }
 
 func redactURL(raw string) string {

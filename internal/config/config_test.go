@@ -18,7 +18,12 @@ func TestLoad_Defaults(t *testing.T) {
 	}
 	want := Config{ListenAddr: "127.0.0.1:8080", DatabaseURL: DefaultDatabaseURL, CreateDatabase: true,
 		LogLevel: slog.LevelInfo, LogFormat: "text", DiscoveryTimeout: 10 * time.Second,
-		MaxBodyBytes: 1 << 20, ShutdownTimeout: 10 * time.Second}
+		MaxBodyBytes: 1 << 20, ShutdownTimeout: 10 * time.Second,
+		OpenAIModel: "gpt-5-mini", OpenAIMaxRetries: 2, ToolLayout: "default", SSEHeartbeat: 15 * time.Second,
+		EmulatorAddr: "127.0.0.1:8091", DemoMCPAddr: "127.0.0.1:8090", OfflineDemo: true}
+	if !got.Offline() {
+		t.Error("no OPENAI_API_KEY must mean offline")
+	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("defaults (-want +got):\n%s", diff)
 	}
@@ -26,11 +31,14 @@ func TestLoad_Defaults(t *testing.T) {
 
 func TestLoad_ReportsEveryProblem(t *testing.T) {
 	_, err := Load(env(map[string]string{"LISTEN_ADDR": "8080", "DATABASE_URL": "mysql://x", "LOG_LEVEL": "loud",
-		"LOG_FORMAT": "xml", "DATABASE_CREATE": "perhaps", "DISCOVERY_TIMEOUT": "-1s", "MAX_BODY_BYTES": "12"}))
+		"LOG_FORMAT": "xml", "DATABASE_CREATE": "perhaps", "DISCOVERY_TIMEOUT": "-1s", "MAX_BODY_BYTES": "12",
+		"OPENAI_BASE_URL": "api.openai.com", "OPENAI_MAX_RETRIES": "many", "MCP_TOOL_LAYOUT": "grouped", "SSE_HEARTBEAT": "1m",
+		"EMULATOR_ADDR": "8091", "OFFLINE_DEMO": "maybe"}))
 	if err == nil {
 		t.Fatal("bad configuration accepted")
 	}
-	for _, key := range []string{"LISTEN_ADDR", "DATABASE_URL", "LOG_LEVEL", "LOG_FORMAT", "DATABASE_CREATE", "DISCOVERY_TIMEOUT", "MAX_BODY_BYTES"} {
+	for _, key := range []string{"LISTEN_ADDR", "DATABASE_URL", "LOG_LEVEL", "LOG_FORMAT", "DATABASE_CREATE", "DISCOVERY_TIMEOUT", "MAX_BODY_BYTES",
+		"OPENAI_BASE_URL", "OPENAI_MAX_RETRIES", "MCP_TOOL_LAYOUT", "SSE_HEARTBEAT", "EMULATOR_ADDR", "OFFLINE_DEMO"} {
 		if !strings.Contains(err.Error(), key) {
 			t.Errorf("error does not mention %s:\n%s", key, err)
 		}
@@ -46,5 +54,17 @@ func TestLogValue_MasksDatabasePassword(t *testing.T) {
 	slog.New(slog.NewTextHandler(&b, nil)).Info("config", "config", c)
 	if strings.Contains(b.String(), "hunter2secret") || !strings.Contains(b.String(), "app:") {
 		t.Errorf("logged config = %s", b.String())
+	}
+}
+
+func TestLogValue_MasksAPIKey(t *testing.T) {
+	c, err := Load(env(map[string]string{"OPENAI_API_KEY": "sk-proj-verysecretvalue1234"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	slog.New(slog.NewTextHandler(&b, nil)).Info("config", "config", c)
+	if strings.Contains(b.String(), "verysecret") || c.Offline() {
+		t.Errorf("logged config = %s (offline %v)", b.String(), c.Offline())
 	}
 }

@@ -10,19 +10,23 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/toolgate/toolgate/internal/conversation"
 	"github.com/toolgate/toolgate/internal/demomcp"
 	toolhttp "github.com/toolgate/toolgate/internal/http"
 	"github.com/toolgate/toolgate/internal/mcpclient"
 	"github.com/toolgate/toolgate/internal/policy"
 	"github.com/toolgate/toolgate/internal/postgres"
+	"github.com/toolgate/toolgate/internal/responses"
 	"github.com/toolgate/toolgate/internal/testdb"
 )
 
 // apiEnv is the real API over real HTTP on a database of its own, with the
-// demo MCP server beside it.
+// demo MCP server beside it and the OpenAI emulator as its model, reached
+// through the real openai-go client.
 type apiEnv struct {
 	t       testing.TB
 	url     string
@@ -30,11 +34,26 @@ type apiEnv struct {
 	demo    *demomcp.Demo
 	demoURL string // the demo's MCP endpoint
 	api     *toolhttp.Server
+	chat    *conversation.Service
+	up      *upstreamTap
+	opts    envOptions
+	log     *slog.Logger
+}
+
+// envOptions vary the API under test.
+type envOptions struct {
+	layout    string        // MCP_TOOL_LAYOUT
+	heartbeat time.Duration // SSE_HEARTBEAT
+	retries   int           // OPENAI_MAX_RETRIES
 }
 
 const demoToken = "demo-secret-token-0123456789"
 
 func newAPI(t testing.TB) *apiEnv {
+	return newAPIWith(t, envOptions{})
+}
+
+func newAPIWith(t testing.TB, opts envOptions) *apiEnv {
 	t.Helper()
 	pool := testdb.New(t)
 	demo := demomcp.New(demomcp.Options{})
@@ -44,12 +63,34 @@ func newAPI(t testing.TB) *apiEnv {
 	if testing.Verbose() {
 		log = slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	}
-	store := postgres.NewStore(pool)
-	svc := policy.NewService(store, &mcpclient.Discoverer{Timeout: 3e9}, log)
-	api := toolhttp.NewServer(log, svc, store, 64<<10)
-	srv := httptest.NewServer(api)
-	t.Cleanup(srv.Close)
-	return &apiEnv{t: t, url: srv.URL, pool: pool, demo: demo, demoURL: demoSrv.URL + "/mcp", api: api}
+	e := &apiEnv{t: t, pool: pool, demo: demo, demoURL: demoSrv.URL + "/mcp", up: newUpstreamTap(t), opts: opts, log: log}
+	e.start()
+	return e
+}
+
+// start builds the API's services and serves them on a new port: called
+// again, it is a restart on the same database, emulator and demo server.
+func (e *apiEnv) start() {
+	e.t.Helper()
+	store := postgres.NewStore(e.pool)
+	svc := policy.NewService(store, &mcpclient.Discoverer{Timeout: 3e9}, e.log)
+	if e.opts.layout == "" {
+		e.opts.layout = "default"
+	}
+	if e.opts.retries == 0 {
+		e.opts.retries = 2
+	}
+	up := responses.New(responses.Config{APIKey: "test-key", BaseURL: e.up.url + "/v1/", Model: "gpt-5-mini",
+		Layout: responses.Layout(e.opts.layout), MaxRetries: e.opts.retries, Logger: e.log})
+	e.chat = conversation.NewService(postgres.NewConversationStore(e.pool), svc, up,
+		conversation.Info{Offline: true, Model: "gpt-5-mini", Layout: e.opts.layout}, e.log)
+	if err := e.chat.Recover(context.Background()); err != nil {
+		e.t.Fatal(err)
+	}
+	e.api = toolhttp.NewServer(e.log, svc, e.chat, store, toolhttp.Options{MaxBodyBytes: 64 << 10, Heartbeat: e.opts.heartbeat})
+	srv := httptest.NewServer(e.api)
+	e.t.Cleanup(srv.Close)
+	e.url = srv.URL
 }
 
 type testWriter struct{ t testing.TB }

@@ -29,6 +29,7 @@ type errorDetail struct {
 	Code      string            `json:"code"`
 	Message   string            `json:"message"`
 	Fields    map[string]string `json:"fields,omitempty"`
+	Details   any               `json:"details,omitempty"`
 	RequestID string            `json:"request_id,omitempty"`
 }
 
@@ -39,7 +40,7 @@ func (s *Server) handleError(err error, c echo.Context) {
 		return
 	}
 	e, status := toAppError(err)
-	body := errorBody{errorDetail{Code: e.Code, Message: e.Message, Fields: e.Fields}}
+	body := errorBody{errorDetail{Code: e.Code, Message: e.Message, Fields: e.Fields, Details: e.Details}}
 	if e.Kind == apperr.Internal {
 		body.Error.RequestID = requestID(c)
 		if !errors.Is(err, context.Canceled) {

@@ -33,7 +33,7 @@ func TestFaults_DatabaseDownIs503WithoutDetails(t *testing.T) {
 		return logs.Write(p)
 	}), nil))
 	store := postgres.NewStore(pool)
-	srv := httptest.NewServer(toolhttp.NewServer(log, policy.NewService(store, &mcpclient.Discoverer{}, log), store, 1<<20))
+	srv := httptest.NewServer(toolhttp.NewServer(log, policy.NewService(store, &mcpclient.Discoverer{}, log), nil, store, toolhttp.Options{MaxBodyBytes: 1 << 20}))
 	defer srv.Close()
 	e := &apiEnv{t: t, url: srv.URL}
 

@@ -23,4 +23,16 @@ func (s *Server) routes() {
 	e.GET("/api/settings", s.getSettings)
 	e.PUT("/api/settings", s.putSettings)
 	e.GET("/api/audit", s.listAudit)
+
+	e.GET("/api/info", s.info)
+	e.POST("/api/conversations", s.createConversation)
+	e.GET("/api/conversations", s.listConversations)
+	e.GET("/api/conversations/:conversationId", s.getConversation)
+	e.PATCH("/api/conversations/:conversationId", s.renameConversation)
+	e.DELETE("/api/conversations/:conversationId", s.deleteConversation)
+	e.POST("/api/conversations/:conversationId/cancel", s.cancelConversation)
+
+	// Server-sent event streams: no timeout middleware, heartbeats instead.
+	e.POST("/api/responses", s.postResponse)
+	e.POST("/api/responses/approval-response", s.postApprovalResponse)
 }

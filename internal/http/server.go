@@ -12,6 +12,7 @@ import (
 	"github.com/labstack/echo/v4"
 	"github.com/labstack/echo/v4/middleware"
 
+	"github.com/toolgate/toolgate/internal/conversation"
 	"github.com/toolgate/toolgate/internal/policy"
 )
 
@@ -24,16 +25,27 @@ type Pinger interface {
 type Server struct {
 	echo         *echo.Echo
 	policies     *policy.Service
+	chat         *conversation.Service
 	db           Pinger
 	log          *slog.Logger
 	maxBodyBytes int64
+	heartbeat    time.Duration
+}
+
+// Options are the API's limits.
+type Options struct {
+	MaxBodyBytes int64         // limit on a request body
+	Heartbeat    time.Duration // interval of SSE heartbeat comments (at most 15 s)
 }
 
 // NewServer returns the API with every dependency explicit.
-func NewServer(log *slog.Logger, policies *policy.Service, db Pinger, maxBodyBytes int64) *Server {
+func NewServer(log *slog.Logger, policies *policy.Service, chat *conversation.Service, db Pinger, opts Options) *Server {
 	e := echo.New()
 	e.HideBanner, e.HidePort = true, true
-	s := &Server{echo: e, policies: policies, db: db, log: log, maxBodyBytes: maxBodyBytes}
+	if opts.Heartbeat <= 0 || opts.Heartbeat > 15*time.Second {
+		opts.Heartbeat = 15 * time.Second
+	}
+	s := &Server{echo: e, policies: policies, chat: chat, db: db, log: log, maxBodyBytes: opts.MaxBodyBytes, heartbeat: opts.Heartbeat}
 	e.HTTPErrorHandler = s.handleError
 	e.Use(middleware.RequestID())
 	e.Use(s.logRequests)

@@ -14,6 +14,7 @@ const (
 	ActionPolicySet     = "policy.set"
 	ActionPolicyDelete  = "policy.delete"
 	ActionSettingsWrite = "settings.update"
+	ActionDecision      = "approval.decide" // a person's decision on an approval request
 )
 
 // AuditEntry records one change: who made it, when, and the state before and

@@ -254,44 +254,47 @@ func (s *Service) SetPolicies(ctx context.Context, label string, policies map[st
 	if err := f.Err(code, "nothing was changed: "+joinFields(f)); err != nil {
 		return err
 	}
-	return s.store.Tx(ctx, func(r Repo) error {
-		if _, err := r.Server(ctx, label, true); err != nil {
-			return err
-		}
-		current, err := r.Policies(ctx, label)
-		if err != nil {
-			return err
-		}
-		have := policyMap(current)
-		actor, err := s.actor(ctx, r)
-		if err != nil {
-			return err
-		}
-		for _, name := range sortedKeys(policies) {
-			p := policies[name]
-			old, had := have[name]
-			switch {
-			case p == nil && !had, p != nil && had && old == *p:
-				continue // no change, no audit entry
-			case p == nil:
-				if _, err := r.DeletePolicy(ctx, label, name); err != nil {
-					return err
-				}
-			default:
-				if err := r.UpsertPolicy(ctx, ToolPolicy{ServerLabel: label, ToolName: name, Policy: *p, UpdatedBy: actor}); err != nil {
-					return err
-				}
+	return s.store.Tx(ctx, func(r Repo) error { return s.setPolicies(ctx, r, label, policies) })
+}
+
+// setPolicies applies validated policies in the transaction r.
+func (s *Service) setPolicies(ctx context.Context, r Repo, label string, policies map[string]*Policy) error {
+	if _, err := r.Server(ctx, label, true); err != nil {
+		return err
+	}
+	current, err := r.Policies(ctx, label)
+	if err != nil {
+		return err
+	}
+	have := policyMap(current)
+	actor, err := s.actor(ctx, r)
+	if err != nil {
+		return err
+	}
+	for _, name := range sortedKeys(policies) {
+		p := policies[name]
+		old, had := have[name]
+		switch {
+		case p == nil && !had, p != nil && had && old == *p:
+			continue // no change, no audit entry
+		case p == nil:
+			if _, err := r.DeletePolicy(ctx, label, name); err != nil {
+				return err
 			}
-			action, before, after := ActionPolicySet, policyState(old, had), policyState(deref(p), p != nil)
-			if p == nil {
-				action = ActionPolicyDelete
-			}
-			if err := s.insertAudit(ctx, r, actor, action, &label, &name, before, after); err != nil {
+		default:
+			if err := r.UpsertPolicy(ctx, ToolPolicy{ServerLabel: label, ToolName: name, Policy: *p, UpdatedBy: actor}); err != nil {
 				return err
 			}
 		}
-		return nil
-	})
+		action, before, after := ActionPolicySet, policyState(old, had), policyState(deref(p), p != nil)
+		if p == nil {
+			action = ActionPolicyDelete
+		}
+		if err := s.insertAudit(ctx, r, actor, action, &label, &name, before, after); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func (s *Service) oneTool(ctx context.Context, label, name string, err error) (Tool, error) {

@@ -33,6 +33,9 @@ type Repo interface {
 	// ReplaceTools makes tools the server's discovered set, keeping the
 	// first-seen time of tools it already knew.
 	ReplaceTools(ctx context.Context, label string, tools []DiscoveredTool, at time.Time) error
+	// UpsertTools adds tools to the server's discovered set or updates them,
+	// leaving its other tools alone.
+	UpsertTools(ctx context.Context, label string, tools []DiscoveredTool, at time.Time) error
 
 	Policies(ctx context.Context, label string) ([]ToolPolicy, error)
 	UpsertPolicy(ctx context.Context, p ToolPolicy) error

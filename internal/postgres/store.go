@@ -173,9 +173,19 @@ func (r repo) Tools(ctx context.Context, label string) ([]policy.Tool, error) {
 }
 
 func (r repo) ReplaceTools(ctx context.Context, label string, tools []policy.DiscoveredTool, at time.Time) error {
+	if err := r.UpsertTools(ctx, label, tools, at); err != nil {
+		return err
+	}
 	names := make([]string, len(tools))
 	for i, t := range tools {
 		names[i] = t.Name
+	}
+	_, err := r.q.Exec(ctx, `DELETE FROM mcp_tools WHERE server_label = $1 AND NOT (name = ANY($2))`, label, names)
+	return translate(err, "remove tools the server no longer lists")
+}
+
+func (r repo) UpsertTools(ctx context.Context, label string, tools []policy.DiscoveredTool, at time.Time) error {
+	for _, t := range tools {
 		schema := t.InputSchema
 		if len(schema) == 0 {
 			schema = json.RawMessage(`{"type":"object"}`)
@@ -194,8 +204,7 @@ func (r repo) ReplaceTools(ctx context.Context, label string, tools []policy.Dis
 			return translate(err, "store tool "+t.Name)
 		}
 	}
-	_, err := r.q.Exec(ctx, `DELETE FROM mcp_tools WHERE server_label = $1 AND NOT (name = ANY($2))`, label, names)
-	return translate(err, "remove tools the server no longer lists")
+	return nil
 }
 
 func (r repo) Policies(ctx context.Context, label string) ([]policy.ToolPolicy, error) {

@@ -1,0 +1,93 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/toolgate/toolgate/internal/apperr"
+	"github.com/toolgate/toolgate/internal/config"
+	"github.com/toolgate/toolgate/internal/demomcp"
+	"github.com/toolgate/toolgate/internal/emulator"
+	"github.com/toolgate/toolgate/internal/policy"
+)
+
+// DemoLabel is the label the demo MCP server is registered under offline.
+const DemoLabel = "demo"
+
+// offline is what Toolgate runs in its own process when there is no API
+// key: the OpenAI Responses emulator (unless OPENAI_BASE_URL points at one
+// elsewhere) and the demo MCP server.
+type offline struct {
+	baseURL string // the emulator's /v1/ URL
+	demoURL string // the demo's MCP endpoint, "" when OFFLINE_DEMO=false
+	servers []*http.Server
+}
+
+func startOffline(cfg config.Config, log *slog.Logger) (*offline, error) {
+	o := &offline{baseURL: cfg.OpenAIBaseURL}
+	if o.baseURL == "" {
+		emu, err := emulator.New(emulator.Config{Logger: log.With("component", "emulator")})
+		if err != nil {
+			return nil, fmt.Errorf("start the emulator: %w", err)
+		}
+		addr, err := o.serve("EMULATOR_ADDR", cfg.EmulatorAddr, emu.Handler(), log)
+		if err != nil {
+			return nil, err
+		}
+		o.baseURL = "http://" + addr + "/v1/"
+	}
+	if cfg.OfflineDemo {
+		demo := demomcp.New(demomcp.Options{Logger: log.With("component", "demo-mcp")})
+		addr, err := o.serve("DEMO_MCP_ADDR", cfg.DemoMCPAddr, demo.Handler(), log)
+		if err != nil {
+			o.close(context.Background())
+			return nil, err
+		}
+		o.demoURL = "http://" + addr + "/mcp"
+	}
+	return o, nil
+}
+
+func (o *offline) serve(key, addr string, h http.Handler, log *slog.Logger) (string, error) {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return "", fmt.Errorf("offline mode: listen on %s=%s: %w (set %s to a free address, e.g. 127.0.0.1:0)", key, addr, err, key)
+	}
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
+	o.servers = append(o.servers, srv)
+	go func() {
+		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			log.Error("offline helper stopped", "addr", ln.Addr().String(), "error", err)
+		}
+	}()
+	return ln.Addr().String(), nil
+}
+
+func (o *offline) close(ctx context.Context) {
+	for _, s := range o.servers {
+		_ = s.Shutdown(ctx)
+	}
+}
+
+// registerDemo makes sure the demo server is registered under DemoLabel at
+// its current URL, so a fresh offline install has a server to chat with.
+func registerDemo(ctx context.Context, policies *policy.Service, url string) error {
+	srv, err := policies.Server(ctx, DemoLabel)
+	switch {
+	case apperr.KindOf(err) == apperr.NotFound:
+		_, err = policies.CreateServer(ctx, policy.NewServer{Label: DemoLabel, URL: url,
+			Description: "Toolgate's demo MCP server (offline mode): weather forecasts and alerts"})
+		return err
+	case err != nil:
+		return err
+	case srv.URL != url:
+		_, err = policies.UpdateServer(ctx, DemoLabel, policy.ServerPatch{URL: &url})
+		return err
+	}
+	return nil
+}

@@ -1,0 +1,86 @@
+package conversation
+
+import "time"
+
+// Sink receives a turn's events for the browser, in order. It must not block
+// the turn for long, and after the browser has gone it discards: the turn
+// goes on and stores everything regardless.
+type Sink interface {
+	Send(event string, data any)
+}
+
+// The SSE event names; docs/sse-events.md is the contract.
+const (
+	EventNameConversation = "conversation"
+	EventNameTextDelta    = "text.delta"
+	EventNameItem         = "item.done"
+	EventNameApproval     = "approval.required"
+	EventNameDecision     = "decision.recorded"
+	EventNameCompleted    = "completed" // terminal
+	EventNameFailed       = "failed"    // terminal
+	EventNameError        = "error"     // terminal
+)
+
+// ConversationEvent opens every stream.
+type ConversationEvent struct {
+	ConversationID string `json:"conversation_id"`
+	TurnID         string `json:"turn_id"`
+	Kind           string `json:"kind"` // "message" or "decisions"
+	Offline        bool   `json:"offline"`
+	Model          string `json:"model"`
+}
+
+// TextDeltaEvent is a piece of the model's answer.
+type TextDeltaEvent struct {
+	ItemID     string `json:"item_id"`
+	ResponseID string `json:"response_id"`
+	Delta      string `json:"delta"`
+}
+
+// ItemEvent carries one finished transcript item.
+type ItemEvent struct {
+	Item Item `json:"item"`
+}
+
+// DecisionEvent says a decision was recorded.
+type DecisionEvent struct {
+	ApprovalRequestID string        `json:"approval_request_id"`
+	ServerLabel       string        `json:"server_label"`
+	ToolName          string        `json:"tool_name"`
+	State             string        `json:"state"`
+	Reason            *string       `json:"reason"`
+	Scope             *string       `json:"scope"`
+	Remember          bool          `json:"remember"`
+	PolicyChanged     *PolicyChange `json:"policy_changed"`
+	DecidedAt         time.Time     `json:"decided_at"`
+	// PendingApprovalIDs are the requests of the same response still
+	// waiting for a decision; nothing goes upstream until it is empty.
+	PendingApprovalIDs []string `json:"pending_approval_ids"`
+}
+
+// PolicyChange is the stored policy a remembered decision set.
+type PolicyChange struct {
+	ServerLabel string `json:"server_label"`
+	ToolName    string `json:"tool_name"`
+	Policy      string `json:"policy"`
+}
+
+// CompletedEvent ends a turn that completed.
+type CompletedEvent struct {
+	ResponseID         *string  `json:"response_id"`
+	PendingApprovals   int      `json:"pending_approvals"`
+	PendingApprovalIDs []string `json:"pending_approval_ids"`
+	// Sent says whether anything went upstream in this turn: false when
+	// decisions were recorded but others are still pending.
+	Sent bool `json:"sent"`
+}
+
+// FailedEvent ends a turn whose response failed or stopped incomplete upstream.
+type FailedEvent struct {
+	ResponseID string `json:"response_id"`
+	Code       string `json:"code"`
+	Message    string `json:"message"`
+}
+
+// ErrorEvent ends a turn that could not complete.
+type ErrorEvent = TurnError

@@ -1,0 +1,296 @@
+package conversation
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/toolgate/toolgate/internal/policy"
+)
+
+// Run relays the turn to sink. It does not stop when the browser goes away:
+// the upstream stream is read to its end and everything is stored, so a
+// reload shows what arrived. Only Cancel (or a shutdown) stops it. ctx is
+// the request's context; Run keeps its values and drops its cancellation.
+func (t *Turn) Run(ctx context.Context, sink Sink) {
+	s := t.s
+	ctx, cancel := context.WithCancelCause(context.WithoutCancel(ctx))
+	defer cancel(nil)
+	var reg *running
+	if t.claimed {
+		reg = s.register(t.conv.ID, t.id, cancel)
+		defer s.unregister(t.conv.ID, reg)
+	}
+	sink.Send(EventNameConversation, ConversationEvent{ConversationID: t.conv.ID, TurnID: t.id, Kind: t.kind,
+		Offline: s.info.Offline, Model: s.info.Model})
+	if t.userItem != nil {
+		sink.Send(EventNameItem, ItemEvent{Item: *t.userItem})
+	}
+	for _, d := range t.decisions {
+		sink.Send(EventNameDecision, d)
+	}
+	if !t.claimed {
+		sink.Send(EventNameCompleted, CompletedEvent{ResponseID: t.conv.LastResponseID,
+			PendingApprovals: len(t.pendingIDs), PendingApprovalIDs: nonNil(t.pendingIDs)})
+		return
+	}
+	r := relay{t: t, sink: sink, store: context.WithoutCancel(ctx)}
+	r.run(ctx)
+}
+
+// relay is one upstream exchange of a claimed turn.
+type relay struct {
+	t        *Turn
+	sink     Sink
+	store    context.Context // for writes: they must happen even when the turn is cancelled
+	groups   []policy.ServerTools
+	response string            // the upstream response id, once created
+	asked    []string          // approval requests this response made
+	texts    map[string]string // message item id -> text so far (for a cut stream)
+}
+
+func (r *relay) run(ctx context.Context) {
+	t, s := r.t, r.t.s
+	var err error
+	if r.groups, err = s.policies.RequestTools(r.store, t.grants); err != nil {
+		r.fail(TurnError{Code: "policy_unavailable", Message: "the tool policies could not be read: " + err.Error(), Retryable: true})
+		return
+	}
+	req := UpstreamRequest{PreviousResponseID: t.previous, UserText: t.userText, Answers: t.answers,
+		Tools: r.groups, Retry: len(t.answers) == 0}
+	stream, err := s.upstream.Stream(ctx, req)
+	if err != nil {
+		r.fail(r.upstreamError(ctx, err, false))
+		return
+	}
+	defer stream.Close()
+	for stream.Next() {
+		ev := stream.Event()
+		done, err := r.handle(ctx, ev)
+		if err != nil {
+			s.log.ErrorContext(ctx, "storing a turn's output failed", "conversation_id", t.conv.ID, "error", err)
+			r.fail(TurnError{Code: "storage_failed", Message: "what the model sent could not be stored, so the turn was stopped; reload to see what was kept", Retryable: true})
+			return
+		}
+		if done {
+			return
+		}
+	}
+	r.fail(r.upstreamError(ctx, stream.Err(), true))
+}
+
+// handle acts on one event; done reports a terminal event.
+func (r *relay) handle(ctx context.Context, ev Event) (done bool, err error) {
+	t, s := r.t, r.t.s
+	switch ev.Kind {
+	case EventCreated:
+		r.response = ev.ResponseID
+		if len(t.answerIDs) > 0 {
+			// Upstream has the answers now: they are never sent as approvals again.
+			return false, s.store.Repo().MarkAnswered(r.store, t.answerIDs, ev.ResponseID)
+		}
+	case EventTextDelta:
+		r.sink.Send(EventNameTextDelta, TextDeltaEvent{ItemID: ev.ItemID, ResponseID: r.response, Delta: ev.Delta})
+	case EventItemDone:
+		return false, r.item(ev.Item)
+	case EventCompleted:
+		r.response = ev.ResponseID
+		if err := s.store.Repo().EndTurn(r.store, t.conv.ID, t.id, ev.ResponseID); err != nil {
+			return true, err
+		}
+		id := ev.ResponseID
+		r.sink.Send(EventNameCompleted, CompletedEvent{ResponseID: &id, PendingApprovals: len(r.asked),
+			PendingApprovalIDs: nonNil(r.asked), Sent: true})
+		return true, nil
+	case EventFailed, EventIncomplete:
+		code, msg := "response_failed", "the model's response failed"
+		if ev.Kind == EventIncomplete {
+			code, msg = "response_incomplete", "the model stopped before finishing its response"
+		}
+		if ev.Error != nil {
+			msg = fmt.Sprintf("%s: %s (%s)", msg, ev.Error.Message, ev.Error.Code)
+		}
+		r.end(TurnError{Code: code, Message: msg})
+		r.sink.Send(EventNameFailed, FailedEvent{ResponseID: r.response, Code: code, Message: msg})
+		return true, nil
+	case EventError:
+		e := TurnError{Code: "upstream_error", Message: "the model's provider reported an error"}
+		if ev.Error != nil {
+			e.Message = fmt.Sprintf("the model's provider reported an error: %s (%s)", ev.Error.Message, ev.Error.Code)
+			e.Retryable = ev.Error.Retryable()
+		}
+		r.fail(e)
+		return true, nil
+	}
+	return false, nil
+}
+
+// item stores a finished output item and relays it.
+func (r *relay) item(u *UpstreamItem) error {
+	t, s := r.t, r.t.s
+	it := Item{Type: u.Type, ID: u.ID, ResponseID: r.response, ServerLabel: u.ServerLabel, UpstreamLabel: u.UpstreamLabel}
+	switch u.Type {
+	case ItemMessage:
+		it.Text = u.Text
+	case ItemListTools:
+		it.Tools, it.ListError = u.Tools, u.ListError
+		if err := s.policies.RecordListed(r.store, u.ServerLabel, u.Tools); err != nil {
+			return err
+		}
+	case ItemCall:
+		it.Name, it.Output, it.CallError, it.ApprovalRequestID = u.Name, u.Output, u.CallError, u.ApprovalID
+		it.Arguments, it.Redacted = Redact(u.Arguments)
+		it.AllowedBy = r.allowedBy(u)
+	case ItemApprovalRequest:
+		return r.approval(u, it)
+	default:
+		return nil
+	}
+	stored, err := s.store.Repo().AppendItem(r.store, t.conv.ID, it)
+	if err != nil {
+		return err
+	}
+	r.sink.Send(EventNameItem, ItemEvent{Item: stored})
+	return nil
+}
+
+func (r *relay) allowedBy(u *UpstreamItem) *AllowedBy {
+	if u.ApprovalID != "" {
+		return &AllowedBy{Kind: "approval"}
+	}
+	p, src := r.lookup(u.ServerLabel, u.Name)
+	if src == policy.FromConversation {
+		return &AllowedBy{Kind: "conversation"}
+	}
+	return &AllowedBy{Kind: "policy", Policy: p, Source: src}
+}
+
+func (r *relay) lookup(server, tool string) (policy.Policy, policy.Source) {
+	for _, g := range r.groups {
+		if g.Server.Label == server {
+			return g.Lookup(tool)
+		}
+	}
+	return policy.Always, policy.FromUnknown
+}
+
+func (r *relay) approval(u *UpstreamItem, it Item) error {
+	t, s := r.t, r.t.s
+	_, src := r.lookup(u.ServerLabel, u.Name)
+	if src == policy.FromConversation { // allowed here, yet upstream asked: say so honestly
+		src = policy.FromUnknown
+	}
+	a := Approval{ID: u.ID, ConversationID: t.conv.ID, ResponseID: r.response, ServerLabel: u.ServerLabel,
+		UpstreamLabel: u.UpstreamLabel, ToolName: u.Name, Reason: AskReason{Policy: policy.Always, Source: src},
+		State: Pending, RequestedAt: s.now()}
+	a.RawArguments = string(mustRedacted(u.Arguments))
+	a.Annotations = r.annotations(u.ServerLabel, u.Name)
+	it.Name = u.Name
+	it.Arguments, it.Redacted = Redact(u.Arguments)
+	err := s.store.Tx(r.store, func(repo Repo) error {
+		if err := repo.InsertApproval(r.store, a); err != nil {
+			return err
+		}
+		_, err := repo.AppendItem(r.store, t.conv.ID, it)
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	r.asked = append(r.asked, a.ID)
+	r.sink.Send(EventNameApproval, present(a))
+	return nil
+}
+
+// mustRedacted stores arguments with secrets already hidden: Toolgate never
+// needs them again (upstream keeps the originals), so it does not keep them.
+func mustRedacted(raw string) []byte {
+	b, _ := Redact(raw)
+	return b
+}
+
+func (r *relay) annotations(server, tool string) []byte {
+	tools, err := r.t.s.store.Repo().Policy().Tools(r.store, server)
+	if err == nil {
+		for _, x := range tools {
+			if x.Name == tool && x.Discovered {
+				if b, err := jsonMarshal(x.Annotations); err == nil {
+					return b
+				}
+			}
+		}
+	}
+	return []byte("{}")
+}
+
+// upstreamError turns the way a stream or request ended into the error event.
+func (r *relay) upstreamError(ctx context.Context, err error, streamed bool) TurnError {
+	var ue *UpstreamError
+	switch {
+	case errors.Is(context.Cause(ctx), ErrShutdown):
+		return TurnError{Code: "server_shutdown", Message: "Toolgate is shutting down, so the turn was stopped; what arrived before is kept", Retryable: true}
+	case ctx.Err() != nil:
+		return TurnError{Code: "cancelled", Message: "the turn was cancelled; what arrived before is kept"}
+	case errors.As(err, &ue) && ue.Code == CodeUnreachable:
+		return TurnError{Code: CodeUnreachable, Message: "the model's provider could not be reached: " + ue.Message, Retryable: true}
+	case errors.As(err, &ue) && ue.Status == 429:
+		return TurnError{Code: "upstream_rate_limited", Message: "the model's provider is rate limiting requests (429) and retries did not help; try again in a moment: " + ue.Message, Retryable: true}
+	case errors.As(err, &ue) && ue.Status >= 500:
+		return TurnError{Code: "upstream_unavailable", Message: fmt.Sprintf("the model's provider failed (%d): %s", ue.Status, ue.Message), Retryable: true}
+	case errors.As(err, &ue) && ue.Code == "previous_response_not_found":
+		return TurnError{Code: "previous_response_not_found", Message: "the model's provider no longer has this conversation's previous response (" + ue.Message + "); start a new conversation"}
+	case errors.As(err, &ue):
+		return TurnError{Code: "upstream_rejected", Message: fmt.Sprintf("the model's provider refused the request (%d %s): %s", ue.Status, ue.Code, ue.Message), Retryable: ue.Retryable()}
+	case err != nil:
+		return TurnError{Code: "upstream_cut", Message: "the connection to the model broke off before the response finished; nothing after this point was received (" + err.Error() + ")", Retryable: true}
+	case streamed:
+		return TurnError{Code: "upstream_cut", Message: "the model's stream ended without saying that the response finished; it is not treated as complete", Retryable: true}
+	}
+	return TurnError{Code: "upstream_error", Message: "the request to the model failed", Retryable: true}
+}
+
+// fail ends the turn with an error event.
+func (r *relay) fail(e TurnError) {
+	r.end(e)
+	r.sink.Send(EventNameError, ErrorEvent(e))
+}
+
+// end records how the turn ended without completing: an error item in the
+// transcript; the approval requests it made are superseded, since a
+// response that did not complete cannot be continued; the conversation's
+// last response stays where it was.
+func (r *relay) end(e TurnError) {
+	t, s := r.t, r.t.s
+	err := s.store.Tx(r.store, func(repo Repo) error {
+		if len(r.asked) > 0 {
+			aps, err := repo.Approvals(r.store, t.conv.ID, r.asked, true)
+			if err != nil {
+				return err
+			}
+			now := s.now()
+			reason := "The response that asked did not complete (" + e.Code + "), so this request can no longer be answered."
+			for _, a := range aps {
+				if a.State == Pending {
+					a.State, a.DecidedAt, a.DecisionReason = Superseded, &now, &reason
+					if err := repo.Decide(r.store, a); err != nil {
+						return err
+					}
+				}
+			}
+		}
+		if _, err := repo.AppendItem(r.store, t.conv.ID, Item{Type: ItemError, ID: newID("err_"), ResponseID: r.response, Error: &e}); err != nil {
+			return err
+		}
+		return repo.EndTurn(r.store, t.conv.ID, t.id, "")
+	})
+	if err != nil {
+		s.log.ErrorContext(r.store, "recording the end of a turn failed", "conversation_id", t.conv.ID, "error", err)
+	}
+}
+
+func nonNil(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}

@@ -1,0 +1,256 @@
+package conversation
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"encoding/hex"
+	"log/slog"
+	"strings"
+	"sync"
+	"time"
+	"unicode/utf8"
+
+	"github.com/toolgate/toolgate/internal/apperr"
+	"github.com/toolgate/toolgate/internal/policy"
+)
+
+// Policies is what turns need from the policy service.
+type Policies interface {
+	RequestTools(ctx context.Context, grants map[string]map[string]bool) ([]policy.ServerTools, error)
+	RecordListed(ctx context.Context, label string, tools []policy.DiscoveredTool) error
+	Remember(ctx context.Context, r policy.Repo, label, tool string, p policy.Policy) error
+}
+
+// Info describes the upstream for the browser.
+type Info struct {
+	Offline bool   `json:"offline"` // talking to the built-in emulator, not a real model
+	Model   string `json:"model"`
+	Layout  string `json:"tool_layout"`
+	BaseURL string `json:"base_url"`
+}
+
+// Limits on input.
+const (
+	MaxInputLen  = 32000
+	MaxTitleLen  = 200
+	MaxReasonLen = 2000
+)
+
+// Service runs conversations.
+type Service struct {
+	store    Store
+	policies Policies
+	upstream Upstream
+	info     Info
+	log      *slog.Logger
+	now      func() time.Time
+
+	mu      sync.Mutex
+	running map[string]*running // conversation id -> its turn in this process
+}
+
+type running struct {
+	turn   string
+	cancel context.CancelCauseFunc
+	done   chan struct{}
+}
+
+// ErrCancelled and ErrShutdown say why a turn's context was cancelled.
+var (
+	ErrCancelled = errors.New("the turn was cancelled")
+	ErrShutdown  = errors.New("the server is shutting down")
+)
+
+// Stop cancels every running turn and waits, until ctx ends, for them to
+// record how they ended. Call it after the HTTP server stopped taking requests.
+func (s *Service) Stop(ctx context.Context) {
+	s.mu.Lock()
+	runs := make([]*running, 0, len(s.running))
+	for _, r := range s.running {
+		runs = append(runs, r)
+	}
+	s.mu.Unlock()
+	for _, r := range runs {
+		r.cancel(ErrShutdown)
+	}
+	for _, r := range runs {
+		select {
+		case <-r.done:
+		case <-ctx.Done():
+			return
+		}
+	}
+}
+
+// NewService returns a Service.
+func NewService(store Store, policies Policies, upstream Upstream, info Info, log *slog.Logger) *Service {
+	return &Service{store: store, policies: policies, upstream: upstream, info: info, log: log,
+		now: time.Now, running: map[string]*running{}}
+}
+
+// Info describes the upstream.
+func (s *Service) Info() Info { return s.info }
+
+// Recover forgets turns a previous process left running: a turn cannot
+// outlive its process, and a stale mark would refuse every new message.
+func (s *Service) Recover(ctx context.Context) error {
+	n, err := s.store.Repo().ClearTurns(ctx)
+	if n > 0 {
+		s.log.WarnContext(ctx, "cleared turns left running by a previous process", "count", n)
+	}
+	return err
+}
+
+// Create starts an empty conversation.
+func (s *Service) Create(ctx context.Context, title string) (Conversation, error) {
+	if err := validTitle(title); err != nil {
+		return Conversation{}, err
+	}
+	return s.store.Repo().CreateConversation(ctx, newID("conv_"), strings.TrimSpace(title))
+}
+
+// List returns conversations, most recently active first.
+func (s *Service) List(ctx context.Context, limit int) ([]Conversation, error) {
+	if limit <= 0 {
+		limit = 100
+	}
+	if limit > 500 {
+		return nil, apperr.Invalidf("invalid_limit", "limit", "limit must be between 1 and 500 (got %d)", limit)
+	}
+	return s.store.Repo().ListConversations(ctx, limit)
+}
+
+// Rename changes a conversation's title.
+func (s *Service) Rename(ctx context.Context, id, title string) (Conversation, error) {
+	if err := validTitle(title); err != nil {
+		return Conversation{}, err
+	}
+	return s.store.Repo().RenameConversation(ctx, id, strings.TrimSpace(title))
+}
+
+// Get returns the transcript: every item in order, approval requests with
+// their current state, and the pending ones.
+func (s *Service) Get(ctx context.Context, id string) (Transcript, error) {
+	var t Transcript
+	err := s.store.Tx(ctx, func(r Repo) error {
+		var err error
+		if t.Conversation, err = r.Conversation(ctx, id, false); err != nil {
+			return err
+		}
+		if t.Items, err = r.Items(ctx, id); err != nil {
+			return err
+		}
+		aps, err := r.Approvals(ctx, id, nil, false)
+		if err != nil {
+			return err
+		}
+		byID := map[string]*Approval{}
+		t.Pending = []Approval{}
+		for i := range aps {
+			aps[i] = present(aps[i])
+			byID[aps[i].ID] = &aps[i]
+			if aps[i].State == Pending {
+				t.Pending = append(t.Pending, aps[i])
+			}
+		}
+		for i := range t.Items {
+			if t.Items[i].Type == ItemApprovalRequest {
+				t.Items[i].Approval = byID[t.Items[i].ID]
+			}
+		}
+		if t.Items == nil {
+			t.Items = []Item{}
+		}
+		return nil
+	})
+	return t, err
+}
+
+// Delete removes a conversation. A turn running in it is cancelled first.
+func (s *Service) Delete(ctx context.Context, id string) error {
+	if r := s.lookup(id); r != nil {
+		r.cancel(ErrCancelled)
+		select {
+		case <-r.done:
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(10 * time.Second):
+		}
+	}
+	return s.store.Repo().DeleteConversation(ctx, id)
+}
+
+// Cancel stops the turn running in a conversation. What arrived so far stays
+// in the transcript; the stream ends with an error event "cancelled".
+func (s *Service) Cancel(ctx context.Context, id string) error {
+	if _, err := s.store.Repo().Conversation(ctx, id, false); err != nil {
+		return err
+	}
+	r := s.lookup(id)
+	if r == nil {
+		return apperr.New(apperr.Conflict, "no_turn_running", "no turn is running in conversation %q, so there is nothing to cancel", id)
+	}
+	r.cancel(ErrCancelled)
+	return nil
+}
+
+func (s *Service) lookup(id string) *running {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.running[id]
+}
+
+func (s *Service) register(id, turn string, cancel context.CancelCauseFunc) *running {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	r := &running{turn: turn, cancel: cancel, done: make(chan struct{})}
+	s.running[id] = r
+	return r
+}
+
+func (s *Service) unregister(id string, r *running) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.running[id] == r {
+		delete(s.running, id)
+	}
+	close(r.done)
+}
+
+// present fills the parts of an approval shown to people: the arguments
+// with secrets redacted.
+func present(a Approval) Approval {
+	a.Arguments, a.Redacted = Redact(a.RawArguments)
+	if a.Redacted == nil {
+		a.Redacted = []string{}
+	}
+	if len(a.Annotations) == 0 {
+		a.Annotations = []byte("{}")
+	}
+	a.Reason.Policy = policy.Always
+	return a
+}
+
+func validTitle(t string) error {
+	if utf8.RuneCountInString(t) > MaxTitleLen {
+		return apperr.Invalidf("invalid_title", "title", "title must be at most %d characters", MaxTitleLen)
+	}
+	return nil
+}
+
+func newID(prefix string) string {
+	b := make([]byte, 12)
+	_, _ = rand.Read(b)
+	return prefix + hex.EncodeToString(b)
+}
+
+// titleFrom makes a conversation title from its first message.
+func titleFrom(input string) string {
+	line, _, _ := strings.Cut(strings.TrimSpace(input), "\n")
+	if utf8.RuneCountInString(line) > 60 {
+		r := []rune(line)
+		line = strings.TrimSpace(string(r[:60])) + "…"
+	}
+	return line
+}

@@ -1,0 +1,365 @@
+package conversation
+
+import (
+	"context"
+	"encoding/json"
+	"slices"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/toolgate/toolgate/internal/apperr"
+	"github.com/toolgate/toolgate/internal/policy"
+)
+
+// SupersededReason is sent upstream for a request the person did not answer
+// because they wrote a new message instead.
+const SupersededReason = "The user sent a new message instead of answering this approval request, so it was not approved."
+
+// interruptedReason closes a request whose answer already reached upstream in
+// a response that broke off: it must not run a second time.
+const interruptedReason = "This request was already answered in an earlier response that was interrupted; it must not run again."
+
+// Turn is one prepared turn: the conversation is marked as running it, and
+// Run sends it upstream (or, for decisions while others are pending, only
+// reports them) and relays the answer.
+type Turn struct {
+	s          *Service
+	conv       Conversation
+	id         string
+	kind       string // "message" or "decisions"
+	userItem   *Item
+	decisions  []DecisionEvent
+	claimed    bool // the conversation is marked as running this turn
+	previous   string
+	userText   string
+	answers    []Answer
+	answerIDs  []string
+	grants     map[string]map[string]bool
+	pendingIDs []string // with no follow-up: the requests still waiting
+}
+
+// ConversationID is the conversation the turn belongs to.
+func (t *Turn) ConversationID() string { return t.conv.ID }
+
+// StartMessage records the person's message and prepares its turn. With no
+// conversation id, a new conversation is created. Approval requests still
+// pending are superseded: denied upstream, in the same request as the
+// message, with a reason saying so.
+func (s *Service) StartMessage(ctx context.Context, conversationID, input string) (*Turn, error) {
+	input = strings.TrimSpace(input)
+	switch {
+	case input == "":
+		return nil, apperr.Invalidf("invalid_input", "input", "input is required: the message to send to the model")
+	case utf8.RuneCountInString(input) > MaxInputLen:
+		return nil, apperr.Invalidf("invalid_input", "input", "input must be at most %d characters", MaxInputLen)
+	}
+	if conversationID == "" {
+		c, err := s.store.Repo().CreateConversation(ctx, newID("conv_"), titleFrom(input))
+		if err != nil {
+			return nil, err
+		}
+		conversationID = c.ID
+	}
+	t := &Turn{s: s, id: newID("turn_"), kind: "message", userText: input}
+	err := s.store.Tx(ctx, func(r Repo) error {
+		conv, err := r.Conversation(ctx, conversationID, true)
+		if err != nil {
+			return err
+		}
+		if conv.Streaming {
+			return turnInProgress(conv.ID)
+		}
+		t.conv = conv
+		if conv.LastResponseID != nil {
+			t.previous = *conv.LastResponseID
+			if err := t.closeOpen(ctx, r); err != nil {
+				return err
+			}
+		}
+		if conv.Title == "" {
+			if conv, err = r.RenameConversation(ctx, conv.ID, titleFrom(input)); err != nil {
+				return err
+			}
+			t.conv = conv
+		}
+		item, err := r.AppendItem(ctx, conv.ID, Item{Type: ItemUserMessage, ID: newID("umsg_"), Text: input})
+		if err != nil {
+			return err
+		}
+		t.userItem = &item
+		if t.grants, err = r.Grants(ctx, conv.ID); err != nil {
+			return err
+		}
+		t.claimed = true
+		return r.StartTurn(ctx, conv.ID, t.id)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return t, nil
+}
+
+// closeOpen answers every approval request of the previous response whose
+// answer has not reached upstream: upstream refuses a follow-up that leaves
+// one open. Pending ones are superseded; decided ones whose follow-up never
+// got through are sent with their decision; ones already answered in an
+// interrupted response are denied so they cannot run twice.
+func (t *Turn) closeOpen(ctx context.Context, r Repo) error {
+	aps, err := r.Approvals(ctx, t.conv.ID, nil, true)
+	if err != nil {
+		return err
+	}
+	actor, err := t.s.actor(ctx, r)
+	if err != nil {
+		return err
+	}
+	now := t.s.now()
+	for _, a := range aps {
+		if a.ResponseID != t.previous {
+			continue
+		}
+		ans := Answer{ApprovalRequestID: a.ID, ServerLabel: a.ServerLabel, UpstreamLabel: a.UpstreamLabel, ToolName: a.ToolName}
+		switch {
+		case a.AnsweredIn != nil:
+			ans.Reason = interruptedReason
+		case a.State == Pending:
+			reason := SupersededReason
+			a.State, a.DecidedAt, a.DecidedBy, a.DecisionReason = Superseded, &now, &actor, &reason
+			if err := r.Decide(ctx, a); err != nil {
+				return err
+			}
+			ans.Reason = reason
+			t.decisions = append(t.decisions, decisionEvent(a, nil))
+		default:
+			ans.Approve = a.State == Approved
+			ans.Reason = deref(a.DecisionReason)
+		}
+		t.answers = append(t.answers, ans)
+		t.answerIDs = append(t.answerIDs, a.ID)
+	}
+	return nil
+}
+
+// StartDecisions records decisions on approval requests. When they leave
+// no request of their response pending, the turn sends exactly one
+// follow-up carrying an answer for each; otherwise it only reports what is
+// still pending. Decisions on requests that are not pending are refused
+// whole, with their current state: nothing is recorded.
+func (s *Service) StartDecisions(ctx context.Context, conversationID string, ds []Decision) (*Turn, error) {
+	if err := validateDecisions(ds); err != nil {
+		return nil, err
+	}
+	ids := make([]string, len(ds))
+	for i, d := range ds {
+		ids[i] = d.ApprovalRequestID
+	}
+	t := &Turn{s: s, id: newID("turn_"), kind: "decisions"}
+	err := s.store.Tx(ctx, func(r Repo) error {
+		conv, err := r.Conversation(ctx, conversationID, true)
+		if err != nil {
+			return err
+		}
+		t.conv = conv
+		aps, err := r.Approvals(ctx, conv.ID, ids, true)
+		if err != nil {
+			return err
+		}
+		byID := map[string]Approval{}
+		for _, a := range aps {
+			byID[a.ID] = a
+		}
+		for _, id := range ids {
+			a, ok := byID[id]
+			if !ok {
+				return apperr.NotFoundf("approval_not_found", "conversation %q has no approval request %q", conv.ID, id)
+			}
+			if a.State != Pending {
+				return notPending(a)
+			}
+		}
+		if conv.Streaming {
+			return turnInProgress(conv.ID)
+		}
+		actor, err := s.actor(ctx, r)
+		if err != nil {
+			return err
+		}
+		now := s.now()
+		responses := map[string]bool{}
+		for _, d := range ds {
+			a := byID[d.ApprovalRequestID]
+			responses[a.ResponseID] = true
+			ev, err := s.decide(ctx, r, a, d, actor, now)
+			if err != nil {
+				return err
+			}
+			t.decisions = append(t.decisions, ev)
+		}
+		return t.claimFollowUp(ctx, r, responses)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return t, nil
+}
+
+// decide records one decision with what it implies: a remembered policy,
+// an allowance for the conversation, an audit entry.
+func (s *Service) decide(ctx context.Context, r Repo, a Approval, d Decision, actor string, now time.Time) (DecisionEvent, error) {
+	a.State = Denied
+	if *d.Approve {
+		a.State = Approved
+	}
+	a.DecidedAt, a.DecidedBy, a.Remember = &now, &actor, d.Remember
+	if d.Reason != nil && strings.TrimSpace(*d.Reason) != "" {
+		reason := strings.TrimSpace(*d.Reason)
+		a.DecisionReason = &reason
+	}
+	scope := ScopeOnce
+	if d.Scope != nil {
+		scope = *d.Scope
+	}
+	a.Scope = &scope
+	if err := r.Decide(ctx, a); err != nil {
+		return DecisionEvent{}, err
+	}
+	var change *PolicyChange
+	if d.Remember {
+		p := policy.Blocked
+		if *d.Approve {
+			p = policy.Never
+		}
+		if err := s.policies.Remember(ctx, r.Policy(), a.ServerLabel, a.ToolName, p); err != nil {
+			return DecisionEvent{}, err
+		}
+		change = &PolicyChange{ServerLabel: a.ServerLabel, ToolName: a.ToolName, Policy: string(p)}
+	}
+	if scope == ScopeConversation {
+		if err := r.AddGrant(ctx, a.ConversationID, a.ServerLabel, a.ToolName, a.ID); err != nil {
+			return DecisionEvent{}, err
+		}
+	}
+	after, _ := json.Marshal(map[string]any{"approval_request_id": a.ID, "conversation_id": a.ConversationID,
+		"state": a.State, "reason": a.DecisionReason, "scope": scope, "remember": d.Remember})
+	before, _ := json.Marshal(map[string]any{"approval_request_id": a.ID, "state": Pending})
+	err := r.Policy().InsertAudit(ctx, policy.AuditEntry{Actor: actor, Action: policy.ActionDecision,
+		ServerLabel: &a.ServerLabel, ToolName: &a.ToolName, Before: before, After: after})
+	return decisionEvent(a, change), err
+}
+
+// claimFollowUp decides, under the conversation's lock, whether these
+// decisions complete their response: then this turn, and only this one,
+// sends the follow-up.
+func (t *Turn) claimFollowUp(ctx context.Context, r Repo, responses map[string]bool) error {
+	all, err := r.Approvals(ctx, t.conv.ID, nil, true)
+	if err != nil {
+		return err
+	}
+	for _, a := range all {
+		if responses[a.ResponseID] && a.State == Pending {
+			t.pendingIDs = append(t.pendingIDs, a.ID)
+		}
+	}
+	for i := range t.decisions {
+		t.decisions[i].PendingApprovalIDs = slices.Clone(t.pendingIDs)
+	}
+	if len(t.pendingIDs) > 0 || t.conv.LastResponseID == nil || !responses[*t.conv.LastResponseID] {
+		// Still waiting; or the decisions belong to a response that is
+		// not the conversation's last (it failed or was cut off), which
+		// cannot be continued.
+		return nil
+	}
+	t.previous = *t.conv.LastResponseID
+	if err := t.closeOpen(ctx, r); err != nil {
+		return err
+	}
+	if t.grants, err = r.Grants(ctx, t.conv.ID); err != nil {
+		return err
+	}
+	t.claimed = true
+	return r.StartTurn(ctx, t.conv.ID, t.id)
+}
+
+func validateDecisions(ds []Decision) error {
+	if len(ds) == 0 {
+		return apperr.Invalidf("invalid_decisions", "decisions", "give a decision: approval_request_id and approve, or a non-empty decisions array")
+	}
+	f := apperr.Fields{}
+	seen := map[string]bool{}
+	for i, d := range ds {
+		at := func(field string) string {
+			if len(ds) == 1 {
+				return field
+			}
+			return "decisions[" + itoa(i) + "]." + field
+		}
+		switch {
+		case d.ApprovalRequestID == "":
+			f.Add(at("approval_request_id"), "approval_request_id is required: the id of the approval request (mcpr_...)")
+		case seen[d.ApprovalRequestID]:
+			f.Add(at("approval_request_id"), "approval request %q is decided twice in one request", d.ApprovalRequestID)
+		}
+		seen[d.ApprovalRequestID] = true
+		if d.Approve == nil {
+			f.Add(at("approve"), "approve is required: true to run the tool, false to deny it")
+		}
+		if d.Reason != nil && utf8.RuneCountInString(*d.Reason) > MaxReasonLen {
+			f.Add(at("reason"), "reason must be at most %d characters", MaxReasonLen)
+		}
+		if d.Scope != nil && *d.Scope != ScopeOnce && *d.Scope != ScopeConversation {
+			f.Add(at("scope"), "scope must be \"once\" or \"conversation\" (got %q)", *d.Scope)
+		} else if d.Scope != nil && *d.Scope == ScopeConversation && d.Approve != nil && !*d.Approve {
+			f.Add(at("scope"), "scope \"conversation\" allows a tool for the rest of the conversation, so it only goes with approve: true")
+		}
+	}
+	return f.Err("invalid_decision", "nothing was recorded: "+joinFields(f))
+}
+
+func joinFields(f apperr.Fields) string {
+	keys := make([]string, 0, len(f))
+	for k := range f {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	msgs := make([]string, len(keys))
+	for i, k := range keys {
+		msgs[i] = f[k]
+	}
+	return strings.Join(msgs, "; ")
+}
+
+func notPending(a Approval) error {
+	a = present(a)
+	code, msg := "approval_already_decided", "approval request %q was already %s"
+	if a.State == Superseded {
+		code, msg = "approval_superseded", "approval request %q was %s by a newer message and can no longer be decided"
+	}
+	e := apperr.New(apperr.Conflict, code, msg, a.ID, a.State)
+	e.Details = map[string]any{"approval": a}
+	return e
+}
+
+func turnInProgress(id string) error {
+	return apperr.New(apperr.Conflict, "turn_in_progress",
+		"a turn is streaming in conversation %q; wait for it to finish or cancel it (POST /api/conversations/%s/cancel)", id, id)
+}
+
+func decisionEvent(a Approval, change *PolicyChange) DecisionEvent {
+	return DecisionEvent{ApprovalRequestID: a.ID, ServerLabel: a.ServerLabel, ToolName: a.ToolName, State: a.State,
+		Reason: a.DecisionReason, Scope: a.Scope, Remember: a.Remember, PolicyChanged: change, DecidedAt: deref(a.DecidedAt),
+		PendingApprovalIDs: []string{}}
+}
+
+func (s *Service) actor(ctx context.Context, r Repo) (string, error) {
+	set, err := r.Policy().Settings(ctx)
+	return set.LocalUser, err
+}
+
+func deref[T any](p *T) T {
+	var zero T
+	if p == nil {
+		return zero
+	}
+	return *p
+}

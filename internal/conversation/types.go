@@ -1,0 +1,141 @@
+// Package conversation owns chat turns: conversations and their transcripts,
+// approval requests and the person's decisions on them, and the turn engine
+// that sends a message or a set of decisions upstream and relays the answer.
+// It speaks to the model through the Upstream interface (internal/responses
+// implements it with openai-go) and to the browser through a Sink.
+package conversation
+
+import (
+	"encoding/json"
+	"time"
+
+	"github.com/toolgate/toolgate/internal/policy"
+)
+
+// Conversation is one chat.
+type Conversation struct {
+	ID             string    `json:"id"`
+	Title          string    `json:"title"`
+	CreatedAt      time.Time `json:"created_at"`
+	UpdatedAt      time.Time `json:"updated_at"`
+	LastResponseID *string   `json:"last_response_id"`
+	Streaming      bool      `json:"streaming"` // a turn is running now
+	PendingCount   int       `json:"pending_approvals"`
+}
+
+// Item types in a transcript. The upstream ones keep OpenAI's names.
+const (
+	ItemUserMessage     = "user_message"
+	ItemMessage         = "message"
+	ItemListTools       = "mcp_list_tools"
+	ItemCall            = "mcp_call"
+	ItemApprovalRequest = "mcp_approval_request"
+	ItemError           = "error"
+)
+
+// Item is one entry of a transcript. Which fields are set depends on Type.
+type Item struct {
+	Seq        int       `json:"seq"`
+	Type       string    `json:"type"`
+	ID         string    `json:"id,omitempty"` // upstream item id; Toolgate's own for user messages and errors
+	ResponseID string    `json:"response_id,omitempty"`
+	CreatedAt  time.Time `json:"created_at"`
+
+	Text string `json:"text,omitempty"` // user_message, message
+
+	// mcp_list_tools, mcp_call, mcp_approval_request
+	ServerLabel   string `json:"server_label,omitempty"`
+	UpstreamLabel string `json:"upstream_label,omitempty"` // differs from server_label in the split layout
+	// mcp_list_tools
+	Tools     []policy.DiscoveredTool `json:"tools,omitempty"`
+	ListError json.RawMessage         `json:"list_error,omitempty"`
+	// mcp_call, mcp_approval_request
+	Name      string          `json:"name,omitempty"`
+	Arguments json.RawMessage `json:"arguments,omitempty"` // redacted object (or string when not JSON)
+	Redacted  []string        `json:"redacted,omitempty"`  // argument paths whose values were hidden
+	// mcp_call
+	Output            *string         `json:"output,omitempty"`
+	CallError         json.RawMessage `json:"error,omitempty"` // OpenAI's error object, as sent
+	ApprovalRequestID string          `json:"approval_request_id,omitempty"`
+	AllowedBy         *AllowedBy      `json:"allowed_by,omitempty"`
+	// mcp_approval_request: its current state is joined in when read.
+	Approval *Approval `json:"approval,omitempty"`
+	// error
+	Error *TurnError `json:"turn_error,omitempty"`
+}
+
+// AllowedBy says why a call ran: a policy (never, with its source), the
+// person's approval, or an allowance for this conversation.
+type AllowedBy struct {
+	Kind   string        `json:"kind"` // "policy", "approval", "conversation"
+	Policy policy.Policy `json:"policy,omitempty"`
+	Source policy.Source `json:"source,omitempty"` // tool, server, global
+}
+
+// Approval states.
+const (
+	Pending    = "pending"
+	Approved   = "approved"
+	Denied     = "denied"
+	Superseded = "superseded"
+)
+
+// Decision scopes.
+const (
+	ScopeOnce         = "once"
+	ScopeConversation = "conversation"
+)
+
+// Approval is one approval request with its decision.
+type Approval struct {
+	ID             string          `json:"approval_request_id"`
+	ConversationID string          `json:"conversation_id"`
+	ResponseID     string          `json:"response_id"`
+	ServerLabel    string          `json:"server_label"`
+	UpstreamLabel  string          `json:"upstream_label"`
+	ToolName       string          `json:"tool_name"`
+	RawArguments   string          `json:"-"` // as upstream sent them; never shown, may hold secrets
+	Arguments      json.RawMessage `json:"arguments"`
+	Redacted       []string        `json:"redacted"`
+	Annotations    json.RawMessage `json:"annotations"`
+	Reason         AskReason       `json:"asks_because"`
+	RequestedAt    time.Time       `json:"requested_at"`
+	State          string          `json:"state"`
+	DecidedAt      *time.Time      `json:"decided_at"`
+	DecidedBy      *string         `json:"decided_by"`
+	DecisionReason *string         `json:"reason"`
+	Scope          *string         `json:"scope"`
+	Remember       bool            `json:"remember"`
+	AnsweredIn     *string         `json:"answered_in"`
+}
+
+// AskReason says why a tool asks: its policy and where that came from, or
+// that Toolgate does not know the tool.
+type AskReason struct {
+	Policy policy.Policy `json:"policy"`
+	Source policy.Source `json:"source"` // tool, server, global or unknown
+}
+
+// Decision is the person's answer to one approval request.
+type Decision struct {
+	ApprovalRequestID string  `json:"approval_request_id"`
+	Approve           *bool   `json:"approve"`
+	Reason            *string `json:"reason"`
+	Remember          bool    `json:"remember"`
+	Scope             *string `json:"scope"`
+}
+
+// TurnError is how a turn ended when it did not complete.
+type TurnError struct {
+	Code      string `json:"code"`
+	Message   string `json:"message"`
+	Retryable bool   `json:"retryable"`
+}
+
+// Transcript is a conversation with every item in order and its pending
+// approvals.
+type Transcript struct {
+	Conversation Conversation `json:"conversation"`
+	Items        []Item       `json:"items"`
+	Pending      []Approval   `json:"pending_approvals"`
+}

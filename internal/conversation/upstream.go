@@ -1,0 +1,114 @@
+package conversation
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/toolgate/toolgate/internal/policy"
+)
+
+// Upstream is the model provider: OpenAI's Responses API or anything that
+// speaks it. internal/responses implements it.
+type Upstream interface {
+	// Stream sends one request and returns its event stream. An error means
+	// nothing was streamed; it is an *UpstreamError when the provider
+	// answered with an HTTP error.
+	Stream(ctx context.Context, req UpstreamRequest) (EventStream, error)
+}
+
+// UpstreamRequest is one responses.create call.
+type UpstreamRequest struct {
+	PreviousResponseID string
+	UserText           string   // "" when the request only answers approvals
+	Answers            []Answer // one per approval request of PreviousResponseID still open upstream
+	Tools              []policy.ServerTools
+	// Retry allows bounded retries of 429 and 5xx answers. Requests that
+	// carry decisions never retry on their own.
+	Retry bool
+}
+
+// Answer is one mcp_approval_response.
+type Answer struct {
+	ApprovalRequestID string
+	Approve           bool
+	Reason            string
+	ServerLabel       string // the server and the label upstream knows it by,
+	UpstreamLabel     string // so the request offers the tool being answered
+	ToolName          string
+}
+
+// EventStream is a response being streamed. Next blocks for the next event;
+// when it returns false, Err says why (nil: the stream ended).
+type EventStream interface {
+	Next() bool
+	Event() Event
+	Err() error
+	Close() error
+}
+
+// EventKind classifies upstream events; everything else is dropped before
+// it reaches the turn.
+type EventKind int
+
+// The upstream events a turn acts on.
+const (
+	EventCreated    EventKind = iota + 1 // the response exists upstream: ResponseID
+	EventTextDelta                       // ItemID, Delta
+	EventItemDone                        // Item
+	EventCompleted                       // ResponseID
+	EventFailed                          // ResponseID, Error (response.failed)
+	EventIncomplete                      // ResponseID, Error (response.incomplete)
+	EventError                           // Error (the top-level error event)
+)
+
+// Event is one upstream event, with labels already mapped back to servers.
+type Event struct {
+	Kind       EventKind
+	ResponseID string
+	ItemID     string
+	Delta      string
+	Item       *UpstreamItem
+	Error      *UpstreamError
+}
+
+// UpstreamItem is a finished output item.
+type UpstreamItem struct {
+	Type          string // message, mcp_list_tools, mcp_call, mcp_approval_request (others are dropped)
+	ID            string
+	ServerLabel   string
+	UpstreamLabel string
+	Text          string // message
+	Tools         []policy.DiscoveredTool
+	ListError     json.RawMessage
+	Name          string
+	Arguments     string
+	Output        *string
+	CallError     json.RawMessage
+	ApprovalID    string
+}
+
+// CodeUnreachable is the UpstreamError code for a provider that could not be
+// reached at all (connection refused, DNS, TLS): Status is 0.
+const CodeUnreachable = "upstream_unreachable"
+
+// UpstreamError is an error the provider reported: an HTTP error status, an
+// error event, or a failed response.
+type UpstreamError struct {
+	Status  int    // HTTP status, 0 for errors inside a stream
+	Code    string // the provider's code, e.g. rate_limit_exceeded, previous_response_not_found
+	Message string
+}
+
+func (e *UpstreamError) Error() string {
+	if e.Status != 0 {
+		return fmt.Sprintf("upstream answered %d %s: %s", e.Status, e.Code, e.Message)
+	}
+	return fmt.Sprintf("upstream error %s: %s", e.Code, e.Message)
+}
+
+// Retryable reports whether sending the same request again later may work.
+func (e *UpstreamError) Retryable() bool {
+	return e.Status == 408 || e.Status == 409 || e.Status == 429 || e.Status >= 500 ||
+		(e.Status == 0 && (e.Code == CodeUnreachable || e.Code == "rate_limit_exceeded" || e.Code == "server_error"))
+}

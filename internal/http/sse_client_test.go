@@ -1,0 +1,265 @@
+package http_test
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+)
+
+// sseEvent is one server-sent event as a browser would parse it.
+type sseEvent struct {
+	ID   string
+	Name string
+	Data json.RawMessage
+}
+
+// stream is a whole SSE response, or the JSON error that came instead.
+type stream struct {
+	status int
+	header http.Header
+	body   []byte // the body when it was not a stream
+	events []sseEvent
+	pings  int
+}
+
+// parseSSE reads events until the body ends or stop returns true.
+func parseSSE(t testing.TB, r io.Reader, stop func(sseEvent) bool) (events []sseEvent, pings int) {
+	t.Helper()
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	var cur sseEvent
+	var data []string
+	for sc.Scan() {
+		line := sc.Text()
+		switch {
+		case line == "":
+			if cur.Name != "" || len(data) > 0 {
+				cur.Data = json.RawMessage(strings.Join(data, "\n"))
+				events = append(events, cur)
+				if stop != nil && stop(cur) {
+					return events, pings
+				}
+			}
+			cur, data = sseEvent{}, nil
+		case strings.HasPrefix(line, ":"):
+			pings++
+		case strings.HasPrefix(line, "id: "):
+			cur.ID = strings.TrimPrefix(line, "id: ")
+		case strings.HasPrefix(line, "event: "):
+			cur.Name = strings.TrimPrefix(line, "event: ")
+		case strings.HasPrefix(line, "data: "):
+			data = append(data, strings.TrimPrefix(line, "data: "))
+		default:
+			t.Errorf("unexpected SSE line %q", line)
+		}
+	}
+	return events, pings
+}
+
+// open posts body to path and returns the live response.
+func (e *apiEnv) open(ctx context.Context, path string, body any) *http.Response {
+	e.t.Helper()
+	raw, err := json.Marshal(body)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, e.url+path, bytes.NewReader(raw))
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "text/event-stream")
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		e.t.Fatalf("POST %s: %v", path, err)
+	}
+	return res
+}
+
+// stream posts body to path and reads the whole answer.
+func (e *apiEnv) stream(path string, body any) stream {
+	e.t.Helper()
+	res := e.open(context.Background(), path, body)
+	defer res.Body.Close()
+	s := stream{status: res.StatusCode, header: res.Header}
+	if !strings.HasPrefix(res.Header.Get("Content-Type"), "text/event-stream") {
+		s.body, _ = io.ReadAll(res.Body)
+		return s
+	}
+	s.events, s.pings = parseSSE(e.t, res.Body, nil)
+	return s
+}
+
+// send posts a message; conv "" starts a new conversation.
+func (e *apiEnv) send(conv, input string) stream {
+	e.t.Helper()
+	body := map[string]any{"input": input}
+	if conv != "" {
+		body["conversation_id"] = conv
+	}
+	return e.stream("/api/responses", body)
+}
+
+// decide posts one decision; extra adds reason, remember, scope.
+func (e *apiEnv) decide(conv, approvalID string, approve bool, extra map[string]any) stream {
+	e.t.Helper()
+	body := map[string]any{"conversation_id": conv, "approval_request_id": approvalID, "approve": approve}
+	for k, v := range extra {
+		body[k] = v
+	}
+	return e.stream("/api/responses/approval-response", body)
+}
+
+// ok fails the test unless s is a stream ending in a completed event.
+func (s stream) ok(t testing.TB) stream {
+	t.Helper()
+	if s.status != 200 || len(s.events) == 0 {
+		t.Fatalf("status %d, body %s, events %v", s.status, s.body, s.names())
+	}
+	if last := s.events[len(s.events)-1]; last.Name != "completed" {
+		t.Fatalf("stream ended with %s %s; events %v", last.Name, last.Data, s.names())
+	}
+	return s
+}
+
+func (s stream) names() []string {
+	out := make([]string, len(s.events))
+	for i, ev := range s.events {
+		out[i] = ev.Name
+	}
+	return out
+}
+
+// all decodes the data of every event named name.
+func all[T any](t testing.TB, s stream, name string) []T {
+	t.Helper()
+	var out []T
+	for _, ev := range s.events {
+		if ev.Name == name {
+			var v T
+			if err := json.Unmarshal(ev.Data, &v); err != nil {
+				t.Fatalf("decode %s %s: %v", name, ev.Data, err)
+			}
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+// one decodes the only event named name.
+func one[T any](t testing.TB, s stream, name string) T {
+	t.Helper()
+	got := all[T](t, s, name)
+	if len(got) != 1 {
+		t.Fatalf("%d %s events, want 1; events %v", len(got), name, s.names())
+	}
+	return got[0]
+}
+
+// Event payloads as a client reads them.
+type (
+	convEvent struct {
+		ConversationID string `json:"conversation_id"`
+		TurnID         string `json:"turn_id"`
+		Kind           string `json:"kind"`
+		Offline        bool   `json:"offline"`
+	}
+	itemEvent struct {
+		Item item `json:"item"`
+	}
+	item struct {
+		Seq               int             `json:"seq"`
+		Type              string          `json:"type"`
+		ID                string          `json:"id"`
+		ResponseID        string          `json:"response_id"`
+		Text              string          `json:"text"`
+		ServerLabel       string          `json:"server_label"`
+		Name              string          `json:"name"`
+		Arguments         json.RawMessage `json:"arguments"`
+		Output            *string         `json:"output"`
+		Error             json.RawMessage `json:"error"`
+		ApprovalRequestID string          `json:"approval_request_id"`
+		AllowedBy         *struct {
+			Kind   string `json:"kind"`
+			Policy string `json:"policy"`
+			Source string `json:"source"`
+		} `json:"allowed_by"`
+		Tools    []struct{ Name string } `json:"tools"`
+		Approval *approval               `json:"approval"`
+		TurnErr  *turnError              `json:"turn_error"`
+	}
+	approval struct {
+		ID          string          `json:"approval_request_id"`
+		ServerLabel string          `json:"server_label"`
+		ToolName    string          `json:"tool_name"`
+		Arguments   json.RawMessage `json:"arguments"`
+		Redacted    []string        `json:"redacted"`
+		Annotations map[string]any  `json:"annotations"`
+		AsksBecause struct {
+			Policy string `json:"policy"`
+			Source string `json:"source"`
+		} `json:"asks_because"`
+		State    string  `json:"state"`
+		Reason   *string `json:"reason"`
+		Scope    *string `json:"scope"`
+		Remember bool    `json:"remember"`
+	}
+	decisionEvent struct {
+		ApprovalRequestID string   `json:"approval_request_id"`
+		State             string   `json:"state"`
+		Reason            *string  `json:"reason"`
+		Pending           []string `json:"pending_approval_ids"`
+		PolicyChanged     *struct {
+			Policy string `json:"policy"`
+		} `json:"policy_changed"`
+	}
+	completedEvent struct {
+		ResponseID *string  `json:"response_id"`
+		Pending    int      `json:"pending_approvals"`
+		PendingIDs []string `json:"pending_approval_ids"`
+		Sent       bool     `json:"sent"`
+	}
+	turnError struct {
+		Code      string `json:"code"`
+		Message   string `json:"message"`
+		Retryable bool   `json:"retryable"`
+	}
+	transcript struct {
+		Conversation struct {
+			ID             string  `json:"id"`
+			Title          string  `json:"title"`
+			LastResponseID *string `json:"last_response_id"`
+			Streaming      bool    `json:"streaming"`
+			Pending        int     `json:"pending_approvals"`
+		} `json:"conversation"`
+		Items   []item     `json:"items"`
+		Pending []approval `json:"pending_approvals"`
+	}
+)
+
+// items returns the finished items of a stream.
+func (s stream) items(t testing.TB) []item {
+	var out []item
+	for _, ev := range all[itemEvent](t, s, "item.done") {
+		out = append(out, ev.Item)
+	}
+	return out
+}
+
+// conv returns the conversation id a stream announced.
+func (s stream) conv(t testing.TB) string {
+	t.Helper()
+	return one[convEvent](t, s, "conversation").ConversationID
+}
+
+func (e *apiEnv) transcript(conv string) transcript {
+	e.t.Helper()
+	var tr transcript
+	e.must(200, "GET", "/api/conversations/"+conv, nil, &tr)
+	return tr
+}

@@ -1,0 +1,73 @@
+package http_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"sync"
+	"testing"
+
+	"github.com/toolgate/toolgate/internal/emulator"
+)
+
+// upstreamTap is the OpenAI emulator behind a tap that records every
+// request Toolgate sends it and can add a behavior (faults, timing) to them.
+type upstreamTap struct {
+	url string
+	emu *emulator.Server
+
+	mu       sync.Mutex
+	behavior string
+	requests []map[string]any // decoded bodies of POST /v1/responses, in order
+}
+
+func newUpstreamTap(t testing.TB) *upstreamTap {
+	t.Helper()
+	emu, err := emulator.New(emulator.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tap := &upstreamTap{emu: emu}
+	h := emu.Handler()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPost && r.URL.Path == "/v1/responses" {
+			raw, _ := io.ReadAll(r.Body)
+			r.Body = io.NopCloser(bytes.NewReader(raw))
+			var body map[string]any
+			_ = json.Unmarshal(raw, &body)
+			tap.mu.Lock()
+			tap.requests = append(tap.requests, body)
+			if tap.behavior != "" {
+				r.Header.Set(emulator.BehaviorHeader, tap.behavior)
+			}
+			tap.mu.Unlock()
+		}
+		h.ServeHTTP(w, r)
+	}))
+	t.Cleanup(srv.Close)
+	tap.url = srv.URL
+	return tap
+}
+
+// setBehavior applies behavior to every following request ("" for none).
+func (u *upstreamTap) setBehavior(b string) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	u.behavior = b
+}
+
+// sent returns the requests received so far.
+func (u *upstreamTap) sent() []map[string]any {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	return append([]map[string]any(nil), u.requests...)
+}
+
+// count is the number of requests received so far.
+func (u *upstreamTap) count() int {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	return len(u.requests)
+}

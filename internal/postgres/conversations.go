@@ -1,0 +1,353 @@
+package postgres
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/toolgate/toolgate/internal/apperr"
+	"github.com/toolgate/toolgate/internal/conversation"
+	"github.com/toolgate/toolgate/internal/policy"
+)
+
+// ConversationStore is the Postgres implementation of conversation.Store.
+type ConversationStore struct{ pool *pgxpool.Pool }
+
+var _ conversation.Store = (*ConversationStore)(nil)
+
+// NewConversationStore returns a ConversationStore on pool.
+func NewConversationStore(pool *pgxpool.Pool) *ConversationStore {
+	return &ConversationStore{pool: pool}
+}
+
+// Tx runs fn in one transaction; fn's repository and its Policy() share it.
+func (s *ConversationStore) Tx(ctx context.Context, fn func(conversation.Repo) error) error {
+	return inTx(ctx, s.pool, func(tx pgx.Tx) error { return fn(convRepo{tx}) })
+}
+
+// Repo returns a repository that runs each statement on its own.
+func (s *ConversationStore) Repo() conversation.Repo { return convRepo{s.pool} }
+
+type convRepo struct{ q querier }
+
+// Policy returns the policy repository on the same connection or transaction.
+func (r convRepo) Policy() policy.Repo { return repo{r.q} }
+
+func conversationNotFound(id string) error {
+	return apperr.NotFoundf("conversation_not_found", "there is no conversation with id %q", id)
+}
+
+// orMissing translates err, reporting a foreign key violation, which means
+// the conversation was deleted meanwhile, as conversation id not found.
+func orMissing(err error, what, id string) error {
+	err = translate(err, what)
+	if err != nil && isCode(err, "23503") {
+		return apperr.Wrap(err, apperr.NotFound, "conversation_not_found", "there is no conversation with id %q", id)
+	}
+	return err
+}
+
+func isCode(err error, code string) bool {
+	var pgErr *pgconn.PgError
+	return errors.As(err, &pgErr) && pgErr.Code == code
+}
+
+// convCols are a conversation's fields, on conversations aliased c.
+const convCols = `c.id, c.title, c.created_at, c.updated_at, c.last_response_id, c.active_turn IS NOT NULL,
+	(SELECT count(*) FROM approval_requests a WHERE a.conversation_id = c.id AND a.state = 'pending')`
+
+// lockConversation is how Conversation(id, true) locks the row. FOR NO KEY
+// UPDATE conflicts with itself, with FOR UPDATE and with the UPDATEs of
+// StartTurn and EndTurn, so it serialises turns and decisions and waits for
+// a concurrent delete. Unlike FOR UPDATE, it does not block inserts of
+// items, approvals and grants of the conversation by other connections
+// (their foreign key check takes FOR KEY SHARE), so a transaction holding
+// the lock never waits for the turn it is waiting on to append an item.
+const lockConversation = ` FOR NO KEY UPDATE`
+
+func scanConversation(row pgx.Row) (conversation.Conversation, error) {
+	var c conversation.Conversation
+	err := row.Scan(&c.ID, &c.Title, &c.CreatedAt, &c.UpdatedAt, &c.LastResponseID, &c.Streaming, &c.PendingCount)
+	return c, err
+}
+
+func (r convRepo) CreateConversation(ctx context.Context, id, title string) (conversation.Conversation, error) {
+	c, err := scanConversation(r.q.QueryRow(ctx, `INSERT INTO conversations AS c (id, title) VALUES ($1, $2)
+		RETURNING `+convCols, id, title))
+	err = translate(err, "create conversation")
+	if err != nil && apperr.KindOf(err) == apperr.Conflict {
+		return c, apperr.Wrap(err, apperr.Conflict, "duplicate_conversation", "a conversation with id %q already exists", id)
+	}
+	return c, err
+}
+
+// ListConversations returns up to limit conversations, most recently
+// updated first; every one when limit is not positive.
+func (r convRepo) ListConversations(ctx context.Context, limit int) ([]conversation.Conversation, error) {
+	var lim any // NULL: LIMIT ALL
+	if limit > 0 {
+		lim = limit
+	}
+	rows, err := r.q.Query(ctx, `SELECT `+convCols+` FROM conversations c
+		ORDER BY c.updated_at DESC, c.id DESC LIMIT $1`, lim)
+	if err != nil {
+		return nil, translate(err, "list conversations")
+	}
+	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (conversation.Conversation, error) {
+		return scanConversation(row)
+	})
+	if out == nil {
+		out = []conversation.Conversation{}
+	}
+	return out, translate(err, "list conversations")
+}
+
+func (r convRepo) Conversation(ctx context.Context, id string, lock bool) (conversation.Conversation, error) {
+	q := `SELECT ` + convCols + ` FROM conversations c WHERE c.id = $1`
+	if lock {
+		q += lockConversation
+	}
+	c, err := scanConversation(r.q.QueryRow(ctx, q, id))
+	if errors.Is(err, pgx.ErrNoRows) {
+		return c, conversationNotFound(id)
+	}
+	return c, translate(err, "read conversation")
+}
+
+func (r convRepo) RenameConversation(ctx context.Context, id, title string) (conversation.Conversation, error) {
+	c, err := scanConversation(r.q.QueryRow(ctx, `UPDATE conversations c SET title = $2, updated_at = now()
+		WHERE c.id = $1 RETURNING `+convCols, id, title))
+	if errors.Is(err, pgx.ErrNoRows) {
+		return c, conversationNotFound(id)
+	}
+	return c, translate(err, "rename conversation")
+}
+
+func (r convRepo) DeleteConversation(ctx context.Context, id string) error {
+	tag, err := r.q.Exec(ctx, `DELETE FROM conversations WHERE id = $1`, id)
+	if err != nil {
+		return translate(err, "delete conversation")
+	}
+	if tag.RowsAffected() == 0 {
+		return conversationNotFound(id)
+	}
+	return nil
+}
+
+// StartTurn marks turn as running; NotFound if the conversation is missing.
+func (r convRepo) StartTurn(ctx context.Context, id, turn string) error {
+	tag, err := r.q.Exec(ctx, `UPDATE conversations SET active_turn = $2, active_turn_at = now(), updated_at = now()
+		WHERE id = $1`, id, turn)
+	if err != nil {
+		return translate(err, "start turn")
+	}
+	if tag.RowsAffected() == 0 {
+		return conversationNotFound(id)
+	}
+	return nil
+}
+
+// EndTurn is not an error when the conversation was deleted meanwhile.
+func (r convRepo) EndTurn(ctx context.Context, id, turn, lastResponse string) error {
+	// SET expressions see the row as it was, so each CASE tests the old turn.
+	_, err := r.q.Exec(ctx, `UPDATE conversations SET
+			active_turn      = CASE WHEN active_turn = $2 THEN NULL ELSE active_turn END,
+			active_turn_at   = CASE WHEN active_turn = $2 THEN NULL ELSE active_turn_at END,
+			last_response_id = CASE WHEN active_turn = $2 AND $3 <> '' THEN $3 ELSE last_response_id END,
+			updated_at       = now()
+		WHERE id = $1`, id, turn, lastResponse)
+	return translate(err, "end turn")
+}
+
+func (r convRepo) ClearTurns(ctx context.Context) (int64, error) {
+	tag, err := r.q.Exec(ctx, `UPDATE conversations SET active_turn = NULL, active_turn_at = NULL
+		WHERE active_turn IS NOT NULL`)
+	if err != nil {
+		return 0, translate(err, "clear running turns")
+	}
+	return tag.RowsAffected(), nil
+}
+
+// appendRetries bounds how often AppendItem outside a transaction tries
+// again when a concurrent append took the same sequence number. Each failed
+// attempt means another append succeeded, so this many appends at once to
+// one conversation all succeed: far more than a conversation ever sees.
+const appendRetries = 20
+
+// AppendItem numbers it one past the conversation's last item in the INSERT
+// itself. Two appends at once can still compute the same number; the
+// primary key rejects the second. Outside a transaction it is retried;
+// inside one, the caller holds the conversation's lock, as the turn engine
+// does, and it is reported as a Conflict.
+func (r convRepo) AppendItem(ctx context.Context, conversationID string, it conversation.Item) (conversation.Item, error) {
+	it.Seq, it.CreatedAt = 0, time.Time{}
+	data, err := json.Marshal(it)
+	if err != nil {
+		return it, translate(err, "encode transcript item")
+	}
+	_, inTx := r.q.(pgx.Tx)
+	for attempt := 1; ; attempt++ {
+		err = r.q.QueryRow(ctx, `
+			INSERT INTO conversation_items (conversation_id, seq, type, item_id, response_id, data)
+			SELECT $1::text, coalesce(max(seq), 0) + 1, $2::text, nullif($3::text, ''), nullif($4::text, ''), $5::json
+			FROM conversation_items WHERE conversation_id = $1
+			RETURNING seq, created_at`,
+			conversationID, it.Type, it.ID, it.ResponseID, string(data)).Scan(&it.Seq, &it.CreatedAt)
+		if err == nil || inTx || attempt == appendRetries || !isCode(err, "23505") {
+			break
+		}
+	}
+	return it, orMissing(err, "append transcript item", conversationID)
+}
+
+// Items returns the transcript in order, empty for a missing conversation.
+func (r convRepo) Items(ctx context.Context, conversationID string) ([]conversation.Item, error) {
+	rows, err := r.q.Query(ctx, `SELECT seq, created_at, data FROM conversation_items
+		WHERE conversation_id = $1 ORDER BY seq`, conversationID)
+	if err != nil {
+		return nil, translate(err, "read transcript")
+	}
+	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (conversation.Item, error) {
+		var (
+			it   conversation.Item
+			seq  int
+			at   time.Time
+			data []byte
+		)
+		if err := row.Scan(&seq, &at, &data); err != nil {
+			return it, err
+		}
+		if err := json.Unmarshal(data, &it); err != nil {
+			return it, err
+		}
+		it.Seq, it.CreatedAt = seq, at
+		return it, nil
+	})
+	if out == nil {
+		out = []conversation.Item{}
+	}
+	return out, translate(err, "read transcript")
+}
+
+// InsertApproval stores a as pending; storing an id again does nothing.
+func (r convRepo) InsertApproval(ctx context.Context, a conversation.Approval) error {
+	ann := []byte(a.Annotations)
+	if len(ann) == 0 {
+		ann = []byte(`{}`)
+	}
+	_, err := r.q.Exec(ctx, `INSERT INTO approval_requests (id, conversation_id, response_id, server_label,
+			upstream_label, tool_name, arguments, annotations, reason_source)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8::jsonb, $9)
+		ON CONFLICT (id) DO NOTHING`,
+		a.ID, a.ConversationID, a.ResponseID, a.ServerLabel, a.UpstreamLabel, a.ToolName, a.RawArguments,
+		string(ann), string(a.Reason.Source))
+	return orMissing(err, "store approval request", a.ConversationID)
+}
+
+const approvalCols = `id, conversation_id, response_id, server_label, upstream_label, tool_name, arguments,
+	annotations, reason_source, requested_at, state, decided_at, decided_by, reason, scope, remember, answered_in`
+
+func (r convRepo) approvals(ctx context.Context, what, where string, args ...any) ([]conversation.Approval, error) {
+	rows, err := r.q.Query(ctx, `SELECT `+approvalCols+` FROM approval_requests WHERE `+where, args...)
+	if err != nil {
+		return nil, translate(err, what)
+	}
+	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (conversation.Approval, error) {
+		var (
+			a      conversation.Approval
+			ann    []byte
+			source string
+		)
+		err := row.Scan(&a.ID, &a.ConversationID, &a.ResponseID, &a.ServerLabel, &a.UpstreamLabel, &a.ToolName,
+			&a.RawArguments, &ann, &source, &a.RequestedAt, &a.State, &a.DecidedAt, &a.DecidedBy,
+			&a.DecisionReason, &a.Scope, &a.Remember, &a.AnsweredIn)
+		a.Annotations = json.RawMessage(ann)
+		// Only tools whose policy is always ask (or unknown tools) are asked about.
+		a.Reason = conversation.AskReason{Policy: policy.Always, Source: policy.Source(source)}
+		return a, err
+	})
+	if out == nil {
+		out = []conversation.Approval{}
+	}
+	return out, translate(err, what)
+}
+
+// Approvals returns the conversation's approval requests, or with ids only
+// those of them, oldest first. Arguments and Redacted are left for the
+// service to fill from RawArguments.
+func (r convRepo) Approvals(ctx context.Context, conversationID string, ids []string, lock bool) ([]conversation.Approval, error) {
+	where, args := `conversation_id = $1`, []any{conversationID}
+	if len(ids) > 0 {
+		where, args = where+` AND id = ANY($2)`, append(args, ids)
+	}
+	where += ` ORDER BY requested_at, id`
+	if lock {
+		where += ` FOR UPDATE`
+	}
+	return r.approvals(ctx, "read approval requests", where, args...)
+}
+
+func (r convRepo) Unanswered(ctx context.Context, conversationID, response string) ([]conversation.Approval, error) {
+	return r.approvals(ctx, "read unanswered approval requests",
+		`conversation_id = $1 AND response_id = $2 AND answered_in IS NULL ORDER BY requested_at, id FOR UPDATE`,
+		conversationID, response)
+}
+
+// Decide stores a's state and decision. A decided state without DecidedAt
+// is stored as decided now; NotFound if there is no request with a's id.
+func (r convRepo) Decide(ctx context.Context, a conversation.Approval) error {
+	tag, err := r.q.Exec(ctx, `UPDATE approval_requests SET state = $2,
+			decided_at = CASE WHEN $2 = 'pending' THEN NULL ELSE coalesce($3, now()) END,
+			decided_by = $4, reason = $5, scope = $6, remember = $7
+		WHERE id = $1`, a.ID, a.State, a.DecidedAt, a.DecidedBy, a.DecisionReason, a.Scope, a.Remember)
+	if err != nil {
+		return translate(err, "store decision")
+	}
+	if tag.RowsAffected() == 0 {
+		return apperr.NotFoundf("approval_not_found", "there is no approval request with id %q", a.ID)
+	}
+	return nil
+}
+
+func (r convRepo) MarkAnswered(ctx context.Context, ids []string, response string) error {
+	if len(ids) == 0 {
+		return nil
+	}
+	_, err := r.q.Exec(ctx, `UPDATE approval_requests SET answered_in = $2
+		WHERE id = ANY($1) AND answered_in IS NULL`, ids, response)
+	return translate(err, "record answered approval requests")
+}
+
+func (r convRepo) Grants(ctx context.Context, conversationID string) (map[string]map[string]bool, error) {
+	rows, err := r.q.Query(ctx, `SELECT server_label, tool_name FROM conversation_grants
+		WHERE conversation_id = $1`, conversationID)
+	if err != nil {
+		return nil, translate(err, "read conversation allowances")
+	}
+	defer rows.Close()
+	out := map[string]map[string]bool{}
+	for rows.Next() {
+		var server, tool string
+		if err := rows.Scan(&server, &tool); err != nil {
+			return nil, translate(err, "read conversation allowances")
+		}
+		if out[server] == nil {
+			out[server] = map[string]bool{}
+		}
+		out[server][tool] = true
+	}
+	return out, translate(rows.Err(), "read conversation allowances")
+}
+
+// AddGrant allows tool without asking in the conversation; adding it again
+// does nothing and keeps the first approval that granted it.
+func (r convRepo) AddGrant(ctx context.Context, conversationID, server, tool, approvalID string) error {
+	_, err := r.q.Exec(ctx, `INSERT INTO conversation_grants (conversation_id, server_label, tool_name, approval_request_id)
+		VALUES ($1, $2, $3, $4) ON CONFLICT DO NOTHING`, conversationID, server, tool, approvalID)
+	return orMissing(err, "store conversation allowance", conversationID)
+}

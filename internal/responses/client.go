@@ -1,0 +1,163 @@
+// Package responses is Toolgate's client of the OpenAI Responses API (or a
+// provider that speaks it): it renders the servers' policy groups as mcp
+// tools, sends the person's decisions as mcp_approval_response items and
+// turns the stream into conversation events. It is the only package that
+// imports openai-go.
+package responses
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"strconv"
+
+	"github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/option"
+	"github.com/openai/openai-go/v3/responses"
+
+	"github.com/toolgate/toolgate/internal/conversation"
+)
+
+// Config configures a Client.
+type Config struct {
+	APIKey  string // "" leaves it to openai-go (OPENAI_API_KEY)
+	BaseURL string // e.g. http://127.0.0.1:8091/v1/; "" is OpenAI (or OPENAI_BASE_URL)
+	Model   string
+	Layout  Layout // "" is LayoutDefault
+	// MaxRetries bounds the retries of requests that may retry
+	// (UpstreamRequest.Retry); others never retry.
+	MaxRetries int
+	HTTPClient *http.Client // nil: openai-go's default
+	Logger     *slog.Logger // nil discards
+}
+
+// Client sends responses.create requests; it implements conversation.Upstream.
+type Client struct {
+	sdk        openai.Client
+	model      string
+	layout     Layout
+	maxRetries int
+	log        *slog.Logger
+}
+
+var _ conversation.Upstream = (*Client)(nil)
+
+// New returns a Client for cfg.
+func New(cfg Config) *Client {
+	var opts []option.RequestOption
+	if cfg.APIKey != "" {
+		opts = append(opts, option.WithAPIKey(cfg.APIKey))
+	}
+	if cfg.BaseURL != "" {
+		opts = append(opts, option.WithBaseURL(cfg.BaseURL))
+	}
+	if cfg.HTTPClient != nil {
+		opts = append(opts, option.WithHTTPClient(cfg.HTTPClient))
+	}
+	c := &Client{
+		sdk:        openai.NewClient(opts...),
+		model:      cfg.Model,
+		layout:     cfg.Layout,
+		maxRetries: max(cfg.MaxRetries, 0),
+		log:        cfg.Logger,
+	}
+	if c.layout == "" {
+		c.layout = LayoutDefault
+	}
+	if c.log == nil {
+		c.log = slog.New(slog.DiscardHandler)
+	}
+	return c
+}
+
+// Stream sends req as a streaming responses.create and waits for the first
+// event, because openai-go reports HTTP errors only once the stream is read.
+// The error, when nothing was streamed, is an *conversation.UpstreamError for
+// an HTTP error answer (Code from the error body) or an unreachable
+// provider (conversation.CodeUnreachable), or wraps ctx.Err().
+func (c *Client) Stream(ctx context.Context, req conversation.UpstreamRequest) (conversation.EventStream, error) {
+	params, labels := c.params(req)
+	retries := 0
+	if req.Retry {
+		retries = c.maxRetries
+	}
+	var httpRes *http.Response
+	c.log.DebugContext(ctx, "responses.create", "previous_response_id", req.PreviousResponseID,
+		"answers", len(req.Answers), "user_text", req.UserText != "", "servers", len(req.Tools), "max_retries", retries)
+	sdk := c.sdk.Responses.NewStreaming(ctx, params, option.WithMaxRetries(retries), option.WithResponseInto(&httpRes))
+	s := &eventStream{sdk: sdk, labels: labels}
+	if sdk.Next() {
+		s.first, s.hasFirst = sdk.Current(), true
+		return s, nil
+	}
+	err := sdk.Err()
+	_ = sdk.Close()
+	if err == nil || s.takeStreamError(err) {
+		// An empty stream (the caller sees no terminal event) or one that
+		// began with an error event.
+		s.done = true
+		return s, nil
+	}
+	return nil, requestError(ctx, err, httpRes)
+}
+
+// params builds the request.
+func (c *Client) params(req conversation.UpstreamRequest) (responses.ResponseNewParams, Labels) {
+	tools, labels := RenderTools(req.Tools, req.Answers, c.layout)
+	input := make(responses.ResponseInputParam, 0, len(req.Answers)+1)
+	for _, a := range req.Answers {
+		item := responses.ResponseInputItemParamOfMcpApprovalResponse(a.ApprovalRequestID, a.Approve)
+		if a.Reason != "" {
+			item.OfMcpApprovalResponse.Reason = openai.String(a.Reason)
+		}
+		input = append(input, item)
+	}
+	if req.UserText != "" {
+		input = append(input, responses.ResponseInputItemParamOfMessage(req.UserText, responses.EasyInputMessageRoleUser))
+	}
+	p := responses.ResponseNewParams{
+		Model: c.model,
+		Store: openai.Bool(true),
+		Input: responses.ResponseNewParamsInputUnion{OfInputItemList: input},
+		Tools: tools,
+	}
+	if req.PreviousResponseID != "" {
+		p.PreviousResponseID = openai.String(req.PreviousResponseID)
+	}
+	return p, labels
+}
+
+// requestError classifies the error of a request that streamed nothing.
+func requestError(ctx context.Context, err error, res *http.Response) error {
+	if ctxErr := ctx.Err(); ctxErr != nil {
+		return fmt.Errorf("responses: request canceled: %w", ctxErr)
+	}
+	var ae *openai.Error
+	if errors.As(err, &ae) {
+		return upstreamError(ae.StatusCode, ae.Code, ae.Type, ae.Message)
+	}
+	if res != nil && res.StatusCode >= 400 {
+		// openai-go fails to read some error bodies (not JSON, no "error"
+		// key) and returns its decoding error instead of an *openai.Error.
+		return upstreamError(res.StatusCode, "", "", "")
+	}
+	if res == nil {
+		return &conversation.UpstreamError{Code: conversation.CodeUnreachable, Message: err.Error()}
+	}
+	return fmt.Errorf("responses: the stream ended before its first event: %w", err)
+}
+
+func upstreamError(status int, code, typ, msg string) *conversation.UpstreamError {
+	if code == "" {
+		code = typ
+	}
+	if code == "" {
+		code = "http_" + strconv.Itoa(status)
+	}
+	if msg == "" {
+		msg = http.StatusText(status)
+	}
+	return &conversation.UpstreamError{Status: status, Code: code, Message: msg}
+}

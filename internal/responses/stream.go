@@ -1,0 +1,77 @@
+package responses
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/openai/openai-go/v3/packages/ssestream"
+	"github.com/openai/openai-go/v3/responses"
+
+	"github.com/toolgate/toolgate/internal/conversation"
+)
+
+// eventStream is a response being streamed: the SDK's stream with the
+// events a turn needs, converted.
+type eventStream struct {
+	sdk      *ssestream.Stream[responses.ResponseStreamEventUnion]
+	labels   Labels
+	first    responses.ResponseStreamEventUnion // read by Stream, not yet yielded
+	hasFirst bool
+	pending  *conversation.Event // an error event to yield before ending
+	cur      conversation.Event
+	err      error
+	done     bool
+}
+
+func (s *eventStream) Next() bool {
+	for !s.done {
+		var ev responses.ResponseStreamEventUnion
+		switch {
+		case s.hasFirst:
+			ev, s.hasFirst = s.first, false
+		case s.sdk.Next():
+			ev = s.sdk.Current()
+		default:
+			if err := s.sdk.Err(); err != nil && !s.takeStreamError(err) {
+				s.err = fmt.Errorf("responses: reading the stream: %w", err)
+			}
+			s.done = true
+			_ = s.sdk.Close()
+		}
+		if s.done {
+			break
+		}
+		if e, ok := s.labels.Convert(ev); ok {
+			s.cur = e
+			return true
+		}
+	}
+	if s.pending != nil {
+		s.cur, s.pending = *s.pending, nil
+		return true
+	}
+	return false
+}
+
+// takeStreamError keeps the error event behind an SDK StreamError, to be
+// yielded as the stream's last event, and reports whether err was one.
+func (s *eventStream) takeStreamError(err error) bool {
+	var se *ssestream.StreamError
+	if !errors.As(err, &se) {
+		return false
+	}
+	ev := streamErrorEvent(se)
+	s.pending, s.done = &ev, true
+	return true
+}
+
+func (s *eventStream) Event() conversation.Event { return s.cur }
+
+// Err is nil when the stream simply ended (the caller checks for a terminal
+// event); a connection cut mid-stream wraps io.ErrUnexpectedEOF.
+func (s *eventStream) Err() error { return s.err }
+
+func (s *eventStream) Close() error {
+	s.done, s.hasFirst, s.pending = true, false, nil
+	return s.sdk.Close()
+}
