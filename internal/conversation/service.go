@@ -3,8 +3,8 @@ package conversation
 import (
 	"context"
 	"crypto/rand"
-	"errors"
 	"encoding/hex"
+	"errors"
 	"log/slog"
 	"strings"
 	"sync"

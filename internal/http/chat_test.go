@@ -128,3 +128,161 @@ func TestChat_AlwaysToolAsksAndApprovalRunsIt(t *testing.T) {
 		t.Errorf("follow-up input %s", in)
 	}
 }
+
+func TestChat_DenyWithReasonChangesNothingAndReachesUpstream(t *testing.T) {
+	e := newAPI(t)
+	e.askFor("delete_forecast")
+	s := e.send("", `delete_forecast {"city": "Oslo"}`).ok(t)
+	ap := one[approval](t, s, "approval.required")
+
+	f := e.decide(s.conv(t), ap.ID, false, map[string]any{"reason": "Oslo's forecast is still needed"}).ok(t)
+
+	if d := one[decisionEvent](t, f, "decision.recorded"); d.State != "denied" || d.Reason == nil || *d.Reason != "Oslo's forecast is still needed" {
+		t.Errorf("decision %+v", d)
+	}
+	if _, ok := e.demo.State().Forecasts["Oslo"]; !ok || e.demo.State().Calls["delete_forecast"] != 0 {
+		t.Errorf("the denied tool ran: state %+v", e.demo.State())
+	}
+	reqs := e.up.sent()
+	in, _ := json.Marshal(reqs[len(reqs)-1]["input"])
+	if !strings.Contains(string(in), `"approve":false`) || !strings.Contains(string(in), "still needed") {
+		t.Errorf("follow-up input %s lacks the denial with its reason", in)
+	}
+	if msg := lastMessage(t, f); !strings.Contains(msg, "still needed") {
+		t.Errorf("the model's answer %q does not show it got the reason", msg)
+	}
+	tr := e.transcript(s.conv(t))
+	for _, it := range tr.Items {
+		if it.Type == "mcp_approval_request" && (it.Approval == nil || it.Approval.State != "denied") {
+			t.Errorf("transcript approval %+v", it.Approval)
+		}
+	}
+}
+
+func TestChat_RememberChangesThePolicyAndIsAudited(t *testing.T) {
+	e := newAPI(t)
+	e.askFor("delete_forecast", "get_forecast")
+
+	s := e.send("", `get_forecast {"city": "Oslo"}`).ok(t)
+	ap := one[approval](t, s, "approval.required")
+	f := e.decide(s.conv(t), ap.ID, true, map[string]any{"remember": true}).ok(t)
+	if d := one[decisionEvent](t, f, "decision.recorded"); d.PolicyChanged == nil || d.PolicyChanged.Policy != "never" {
+		t.Errorf("decision %+v does not report the policy change", d)
+	}
+	if tl := e.tools("demo")["get_forecast"]; tl.Policy == nil || *tl.Policy != "never" {
+		t.Errorf("get_forecast policy %v, want never", deref(tl.Policy))
+	}
+	// No prompt any more, in any conversation.
+	again := e.send("", `get_forecast {"city": "Berlin"}`).ok(t)
+	if n := len(all[approval](t, again, "approval.required")); n != 0 {
+		t.Errorf("remembered tool asked again")
+	}
+
+	s = e.send("", `delete_forecast {"city": "Oslo"}`).ok(t)
+	ap = one[approval](t, s, "approval.required")
+	e.decide(s.conv(t), ap.ID, false, map[string]any{"remember": true, "reason": "never delete"}).ok(t)
+	if tl := e.tools("demo")["delete_forecast"]; tl.Policy == nil || *tl.Policy != "blocked" {
+		t.Errorf("delete_forecast policy %v, want blocked", deref(tl.Policy))
+	}
+	// A blocked tool is not offered: the next request leaves it out.
+	e.send("", "hello").ok(t)
+	reqs := e.up.sent()
+	tools, _ := json.Marshal(reqs[len(reqs)-1]["tools"])
+	if strings.Contains(string(tools), "delete_forecast") || !strings.Contains(string(tools), "get_forecast") {
+		t.Errorf("tools sent after blocking: %s", tools)
+	}
+
+	var sets, decisions int
+	for _, a := range e.audit() {
+		switch {
+		case a.Action == "policy.set" && deref(a.ToolName) == "get_forecast" && strings.Contains(string(a.After), "never"):
+			sets++
+		case a.Action == "policy.set" && deref(a.ToolName) == "delete_forecast" && strings.Contains(string(a.After), "blocked"):
+			sets++
+		case a.Action == "approval.decide":
+			decisions++
+		}
+	}
+	if sets != 2 || decisions != 2 {
+		t.Errorf("audit has %d remembered policies and %d decisions, want 2 and 2", sets, decisions)
+	}
+}
+
+func TestChat_ConversationScopeAllowsOnlyInThatConversation(t *testing.T) {
+	e := newAPI(t)
+	e.askFor("get_forecast")
+	s := e.send("", `get_forecast {"city": "Oslo"}`).ok(t)
+	conv := s.conv(t)
+	ap := one[approval](t, s, "approval.required")
+	e.decide(conv, ap.ID, true, map[string]any{"scope": "conversation"}).ok(t)
+
+	same := e.send(conv, `get_forecast {"city": "Lisbon"}`).ok(t)
+	if n := len(all[approval](t, same, "approval.required")); n != 0 {
+		t.Fatalf("asked again in the same conversation")
+	}
+	for _, it := range same.items(t) {
+		if it.Type == "mcp_call" && (it.AllowedBy == nil || it.AllowedBy.Kind != "conversation") {
+			t.Errorf("call allowed_by %+v, want conversation", it.AllowedBy)
+		}
+	}
+	other := e.send("", `get_forecast {"city": "Lisbon"}`).ok(t)
+	if n := len(all[approval](t, other, "approval.required")); n != 1 {
+		t.Errorf("another conversation got %d prompts, want 1", n)
+	}
+	if tl := e.tools("demo")["get_forecast"]; tl.Policy == nil || *tl.Policy != "always" {
+		t.Errorf("the stored policy changed to %v", deref(tl.Policy))
+	}
+}
+
+func TestChat_TwoParallelApprovalsMakeOneFollowUp(t *testing.T) {
+	e := newAPI(t)
+	e.askFor("delete_forecast", "send_alert")
+	s := e.send("", `delete_forecast {"city": "Oslo"} and send_alert {"city": "Oslo", "message": "storm"}`).ok(t)
+	aps := all[approval](t, s, "approval.required")
+	if len(aps) != 2 {
+		t.Fatalf("%d approval requests, want 2", len(aps))
+	}
+	conv := s.conv(t)
+	before := e.up.count()
+
+	first := e.decide(conv, aps[0].ID, true, nil).ok(t)
+	done := one[completedEvent](t, first, "completed")
+	if done.Sent || done.Pending != 1 || !slices.Equal(done.PendingIDs, []string{aps[1].ID}) {
+		t.Errorf("after the first decision: %+v, want nothing sent and the second pending", done)
+	}
+	if e.up.count() != before {
+		t.Fatal("something went upstream while an approval was still pending")
+	}
+	second := e.decide(conv, aps[1].ID, false, map[string]any{"reason": "no alerts today"}).ok(t)
+	if e.up.count() != before+1 {
+		t.Fatalf("%d follow-ups, want 1", e.up.count()-before)
+	}
+	in, _ := json.Marshal(e.up.sent()[before]["input"])
+	if strings.Count(string(in), "mcp_approval_response") != 2 || !strings.Contains(string(in), "no alerts today") {
+		t.Errorf("follow-up input %s, want both answers", in)
+	}
+	if _, ok := e.demo.State().Forecasts["Oslo"]; ok || len(e.demo.State().Alerts) != 0 {
+		t.Errorf("demo state %+v: want Oslo deleted and no alert", e.demo.State())
+	}
+	if msg := lastMessage(t, second); !strings.Contains(msg, "no alerts today") {
+		t.Errorf("answer %q", msg)
+	}
+}
+
+func TestChat_DecisionsArrayAnswersAllAtOnce(t *testing.T) {
+	e := newAPI(t)
+	e.askFor("delete_forecast", "send_alert")
+	s := e.send("", `delete_forecast {"city": "Oslo"} send_alert {"city": "Oslo", "message": "storm"}`).ok(t)
+	aps := all[approval](t, s, "approval.required")
+	before := e.up.count()
+	f := e.stream("/api/responses/approval-response", map[string]any{"conversation_id": s.conv(t), "decisions": []map[string]any{
+		{"approval_request_id": aps[0].ID, "approve": false},
+		{"approval_request_id": aps[1].ID, "approve": true},
+	}}).ok(t)
+	if n := len(all[decisionEvent](t, f, "decision.recorded")); n != 2 || e.up.count() != before+1 {
+		t.Errorf("%d decisions, %d follow-ups", n, e.up.count()-before)
+	}
+	if len(e.demo.State().Alerts) != 1 {
+		t.Errorf("alerts %+v", e.demo.State().Alerts)
+	}
+}

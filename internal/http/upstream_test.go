@@ -30,8 +30,10 @@ func newUpstreamTap(t testing.TB) *upstreamTap {
 		t.Fatal(err)
 	}
 	tap := &upstreamTap{emu: emu}
-	h := emu.Handler()
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		tap.mu.Lock()
+		h := tap.emu.Handler()
+		tap.mu.Unlock()
 		if r.Method == http.MethodPost && r.URL.Path == "/v1/responses" {
 			raw, _ := io.ReadAll(r.Body)
 			r.Body = io.NopCloser(bytes.NewReader(raw))
@@ -70,4 +72,16 @@ func (u *upstreamTap) count() int {
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	return len(u.requests)
+}
+
+// replace puts a fresh emulator behind the same URL: a provider that has
+// forgotten every stored response.
+func (u *upstreamTap) replace(t testing.TB) {
+	emu, err := emulator.New(emulator.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	u.emu = emu
 }
