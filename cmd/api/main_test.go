@@ -42,6 +42,11 @@ func start(t *testing.T, env map[string]string) (base string, logs *syncBuffer, 
 	t.Helper()
 	addr := freeAddr(t)
 	env["LISTEN_ADDR"] = addr
+	for _, k := range []string{"EMULATOR_ADDR", "DEMO_MCP_ADDR"} {
+		if env[k] == "" {
+			env[k] = "127.0.0.1:0" // offline helpers on free ports
+		}
+	}
 	getenv := func(k string) string { return env[k] }
 	ctx, cancel := context.WithCancel(context.Background())
 	logs = &syncBuffer{}
@@ -178,7 +183,7 @@ func TestRun_MigrateSubcommand(t *testing.T) {
 	if out := runOut("migrate", "status"); !strings.Contains(out, "00001_policy_service.sql") || !strings.Contains(out, "pending") {
 		t.Errorf("status before up:\n%s", out)
 	}
-	if out := runOut("migrate", "up"); !strings.Contains(out, "applied 1 migration") {
+	if out := runOut("migrate", "up"); !strings.Contains(out, "applied 2 migration") {
 		t.Errorf("up:\n%s", out)
 	}
 	if out := runOut("migrate", "status"); !strings.Contains(out, "applied 20") {
@@ -206,4 +211,101 @@ func TestRun_BadConfigSaysWhatToFix(t *testing.T) {
 			t.Errorf("error %q does not mention %s", err, want)
 		}
 	}
+}
+
+// TestRun_OfflineChatWithApprovals is the chat issue's "done when": with no
+// API key, the run command talks to the built-in emulator with the demo MCP
+// server registered, and a person can chat, get asked, approve or deny, and
+// see the tool's result, all over plain HTTP.
+func TestRun_OfflineChatWithApprovals(t *testing.T) {
+	env := map[string]string{"DATABASE_URL": testdb.MissingURL(t)}
+	base, logs, _ := start(t, env)
+	if !strings.Contains(logs.String(), "OFFLINE") {
+		t.Errorf("the log does not say it is offline:\n%s", logs)
+	}
+	if st, body := do(t, "GET", base+"/api/info", ""); st != 200 || !strings.Contains(body, `"offline":true`) {
+		t.Errorf("info: %d %s", st, body)
+	}
+	if st, body := do(t, "PUT", base+"/api/mcp/servers/demo/tools/delete_forecast/approval-policy", `{"policy":"always"}`); st != 200 {
+		t.Fatalf("the demo server is not registered: %d %s", st, body)
+	}
+
+	_, events := sse(t, base+"/api/responses", `{"input":"delete_forecast {\"city\": \"Oslo\"}"}`)
+	var conv, approval string
+	for _, ev := range events {
+		switch ev.name {
+		case "conversation":
+			conv = field(t, ev.data, "conversation_id")
+		case "approval.required":
+			approval = field(t, ev.data, "approval_request_id")
+		}
+	}
+	if conv == "" || approval == "" || events[len(events)-1].name != "completed" {
+		t.Fatalf("first turn: %v", events)
+	}
+	_, events = sse(t, base+"/api/responses/approval-response",
+		fmt.Sprintf(`{"conversation_id":%q,"approval_request_id":%q,"approve":true}`, conv, approval))
+	var output string
+	for _, ev := range events {
+		if ev.name == "item.done" && strings.Contains(ev.data, `"type":"mcp_call"`) {
+			output = ev.data
+		}
+	}
+	if !strings.Contains(output, "Oslo") || events[len(events)-1].name != "completed" {
+		t.Fatalf("follow-up: %v", events)
+	}
+
+	// A denial: the tool does not run, and the model says why.
+	_, events = sse(t, base+"/api/responses", fmt.Sprintf(`{"conversation_id":%q,"input":"delete_forecast {\"city\": \"Berlin\"}"}`, conv))
+	for _, ev := range events {
+		if ev.name == "approval.required" {
+			approval = field(t, ev.data, "approval_request_id")
+		}
+	}
+	_, events = sse(t, base+"/api/responses/approval-response",
+		fmt.Sprintf(`{"conversation_id":%q,"approval_request_id":%q,"approve":false,"reason":"keep Berlin"}`, conv, approval))
+	last := events[len(events)-2]
+	if last.name != "item.done" || !strings.Contains(last.data, "keep Berlin") {
+		t.Errorf("denial answer: %v", events)
+	}
+}
+
+type event struct{ name, data string }
+
+// sse posts body and reads the whole event stream.
+func sse(t *testing.T, url, body string) (int, []event) {
+	t.Helper()
+	res, err := http.Post(url, "application/json", strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	raw, _ := io.ReadAll(res.Body)
+	if res.StatusCode != 200 {
+		t.Fatalf("POST %s: %d %s", url, res.StatusCode, raw)
+	}
+	var out []event
+	var cur event
+	for _, line := range strings.Split(string(raw), "\n") {
+		switch {
+		case strings.HasPrefix(line, "event: "):
+			cur.name = strings.TrimPrefix(line, "event: ")
+		case strings.HasPrefix(line, "data: "):
+			cur.data = strings.TrimPrefix(line, "data: ")
+		case line == "" && cur.name != "":
+			out = append(out, cur)
+			cur = event{}
+		}
+	}
+	return res.StatusCode, out
+}
+
+func field(t *testing.T, data, key string) string {
+	t.Helper()
+	var m map[string]any
+	if err := json.Unmarshal([]byte(data), &m); err != nil {
+		t.Fatal(err)
+	}
+	s, _ := m[key].(string)
+	return s
 }

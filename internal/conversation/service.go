@@ -107,7 +107,7 @@ func (s *Service) Create(ctx context.Context, title string) (Conversation, error
 	if err := validTitle(title); err != nil {
 		return Conversation{}, err
 	}
-	return s.store.Repo().CreateConversation(ctx, newID("conv_"), strings.TrimSpace(title))
+	return s.store.Repo().CreateConversation(ctx, newID("conv_"), strings.TrimSpace(stripNUL(title)))
 }
 
 // List returns conversations, most recently active first.
@@ -126,7 +126,7 @@ func (s *Service) Rename(ctx context.Context, id, title string) (Conversation, e
 	if err := validTitle(title); err != nil {
 		return Conversation{}, err
 	}
-	return s.store.Repo().RenameConversation(ctx, id, strings.TrimSpace(title))
+	return s.store.Repo().RenameConversation(ctx, id, strings.TrimSpace(stripNUL(title)))
 }
 
 // Get returns the transcript: every item in order, approval requests with

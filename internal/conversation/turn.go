@@ -47,7 +47,7 @@ func (t *Turn) ConversationID() string { return t.conv.ID }
 // pending are superseded: denied upstream, in the same request as the
 // message, with a reason saying so.
 func (s *Service) StartMessage(ctx context.Context, conversationID, input string) (*Turn, error) {
-	input = strings.TrimSpace(input)
+	input = strings.TrimSpace(stripNUL(input))
 	switch {
 	case input == "":
 		return nil, apperr.Invalidf("invalid_input", "input", "input is required: the message to send to the model")
@@ -212,8 +212,8 @@ func (s *Service) decide(ctx context.Context, r Repo, a Approval, d Decision, ac
 		a.State = Approved
 	}
 	a.DecidedAt, a.DecidedBy, a.Remember = &now, &actor, d.Remember
-	if d.Reason != nil && strings.TrimSpace(*d.Reason) != "" {
-		reason := strings.TrimSpace(*d.Reason)
+	if d.Reason != nil && strings.TrimSpace(stripNUL(*d.Reason)) != "" {
+		reason := strings.TrimSpace(stripNUL(*d.Reason))
 		a.DecisionReason = &reason
 	}
 	scope := ScopeOnce
@@ -363,3 +363,7 @@ func deref[T any](p *T) T {
 	}
 	return *p
 }
+
+// stripNUL removes NUL characters, which Postgres text cannot hold and no
+// person means to type.
+func stripNUL(s string) string { return strings.ReplaceAll(s, "\x00", "") }

@@ -59,7 +59,7 @@ func isCode(err error, code string) bool {
 
 // convCols are a conversation's fields, on conversations aliased c.
 const convCols = `c.id, c.title, c.created_at, c.updated_at, c.last_response_id, c.active_turn IS NOT NULL,
-	(SELECT count(*) FROM approval_requests a WHERE a.conversation_id = c.id AND true)`
+	(SELECT count(*) FROM approval_requests a WHERE a.conversation_id = c.id AND a.state = 'pending')`
 
 // lockConversation is how Conversation(id, true) locks the row. FOR NO KEY
 // UPDATE conflicts with itself, with FOR UPDATE and with the UPDATEs of

@@ -448,7 +448,7 @@ func TestConversations_ItemsRoundTripEveryType(t *testing.T) {
 			Approval: &conversation.Approval{ID: "mcpr_1", ConversationID: "conv_1", ResponseID: "resp_1", State: conversation.Approved,
 				DecidedAt: &decided, Scope: ptr(conversation.ScopeOnce), Arguments: json.RawMessage(`{"id":"c_1"}`),
 				Annotations: json.RawMessage(`{"destructiveHint":true}`),
-				Reason: conversation.AskReason{Policy: policy.Always, Source: policy.FromServer}}},
+				Reason:      conversation.AskReason{Policy: policy.Always, Source: policy.FromServer}}},
 		{Type: conversation.ItemCall, ID: "mcp_1", ResponseID: "resp_2", ServerLabel: "crm", UpstreamLabel: "crm_up",
 			Name: "delete_contact", Arguments: json.RawMessage(`"not json {"`), Output: ptr("deleted\u0000"),
 			ApprovalRequestID: "mcpr_1", AllowedBy: &conversation.AllowedBy{Kind: "approval"}},

@@ -115,7 +115,9 @@ func (c *Client) params(req conversation.UpstreamRequest) (responses.ResponseNew
 		input = append(input, item)
 	}
 	if req.UserText != "" {
-		input = append(input, responses.ResponseInputItemParamOfMessage(req.UserText, responses.EasyInputMessageRoleUser))
+		msg := responses.ResponseInputItemParamOfMessage(req.UserText, responses.EasyInputMessageRoleUser)
+		msg.OfMessage.Type = responses.EasyInputMessageTypeMessage // explicit for compatible providers
+		input = append(input, msg)
 	}
 	p := responses.ResponseNewParams{
 		Model: c.model,

@@ -139,7 +139,7 @@ func RenderTools(groups []policy.ServerTools, answers []conversation.Answer, lay
 		}
 	}
 
-	tools := make([]responses.ToolUnionParam, 0, len(entries))
+	var tools []responses.ToolUnionParam // nil when empty: no "tools": [] on the wire
 	labels := make(Labels, len(entries))
 	for _, e := range entries {
 		tools = append(tools, e.param())
