@@ -46,9 +46,9 @@ type Repo interface {
 	// Approvals returns the conversation's approval requests, oldest first;
 	// with ids, only those; lock holds them until the transaction ends.
 	Approvals(ctx context.Context, conversationID string, ids []string, lock bool) ([]Approval, error)
-	// Unanswered returns the approval requests of response whose answer has
-	// not reached upstream, oldest first, locked.
-	Unanswered(ctx context.Context, conversationID, response string) ([]Approval, error)
+	// ResponseApprovals returns the approval requests one response made,
+	// oldest first, locked.
+	ResponseApprovals(ctx context.Context, conversationID, response string) ([]Approval, error)
 	// Decide stores a's state and decision fields.
 	Decide(ctx context.Context, a Approval) error
 	// MarkAnswered records that response carried the answers to ids.

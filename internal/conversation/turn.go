@@ -106,7 +106,7 @@ func (s *Service) StartMessage(ctx context.Context, conversationID, input string
 // got through are sent with their decision; ones already answered in an
 // interrupted response are denied so they cannot run twice.
 func (t *Turn) closeOpen(ctx context.Context, r Repo) error {
-	aps, err := r.Approvals(ctx, t.conv.ID, nil, true)
+	aps, err := r.ResponseApprovals(ctx, t.conv.ID, t.previous)
 	if err != nil {
 		return err
 	}
@@ -116,9 +116,6 @@ func (t *Turn) closeOpen(ctx context.Context, r Repo) error {
 	}
 	now := t.s.now()
 	for _, a := range aps {
-		if a.ResponseID != t.previous {
-			continue
-		}
 		ans := Answer{ApprovalRequestID: a.ID, ServerLabel: a.ServerLabel, UpstreamLabel: a.UpstreamLabel, ToolName: a.ToolName}
 		switch {
 		case a.AnsweredIn != nil:
@@ -252,13 +249,15 @@ func (s *Service) decide(ctx context.Context, r Repo, a Approval, d Decision, ac
 // decisions complete their response: then this turn, and only this one,
 // sends the follow-up.
 func (t *Turn) claimFollowUp(ctx context.Context, r Repo, responses map[string]bool) error {
-	all, err := r.Approvals(ctx, t.conv.ID, nil, true)
-	if err != nil {
-		return err
-	}
-	for _, a := range all {
-		if responses[a.ResponseID] && a.State == Pending {
-			t.pendingIDs = append(t.pendingIDs, a.ID)
+	for resp := range responses {
+		aps, err := r.ResponseApprovals(ctx, t.conv.ID, resp)
+		if err != nil {
+			return err
+		}
+		for _, a := range aps {
+			if a.State == Pending {
+				t.pendingIDs = append(t.pendingIDs, a.ID)
+			}
 		}
 	}
 	for i := range t.decisions {
@@ -274,10 +273,11 @@ func (t *Turn) claimFollowUp(ctx context.Context, r Repo, responses map[string]b
 	if err := t.closeOpen(ctx, r); err != nil {
 		return err
 	}
-	if t.grants, err = r.Grants(ctx, t.conv.ID); err != nil {
+	grants, err := r.Grants(ctx, t.conv.ID)
+	if err != nil {
 		return err
 	}
-	t.claimed = true
+	t.grants, t.claimed = grants, true
 	return r.StartTurn(ctx, t.conv.ID, t.id)
 }
 

@@ -292,9 +292,9 @@ func (r convRepo) Approvals(ctx context.Context, conversationID string, ids []st
 	return r.approvals(ctx, "read approval requests", where, args...)
 }
 
-func (r convRepo) Unanswered(ctx context.Context, conversationID, response string) ([]conversation.Approval, error) {
-	return r.approvals(ctx, "read unanswered approval requests",
-		`conversation_id = $1 AND response_id = $2 AND answered_in IS NULL ORDER BY requested_at, id FOR UPDATE`,
+func (r convRepo) ResponseApprovals(ctx context.Context, conversationID, response string) ([]conversation.Approval, error) {
+	return r.approvals(ctx, "read a response's approval requests",
+		`conversation_id = $1 AND response_id = $2 ORDER BY requested_at, id FOR UPDATE`,
 		conversationID, response)
 }
 

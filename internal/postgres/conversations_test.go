@@ -560,7 +560,7 @@ func TestConversations_DecideStoresTheDecision(t *testing.T) {
 	}
 }
 
-func TestConversations_UnansweredUntilMarkedAnswered(t *testing.T) {
+func TestConversations_ResponseApprovalsAndMarkAnswered(t *testing.T) {
 	store, _ := newConversations(t)
 	r := store.Repo()
 	ctx := t.Context()
@@ -572,26 +572,23 @@ func TestConversations_UnansweredUntilMarkedAnswered(t *testing.T) {
 	} {
 		mustInsertApproval(t, r, a)
 	}
-	unanswered := func() []string {
+	of := func() []conversation.Approval {
 		t.Helper()
 		var got []conversation.Approval
 		err := store.Tx(ctx, func(r conversation.Repo) (err error) {
-			got, err = r.Unanswered(ctx, "conv_1", "resp_1")
+			got, err = r.ResponseApprovals(ctx, "conv_1", "resp_1")
 			return err
 		})
 		if err != nil {
 			t.Fatal(err)
 		}
-		return ids(got)
+		return got
 	}
-	if got := unanswered(); !cmp.Equal(got, []string{"mcpr_1", "mcpr_2"}) {
-		t.Errorf("Unanswered = %v, want mcpr_1, mcpr_2", got)
+	if got := ids(of()); !cmp.Equal(got, []string{"mcpr_1", "mcpr_2"}) {
+		t.Errorf("ResponseApprovals = %v, want mcpr_1, mcpr_2", got)
 	}
 	if err := r.MarkAnswered(ctx, []string{"mcpr_1"}, "resp_3"); err != nil {
 		t.Fatal(err)
-	}
-	if got := unanswered(); !cmp.Equal(got, []string{"mcpr_2"}) {
-		t.Errorf("Unanswered after answering mcpr_1 = %v, want mcpr_2", got)
 	}
 	// The first response that carried an answer stays on record.
 	if err := r.MarkAnswered(ctx, []string{"mcpr_1", "mcpr_2"}, "resp_4"); err != nil {
@@ -600,18 +597,15 @@ func TestConversations_UnansweredUntilMarkedAnswered(t *testing.T) {
 	if err := r.MarkAnswered(ctx, nil, "resp_5"); err != nil {
 		t.Fatal(err)
 	}
-	got := mustApprovals(t, r, "conv_1", "mcpr_1", "mcpr_2")
-	if *got[0].AnsweredIn != "resp_3" || *got[1].AnsweredIn != "resp_4" {
-		t.Errorf("answered in %s and %s, want resp_3 and resp_4", *got[0].AnsweredIn, *got[1].AnsweredIn)
-	}
-	if got := unanswered(); len(got) != 0 {
-		t.Errorf("Unanswered after answering all = %v", got)
+	got := of()
+	if len(got) != 2 || *got[0].AnsweredIn != "resp_3" || *got[1].AnsweredIn != "resp_4" {
+		t.Errorf("answered in %v, want resp_3 and resp_4", got)
 	}
 }
 
-// Unanswered locks the requests it returns, so that two attempts to answer
-// them cannot both send the answers upstream.
-func TestConversations_UnansweredLocksItsRequests(t *testing.T) {
+// ResponseApprovals locks the requests it returns, so that two attempts to
+// answer them cannot both send the answers upstream.
+func TestConversations_ResponseApprovalsLocksItsRequests(t *testing.T) {
 	store, _ := newConversations(t)
 	r := store.Repo()
 	ctx := t.Context()
@@ -619,7 +613,7 @@ func TestConversations_UnansweredLocksItsRequests(t *testing.T) {
 	mustInsertApproval(t, r, approval("mcpr_1", "conv_1", "resp_1"))
 
 	err := store.Tx(ctx, func(tx conversation.Repo) error {
-		if _, err := tx.Unanswered(ctx, "conv_1", "resp_1"); err != nil {
+		if _, err := tx.ResponseApprovals(ctx, "conv_1", "resp_1"); err != nil {
 			return err
 		}
 		short, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
