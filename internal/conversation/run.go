@@ -237,6 +237,8 @@ func (r *relay) upstreamError(ctx context.Context, err error, streamed bool) Tur
 		return TurnError{Code: "upstream_rate_limited", Message: "the model's provider is rate limiting requests (429) and retries did not help; try again in a moment: " + ue.Message, Retryable: true}
 	case errors.As(err, &ue) && ue.Status >= 500:
 		return TurnError{Code: "upstream_unavailable", Message: fmt.Sprintf("the model's provider failed (%d): %s", ue.Status, ue.Message), Retryable: true}
+	case errors.As(err, &ue) && ue.Status == 424:
+		return TurnError{Code: "mcp_server_failed", Message: "the model's provider could not reach an MCP server to list its tools (424): " + ue.Message + "; check the server in the settings", Retryable: true}
 	case errors.As(err, &ue) && ue.Code == "previous_response_not_found":
 		return TurnError{Code: "previous_response_not_found", Message: "the model's provider no longer has this conversation's previous response (" + ue.Message + "); start a new conversation"}
 	case errors.As(err, &ue):

@@ -163,3 +163,12 @@ func TestConversations_CreateListRenameDelete(t *testing.T) {
 		t.Errorf("info %+v", info)
 	}
 }
+
+func TestChat_UnreachableMCPServerIsAClearError(t *testing.T) {
+	e := newAPI(t)
+	e.createDemo("demo")
+	s := e.send("", "[emulator: mcp-error=list] hello")
+	if te := one[turnError](t, s, "error"); te.Code != "mcp_server_failed" || !strings.Contains(te.Message, "424") {
+		t.Errorf("error %+v", te)
+	}
+}
