@@ -76,7 +76,8 @@ func New(cfg Config) *Client {
 // event, because openai-go reports HTTP errors only once the stream is read.
 // The error, when nothing was streamed, is an *conversation.UpstreamError for
 // an HTTP error answer (Code from the error body) or an unreachable
-// provider (conversation.CodeUnreachable), or wraps ctx.Err().
+// provider (conversation.CodeUnreachable), or wraps ctx.Err(). ctx bounds
+// the whole stream: cancelling it ends the stream.
 func (c *Client) Stream(ctx context.Context, req conversation.UpstreamRequest) (conversation.EventStream, error) {
 	params, labels := c.params(req)
 	retries := 0

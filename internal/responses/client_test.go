@@ -239,6 +239,8 @@ func TestCanceledContext(t *testing.T) {
 	}
 }
 
+// TestCloseEndsTheConnection closes the stream from another goroutine while
+// Next waits for an event that does not come.
 func TestCloseEndsTheConnection(t *testing.T) {
 	gone := make(chan struct{})
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -257,15 +259,23 @@ func TestCloseEndsTheConnection(t *testing.T) {
 	if !es.Next() || es.Event().Kind != conversation.EventCreated {
 		t.Fatalf("first event %+v", es.Event())
 	}
+	next := make(chan bool)
+	go func() { next <- es.Next() }()
+	time.Sleep(50 * time.Millisecond)
 	if err := es.Close(); err != nil {
 		t.Errorf("Close: %v", err)
+	}
+	select {
+	case ok := <-next:
+		if ok || es.Err() != nil {
+			t.Errorf("Next after Close = %v, Err %v; want false, nil", ok, es.Err())
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("Next still waits after Close")
 	}
 	select {
 	case <-gone:
 	case <-time.After(5 * time.Second):
 		t.Fatal("the server still holds the connection after Close")
-	}
-	if es.Next() {
-		t.Error("Next after Close returned true")
 	}
 }

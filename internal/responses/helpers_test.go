@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -154,7 +155,7 @@ func stream(t testing.TB, c *responses.Client, req conversation.UpstreamRequest)
 func (s streamed) Items(types ...string) []*conversation.UpstreamItem {
 	var out []*conversation.UpstreamItem
 	for _, ev := range s.Events {
-		if ev.Kind == conversation.EventItemDone && (len(types) == 0 || contains(types, ev.Item.Type)) {
+		if ev.Kind == conversation.EventItemDone && (len(types) == 0 || slices.Contains(types, ev.Item.Type)) {
 			out = append(out, ev.Item)
 		}
 	}
@@ -238,15 +239,6 @@ func kindName(k conversation.EventKind) string {
 		conversation.EventFailed: "failed", conversation.EventIncomplete: "incomplete",
 		conversation.EventError: "error",
 	}[k]
-}
-
-func contains(list []string, s string) bool {
-	for _, v := range list {
-		if v == s {
-			return true
-		}
-	}
-	return false
 }
 
 // jsonDiff compares two JSON texts by value.

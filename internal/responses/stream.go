@@ -3,6 +3,7 @@ package responses
 import (
 	"errors"
 	"fmt"
+	"sync/atomic"
 
 	"github.com/openai/openai-go/v3/packages/ssestream"
 	"github.com/openai/openai-go/v3/responses"
@@ -11,8 +12,10 @@ import (
 )
 
 // eventStream is a response being streamed: the SDK's stream with the
-// events a turn needs, converted.
+// events a turn needs, converted. Next, Event and Err belong to one
+// goroutine; Close may come from another, to end a Next that waits.
 type eventStream struct {
+	closed   atomic.Bool
 	sdk      *ssestream.Stream[responses.ResponseStreamEventUnion]
 	labels   Labels
 	first    responses.ResponseStreamEventUnion // read by Stream, not yet yielded
@@ -24,7 +27,7 @@ type eventStream struct {
 }
 
 func (s *eventStream) Next() bool {
-	for !s.done {
+	for !s.done && !s.closed.Load() {
 		var ev responses.ResponseStreamEventUnion
 		switch {
 		case s.hasFirst:
@@ -32,7 +35,7 @@ func (s *eventStream) Next() bool {
 		case s.sdk.Next():
 			ev = s.sdk.Current()
 		default:
-			if err := s.sdk.Err(); err != nil && !s.takeStreamError(err) {
+			if err := s.sdk.Err(); err != nil && !s.closed.Load() && !s.takeStreamError(err) {
 				s.err = fmt.Errorf("responses: reading the stream: %w", err)
 			}
 			s.done = true
@@ -46,7 +49,7 @@ func (s *eventStream) Next() bool {
 			return true
 		}
 	}
-	if s.pending != nil {
+	if s.pending != nil && !s.closed.Load() {
 		s.cur, s.pending = *s.pending, nil
 		return true
 	}
@@ -71,7 +74,8 @@ func (s *eventStream) Event() conversation.Event { return s.cur }
 // event); a connection cut mid-stream wraps io.ErrUnexpectedEOF.
 func (s *eventStream) Err() error { return s.err }
 
+// Close ends the stream and its connection; Next then returns false.
 func (s *eventStream) Close() error {
-	s.done, s.hasFirst, s.pending = true, false, nil
+	s.closed.Store(true)
 	return s.sdk.Close()
 }
