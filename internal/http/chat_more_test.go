@@ -172,3 +172,15 @@ func TestChat_UnreachableMCPServerIsAClearError(t *testing.T) {
 		t.Errorf("error %+v", te)
 	}
 }
+
+func TestChat_DisabledServersAreNotOffered(t *testing.T) {
+	e := newAPI(t)
+	e.createDemo("demo")
+	e.must(201, "POST", "/api/mcp/servers", map[string]any{"label": "other", "url": startDemo(t, "")}, nil)
+	e.must(200, "PATCH", "/api/mcp/servers/other", map[string]any{"enabled": false}, nil)
+	e.send("", "hello").ok(t)
+	tools, _ := json.Marshal(e.up.sent()[e.up.count()-1]["tools"])
+	if strings.Contains(string(tools), `"other"`) || !strings.Contains(string(tools), `"demo"`) {
+		t.Errorf("tools %s: want demo only", tools)
+	}
+}
