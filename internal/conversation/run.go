@@ -60,7 +60,16 @@ func (r *relay) run(ctx context.Context) {
 		Tools: r.groups, Retry: len(t.answers) == 0}
 	stream, err := s.upstream.Stream(ctx, req)
 	if err != nil {
-		r.fail(r.upstreamError(ctx, err, false))
+		e := r.upstreamError(ctx, err, false)
+		if len(t.answerIDs) > 0 && maybeDelivered(err) {
+			// The answers may have reached upstream and run there: they are
+			// never sent as approvals again (at most once, not twice).
+			if err := s.store.Repo().MarkAnswered(r.store, t.answerIDs, "unknown"); err != nil {
+				s.log.ErrorContext(ctx, "recording answers that may have been delivered failed", "error", err)
+			}
+			e.Message += "; the decisions may have reached the model's provider, so they will not be sent again"
+		}
+		r.fail(e)
 		return
 	}
 	defer stream.Close()
@@ -295,4 +304,14 @@ func nonNil(s []string) []string {
 		return []string{}
 	}
 	return s
+}
+
+// maybeDelivered reports whether a request that failed may still have been
+// received and acted on upstream.
+func maybeDelivered(err error) bool {
+	var ue *UpstreamError
+	if errors.As(err, &ue) {
+		return ue.MaybeDelivered
+	}
+	return true // cancelled in flight, or a 200 whose stream broke before its first event
 }

@@ -207,6 +207,20 @@ func (s *Service) decide(ctx context.Context, r Repo, a Approval, d Decision, ac
 	a.State = Denied
 	if *d.Approve {
 		a.State = Approved
+		if !d.Remember {
+			// Blocked since it asked (settings changed, server disabled or
+			// removed): blocked means never run, so an approval cannot
+			// override it; remembering the approval changes the policy.
+			p, _, err := policy.Effective(ctx, r.Policy(), a.ServerLabel, a.ToolName)
+			if err != nil {
+				return DecisionEvent{}, err
+			}
+			if p == policy.Blocked {
+				return DecisionEvent{}, apperr.New(apperr.Conflict, "tool_blocked",
+					"%s on server %s is blocked (or its server is disabled or gone) since it asked, so it cannot be approved; deny it, or approve with remember: true to allow it from now on",
+					a.ToolName, a.ServerLabel)
+			}
+		}
 	}
 	a.DecidedAt, a.DecidedBy, a.Remember = &now, &actor, d.Remember
 	if d.Reason != nil && strings.TrimSpace(stripNUL(*d.Reason)) != "" {

@@ -98,6 +98,9 @@ type UpstreamError struct {
 	Status  int    // HTTP status, 0 for errors inside a stream
 	Code    string // the provider's code, e.g. rate_limit_exceeded, previous_response_not_found
 	Message string
+	// MaybeDelivered says the request may have reached the provider although
+	// no answer came back (the connection broke after it was sent).
+	MaybeDelivered bool
 }
 
 func (e *UpstreamError) Error() string {

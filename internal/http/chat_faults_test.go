@@ -308,3 +308,45 @@ func TestChat_SecretArgumentsAreRedacted(t *testing.T) {
 		}
 	}
 }
+
+func TestChat_FollowUpCutBeforeAnyEventIsNeverSentAgain(t *testing.T) {
+	e := newAPI(t)
+	e.askFor("delete_forecast")
+	s := e.send("", `delete_forecast {"city": "Oslo"}`).ok(t)
+	conv, ap := s.conv(t), one[approval](t, s, "approval.required")
+	e.up.setBehavior("cut, at=0")
+	f := e.decide(conv, ap.ID, true, nil)
+	te := one[turnError](t, f, "error")
+	if !strings.Contains(te.Message, "will not be sent again") {
+		t.Errorf("error %+v does not say the decision may have been delivered", te)
+	}
+	// The emulator runs the approved call even though it cut the stream:
+	// the next message must not approve it a second time.
+	e.up.setBehavior("")
+	e.send(conv, "go on").ok(t)
+	in, _ := json.Marshal(e.up.sent()[e.up.count()-1]["input"])
+	if !strings.Contains(string(in), ap.ID) || strings.Contains(string(in), `"approve":true`) {
+		t.Errorf("next request input %s: want the request closed with a denial", in)
+	}
+	if n := e.demo.State().Calls["delete_forecast"]; n > 1 {
+		t.Errorf("delete_forecast ran %d times", n)
+	}
+}
+
+func TestChat_ToolBlockedSinceItAskedCannotBeApproved(t *testing.T) {
+	e := newAPI(t)
+	e.askFor("delete_forecast")
+	s := e.send("", `delete_forecast {"city": "Oslo"}`).ok(t)
+	conv, ap := s.conv(t), one[approval](t, s, "approval.required")
+	e.setPolicy("demo", "delete_forecast", "blocked")
+	if r := e.decide(conv, ap.ID, true, nil); r.status != 409 || !strings.Contains(string(r.body), "tool_blocked") {
+		t.Fatalf("approving a blocked tool: %d %s", r.status, r.body)
+	}
+	if tr := e.transcript(conv); len(tr.Pending) != 1 {
+		t.Fatal("the refused approval changed the request")
+	}
+	e.decide(conv, ap.ID, false, nil).ok(t)
+	if _, ok := e.demo.State().Forecasts["Oslo"]; !ok {
+		t.Error("the blocked tool ran")
+	}
+}

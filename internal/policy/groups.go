@@ -176,3 +176,34 @@ func (s *Service) RecordListed(ctx context.Context, label string, tools []Discov
 func (s *Service) Remember(ctx context.Context, r Repo, label, tool string, p Policy) error {
 	return s.setPolicies(ctx, r, label, map[string]*Policy{tool: &p})
 }
+
+// Effective returns one tool's effective policy, read in r. A server that
+// no longer exists blocks all its tools.
+func Effective(ctx context.Context, r Repo, label, tool string) (Policy, Source, error) {
+	srv, err := r.Server(ctx, label, false)
+	if apperr.KindOf(err) == apperr.NotFound {
+		return Blocked, FromServer, nil
+	}
+	if err != nil {
+		return "", "", err
+	}
+	set, err := r.Settings(ctx)
+	if err != nil {
+		return "", "", err
+	}
+	tools, err := r.Tools(ctx, label)
+	if err != nil {
+		return "", "", err
+	}
+	var explicit *Policy
+	for _, t := range tools {
+		if t.Name == tool {
+			explicit = t.Policy
+		}
+	}
+	p, src := Resolve(explicit, srv.DefaultPolicy, set.DefaultPolicy)
+	if !srv.Enabled {
+		return Blocked, FromServer, nil
+	}
+	return p, src, nil
+}

@@ -7,9 +7,11 @@ package responses
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"net/http"
 	"strconv"
 
@@ -142,12 +144,14 @@ func requestError(ctx context.Context, err error, res *http.Response) error {
 		return upstreamError(ae.StatusCode, ae.Code, ae.Type, ae.Message)
 	}
 	if res != nil && res.StatusCode >= 400 {
-		// openai-go fails to read some error bodies (not JSON, no "error"
-		// key) and returns its decoding error instead of an *openai.Error.
+		// An error answer whose body could not be read: openai-go returns
+		// the read error instead of an *openai.Error.
 		return upstreamError(res.StatusCode, "", "", "")
 	}
 	if res == nil {
-		return &conversation.UpstreamError{Code: conversation.CodeUnreachable, Message: err.Error()}
+		// No HTTP answer: refused, DNS, TLS, but also a connection that
+		// ended before the answer's headers (the request may have arrived).
+		return &conversation.UpstreamError{Code: conversation.CodeUnreachable, Message: err.Error(), MaybeDelivered: !neverSent(err)}
 	}
 	return fmt.Errorf("responses: the stream ended before its first event: %w", err)
 }
@@ -163,4 +167,16 @@ func upstreamError(status int, code, typ, msg string) *conversation.UpstreamErro
 		msg = http.StatusText(status)
 	}
 	return &conversation.UpstreamError{Status: status, Code: code, Message: msg}
+}
+
+// neverSent reports whether err happened before the request could be sent:
+// no connection was made (refused, DNS, TLS).
+func neverSent(err error) bool {
+	var op *net.OpError
+	if errors.As(err, &op) && op.Op == "dial" {
+		return true
+	}
+	var dns *net.DNSError
+	var tlsErr *tls.CertificateVerificationError
+	return errors.As(err, &dns) || errors.As(err, &tlsErr)
 }

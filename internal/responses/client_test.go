@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -277,5 +278,22 @@ func TestCloseEndsTheConnection(t *testing.T) {
 	case <-gone:
 	case <-time.After(5 * time.Second):
 		t.Fatal("the server still holds the connection after Close")
+	}
+}
+
+// TestCutBeforeTheFirstEvent: the answer began (200) but broke before its
+// first event: nothing was streamed, and it is no provider error.
+func TestCutBeforeTheFirstEvent(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		w.Header().Set("Content-Length", "1000") // more than is sent: the body ends early
+		_, _ = w.Write([]byte("event: response.created\ndata: {\"type\":"))
+	}))
+	defer srv.Close()
+	c := tgresponses.New(tgresponses.Config{BaseURL: srv.URL + "/v1/", APIKey: "sk-test", Model: "m"})
+	es, err := c.Stream(t.Context(), conversation.UpstreamRequest{UserText: "hi"})
+	var ue *conversation.UpstreamError
+	if es != nil || !errors.Is(err, io.ErrUnexpectedEOF) || errors.As(err, &ue) {
+		t.Fatalf("Stream = %v, %#v; want an error wrapping io.ErrUnexpectedEOF", es, err)
 	}
 }

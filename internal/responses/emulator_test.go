@@ -339,6 +339,19 @@ func TestEmulatorCutStream(t *testing.T) {
 	}
 }
 
+// TestEmulatorCutBeforeTheAnswer: the connection drops before any HTTP
+// answer, which Stream reports like an unreachable provider (although the
+// request may have reached it).
+func TestEmulatorCutBeforeTheAnswer(t *testing.T) {
+	t.Parallel()
+	c := responses.New(responses.Config{BaseURL: startEmulator(t), APIKey: "sk-test", Model: model, HTTPClient: behaviorClient("cut; at=0")})
+	es, err := c.Stream(t.Context(), conversation.UpstreamRequest{UserText: "hello"})
+	var ue *conversation.UpstreamError
+	if es != nil || !errors.As(err, &ue) || ue.Code != conversation.CodeUnreachable || !strings.Contains(ue.Message, "EOF") {
+		t.Fatalf("Stream = %v, %#v; want UpstreamError %s", es, err, conversation.CodeUnreachable)
+	}
+}
+
 func TestEmulatorTerminalErrors(t *testing.T) {
 	t.Parallel()
 	base := startEmulator(t)

@@ -85,12 +85,12 @@ type entry struct {
 // groups the request offers Answer.ToolName under exactly
 // Answer.UpstreamLabel: the tool is added to that entry's allowed_tools
 // (its require_approval stays as it is, except that a "never" entry turns
-// into the object form so the added tool still asks), or, when no entry has that label
-// (the tool changed groups in the split layout, or the server offers nothing
-// else), an entry with that label is added for the server with
-// allowed_tools [tool] and require_approval "always". Answers for servers
-// that are not among groups (disabled or deleted) change nothing: upstream
-// then rejects the request, and that error is what the person sees.
+// into the object form so that the added tool still asks), or, when no
+// entry has that label (the tool changed groups in the split layout, or the
+// server offers nothing else), an entry with that label is added for the
+// server with allowed_tools [tool] and require_approval "always". Answers
+// for servers not among groups (disabled or deleted) change nothing:
+// upstream then rejects the request, and that error is what the person sees.
 func RenderTools(groups []policy.ServerTools, answers []conversation.Answer, layout Layout) ([]responses.ToolUnionParam, Labels) {
 	servers := map[string]policy.Server{}
 	for _, g := range groups {
@@ -129,9 +129,9 @@ func RenderTools(groups []policy.ServerTools, answers []conversation.Answer, lay
 		}
 		if e := entries[i]; !e.allowAll && !slices.Contains(e.allowed, a.ToolName) {
 			if e.approval == "never" {
-				// Never a reason to let the answered tool run unasked
-				// later in the response: keep only the group's own tools
-				// unasked (object form).
+				// The added tool would run unasked if the model called it
+				// again in this response: only the group's own tools skip
+				// approval (object form).
 				e.approval, e.never = "", slices.Clone(e.allowed)
 			}
 			e.allowed = append(e.allowed, a.ToolName)
