@@ -164,3 +164,13 @@ func (s *Server) postApprovalResponse(c echo.Context) error {
 	}
 	return s.stream(c, turn)
 }
+
+// retryConversation sends the turn that failed last again; it streams like
+// the turn itself.
+func (s *Server) retryConversation(c echo.Context) error {
+	turn, err := s.chat.StartRetry(c.Request().Context(), c.Param("conversationId"))
+	if err != nil {
+		return err
+	}
+	return s.stream(c, turn)
+}

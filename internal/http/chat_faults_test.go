@@ -350,3 +350,40 @@ func TestChat_ToolBlockedSinceItAskedCannotBeApproved(t *testing.T) {
 		t.Error("the blocked tool ran")
 	}
 }
+
+func TestChat_RetrySendsWhatFailedOnce(t *testing.T) {
+	e := newAPI(t)
+	e.askFor("delete_forecast")
+	s := e.send("", `delete_forecast {"city": "Oslo"}`).ok(t)
+	conv, ap := s.conv(t), one[approval](t, s, "approval.required")
+	if r := e.stream("/api/conversations/"+conv+"/retry", map[string]any{}); r.status != 409 {
+		t.Errorf("retry with nothing failed: %d %s", r.status, r.body)
+	}
+
+	// A decision whose follow-up failed before reaching the model.
+	e.up.setBehavior("status=503, retry-after=0")
+	one[turnError](t, e.decide(conv, ap.ID, true, nil), "error")
+	e.up.setBehavior("")
+	r := e.stream("/api/conversations/"+conv+"/retry", map[string]any{}).ok(t)
+	if _, ok := e.demo.State().Forecasts["Oslo"]; ok || one[convEvent](t, r, "conversation").Kind != "decisions" {
+		t.Errorf("retry did not send the approval: %v", r.names())
+	}
+
+	// A message whose turn failed: sent again, not stored twice.
+	e.up.setBehavior("status=503, retry-after=0")
+	one[turnError](t, e.send(conv, "what now?"), "error")
+	e.up.setBehavior("")
+	e.stream("/api/conversations/"+conv+"/retry", map[string]any{}).ok(t)
+	n := 0
+	for _, it := range e.transcript(conv).Items {
+		if it.Type == "user_message" && it.Text == "what now?" {
+			n++
+		}
+	}
+	if n != 1 {
+		t.Errorf("the retried message is in the transcript %d times", n)
+	}
+	if r := e.stream("/api/conversations/"+conv+"/retry", map[string]any{}); r.status != 409 {
+		t.Errorf("second retry: %d %s", r.status, r.body)
+	}
+}

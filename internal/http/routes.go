@@ -35,4 +35,5 @@ func (s *Server) routes() {
 	// Server-sent event streams: no timeout middleware, heartbeats instead.
 	e.POST("/api/responses", s.postResponse)
 	e.POST("/api/responses/approval-response", s.postApprovalResponse)
+	e.POST("/api/conversations/:conversationId/retry", s.retryConversation)
 }
