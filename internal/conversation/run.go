@@ -34,7 +34,7 @@ func (t *Turn) Run(ctx context.Context, sink Sink) {
 			PendingApprovals: len(t.pendingIDs), PendingApprovalIDs: nonNil(t.pendingIDs)})
 		return
 	}
-	r := relay{t: t, sink: sink, store: context.WithoutCancel(ctx)}
+	r := relay{t: t, sink: sink, store: context.WithoutCancel(ctx), texts: map[string]string{}}
 	r.run(ctx)
 }
 
@@ -99,6 +99,7 @@ func (r *relay) handle(ctx context.Context, ev Event) (done bool, err error) {
 			return false, s.store.Repo().MarkAnswered(r.store, t.answerIDs, ev.ResponseID)
 		}
 	case EventTextDelta:
+		r.texts[ev.ItemID] += ev.Delta
 		r.sink.Send(EventNameTextDelta, TextDeltaEvent{ItemID: ev.ItemID, ResponseID: r.response, Delta: ev.Delta})
 	case EventItemDone:
 		return false, r.item(ev.Item)
@@ -141,6 +142,7 @@ func (r *relay) item(u *UpstreamItem) error {
 	switch u.Type {
 	case ItemMessage:
 		it.Text = u.Text
+		delete(r.texts, u.ID)
 	case ItemListTools:
 		it.Tools, it.ListError = u.Tools, u.ListError
 		if err := s.policies.RecordListed(r.store, u.ServerLabel, u.Tools); err != nil {
@@ -289,6 +291,11 @@ func (r *relay) end(e TurnError) {
 				}
 			}
 		}
+		for id, text := range r.texts { // what the browser saw of a message cut short
+			if _, err := repo.AppendItem(r.store, t.conv.ID, Item{Type: ItemMessage, ID: id, ResponseID: r.response, Text: text, Partial: true}); err != nil {
+				return err
+			}
+		}
 		if _, err := repo.AppendItem(r.store, t.conv.ID, Item{Type: ItemError, ID: newID("err_"), ResponseID: r.response, Error: &e}); err != nil {
 			return err
 		}
@@ -311,7 +318,9 @@ func nonNil(s []string) []string {
 func maybeDelivered(err error) bool {
 	var ue *UpstreamError
 	if errors.As(err, &ue) {
-		return ue.MaybeDelivered
+		// 500, 502 and 504 may come from a proxy after upstream got the
+		// request; 429, 503 and 4xx mean it was not taken on.
+		return ue.MaybeDelivered || ue.Status == 500 || ue.Status == 502 || ue.Status == 504
 	}
 	return true // cancelled in flight, or a 200 whose stream broke before its first event
 }

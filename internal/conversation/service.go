@@ -96,8 +96,16 @@ func (s *Service) Info() Info { return s.info }
 // outlive its process, and a stale mark would refuse every new message.
 func (s *Service) Recover(ctx context.Context) error {
 	n, err := s.store.Repo().ClearTurns(ctx)
+	if err != nil {
+		return err
+	}
 	if n > 0 {
 		s.log.WarnContext(ctx, "cleared turns left running by a previous process", "count", n)
+	}
+	// Their responses never completed: what they asked cannot be answered.
+	n, err = s.store.Repo().SupersedeOrphans(ctx, "The response that asked did not complete (the server stopped), so this request can no longer be answered.")
+	if n > 0 {
+		s.log.WarnContext(ctx, "superseded approval requests of responses that never completed", "count", n)
 	}
 	return err
 }

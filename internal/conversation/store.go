@@ -36,6 +36,11 @@ type Repo interface {
 	EndTurn(ctx context.Context, id, turn, lastResponse string) error
 	// ClearTurns forgets every running turn: at start, none can be running.
 	ClearTurns(ctx context.Context) (int64, error)
+	// SupersedeOrphans supersedes, with reason, the pending approval
+	// requests of conversations with no running turn whose response is not
+	// the conversation's last: they came from a response that never
+	// completed and can no longer be answered.
+	SupersedeOrphans(ctx context.Context, reason string) (int64, error)
 
 	// AppendItem adds it at the end of the transcript and returns it with
 	// its sequence number and time.

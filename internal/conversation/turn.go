@@ -178,6 +178,14 @@ func (s *Service) StartDecisions(ctx context.Context, conversationID string, ds 
 		if conv.Streaming {
 			return turnInProgress(conv.ID)
 		}
+		for _, id := range ids {
+			if a := byID[id]; conv.LastResponseID == nil || a.ResponseID != *conv.LastResponseID {
+				// Left by a response that never completed; Recover and the
+				// turn's end supersede these, this guards the gap.
+				a.State = Superseded
+				return notPending(a)
+			}
+		}
 		actor, err := s.actor(ctx, r)
 		if err != nil {
 			return err
@@ -275,7 +283,7 @@ func (t *Turn) claimFollowUp(ctx context.Context, r Repo, responses map[string]b
 		}
 	}
 	for i := range t.decisions {
-		t.decisions[i].PendingApprovalIDs = slices.Clone(t.pendingIDs)
+		t.decisions[i].PendingApprovalIDs = nonNil(slices.Clone(t.pendingIDs))
 	}
 	if len(t.pendingIDs) > 0 || t.conv.LastResponseID == nil || !responses[*t.conv.LastResponseID] {
 		// Still waiting; or the decisions belong to a response that is

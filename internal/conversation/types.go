@@ -41,7 +41,8 @@ type Item struct {
 	ResponseID string    `json:"response_id,omitempty"`
 	CreatedAt  time.Time `json:"created_at"`
 
-	Text string `json:"text,omitempty"` // user_message, message
+	Text    string `json:"text,omitempty"`    // user_message, message
+	Partial bool   `json:"partial,omitempty"` // message: cut short (the turn ended in an error); Text is what arrived
 
 	// mcp_list_tools, mcp_call, mcp_approval_request
 	ServerLabel   string `json:"server_label,omitempty"`

@@ -36,7 +36,7 @@ func (s *Server) listConversations(c echo.Context) error {
 	limit := 0
 	if v := c.QueryParam("limit"); v != "" {
 		n, err := strconv.Atoi(v)
-		if err != nil {
+		if err != nil || n < 1 {
 			return apperr.Invalidf("invalid_limit", "limit", "limit must be a whole number between 1 and 500 (got %q)", v)
 		}
 		limit = n

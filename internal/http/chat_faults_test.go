@@ -387,3 +387,65 @@ func TestChat_RetrySendsWhatFailedOnce(t *testing.T) {
 		t.Errorf("second retry: %d %s", r.status, r.body)
 	}
 }
+
+func TestChat_RestartSupersedesRequestsOfUnfinishedResponses(t *testing.T) {
+	e := newAPI(t)
+	e.askFor("delete_forecast")
+	s := e.send("", `delete_forecast {"city": "Oslo"}`).ok(t)
+	conv, ap := s.conv(t), one[approval](t, s, "approval.required")
+	// As if the process died after the approval request arrived and before
+	// its response completed.
+	if _, err := e.pool.Exec(context.Background(),
+		`UPDATE conversations SET last_response_id = NULL, active_turn = 'turn_dead' WHERE id = $1`, conv); err != nil {
+		t.Fatal(err)
+	}
+	e.start()
+	tr := e.transcript(conv)
+	if len(tr.Pending) != 0 || tr.Conversation.Streaming {
+		t.Fatalf("after restart: pending %+v, streaming %v", tr.Pending, tr.Conversation.Streaming)
+	}
+	if r := e.decide(conv, ap.ID, true, nil); r.status != 409 || !strings.Contains(string(r.body), "approval_superseded") {
+		t.Errorf("deciding an orphaned request: %d %s", r.status, r.body)
+	}
+	e.send(conv, "hello").ok(t)
+}
+
+func TestChat_TextCutShortIsKeptAsPartial(t *testing.T) {
+	e := newAPI(t)
+	e.createDemo("demo")
+	s := e.send("", "[emulator: cut, at=12] hello there, tell me about the tools")
+	var seen string
+	for _, d := range all[struct {
+		Delta string `json:"delta"`
+	}](t, s, "text.delta") {
+		seen += d.Delta
+	}
+	if seen == "" {
+		t.Fatalf("no text before the cut: %v", s.names())
+	}
+	tr := e.transcript(s.conv(t))
+	var partial *item
+	for _, it := range tr.Items {
+		if it.Type == "message" {
+			partial = &it
+		}
+	}
+	if partial == nil || partial.Text != seen || !partial.Partial {
+		t.Errorf("transcript message %+v, want the %q that arrived, marked partial", partial, seen)
+	}
+}
+
+func TestChat_GatewayErrorOnAFollowUpIsTreatedAsMaybeDelivered(t *testing.T) {
+	e := newAPI(t)
+	e.askFor("delete_forecast")
+	s := e.send("", `delete_forecast {"city": "Oslo"}`).ok(t)
+	conv, ap := s.conv(t), one[approval](t, s, "approval.required")
+	e.up.setBehavior("status=502")
+	one[turnError](t, e.decide(conv, ap.ID, true, nil), "error")
+	e.up.setBehavior("")
+	e.send(conv, "go on").ok(t)
+	in, _ := json.Marshal(e.up.sent()[e.up.count()-1]["input"])
+	if strings.Contains(string(in), `"approve":true`) {
+		t.Errorf("after a 502 the approval was sent again: %s", in)
+	}
+}

@@ -178,6 +178,7 @@ type (
 		ID                string          `json:"id"`
 		ResponseID        string          `json:"response_id"`
 		Text              string          `json:"text"`
+		Partial           bool            `json:"partial"`
 		ServerLabel       string          `json:"server_label"`
 		Name              string          `json:"name"`
 		Arguments         json.RawMessage `json:"arguments"`

@@ -164,6 +164,17 @@ func (r convRepo) EndTurn(ctx context.Context, id, turn, lastResponse string) er
 	return translate(err, "end turn")
 }
 
+func (r convRepo) SupersedeOrphans(ctx context.Context, reason string) (int64, error) {
+	tag, err := r.q.Exec(ctx, `UPDATE approval_requests a SET state = 'superseded', decided_at = now(), reason = $1
+		FROM conversations c
+		WHERE a.conversation_id = c.id AND a.state = 'pending' AND c.active_turn IS NULL
+		  AND c.last_response_id IS DISTINCT FROM a.response_id`, reason)
+	if err != nil {
+		return 0, translate(err, "supersede approval requests of responses that never completed")
+	}
+	return tag.RowsAffected(), nil
+}
+
 func (r convRepo) ClearTurns(ctx context.Context) (int64, error) {
 	tag, err := r.q.Exec(ctx, `UPDATE conversations SET active_turn = NULL, active_turn_at = NULL
 		WHERE active_turn IS NOT NULL`)
