@@ -1,0 +1,44 @@
+package http_test
+
+import (
+	"os"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/toolgate/toolgate/internal/conversation"
+)
+
+// TestSSEDoc_DescribesEveryEventAndField keeps docs/sse-events.md, the
+// contract clients are written against, in step with the payloads the
+// server sends: every event name has a section and every JSON field of
+// every payload is named in the document.
+func TestSSEDoc_DescribesEveryEventAndField(t *testing.T) {
+	raw, err := os.ReadFile("../../docs/sse-events.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := string(raw)
+	for _, name := range []string{conversation.EventNameConversation, conversation.EventNameTextDelta, conversation.EventNameItem,
+		conversation.EventNameApproval, conversation.EventNameDecision, conversation.EventNameCompleted,
+		conversation.EventNameFailed, conversation.EventNameError} {
+		if !strings.Contains(doc, "#### `"+name+"`") {
+			t.Errorf("docs/sse-events.md has no section for event %s", name)
+		}
+	}
+	for _, v := range []any{conversation.ConversationEvent{}, conversation.TextDeltaEvent{}, conversation.ItemEvent{},
+		conversation.Item{}, conversation.AllowedBy{}, conversation.Approval{}, conversation.AskReason{},
+		conversation.DecisionEvent{}, conversation.PolicyChange{}, conversation.CompletedEvent{},
+		conversation.FailedEvent{}, conversation.TurnError{}} {
+		typ := reflect.TypeOf(v)
+		for i := range typ.NumField() {
+			name, _, _ := strings.Cut(typ.Field(i).Tag.Get("json"), ",")
+			if name == "" || name == "-" {
+				continue
+			}
+			if !strings.Contains(doc, "`"+name+"`") && !strings.Contains(doc, `"`+name+`"`) {
+				t.Errorf("docs/sse-events.md does not mention field %s of %s", name, typ.Name())
+			}
+		}
+	}
+}
