@@ -449,3 +449,23 @@ func TestChat_GatewayErrorOnAFollowUpIsTreatedAsMaybeDelivered(t *testing.T) {
 		t.Errorf("after a 502 the approval was sent again: %s", in)
 	}
 }
+
+func TestChat_FollowUpCutAfterItStartedIsNeverSentAgain(t *testing.T) {
+	e := newAPI(t)
+	e.askFor("delete_forecast")
+	s := e.send("", `delete_forecast {"city": "Oslo"}`).ok(t)
+	conv, ap := s.conv(t), one[approval](t, s, "approval.required")
+	e.up.setBehavior("cut, at=2") // after response.created and response.in_progress
+	if te := one[turnError](t, e.decide(conv, ap.ID, true, nil), "error"); te.Code != "upstream_cut" {
+		t.Fatalf("error %+v", te)
+	}
+	e.up.setBehavior("")
+	e.send(conv, "go on").ok(t)
+	in, _ := json.Marshal(e.up.sent()[e.up.count()-1]["input"])
+	if !strings.Contains(string(in), ap.ID) || strings.Contains(string(in), `"approve":true`) || !strings.Contains(string(in), "interrupted") {
+		t.Errorf("next request input %s: want the request closed with a denial saying why", in)
+	}
+	if n := e.demo.State().Calls["delete_forecast"]; n > 1 {
+		t.Errorf("delete_forecast ran %d times", n)
+	}
+}
