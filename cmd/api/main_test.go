@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/toolgate/toolgate/internal/demomcp"
+	"github.com/toolgate/toolgate/internal/emulator"
 	"github.com/toolgate/toolgate/internal/testdb"
 )
 
@@ -308,4 +309,53 @@ func field(t *testing.T, data, key string) string {
 	}
 	s, _ := m[key].(string)
 	return s
+}
+
+// TestRun_WithAKeyTalksToTheConfiguredProvider: with OPENAI_API_KEY set,
+// nothing offline starts, the key is sent as the bearer token, and
+// OPENAI_BASE_URL and OPENAI_MODEL choose the endpoint and model.
+func TestRun_WithAKeyTalksToTheConfiguredProvider(t *testing.T) {
+	emu, err := emulator.New(emulator.Config{APIKey: "sk-test-0123456789"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var models []string
+	var mu sync.Mutex
+	provider := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		raw, _ := io.ReadAll(r.Body)
+		var body struct{ Model string }
+		_ = json.Unmarshal(raw, &body)
+		mu.Lock()
+		models = append(models, body.Model)
+		mu.Unlock()
+		r.Body = io.NopCloser(bytes.NewReader(raw))
+		emu.Handler().ServeHTTP(w, r)
+	}))
+	defer provider.Close()
+	demo := httptest.NewServer(demomcp.New(demomcp.Options{}).Handler())
+	defer demo.Close()
+	env := map[string]string{"DATABASE_URL": testdb.MissingURL(t), "OPENAI_API_KEY": "sk-test-0123456789",
+		"OPENAI_BASE_URL": provider.URL + "/v1/", "OPENAI_MODEL": "gpt-4o-mini"}
+	base, logs, _ := start(t, env)
+	if st, body := do(t, "GET", base+"/api/info", ""); !strings.Contains(body, `"offline":false`) || !strings.Contains(body, "gpt-4o-mini") {
+		t.Errorf("info: %d %s", st, body)
+	}
+	if st, _ := do(t, "GET", base+"/api/mcp/servers/demo", ""); st != 404 {
+		t.Error("the offline demo server was registered although a key is set")
+	}
+	if st, body := do(t, "POST", base+"/api/mcp/servers", fmt.Sprintf(`{"label":"weather","url":%q}`, demo.URL+"/mcp")); st != 201 {
+		t.Fatalf("create: %d %s", st, body)
+	}
+	_, events := sse(t, base+"/api/responses", `{"input":"get_forecast {\"city\": \"Lisbon\"}"}`)
+	if events[len(events)-1].name != "completed" {
+		t.Fatalf("turn with a key: %v", events)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(models) != 1 || models[0] != "gpt-4o-mini" {
+		t.Errorf("models sent %v", models)
+	}
+	if strings.Contains(logs.String(), "0123456789") {
+		t.Error("the API key reached the log")
+	}
 }
