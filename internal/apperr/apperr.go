@@ -5,6 +5,8 @@ package apperr
 import (
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 )
 
 // Kind classifies an error for transport mapping.
@@ -86,6 +88,20 @@ func (f Fields) Add(field, format string, args ...any) {
 	if _, dup := f[field]; !dup {
 		f[field] = fmt.Sprintf(format, args...)
 	}
+}
+
+// Join returns the problems as one sentence, ordered by field.
+func (f Fields) Join() string {
+	keys := make([]string, 0, len(f))
+	for k := range f {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	msgs := make([]string, len(keys))
+	for i, k := range keys {
+		msgs[i] = f[k]
+	}
+	return strings.Join(msgs, "; ")
 }
 
 // Err returns nil when there are no problems, else one Invalid error carrying

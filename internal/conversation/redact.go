@@ -72,12 +72,8 @@ func redact(v any, path string, paths *[]string) any {
 		}
 	case []any:
 		for i, x := range t {
-			t[i] = redact(x, path+"["+itoa(i)+"]", paths)
+			t[i] = redact(x, path+"["+strconv.Itoa(i)+"]", paths)
 		}
 	}
 	return v
 }
-
-func itoa(i int) string { return strconv.Itoa(i) }
-
-func jsonMarshal(v any) ([]byte, error) { return json.Marshal(v) }

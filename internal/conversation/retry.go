@@ -53,11 +53,7 @@ func (s *Service) StartRetry(ctx context.Context, conversationID string) (*Turn,
 				return nothingToRetry(conv.ID)
 			}
 		}
-		if t.grants, err = r.Grants(ctx, conv.ID); err != nil {
-			return err
-		}
-		t.claimed = true
-		return r.StartTurn(ctx, conv.ID, t.id)
+		return t.claim(ctx, r)
 	})
 	if err != nil {
 		return nil, err

@@ -2,6 +2,7 @@ package conversation
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 
@@ -225,7 +226,7 @@ func (r *relay) annotations(server, tool string) []byte {
 	if err == nil {
 		for _, x := range tools {
 			if x.Name == tool && x.Discovered {
-				if b, err := jsonMarshal(x.Annotations); err == nil {
+				if b, err := json.Marshal(x.Annotations); err == nil {
 					return b
 				}
 			}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -88,11 +89,7 @@ func (s *Service) StartMessage(ctx context.Context, conversationID, input string
 			return err
 		}
 		t.userItem = &item
-		if t.grants, err = r.Grants(ctx, conv.ID); err != nil {
-			return err
-		}
-		t.claimed = true
-		return r.StartTurn(ctx, conv.ID, t.id)
+		return t.claim(ctx, r)
 	})
 	if err != nil {
 		return nil, err
@@ -295,6 +292,12 @@ func (t *Turn) claimFollowUp(ctx context.Context, r Repo, responses map[string]b
 	if err := t.closeOpen(ctx, r); err != nil {
 		return err
 	}
+	return t.claim(ctx, r)
+}
+
+// claim marks the conversation as running this turn, under the lock the
+// caller's transaction r holds, and reads the grants its request needs.
+func (t *Turn) claim(ctx context.Context, r Repo) error {
 	grants, err := r.Grants(ctx, t.conv.ID)
 	if err != nil {
 		return err
@@ -314,7 +317,7 @@ func validateDecisions(ds []Decision) error {
 			if len(ds) == 1 {
 				return field
 			}
-			return "decisions[" + itoa(i) + "]." + field
+			return "decisions[" + strconv.Itoa(i) + "]." + field
 		}
 		switch {
 		case d.ApprovalRequestID == "":
@@ -335,20 +338,7 @@ func validateDecisions(ds []Decision) error {
 			f.Add(at("scope"), "scope \"conversation\" allows a tool for the rest of the conversation, so it only goes with approve: true")
 		}
 	}
-	return f.Err("invalid_decision", "nothing was recorded: "+joinFields(f))
-}
-
-func joinFields(f apperr.Fields) string {
-	keys := make([]string, 0, len(f))
-	for k := range f {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	msgs := make([]string, len(keys))
-	for i, k := range keys {
-		msgs[i] = f[k]
-	}
-	return strings.Join(msgs, "; ")
+	return f.Err("invalid_decision", "nothing was recorded: "+f.Join())
 }
 
 func notPending(a Approval) error {

@@ -12,8 +12,7 @@ import (
 func TestChat_SecondDecisionConflictsAndUnknownIsNotFound(t *testing.T) {
 	e := newAPI(t)
 	e.askFor("delete_forecast")
-	s := e.send("", `delete_forecast {"city": "Oslo"}`).ok(t)
-	conv, ap := s.conv(t), one[approval](t, s, "approval.required")
+	_, conv, ap := e.askToDeleteOslo()
 	e.decide(conv, ap.ID, true, nil).ok(t)
 	before := e.up.count()
 
@@ -44,8 +43,7 @@ func TestChat_SecondDecisionConflictsAndUnknownIsNotFound(t *testing.T) {
 func TestChat_RacingDecisionsMakeExactlyOneFollowUp(t *testing.T) {
 	e := newAPI(t)
 	e.askFor("delete_forecast")
-	s := e.send("", `delete_forecast {"city": "Oslo"}`).ok(t)
-	conv, ap := s.conv(t), one[approval](t, s, "approval.required")
+	_, conv, ap := e.askToDeleteOslo()
 	before := e.up.count()
 
 	const tabs = 6
@@ -73,8 +71,7 @@ func TestChat_RacingDecisionsMakeExactlyOneFollowUp(t *testing.T) {
 func TestChat_PendingApprovalSurvivesReloadAndRestart(t *testing.T) {
 	e := newAPI(t)
 	e.askFor("delete_forecast")
-	s := e.send("", `delete_forecast {"city": "Oslo"}`).ok(t)
-	conv, ap := s.conv(t), one[approval](t, s, "approval.required")
+	_, conv, ap := e.askToDeleteOslo()
 
 	before := e.transcript(conv)
 	if len(before.Pending) != 1 || before.Pending[0].ID != ap.ID || before.Conversation.Pending != 1 {
@@ -177,8 +174,7 @@ func TestChat_RateLimitIsRetriedBeforeAnythingStreamed(t *testing.T) {
 func TestChat_DecisionFollowUpIsNeverRetried(t *testing.T) {
 	e := newAPI(t)
 	e.askFor("delete_forecast")
-	s := e.send("", `delete_forecast {"city": "Oslo"}`).ok(t)
-	conv, ap := s.conv(t), one[approval](t, s, "approval.required")
+	_, conv, ap := e.askToDeleteOslo()
 	e.up.setBehavior("status=503, retry-after=0")
 	before := e.up.count()
 	f := e.decide(conv, ap.ID, true, nil)
@@ -203,8 +199,7 @@ func TestChat_DecisionFollowUpIsNeverRetried(t *testing.T) {
 func TestChat_NewMessageWhilePendingDeniesTheRequests(t *testing.T) {
 	e := newAPI(t)
 	e.askFor("delete_forecast")
-	s := e.send("", `delete_forecast {"city": "Oslo"}`).ok(t)
-	conv, ap := s.conv(t), one[approval](t, s, "approval.required")
+	_, conv, ap := e.askToDeleteOslo()
 
 	n := e.send(conv, "never mind, what is the weather?").ok(t)
 	if d := one[decisionEvent](t, n, "decision.recorded"); d.ApprovalRequestID != ap.ID || d.State != "superseded" {
@@ -312,8 +307,7 @@ func TestChat_SecretArgumentsAreRedacted(t *testing.T) {
 func TestChat_FollowUpCutBeforeAnyEventIsNeverSentAgain(t *testing.T) {
 	e := newAPI(t)
 	e.askFor("delete_forecast")
-	s := e.send("", `delete_forecast {"city": "Oslo"}`).ok(t)
-	conv, ap := s.conv(t), one[approval](t, s, "approval.required")
+	_, conv, ap := e.askToDeleteOslo()
 	e.up.setBehavior("cut, at=0")
 	f := e.decide(conv, ap.ID, true, nil)
 	te := one[turnError](t, f, "error")
@@ -336,8 +330,7 @@ func TestChat_FollowUpCutBeforeAnyEventIsNeverSentAgain(t *testing.T) {
 func TestChat_ToolBlockedSinceItAskedCannotBeApproved(t *testing.T) {
 	e := newAPI(t)
 	e.askFor("delete_forecast")
-	s := e.send("", `delete_forecast {"city": "Oslo"}`).ok(t)
-	conv, ap := s.conv(t), one[approval](t, s, "approval.required")
+	_, conv, ap := e.askToDeleteOslo()
 	e.setPolicy("demo", "delete_forecast", "blocked")
 	if r := e.decide(conv, ap.ID, true, nil); r.status != 409 || !strings.Contains(string(r.body), "tool_blocked") {
 		t.Fatalf("approving a blocked tool: %d %s", r.status, r.body)
@@ -354,8 +347,7 @@ func TestChat_ToolBlockedSinceItAskedCannotBeApproved(t *testing.T) {
 func TestChat_RetrySendsWhatFailedOnce(t *testing.T) {
 	e := newAPI(t)
 	e.askFor("delete_forecast")
-	s := e.send("", `delete_forecast {"city": "Oslo"}`).ok(t)
-	conv, ap := s.conv(t), one[approval](t, s, "approval.required")
+	_, conv, ap := e.askToDeleteOslo()
 	if r := e.stream("/api/conversations/"+conv+"/retry", map[string]any{}); r.status != 409 {
 		t.Errorf("retry with nothing failed: %d %s", r.status, r.body)
 	}
@@ -391,8 +383,7 @@ func TestChat_RetrySendsWhatFailedOnce(t *testing.T) {
 func TestChat_RestartSupersedesRequestsOfUnfinishedResponses(t *testing.T) {
 	e := newAPI(t)
 	e.askFor("delete_forecast")
-	s := e.send("", `delete_forecast {"city": "Oslo"}`).ok(t)
-	conv, ap := s.conv(t), one[approval](t, s, "approval.required")
+	_, conv, ap := e.askToDeleteOslo()
 	// As if the process died after the approval request arrived and before
 	// its response completed.
 	if _, err := e.pool.Exec(context.Background(),
@@ -438,8 +429,7 @@ func TestChat_TextCutShortIsKeptAsPartial(t *testing.T) {
 func TestChat_GatewayErrorOnAFollowUpIsTreatedAsMaybeDelivered(t *testing.T) {
 	e := newAPI(t)
 	e.askFor("delete_forecast")
-	s := e.send("", `delete_forecast {"city": "Oslo"}`).ok(t)
-	conv, ap := s.conv(t), one[approval](t, s, "approval.required")
+	_, conv, ap := e.askToDeleteOslo()
 	e.up.setBehavior("status=502")
 	one[turnError](t, e.decide(conv, ap.ID, true, nil), "error")
 	e.up.setBehavior("")
@@ -453,8 +443,7 @@ func TestChat_GatewayErrorOnAFollowUpIsTreatedAsMaybeDelivered(t *testing.T) {
 func TestChat_FollowUpCutAfterItStartedIsNeverSentAgain(t *testing.T) {
 	e := newAPI(t)
 	e.askFor("delete_forecast")
-	s := e.send("", `delete_forecast {"city": "Oslo"}`).ok(t)
-	conv, ap := s.conv(t), one[approval](t, s, "approval.required")
+	_, conv, ap := e.askToDeleteOslo()
 	e.up.setBehavior("cut, at=2") // after response.created and response.in_progress
 	if te := one[turnError](t, e.decide(conv, ap.ID, true, nil), "error"); te.Code != "upstream_cut" {
 		t.Fatalf("error %+v", te)

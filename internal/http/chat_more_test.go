@@ -91,8 +91,7 @@ func TestChat_FailedResponseEndsWithFailed(t *testing.T) {
 func TestChat_BadInputIsRefusedAndChangesNothing(t *testing.T) {
 	e := newAPI(t)
 	e.askFor("delete_forecast")
-	s := e.send("", `delete_forecast {"city": "Oslo"}`).ok(t)
-	conv, ap := s.conv(t), one[approval](t, s, "approval.required")
+	_, conv, ap := e.askToDeleteOslo()
 	for _, tc := range []struct {
 		path string
 		body any

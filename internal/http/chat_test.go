@@ -22,6 +22,14 @@ func (e *apiEnv) askFor(tools ...string) {
 	}
 }
 
+// askToDeleteOslo sends the message that makes delete_forecast ask and
+// returns its stream, conversation and approval request.
+func (e *apiEnv) askToDeleteOslo() (stream, string, approval) {
+	e.t.Helper()
+	s := e.send("", `delete_forecast {"city": "Oslo"}`).ok(e.t)
+	return s, s.conv(e.t), one[approval](e.t, s, "approval.required")
+}
+
 func lastMessage(t testing.TB, s stream) string {
 	t.Helper()
 	var text string

@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"cmp"
 	"context"
 	"slices"
 
@@ -91,21 +92,11 @@ func GroupTools(srv Server, tools []Tool, global Policy, allowed map[string]bool
 	}
 	def, _ := Resolve(nil, srv.DefaultPolicy, global)
 	g.OfferUnknown = !discovered && len(g.Blocked) == 0 && def != Blocked
-	byName := func(a, b GroupedTool) int { return compareStrings(a.Name, b.Name) }
+	byName := func(a, b GroupedTool) int { return cmp.Compare(a.Name, b.Name) }
 	slices.SortFunc(g.Never, byName)
 	slices.SortFunc(g.Always, byName)
 	slices.Sort(g.Blocked)
 	return g
-}
-
-func compareStrings(a, b string) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // RequestTools groups the tools of every enabled server for one request.

@@ -56,7 +56,7 @@ func (n NewServer) Validate() error {
 	if n.DefaultPolicy != nil && !n.DefaultPolicy.Valid() {
 		f.Add("default_policy", "default_policy must be one of always, never, blocked, or null (got %q)", *n.DefaultPolicy)
 	}
-	return f.Err(firstCode(f), "the server is not valid: "+joinFields(f))
+	return f.Err(firstCode(f), "the server is not valid: "+f.Join())
 }
 
 // ServerPatch changes some fields of a server; nil fields stay as they are.
@@ -117,7 +117,7 @@ func (p ServerPatch) Apply(s Server) (Server, error) {
 	if p.Enabled != nil {
 		s.Enabled = *p.Enabled
 	}
-	if err := f.Err(firstCode(f), "the change is not valid: "+joinFields(f)); err != nil {
+	if err := f.Err(firstCode(f), "the change is not valid: "+f.Join()); err != nil {
 		return s, err
 	}
 	return s, nil
@@ -235,14 +235,6 @@ func firstCode(f apperr.Fields) string {
 		}
 	}
 	return "invalid_headers"
-}
-
-func joinFields(f apperr.Fields) string {
-	msgs := make([]string, 0, len(f))
-	for _, k := range sortedKeys(f) {
-		msgs = append(msgs, f[k])
-	}
-	return strings.Join(msgs, "; ")
 }
 
 func fieldMsg(err error, field string) string {

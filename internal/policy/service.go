@@ -251,7 +251,7 @@ func (s *Service) SetPolicies(ctx context.Context, label string, policies map[st
 			code = "invalid_policy"
 		}
 	}
-	if err := f.Err(code, "nothing was changed: "+joinFields(f)); err != nil {
+	if err := f.Err(code, "nothing was changed: "+f.Join()); err != nil {
 		return err
 	}
 	return s.store.Tx(ctx, func(r Repo) error { return s.setPolicies(ctx, r, label, policies) })

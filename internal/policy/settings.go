@@ -43,7 +43,7 @@ func (p SettingsPatch) Apply(s Settings) (Settings, error) {
 	if _, ok := f["default_policy"]; ok {
 		code = "invalid_policy"
 	}
-	if err := f.Err(code, "the settings are not valid: "+joinFields(f)); err != nil {
+	if err := f.Err(code, "the settings are not valid: "+f.Join()); err != nil {
 		return s, err
 	}
 	return s, nil
