@@ -1,0 +1,108 @@
+// The chat stream's events: a typed union mirroring docs/sse-events.md.
+// Unknown event names are skipped (the contract says more may be added).
+import type { Approval, Item, Policy } from "./types";
+
+export interface ConversationEvent {
+  conversation_id: string;
+  turn_id: string;
+  kind: "message" | "decisions";
+  offline: boolean;
+  model: string;
+}
+export interface TextDeltaEvent { item_id: string; response_id: string; delta: string }
+export interface ItemDoneEvent { item: Item }
+export interface DecisionRecordedEvent {
+  approval_request_id: string;
+  server_label: string;
+  tool_name: string;
+  state: "approved" | "denied" | "superseded";
+  reason: string | null;
+  scope: "once" | "conversation" | null;
+  remember: boolean;
+  policy_changed: { server_label: string; tool_name: string; policy: Policy } | null;
+  decided_at: string;
+  pending_approval_ids: string[] | null;
+}
+export interface CompletedEvent {
+  response_id: string | null;
+  pending_approvals: number;
+  pending_approval_ids: string[] | null;
+  sent: boolean;
+}
+export interface FailedEvent { response_id: string; code: "response_failed" | "response_incomplete"; message: string }
+export interface ErrorEvent { code: string; message: string; retryable: boolean }
+
+export type ChatEvent =
+  | { event: "conversation"; id: number; data: ConversationEvent }
+  | { event: "text.delta"; id: number; data: TextDeltaEvent }
+  | { event: "item.done"; id: number; data: ItemDoneEvent }
+  | { event: "approval.required"; id: number; data: Approval }
+  | { event: "decision.recorded"; id: number; data: DecisionRecordedEvent }
+  | { event: "completed"; id: number; data: CompletedEvent }
+  | { event: "failed"; id: number; data: FailedEvent }
+  | { event: "error"; id: number; data: ErrorEvent };
+
+export type ChatEventName = ChatEvent["event"];
+
+const known: ReadonlySet<string> = new Set<ChatEventName>([
+  "conversation", "text.delta", "item.done", "approval.required",
+  "decision.recorded", "completed", "failed", "error",
+]);
+
+export const isTerminal = (e: ChatEvent) => e.event === "completed" || e.event === "failed" || e.event === "error";
+
+/** A raw server-sent event: what the parser yields before typing. */
+export interface RawEvent { id: string; event: string; data: string }
+
+/** Types a raw event; returns null for comments-only frames and unknown names. */
+export function toChatEvent(raw: RawEvent): ChatEvent | null {
+  if (!known.has(raw.event)) return null;
+  return { event: raw.event, id: Number(raw.id), data: JSON.parse(raw.data) } as ChatEvent;
+}
+
+/**
+ * Reads a text/event-stream body and yields each event. It follows the
+ * WHATWG framing (field lines, blank line ends an event, ":" comments such as
+ * heartbeats ignored, CRLF/CR/LF line ends, multi-line data joined by "\n").
+ */
+export async function* parseSSE(body: ReadableStream<Uint8Array>, signal?: AbortSignal): AsyncGenerator<RawEvent> {
+  const reader = body.getReader();
+  const decoder = new TextDecoder();
+  let buf = "";
+  let ev: RawEvent = { id: "", event: "", data: "" };
+  let hasData = false;
+  const onAbort = () => { reader.cancel().catch(() => {}); };
+  signal?.addEventListener("abort", onAbort);
+  try {
+    for (;;) {
+      const { value, done } = await reader.read();
+      if (done) return;
+      buf += decoder.decode(value, { stream: true });
+      for (;;) {
+        const m = /\r\n|\r|\n/.exec(buf);
+        if (!m) break;
+        // A lone "\r" at the very end may be the first half of "\r\n".
+        if (m[0] === "\r" && m.index === buf.length - 1) break;
+        const line = buf.slice(0, m.index);
+        buf = buf.slice(m.index + m[0].length);
+        if (line === "") {
+          if (hasData || ev.event) yield { ...ev, event: ev.event || "message" };
+          ev = { id: ev.id, event: "", data: "" };
+          hasData = false;
+          continue;
+        }
+        if (line.startsWith(":")) continue;
+        const colon = line.indexOf(":");
+        const field = colon < 0 ? line : line.slice(0, colon);
+        let value = colon < 0 ? "" : line.slice(colon + 1);
+        if (value.startsWith(" ")) value = value.slice(1);
+        if (field === "data") { ev.data = hasData ? ev.data + "\n" + value : value; hasData = true; }
+        else if (field === "event") ev.event = value;
+        else if (field === "id") ev.id = value;
+      }
+    }
+  } finally {
+    signal?.removeEventListener("abort", onAbort);
+    try { reader.releaseLock(); } catch { /* a read was still pending */ }
+  }
+}

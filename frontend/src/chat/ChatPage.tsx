@@ -1,0 +1,3 @@
+export function ChatPage(_: { conversationId?: string }) {
+  return <p>Chat</p>;
+}

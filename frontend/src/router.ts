@@ -1,0 +1,70 @@
+// A tiny router over the History API: the app has four kinds of pages, so a
+// router library would be more code than it saves.
+import { useEffect, useState } from "react";
+
+export type Route =
+  | { page: "chat"; conversationId?: string }
+  | { page: "settings"; server?: string; tool?: string }
+  | { page: "audit" };
+
+export function parseRoute(loc: { pathname: string; search: string }): Route {
+  const q = new URLSearchParams(loc.search);
+  const m = /^\/c\/([^/]+)$/.exec(loc.pathname);
+  if (m) return { page: "chat", conversationId: decodeURIComponent(m[1]) };
+  if (loc.pathname === "/settings") return { page: "settings", server: q.get("server") ?? undefined, tool: q.get("tool") ?? undefined };
+  if (loc.pathname === "/audit") return { page: "audit" };
+  return { page: "chat" };
+}
+
+export function href(r: Route): string {
+  switch (r.page) {
+    case "chat":
+      return r.conversationId ? `/c/${encodeURIComponent(r.conversationId)}` : "/";
+    case "settings": {
+      const q = new URLSearchParams();
+      if (r.server) q.set("server", r.server);
+      if (r.tool) q.set("tool", r.tool);
+      const s = q.toString();
+      return s ? `/settings?${s}` : "/settings";
+    }
+    case "audit":
+      return "/audit";
+  }
+}
+
+const listeners = new Set<() => void>();
+
+/** Goes to a route; replace keeps the back button from returning to it. */
+export function navigate(to: Route | string, opts: { replace?: boolean } = {}) {
+  const url = typeof to === "string" ? to : href(to);
+  if (opts.replace) history.replaceState(null, "", url);
+  else history.pushState(null, "", url);
+  listeners.forEach((l) => l());
+}
+
+export function useRoute(): Route {
+  const [route, setRoute] = useState(() => parseRoute(location));
+  useEffect(() => {
+    const update = () => setRoute(parseRoute(location));
+    listeners.add(update);
+    window.addEventListener("popstate", update);
+    return () => {
+      listeners.delete(update);
+      window.removeEventListener("popstate", update);
+    };
+  }, []);
+  return route;
+}
+
+/** Props for an <a> that navigates in-app on a plain click. */
+export function linkProps(to: Route) {
+  const url = href(to);
+  return {
+    href: url,
+    onClick: (e: React.MouseEvent) => {
+      if (e.defaultPrevented || e.button !== 0 || e.metaKey || e.ctrlKey || e.shiftKey || e.altKey) return;
+      e.preventDefault();
+      navigate(url);
+    },
+  };
+}

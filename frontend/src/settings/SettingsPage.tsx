@@ -1,0 +1,3 @@
+export function SettingsPage(_: { focusServer?: string; focusTool?: string }) {
+  return <p>Settings</p>;
+}
