@@ -3,14 +3,16 @@
 # whose database is created on first start. With no OPENAI_API_KEY the API
 # is offline: it starts the OpenAI Responses emulator and the demo MCP server
 # in its own process and registers the demo server as "demo", so chatting
-# works with no key and no network. Ctrl-C stops it.
+# works with no key and no network. It builds the web app (frontend/) and
+# serves it at / from the same origin. Ctrl-C stops it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 mkdir -p bin
 go build -o bin/ ./cmd/api ./cmd/demo-mcp ./cmd/emulator
+./scripts/web.sh
 if [[ -z "${OPENAI_API_KEY:-}" ]]; then
   echo "toolgate: OFFLINE (no OPENAI_API_KEY): answers come from the built-in emulator, not a real model"
 fi
-echo "toolgate: http://${LISTEN_ADDR:-127.0.0.1:8080}/ (API reference: docs/openapi.yaml, chat stream: docs/sse-events.md)"
+echo "toolgate: open http://${LISTEN_ADDR:-127.0.0.1:8080}/ in a browser (API reference: docs/openapi.yaml, chat stream: docs/sse-events.md)"
 exec ./bin/api

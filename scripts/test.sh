@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
-# Runs every test. Tests need Postgres: TEST_DATABASE_URL when set; otherwise
-# the local server on 127.0.0.1:5432 when it answers; otherwise the tests
-# start one with testcontainers (Docker), or fail saying how to provide one.
+# Runs every test: the Go tests, then the web app's type check and component
+# tests (Vitest), then the end-to-end tests in real Chromium against the
+# real binary. Tests need Postgres: TEST_DATABASE_URL when set; otherwise the
+# local server on 127.0.0.1:5432 when it answers; otherwise the Go tests start
+# one with testcontainers (Docker), or fail saying how to provide one. The
+# browser tests need Chromium at /usr/bin/chromium (apt-get install -y chromium).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -10,4 +13,14 @@ if [ -z "${TEST_DATABASE_URL:-}" ] && command -v pg_isready >/dev/null && pg_isr
 fi
 echo "test database: ${TEST_DATABASE_URL:-testcontainers (Docker)}"
 
+echo "== go test"
 go test -race -count=1 ./...
+
+echo "== web app: type check, component tests, build"
+./scripts/web.sh --deps-only
+(cd frontend && npm run --silent typecheck && npx vitest run && npm run --silent build)
+
+echo "== end-to-end in Chromium (screenshots: frontend/test-results/e2e/)"
+mkdir -p bin
+go build -o bin/ ./cmd/api ./cmd/demo-mcp
+(cd frontend && npm run --silent e2e)

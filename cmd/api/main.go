@@ -103,7 +103,7 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger) error {
 	if err := chat.Recover(ctx); err != nil {
 		return err
 	}
-	api := toolhttp.NewServer(log, policies, chat, store, toolhttp.Options{MaxBodyBytes: cfg.MaxBodyBytes, Heartbeat: cfg.SSEHeartbeat})
+	api := toolhttp.NewServer(log, policies, chat, store, toolhttp.Options{MaxBodyBytes: cfg.MaxBodyBytes, Heartbeat: cfg.SSEHeartbeat, WebDir: cfg.WebDir})
 
 	ln, err := net.Listen("tcp", cfg.ListenAddr)
 	if err != nil {

@@ -32,6 +32,7 @@ type Config struct {
 	EmulatorAddr     string        // EMULATOR_ADDR: where the in-process emulator listens when offline
 	DemoMCPAddr      string        // DEMO_MCP_ADDR: where the in-process demo MCP server listens when offline
 	OfflineDemo      bool          // OFFLINE_DEMO: when offline, start the demo MCP server and register it as "demo"
+	WebDir           string        // WEB_DIR: the built web app (frontend/dist), served at /
 }
 
 // Offline reports whether Toolgate talks to its built-in emulator instead of
@@ -106,6 +107,7 @@ func Load(getenv func(string) string) (Config, error) {
 	if c.OfflineDemo, err = strconv.ParseBool(get("OFFLINE_DEMO", "true")); err != nil {
 		errs = append(errs, fmt.Sprintf("OFFLINE_DEMO must be true or false (got %q)", getenv("OFFLINE_DEMO")))
 	}
+	c.WebDir = get("WEB_DIR", "frontend/dist")
 	if len(errs) > 0 {
 		return c, fmt.Errorf("invalid configuration:\n  %s", strings.Join(errs, "\n  "))
 	}
@@ -138,6 +140,7 @@ func (c Config) LogValue() slog.Value {
 		slog.Int("openai_max_retries", c.OpenAIMaxRetries),
 		slog.String("mcp_tool_layout", c.ToolLayout),
 		slog.Duration("sse_heartbeat", c.SSEHeartbeat),
+		slog.String("web_dir", c.WebDir),
 	)
 }
 

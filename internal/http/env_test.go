@@ -45,6 +45,7 @@ type envOptions struct {
 	layout    string        // MCP_TOOL_LAYOUT
 	heartbeat time.Duration // SSE_HEARTBEAT
 	retries   int           // OPENAI_MAX_RETRIES
+	webDir    string        // WEB_DIR
 }
 
 const demoToken = "demo-secret-token-0123456789"
@@ -87,7 +88,7 @@ func (e *apiEnv) start() {
 	if err := e.chat.Recover(context.Background()); err != nil {
 		e.t.Fatal(err)
 	}
-	e.api = toolhttp.NewServer(e.log, svc, e.chat, store, toolhttp.Options{MaxBodyBytes: 64 << 10, Heartbeat: e.opts.heartbeat})
+	e.api = toolhttp.NewServer(e.log, svc, e.chat, store, toolhttp.Options{MaxBodyBytes: 64 << 10, Heartbeat: e.opts.heartbeat, WebDir: e.opts.webDir})
 	srv := httptest.NewServer(e.api)
 	e.t.Cleanup(srv.Close)
 	e.url = srv.URL

@@ -36,4 +36,8 @@ func (s *Server) routes() {
 	e.POST("/api/responses", s.postResponse)
 	e.POST("/api/responses/approval-response", s.postApprovalResponse)
 	e.POST("/api/conversations/:conversationId/retry", s.retryConversation)
+
+	// The web app (frontend/dist): files, and index.html for its own routes.
+	e.GET("/*", s.webApp)
+	e.HEAD("/*", s.webApp)
 }

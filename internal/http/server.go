@@ -5,8 +5,11 @@ package http
 
 import (
 	"context"
+	"io/fs"
 	"log/slog"
 	"net/http"
+	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -30,12 +33,15 @@ type Server struct {
 	log          *slog.Logger
 	maxBodyBytes int64
 	heartbeat    time.Duration
+	web          fs.FS  // the built web app; nil: not built
+	webDir       string // where it was looked for, for the "not built" page
 }
 
 // Options are the API's limits.
 type Options struct {
 	MaxBodyBytes int64         // limit on a request body
 	Heartbeat    time.Duration // interval of SSE heartbeat comments (at most 15 s)
+	WebDir       string        // the built web app served at / ("" or no index.html: a page saying how to build it)
 }
 
 // NewServer returns the API with every dependency explicit.
@@ -45,7 +51,14 @@ func NewServer(log *slog.Logger, policies *policy.Service, chat *conversation.Se
 	if opts.Heartbeat <= 0 || opts.Heartbeat > 15*time.Second {
 		opts.Heartbeat = 15 * time.Second
 	}
-	s := &Server{echo: e, policies: policies, chat: chat, db: db, log: log, maxBodyBytes: opts.MaxBodyBytes, heartbeat: opts.Heartbeat}
+	s := &Server{echo: e, policies: policies, chat: chat, db: db, log: log, maxBodyBytes: opts.MaxBodyBytes, heartbeat: opts.Heartbeat, webDir: opts.WebDir}
+	if opts.WebDir != "" {
+		if st, err := os.Stat(filepath.Join(opts.WebDir, "index.html")); err == nil && !st.IsDir() {
+			s.web = os.DirFS(opts.WebDir)
+		} else {
+			log.Warn("web app not built: / explains how to build it", "web_dir", opts.WebDir)
+		}
+	}
 	e.HTTPErrorHandler = s.handleError
 	e.Use(middleware.RequestID())
 	e.Use(s.logRequests)

@@ -1,0 +1,158 @@
+// End-to-end: the web app in real Chromium against the real Toolgate binary,
+// Postgres, the Responses emulator and the demo MCP server. Each scenario
+// saves a screenshot of its end state in frontend/test-results/e2e/.
+import assert from "node:assert/strict";
+import { before, test } from "node:test";
+import { ChatPage, SettingsPage } from "./app.mjs";
+import { preflight, scenario, startDemoMCP } from "./harness.mjs";
+
+before(() => preflight());
+
+test("set a tool to Ask, approve its request with remember: the output appears and the tool is Auto", () =>
+  scenario("approve-remember", async ({ page, url, consoleErrors }) => {
+    await page.goto(url + "/");
+    const settings = new SettingsPage(page);
+    const chat = new ChatPage(page);
+
+    await settings.open();
+    await settings.setPolicy("delete_forecast", "Ask");
+
+    await chat.open();
+    await chat.send('delete_forecast {"city": "Oslo"}');
+    const card = chat.card("delete_forecast");
+    await card.waitFor();
+    await assert.doesNotReject(card.getByText('"city": "Oslo"').waitFor(), "the card shows the arguments");
+    await card.getByText(/destructive/i).first().waitFor();
+    await card.getByRole("checkbox", { name: "Remember for this tool" }).check();
+    await card.getByRole("button", { name: "Approve" }).click();
+
+    await page.getByText("Deleted the forecast for Oslo.").first().waitFor();
+    await chat.idle();
+    await page.getByText(/approved by you/i).first().waitFor();
+    assert.equal(await chat.card("delete_forecast").count(), 0, "no card is left pending");
+
+    await settings.open();
+    await settings.policy("delete_forecast").getByRole("radio", { name: /^Auto/ }).waitFor();
+    assert.equal(await settings.policy("delete_forecast").getByRole("radio", { name: /^Auto/ }).isChecked(), true,
+      "the remembered approval set the tool to Auto");
+    assert.deepEqual(consoleErrors, []);
+  }));
+
+test("deny with a reason: the tool does not run and the model is told why", () =>
+  scenario("deny-with-reason", async ({ page, url, api }) => {
+    await api.setPolicy("demo", "delete_forecast", "always");
+    await page.goto(url + "/");
+    const chat = new ChatPage(page);
+    await chat.send('delete_forecast {"city": "Berlin"}');
+    const card = chat.card("delete_forecast");
+    await card.getByRole("textbox", { name: "Reason (optional, sent to the model)" }).fill("keep Berlin");
+    await card.getByRole("button", { name: "Deny" }).click();
+    await chat.idle();
+    await page.getByText(/denied: keep Berlin/i).first().waitFor();
+    assert.equal(await page.getByText("Deleted the forecast for Berlin.").count(), 0, "the tool did not run");
+
+    // What a person would check: Berlin's forecast is still there.
+    await chat.send('get_forecast {"city": "Berlin"}');
+    await chat.idle();
+    await page.getByText(/Light rain clearing by evening/).first().waitFor();
+  }));
+
+test("two approvals in one turn: both cards, each decided, then one continuation", () =>
+  scenario("two-approvals", async ({ page, url, api }) => {
+    await api.setPolicy("demo", "delete_forecast", "always");
+    await api.setPolicy("demo", "send_alert", "always");
+    await page.goto(url + "/");
+    const chat = new ChatPage(page);
+    await chat.send('delete_forecast {"city": "Lisbon"} then send_alert {"city": "Berlin", "message": "storm"}');
+    const del = chat.card("delete_forecast");
+    const alert = chat.card("send_alert");
+    await del.waitFor();
+    await alert.waitFor();
+    await chat.idle();
+
+    await del.getByRole("button", { name: "Approve" }).click();
+    await page.getByText(/1 of 2/).first().waitFor();
+    assert.equal(await page.getByText("Deleted the forecast for Lisbon.").count(), 0, "nothing runs before both are decided");
+
+    await alert.getByRole("textbox", { name: "Reason (optional, sent to the model)" }).fill("no alerts today");
+    await alert.getByRole("button", { name: "Deny" }).click();
+    await page.getByText("Deleted the forecast for Lisbon.").first().waitFor();
+    await chat.idle();
+    await page.getByText(/denied: no alerts today/i).first().waitFor();
+    assert.equal(await page.getByText(/Sent a weather alert/).count(), 0, "the denied tool did not run");
+  }));
+
+test("a reload brings a pending card back, and it can still be decided", () =>
+  scenario("reload-pending", async ({ page, url, api }) => {
+    await api.setPolicy("demo", "delete_forecast", "always");
+    await page.goto(url + "/");
+    const chat = new ChatPage(page);
+    await chat.send('delete_forecast {"city": "Oslo"}');
+    await chat.card("delete_forecast").waitFor();
+    await chat.idle();
+    await page.waitForURL(/\/c\/conv_/);
+
+    await page.reload();
+    const card = chat.card("delete_forecast");
+    await card.waitFor();
+    await card.getByRole("button", { name: "Approve" }).click();
+    await page.getByText("Deleted the forecast for Oslo.").first().waitFor();
+    await chat.idle();
+  }));
+
+test("a blocked tool is never offered to the model", () =>
+  scenario("blocked-never-offered", async ({ page, url }) => {
+    await page.goto(url + "/");
+    const settings = new SettingsPage(page);
+    const chat = new ChatPage(page);
+    await settings.open();
+    await settings.setPolicy("delete_forecast", "Blocked");
+
+    await chat.open();
+    await chat.send('delete_forecast {"city": "Oslo"}');
+    await chat.idle();
+    // The emulated model calls any tool it is offered and names; offered
+    // nothing by that name, it answers with the tools it has.
+    await page.getByText(/get_forecast/).last().waitFor();
+    assert.equal(await chat.card("delete_forecast").count(), 0, "no approval card");
+    assert.equal(await page.getByText("Deleted the forecast for Oslo.").count(), 0, "the tool did not run");
+    const answer = await page.locator(".message.assistant, [data-item-type=message]").last().innerText();
+    assert.doesNotMatch(answer, /delete_forecast/, "the model was not offered delete_forecast");
+  }));
+
+test("a newcomer registers an MCP server with a secret header, sets a policy and uses it", async () => {
+  const token = "e2e-token-9f8e7d6c5b4a";
+  const mcp = await startDemoMCP(token);
+  try {
+    await scenario("register-server", async ({ page, url }) => {
+      await page.goto(url + "/settings");
+      await page.getByRole("button", { name: "Add server" }).click();
+      await page.getByRole("textbox", { name: "Label" }).fill("weather");
+      await page.getByRole("textbox", { name: "URL" }).fill(mcp.url);
+      await page.getByRole("textbox", { name: "Description" }).fill("Forecasts, with a token");
+      await page.getByRole("textbox", { name: "Header name" }).first().fill("Authorization");
+      await page.getByLabel("Header value").first().fill("Bearer " + token);
+      await page.getByRole("button", { name: /^(Add|Save|Create)/ }).last().click();
+
+      const server = new SettingsPage(page).server("weather");
+      await server.waitFor();
+      await server.getByText(/6 tools/).waitFor();
+      assert.equal(await page.getByText(token).count(), 0, "the token is never shown");
+
+      const settings = new SettingsPage(page);
+      await settings.setPolicy("set_forecast", "Ask");
+      const chat = new ChatPage(page);
+      await chat.open();
+      await chat.send('weather.set_forecast {"city": "Paris", "summary": "Clear skies", "temperature_c": 21}');
+      const card = chat.card("set_forecast", "weather");
+      await card.getByRole("button", { name: "Approve" }).click();
+      await chat.idle();
+      await page.getByText(/Paris/).last().waitFor();
+      await chat.send('weather.get_forecast {"city": "Paris"}');
+      await chat.idle();
+      await page.getByText(/Clear skies/).last().waitFor();
+    });
+  } finally {
+    await mcp.stop();
+  }
+});

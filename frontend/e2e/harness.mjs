@@ -1,0 +1,169 @@
+// Starts the real Toolgate binary (bin/api, offline: with its built-in
+// Responses emulator and demo MCP server) on a fresh Postgres database, and
+// a real Chromium. Each scenario gets its own API and database, so one
+// scenario's remembered policies cannot leak into the next.
+import { spawn, execFileSync } from "node:child_process";
+import { existsSync, mkdirSync } from "node:fs";
+import { dirname, join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import { chromium } from "playwright-core";
+
+const here = dirname(fileURLToPath(import.meta.url));
+export const repo = resolve(here, "../..");
+export const outDir = resolve(here, "../test-results/e2e");
+export const chromiumPath = process.env.CHROMIUM_PATH || "/usr/bin/chromium";
+
+/** Fails the whole run with one clear sentence when something it needs is missing. */
+export function preflight() {
+  const problems = [];
+  if (!process.env.TEST_DATABASE_URL) {
+    problems.push("TEST_DATABASE_URL is not set: the browser tests need Postgres (make test sets it when 127.0.0.1:5432 answers).");
+  }
+  if (!existsSync(chromiumPath)) {
+    problems.push(`Chromium is not at ${chromiumPath}: install it with "apt-get install -y chromium" (or set CHROMIUM_PATH).`);
+  }
+  for (const bin of ["api", "demo-mcp"]) {
+    if (!existsSync(join(repo, "bin", bin))) problems.push(`bin/${bin} is missing: build it with "go build -o bin/ ./cmd/${bin}".`);
+  }
+  if (!existsSync(resolve(here, "../dist/index.html"))) {
+    problems.push('frontend/dist is not built: run "npm run build" in frontend/.');
+  }
+  if (problems.length) throw new Error("the end-to-end tests cannot run:\n  " + problems.join("\n  "));
+  mkdirSync(outDir, { recursive: true });
+}
+
+function databaseURL(name) {
+  const u = new URL(process.env.TEST_DATABASE_URL);
+  u.pathname = "/" + name;
+  return u.toString();
+}
+
+/** Runs a binary until it logs `pattern`; resolves with the match and a stop function. */
+function startProcess(cmd, args, env, pattern, label) {
+  return new Promise((resolveStart, rejectStart) => {
+    const child = spawn(cmd, args, { env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "pipe"] });
+    let log = "";
+    let started = false;
+    const onData = (chunk) => {
+      log += chunk;
+      const m = pattern.exec(log);
+      if (m && !started) {
+        started = true;
+        resolveStart({
+          match: m,
+          log: () => log,
+          stop: () => new Promise((done) => {
+            if (child.exitCode !== null) return done();
+            child.once("exit", done);
+            child.kill("SIGTERM");
+            setTimeout(() => child.kill("SIGKILL"), 8000).unref();
+          }),
+        });
+      }
+    };
+    child.stdout.on("data", onData);
+    child.stderr.on("data", onData);
+    child.once("exit", (code) => {
+      if (!started) rejectStart(new Error(`${label} exited with ${code} before it was ready:\n${log}`));
+    });
+    setTimeout(() => { if (!started) { child.kill("SIGKILL"); rejectStart(new Error(`${label} did not start in 30 s:\n${log}`)); } }, 30000).unref();
+  });
+}
+
+/**
+ * Starts Toolgate offline on a new database. Returns {url, log, stop}. The
+ * demo MCP server is registered as "demo" (tools get_forecast,
+ * list_forecasts, set_forecast, delete_forecast, send_alert, reset_forecasts).
+ */
+export async function startToolgate(name) {
+  const db = `toolgate_e2e_${name.replace(/\W/g, "_")}_${process.pid}`.toLowerCase();
+  dropDatabase(db);
+  const proc = await startProcess(join(repo, "bin/api"), [], {
+    OPENAI_API_KEY: "",
+    OPENAI_BASE_URL: "",
+    DATABASE_URL: databaseURL(db),
+    LISTEN_ADDR: "127.0.0.1:0",
+    EMULATOR_ADDR: "127.0.0.1:0",
+    DEMO_MCP_ADDR: "127.0.0.1:0",
+    WEB_DIR: resolve(here, "../dist"),
+    LOG_FORMAT: "text",
+  }, /toolgate is listening"? url=(http:\/\/[^\s"]+)/, "toolgate");
+  return {
+    url: proc.match[1],
+    log: proc.log,
+    stop: async () => { await proc.stop(); dropDatabase(db); },
+  };
+}
+
+/** Starts a standalone demo MCP server (cmd/demo-mcp) requiring a bearer token. */
+export async function startDemoMCP(token) {
+  const proc = await startProcess(join(repo, "bin/demo-mcp"), ["-addr", "127.0.0.1:0", "-token", token], {},
+    /serving MCP"? url=(http:\/\/[^\s"]+)/, "demo-mcp");
+  return { url: proc.match[1], stop: proc.stop };
+}
+
+function dropDatabase(db) {
+  try {
+    execFileSync("psql", [process.env.TEST_DATABASE_URL, "-qc", `DROP DATABASE IF EXISTS ${db} WITH (FORCE)`], { stdio: "ignore" });
+  } catch { /* psql missing or the server refused: a leftover database harms nothing */ }
+}
+
+/** Launches headless Chromium with the flags that work on a machine without network. */
+export async function launchBrowser() {
+  return chromium.launch({
+    executablePath: chromiumPath,
+    headless: true,
+    args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-quic",
+      "--no-first-run", "--disable-component-update", "--disable-sync"],
+  });
+}
+
+/**
+ * Runs one scenario against a fresh Toolgate and browser page, and saves a
+ * screenshot of the page's end state (also when the scenario fails, named
+ * *-FAILED.png, with the API's log beside it).
+ */
+export async function scenario(name, fn) {
+  const tg = await startToolgate(name);
+  const browser = await launchBrowser();
+  const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+  const page = await context.newPage();
+  const consoleErrors = [];
+  page.on("console", (m) => { if (m.type() === "error") consoleErrors.push(m.text()); });
+  page.on("pageerror", (e) => consoleErrors.push(String(e)));
+  page.setDefaultTimeout(10000);
+  let failed = true;
+  try {
+    await fn({ page, url: tg.url, api: apiClient(tg.url), consoleErrors });
+    failed = false;
+  } finally {
+    const file = join(outDir, `${name}${failed ? "-FAILED" : ""}.png`);
+    await page.screenshot({ path: file, fullPage: true }).catch(() => {});
+    if (failed) {
+      const { writeFileSync } = await import("node:fs");
+      writeFileSync(join(outDir, `${name}-FAILED-api.log`), tg.log());
+    }
+    await browser.close().catch(() => {});
+    await tg.stop();
+  }
+}
+
+/** A small REST client for setting up state the scenario is not about. */
+export function apiClient(base) {
+  const call = async (method, path, body) => {
+    const res = await fetch(base + path, {
+      method,
+      headers: body ? { "Content-Type": "application/json" } : {},
+      body: body ? JSON.stringify(body) : undefined,
+    });
+    const text = await res.text();
+    if (!res.ok) throw new Error(`${method} ${path}: ${res.status} ${text}`);
+    return text ? JSON.parse(text) : undefined;
+  };
+  return {
+    call,
+    setPolicy: (server, tool, policy) =>
+      call("PUT", `/api/mcp/servers/${server}/tools/${tool}/approval-policy`, { policy }),
+    tools: (server) => call("GET", `/api/mcp/servers/${server}/tools`).then((r) => r.tools),
+  };
+}
