@@ -20,7 +20,7 @@ func TestLoad_Defaults(t *testing.T) {
 		LogLevel: slog.LevelInfo, LogFormat: "text", DiscoveryTimeout: 10 * time.Second,
 		MaxBodyBytes: 1 << 20, ShutdownTimeout: 10 * time.Second,
 		OpenAIModel: "gpt-5-mini", OpenAIMaxRetries: 2, ToolLayout: "default", SSEHeartbeat: 15 * time.Second,
-		EmulatorAddr: "127.0.0.1:8091", DemoMCPAddr: "127.0.0.1:8090", OfflineDemo: true}
+		EmulatorAddr: "127.0.0.1:8091", DemoMCPAddr: "127.0.0.1:8090", OfflineDemo: true, WebDir: "frontend/dist"}
 	if !got.Offline() {
 		t.Error("no OPENAI_API_KEY must mean offline")
 	}

@@ -42,3 +42,41 @@ func TestSSEDoc_DescribesEveryEventAndField(t *testing.T) {
 		}
 	}
 }
+
+// TestSSEDoc_WebAppUnionMirrorsEveryEventAndField keeps the web app's typed
+// event union (frontend/src/api/events.ts, types.ts) in step with the same
+// payloads: every event is a member of the union and every JSON field is a
+// property of some type there.
+func TestSSEDoc_WebAppUnionMirrorsEveryEventAndField(t *testing.T) {
+	var ts strings.Builder
+	for _, f := range []string{"../../frontend/src/api/events.ts", "../../frontend/src/api/types.ts"} {
+		raw, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ts.Write(raw)
+	}
+	src := ts.String()
+	for _, name := range []string{conversation.EventNameConversation, conversation.EventNameTextDelta, conversation.EventNameItem,
+		conversation.EventNameApproval, conversation.EventNameDecision, conversation.EventNameCompleted,
+		conversation.EventNameFailed, conversation.EventNameError} {
+		if !strings.Contains(src, `{ event: "`+name+`";`) {
+			t.Errorf("frontend/src/api/events.ts: ChatEvent has no member for event %s", name)
+		}
+	}
+	for _, v := range []any{conversation.ConversationEvent{}, conversation.TextDeltaEvent{}, conversation.ItemEvent{},
+		conversation.Item{}, conversation.AllowedBy{}, conversation.Approval{}, conversation.AskReason{},
+		conversation.DecisionEvent{}, conversation.PolicyChange{}, conversation.CompletedEvent{},
+		conversation.FailedEvent{}, conversation.TurnError{}, conversation.Conversation{}, conversation.Transcript{}} {
+		typ := reflect.TypeOf(v)
+		for i := range typ.NumField() {
+			name, _, _ := strings.Cut(typ.Field(i).Tag.Get("json"), ",")
+			if name == "" || name == "-" {
+				continue
+			}
+			if !strings.Contains(src, " "+name+": ") && !strings.Contains(src, " "+name+"?: ") {
+				t.Errorf("the web app's types have no property %s (of %s)", name, typ.Name())
+			}
+		}
+	}
+}
