@@ -76,8 +76,13 @@ export async function* parseSSE(body: ReadableStream<Uint8Array>, signal?: Abort
   try {
     for (;;) {
       const { value, done } = await reader.read();
-      if (done) return;
-      buf += decoder.decode(value, { stream: true });
+      if (done) {
+        // At the end, a lone "\r" is a whole line end: no "\n" can follow it.
+        if (!buf.endsWith("\r")) return;
+        buf += "\n";
+      } else {
+        buf += decoder.decode(value, { stream: true });
+      }
       for (;;) {
         const m = /\r\n|\r|\n/.exec(buf);
         if (!m) break;
@@ -100,6 +105,7 @@ export async function* parseSSE(body: ReadableStream<Uint8Array>, signal?: Abort
         else if (field === "event") ev.event = value;
         else if (field === "id") ev.id = value;
       }
+      if (done) return;
     }
   } finally {
     signal?.removeEventListener("abort", onAbort);

@@ -1,0 +1,181 @@
+import { render, screen, within } from "@testing-library/react";
+import userEvent from "@testing-library/user-event";
+import { describe, expect, it, vi } from "vitest";
+import type { Approval } from "../api/types";
+import { ApprovalCard } from "./ApprovalCard";
+
+function approval(over: Partial<Approval> = {}): Approval {
+  return {
+    approval_request_id: "mcpr_1",
+    conversation_id: "conv_1",
+    response_id: "resp_1",
+    server_label: "demo",
+    upstream_label: "demo",
+    tool_name: "send_alert",
+    arguments: { api_token: "[redacted]", city: "Berlin", message: "storm", nested: { retries: 2, tags: ["a"] } },
+    redacted: ["api_token"],
+    annotations: { title: "Send weather alert", readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: true },
+    asks_because: { policy: "always", source: "tool" },
+    requested_at: "2026-11-21T09:54:01Z",
+    state: "pending",
+    decided_at: null,
+    decided_by: null,
+    reason: null,
+    scope: null,
+    remember: false,
+    answered_in: null,
+    ...over,
+  };
+}
+
+function setup(props: Partial<Parameters<typeof ApprovalCard>[0]> = {}) {
+  const onDecide = vi.fn();
+  const user = userEvent.setup();
+  const utils = render(<ApprovalCard approval={approval()} busy={false} onDecide={onDecide} {...props} />);
+  const card = screen.getByRole("article", { name: "Approval request: send_alert on demo" });
+  return { ...utils, onDecide, user, card };
+}
+
+describe("ApprovalCard", () => {
+  it("shows the server, the tool, its title, and the arguments as pretty JSON", () => {
+    const { card } = setup();
+    expect(within(card).getByRole("heading", { name: "send_alert on demo" })).toBeInTheDocument();
+    expect(within(card).getByText("Send weather alert")).toBeInTheDocument();
+    const args = within(card).getByRole("region", { name: "Arguments" }).querySelector("pre")!;
+    expect(args.textContent).toBe(
+      '{\n  "api_token": hidden (redacted value),\n  "city": "Berlin",\n  "message": "storm",\n  "nested": {\n    "retries": 2,\n    "tags": [\n      "a"\n    ]\n  }\n}',
+    );
+  });
+
+  it("marks redacted values as hidden instead of showing the placeholder, and names their paths", () => {
+    const { card } = setup();
+    expect(card.textContent).not.toContain("[redacted]");
+    const chip = within(card).getByText("hidden");
+    expect(chip).toHaveClass("redacted-chip");
+    const note = within(card).getByText(/Hidden by Toolgate/);
+    expect(within(note).getByText("api_token")).toBeInTheDocument();
+  });
+
+  it("does not hide a value that merely reads [redacted] when its path was not redacted", () => {
+    setup({ approval: approval({ arguments: { message: "[redacted]" }, redacted: [] }) });
+    expect(screen.queryByText("hidden")).toBeNull();
+    expect(screen.getByText('"[redacted]"')).toBeInTheDocument();
+    expect(screen.queryByText(/Hidden by Toolgate/)).toBeNull();
+  });
+
+  it("shows the MCP hints as badges, and only the true ones", () => {
+    const { card } = setup();
+    const hints = within(card).getByRole("list", { name: "Hints from the MCP server" });
+    expect(within(hints).getByText("destructive")).toHaveClass("badge", "destructive");
+    expect(within(hints).getByText("open-world")).toHaveClass("badge", "open-world");
+    expect(within(hints).queryByText("read-only")).toBeNull();
+  });
+
+  it("shows read-only for a read-only tool, and no badges for a tool without hints", () => {
+    const { unmount } = setup({ approval: approval({ annotations: { readOnlyHint: true } }) });
+    expect(screen.getByText("read-only")).toHaveClass("badge", "read-only");
+    unmount();
+    setup({ approval: approval({ annotations: {} }) });
+    expect(screen.queryByRole("list", { name: "Hints from the MCP server" })).toBeNull();
+  });
+
+  it.each([
+    ["tool", "Asks because this tool's policy is Ask"],
+    ["server", "Asks because the server default is Ask"],
+    ["global", "Asks because the global default is Ask"],
+    ["unknown", "Asks because Toolgate has not seen this tool before (unknown tools always ask)"],
+  ] as const)("says why it asks (%s)", (source, text) => {
+    setup({ approval: approval({ asks_because: { policy: "always", source } }) });
+    expect(screen.getByText(`${text}.`)).toBeInTheDocument();
+  });
+
+  it("Approve with remember sends approve and remember, nothing else", async () => {
+    const { user, onDecide } = setup();
+    await user.click(screen.getByRole("checkbox", { name: "Remember for this tool" }));
+    await user.click(screen.getByRole("button", { name: "Approve" }));
+    expect(onDecide).toHaveBeenCalledTimes(1);
+    expect(onDecide).toHaveBeenCalledWith({ approval_request_id: "mcpr_1", approve: true, remember: true });
+  });
+
+  it("Deny with a reason sends the trimmed reason", async () => {
+    const { user, onDecide } = setup();
+    await user.type(screen.getByRole("textbox", { name: "Reason (optional, sent to the model)" }), "  not Berlin, it is calm  ");
+    await user.click(screen.getByRole("button", { name: "Deny" }));
+    expect(onDecide).toHaveBeenCalledWith({ approval_request_id: "mcpr_1", approve: false, reason: "not Berlin, it is calm" });
+  });
+
+  it("Deny with remember blocks the tool, and never sends a conversation scope", async () => {
+    const { user, onDecide } = setup();
+    await user.click(screen.getByRole("checkbox", { name: "Remember for this tool" }));
+    await user.click(screen.getByRole("checkbox", { name: "Allow for this conversation" }));
+    await user.click(screen.getByRole("button", { name: "Deny" }));
+    expect(onDecide).toHaveBeenCalledWith({ approval_request_id: "mcpr_1", approve: false, remember: true });
+  });
+
+  it("Allow for this conversation approves with scope conversation", async () => {
+    const { user, onDecide } = setup();
+    await user.click(screen.getByRole("checkbox", { name: "Allow for this conversation" }));
+    await user.click(screen.getByRole("button", { name: "Approve" }));
+    expect(onDecide).toHaveBeenCalledWith({ approval_request_id: "mcpr_1", approve: true, scope: "conversation" });
+  });
+
+  it("the remember hint says what each button would remember", async () => {
+    const { user } = setup();
+    const box = screen.getByRole("checkbox", { name: "Remember for this tool" });
+    expect(box).toHaveAccessibleDescription("Approve: never ask again for send_alert · Deny: block send_alert");
+    await user.hover(screen.getByRole("button", { name: "Approve" }));
+    expect(box).toHaveAccessibleDescription("Approving will never ask again for send_alert");
+    await user.hover(screen.getByRole("button", { name: "Deny" }));
+    expect(box).toHaveAccessibleDescription("Denying will block send_alert");
+  });
+
+  it("is disabled while busy and sends nothing", async () => {
+    const { user, onDecide } = setup({ busy: true, busyText: "Sending your decision…" });
+    expect(screen.getByRole("button", { name: "Approve" })).toBeDisabled();
+    expect(screen.getByRole("button", { name: "Deny" })).toBeDisabled();
+    expect(screen.getByRole("checkbox", { name: "Remember for this tool" })).toBeDisabled();
+    expect(screen.getByRole("textbox", { name: "Reason (optional, sent to the model)" })).toBeDisabled();
+    expect(screen.getByRole("status")).toHaveTextContent("Sending your decision…");
+    await user.click(screen.getByRole("button", { name: "Approve" }));
+    expect(onDecide).not.toHaveBeenCalled();
+  });
+
+  it("sends one decision for a double click, and disables both buttons after it", async () => {
+    const { user, onDecide } = setup();
+    await user.dblClick(screen.getByRole("button", { name: "Approve" }));
+    await user.click(screen.getByRole("button", { name: "Deny" }));
+    expect(onDecide).toHaveBeenCalledTimes(1);
+    expect(screen.getByRole("button", { name: "Approve" })).toBeDisabled();
+    expect(screen.getByRole("button", { name: "Deny" })).toBeDisabled();
+  });
+
+  it("shows the server's refusal and lets the person decide again", async () => {
+    const onDecide = vi.fn();
+    const user = userEvent.setup();
+    const a = approval();
+    const { rerender } = render(<ApprovalCard approval={a} busy={false} onDecide={onDecide} />);
+    await user.click(screen.getByRole("button", { name: "Approve" }));
+    rerender(<ApprovalCard approval={a} busy={false} onDecide={onDecide} error="send_alert on demo is blocked; deny it, or approve with Remember for this tool" />);
+    expect(screen.getByRole("alert")).toHaveTextContent("send_alert on demo is blocked; deny it, or approve with Remember for this tool");
+    expect(screen.getByRole("button", { name: "Approve" })).toBeEnabled();
+    await user.click(screen.getByRole("checkbox", { name: "Remember for this tool" }));
+    await user.click(screen.getByRole("button", { name: "Approve" }));
+    expect(onDecide).toHaveBeenCalledTimes(2);
+    expect(onDecide).toHaveBeenLastCalledWith({ approval_request_id: "mcpr_1", approve: true, remember: true });
+  });
+
+  it("can be decided with the keyboard alone", async () => {
+    const { user, onDecide, card } = setup();
+    card.focus();
+    await user.tab(); // Remember for this tool
+    expect(screen.getByRole("checkbox", { name: "Remember for this tool" })).toHaveFocus();
+    await user.tab(); // Allow for this conversation
+    await user.keyboard(" ");
+    await user.tab(); // Reason
+    await user.keyboard("ok for now");
+    await user.tab(); // Approve
+    expect(screen.getByRole("button", { name: "Approve" })).toHaveFocus();
+    await user.keyboard("{Enter}");
+    expect(onDecide).toHaveBeenCalledWith({ approval_request_id: "mcpr_1", approve: true, scope: "conversation", reason: "ok for now" });
+  });
+});
