@@ -12,28 +12,18 @@ export class SettingsPage {
 
   server(label) { return this.page.getByRole("region", { name: `Server ${label}` }); }
 
-  policy(tool) { return this.page.getByRole("radiogroup", { name: `Policy for ${tool}` }); }
+  policy(tool, server = "demo") { return this.server(server).getByRole("radiogroup", { name: `Policy for ${tool}` }); }
 
   /** Chooses Auto, Ask, Blocked or Use default for a tool and waits until it is saved. */
-  async setPolicy(tool, choice) {
-    const group = this.policy(tool);
+  async setPolicy(tool, choice, server = "demo") {
+    const group = this.policy(tool, server);
     await group.getByRole("radio", { name: new RegExp(`^${choice}`) }).check();
     await this.savedNear(group);
   }
 
+  /** The control's own status line says "Saved" (it rolls back and says why when saving fails). */
   async savedNear(group) {
-    const row = group.locator("xpath=ancestor::*[@data-tool-row or self::li or self::tr][1]");
-    await row.getByRole("status").filter({ hasText: /saved/i }).waitFor();
-  }
-
-  async checkedPolicy(tool) {
-    const radios = this.policy(tool).getByRole("radio");
-    const n = await radios.count();
-    for (let i = 0; i < n; i++) {
-      const r = radios.nth(i);
-      if (await r.isChecked()) return (await r.getAttribute("aria-label")) ?? (await r.evaluate((el) => el.labels?.[0]?.textContent ?? ""));
-    }
-    return null;
+    await group.locator("xpath=..").getByRole("status").filter({ hasText: /^Saved$/ }).waitFor();
   }
 }
 
@@ -50,7 +40,7 @@ export class ChatPage {
 
   async send(text) {
     await this.composer().fill(text);
-    await this.page.getByRole("button", { name: "Send" }).click();
+    await this.page.getByRole("button", { name: "Send", exact: true }).click();
   }
 
   /** Waits until no turn is streaming (the Stop button is gone). */
@@ -60,5 +50,21 @@ export class ChatPage {
 
   card(tool, server = "demo") { return this.page.getByRole("article", { name: `Approval request: ${tool} on ${server}` }); }
 
-  transcript() { return this.page.getByRole("log"); }
+  /** The model's answers, in order. */
+  answers() { return this.page.locator(".msg.assistant"); }
+
+  /** Waits for an answer of the model that contains text. */
+  async answerContaining(text) {
+    await this.answers().filter({ hasText: text }).first().waitFor();
+  }
+
+  /** Opens the transcript's entry of a tool call and returns its text (arguments, output or error). */
+  async openCall(tool, server = "demo") {
+    const call = this.page.locator(".tool-call")
+      .filter({ has: this.page.locator(".call-server", { hasText: server }) })
+      .filter({ has: this.page.locator("summary", { hasText: tool }) }).last();
+    await call.locator("summary").click();
+    await call.locator(".call-output").first().waitFor();
+    return call.innerText();
+  }
 }

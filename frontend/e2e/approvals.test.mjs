@@ -9,7 +9,7 @@ import { preflight, scenario, startDemoMCP } from "./harness.mjs";
 before(() => preflight());
 
 test("set a tool to Ask, approve its request with remember: the output appears and the tool is Auto", () =>
-  scenario("approve-remember", async ({ page, url, consoleErrors }) => {
+  scenario("approve-remember", async ({ page, url, consoleErrors, shot }) => {
     await page.goto(url + "/");
     const settings = new SettingsPage(page);
     const chat = new ChatPage(page);
@@ -24,11 +24,13 @@ test("set a tool to Ask, approve its request with remember: the output appears a
     await assert.doesNotReject(card.getByText('"city": "Oslo"').waitFor(), "the card shows the arguments");
     await card.getByText(/destructive/i).first().waitFor();
     await card.getByRole("checkbox", { name: "Remember for this tool" }).check();
+    await shot("card");
     await card.getByRole("button", { name: "Approve" }).click();
 
-    await page.getByText("Deleted the forecast for Oslo.").first().waitFor();
+    await chat.answerContaining("Deleted the forecast for Oslo.");
     await chat.idle();
     await page.getByText(/approved by you/i).first().waitFor();
+    assert.match(await chat.openCall("delete_forecast"), /Deleted the forecast for Oslo\./, "the call shows its output");
     assert.equal(await chat.card("delete_forecast").count(), 0, "no card is left pending");
 
     await settings.open();
@@ -54,11 +56,11 @@ test("deny with a reason: the tool does not run and the model is told why", () =
     // What a person would check: Berlin's forecast is still there.
     await chat.send('get_forecast {"city": "Berlin"}');
     await chat.idle();
-    await page.getByText(/Light rain clearing by evening/).first().waitFor();
+    await chat.answerContaining("Light rain clearing by evening");
   }));
 
 test("two approvals in one turn: both cards, each decided, then one continuation", () =>
-  scenario("two-approvals", async ({ page, url, api }) => {
+  scenario("two-approvals", async ({ page, url, api, shot }) => {
     await api.setPolicy("demo", "delete_forecast", "always");
     await api.setPolicy("demo", "send_alert", "always");
     await page.goto(url + "/");
@@ -69,6 +71,7 @@ test("two approvals in one turn: both cards, each decided, then one continuation
     await del.waitFor();
     await alert.waitFor();
     await chat.idle();
+    await shot("cards");
 
     await del.getByRole("button", { name: "Approve" }).click();
     await page.getByText(/1 of 2/).first().waitFor();
@@ -76,8 +79,9 @@ test("two approvals in one turn: both cards, each decided, then one continuation
 
     await alert.getByRole("textbox", { name: "Reason (optional, sent to the model)" }).fill("no alerts today");
     await alert.getByRole("button", { name: "Deny" }).click();
-    await page.getByText("Deleted the forecast for Lisbon.").first().waitFor();
+    await chat.answerContaining("Deleted the forecast for Lisbon.");
     await chat.idle();
+    assert.equal(await chat.answers().count(), 1, "one continuation answered both decisions");
     await page.getByText(/denied: no alerts today/i).first().waitFor();
     assert.equal(await page.getByText(/Sent a weather alert/).count(), 0, "the denied tool did not run");
   }));
@@ -96,7 +100,7 @@ test("a reload brings a pending card back, and it can still be decided", () =>
     const card = chat.card("delete_forecast");
     await card.waitFor();
     await card.getByRole("button", { name: "Approve" }).click();
-    await page.getByText("Deleted the forecast for Oslo.").first().waitFor();
+    await chat.answerContaining("Deleted the forecast for Oslo.");
     await chat.idle();
   }));
 
@@ -116,8 +120,10 @@ test("a blocked tool is never offered to the model", () =>
     await page.getByText(/get_forecast/).last().waitFor();
     assert.equal(await chat.card("delete_forecast").count(), 0, "no approval card");
     assert.equal(await page.getByText("Deleted the forecast for Oslo.").count(), 0, "the tool did not run");
-    const answer = await page.locator(".message.assistant, [data-item-type=message]").last().innerText();
-    assert.doesNotMatch(answer, /delete_forecast/, "the model was not offered delete_forecast");
+    const answer = await chat.answers().last().innerText();
+    const offered = /Tools available: (.*)/.exec(answer)?.[1];
+    assert.ok(offered?.includes("demo.get_forecast"), `the answer lists the tools on offer: ${answer}`);
+    assert.doesNotMatch(offered, /delete_forecast/, "the model was not offered delete_forecast");
   }));
 
 test("a newcomer registers an MCP server with a secret header, sets a policy and uses it", async () => {
@@ -130,6 +136,7 @@ test("a newcomer registers an MCP server with a secret header, sets a policy and
       await page.getByRole("textbox", { name: "Label" }).fill("weather");
       await page.getByRole("textbox", { name: "URL" }).fill(mcp.url);
       await page.getByRole("textbox", { name: "Description" }).fill("Forecasts, with a token");
+      await page.getByRole("button", { name: /Add header/ }).click();
       await page.getByRole("textbox", { name: "Header name" }).first().fill("Authorization");
       await page.getByLabel("Header value").first().fill("Bearer " + token);
       await page.getByRole("button", { name: /^(Add|Save|Create)/ }).last().click();
@@ -140,17 +147,17 @@ test("a newcomer registers an MCP server with a secret header, sets a policy and
       assert.equal(await page.getByText(token).count(), 0, "the token is never shown");
 
       const settings = new SettingsPage(page);
-      await settings.setPolicy("set_forecast", "Ask");
+      await settings.setPolicy("set_forecast", "Ask", "weather");
       const chat = new ChatPage(page);
       await chat.open();
       await chat.send('weather.set_forecast {"city": "Paris", "summary": "Clear skies", "temperature_c": 21}');
       const card = chat.card("set_forecast", "weather");
       await card.getByRole("button", { name: "Approve" }).click();
       await chat.idle();
-      await page.getByText(/Paris/).last().waitFor();
+      await chat.answerContaining("Paris");
       await chat.send('weather.get_forecast {"city": "Paris"}');
       await chat.idle();
-      await page.getByText(/Clear skies/).last().waitFor();
+      await chat.answerContaining("Clear skies");
     });
   } finally {
     await mcp.stop();

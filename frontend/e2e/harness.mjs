@@ -3,7 +3,7 @@
 // a real Chromium. Each scenario gets its own API and database, so one
 // scenario's remembered policies cannot leak into the next.
 import { spawn, execFileSync } from "node:child_process";
-import { existsSync, mkdirSync } from "node:fs";
+import { existsSync, mkdirSync, rmSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { chromium } from "playwright-core";
@@ -29,6 +29,7 @@ export function preflight() {
     problems.push('frontend/dist is not built: run "npm run build" in frontend/.');
   }
   if (problems.length) throw new Error("the end-to-end tests cannot run:\n  " + problems.join("\n  "));
+  rmSync(outDir, { recursive: true, force: true }); // screenshots of this run only
   mkdirSync(outDir, { recursive: true });
 }
 
@@ -134,7 +135,8 @@ export async function scenario(name, fn) {
   page.setDefaultTimeout(10000);
   let failed = true;
   try {
-    await fn({ page, url: tg.url, api: apiClient(tg.url), consoleErrors });
+    const shot = (label) => page.screenshot({ path: join(outDir, `${name}-${label}.png`), fullPage: true });
+    await fn({ page, url: tg.url, api: apiClient(tg.url), consoleErrors, shot });
     failed = false;
   } finally {
     const file = join(outDir, `${name}${failed ? "-FAILED" : ""}.png`);
