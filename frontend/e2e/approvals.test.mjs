@@ -163,3 +163,64 @@ test("a newcomer registers an MCP server with a secret header, sets a policy and
     await mcp.stop();
   }
 });
+
+test("keyboard only: focus moves to the card, Tab reaches Approve, Enter approves", () =>
+  scenario("keyboard-only", async ({ page, url, api }) => {
+    await api.setPolicy("demo", "delete_forecast", "always");
+    await page.goto(url + "/");
+    const chat = new ChatPage(page);
+    await chat.composer().focus();
+    await page.keyboard.type('delete_forecast {"city": "Oslo"}');
+    await page.keyboard.press("Enter");
+    const card = chat.card("delete_forecast");
+    await card.waitFor();
+    await chat.idle();
+    await page.waitForFunction(() => document.activeElement?.closest("article.approval-card") !== null, null, { timeout: 5000 });
+    // The live region told a screen reader about it.
+    await page.getByText("Approval needed: delete_forecast on demo").waitFor({ state: "attached" });
+    let onApprove = false;
+    for (let i = 0; i < 12 && !onApprove; i++) {
+      await page.keyboard.press("Tab");
+      onApprove = await page.evaluate(() => document.activeElement?.textContent?.trim() === "Approve");
+    }
+    assert.ok(onApprove, "Tab reaches the Approve button from the card");
+    await page.keyboard.press("Enter");
+    await chat.answerContaining("Deleted the forecast for Oslo.");
+    await chat.idle();
+  }));
+
+test("Stop ends a streaming answer; what arrived stays, marked as cut short", () =>
+  scenario("stop", async ({ page, url }) => {
+    await page.goto(url + "/");
+    const chat = new ChatPage(page);
+    await chat.send("[emulator: event-delay=150ms, deltas=40] tell me about Toolgate");
+    const stop = page.getByRole("button", { name: "Stop" });
+    await stop.waitFor();
+    await chat.answers().first().filter({ hasText: /\w+/ }).waitFor(); // some text streamed in
+    await stop.click();
+    await chat.idle();
+    await page.getByText("Stopped.").waitFor();
+    await page.getByText("cut short").first().waitFor();
+    assert.equal(await page.getByRole("button", { name: "Retry" }).count(), 0, "a stopped turn is not offered for retry");
+    // The conversation goes on.
+    await chat.send("list_forecasts");
+    await chat.answerContaining("Berlin");
+  }));
+
+test("an error shows inline with Retry, and Retry sends the message again", () =>
+  scenario("retry", async ({ page, url }) => {
+    await page.goto(url + "/");
+    const chat = new ChatPage(page);
+    // The emulated provider answers 503 three times: the first attempt and
+    // Toolgate's two automatic retries. The fourth request (Retry) is healthy.
+    await chat.send("[emulator: status=503, times=3] list_forecasts");
+    await chat.idle();
+    const retry = page.getByRole("button", { name: "Retry" });
+    await retry.waitFor({ timeout: 20000 });
+    await page.getByText(/upstream_unavailable/).waitFor();
+    await retry.click();
+    await chat.answerContaining("Lisbon");
+    await chat.idle();
+    assert.equal(await page.getByRole("button", { name: "Retry" }).count(), 0, "the error is resolved");
+    assert.equal(await page.locator(".msg.user").count(), 1, "the message was not stored twice");
+  }));

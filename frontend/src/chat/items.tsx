@@ -169,7 +169,8 @@ export function TurnErrorRow({ error, onRetry, retrying, retryError }: {
 }) {
   return (
     <div className="turn-error">
-      <div className="alert error">
+      {/* Stop is the person's own doing, not a fault: shown calmly. */}
+      <div className={error.code === "cancelled" ? "alert info" : "alert error"}>
         <p className="turn-error-text">
           <strong>{error.code === "cancelled" ? "Stopped." : "The response did not finish."}</strong> {error.message}
           <span className="turn-error-code"> ({error.code})</span>
