@@ -224,3 +224,25 @@ test("an error shows inline with Retry, and Retry sends the message again", () =
     assert.equal(await page.getByRole("button", { name: "Retry" }).count(), 0, "the error is resolved");
     assert.equal(await page.locator(".msg.user").count(), 1, "the message was not stored twice");
   }));
+
+test("a policy change is saved at once and survives a reload; one that fails to save rolls back with a message", () =>
+  scenario("policy-save-rollback", async ({ page, url, api }) => {
+    await page.goto(url + "/settings");
+    const settings = new SettingsPage(page);
+    await settings.setPolicy("send_alert", "Ask");
+    await page.reload();
+    const group = settings.policy("send_alert");
+    await group.getByRole("radio", { name: "Ask" }).waitFor();
+    assert.equal(await group.getByRole("radio", { name: "Ask" }).isChecked(), true, "Ask survived the reload");
+
+    // The next save fails on the way (the database is down, say).
+    await page.route("**/tools/send_alert/approval-policy", (route) => route.fulfill({
+      status: 503, contentType: "application/json",
+      body: JSON.stringify({ error: { code: "database_unavailable", message: "the database is not reachable; try again shortly" } }),
+    }));
+    await group.getByRole("radio", { name: "Blocked" }).click(); // not check(): it does not stay checked
+    await group.locator("xpath=..").getByRole("status").filter({ hasText: /Could not save: the database is not reachable/ }).waitFor();
+    assert.equal(await group.getByRole("radio", { name: "Ask" }).isChecked(), true, "the control rolled back to Ask");
+    const [tool] = (await api.tools("demo")).filter((t) => t.name === "send_alert");
+    assert.equal(tool.policy, "always", "the server still has Ask");
+  }));
