@@ -57,6 +57,14 @@ test("deny with a reason: the tool does not run and the model is told why", () =
     await chat.send('get_forecast {"city": "Berlin"}');
     await chat.idle();
     await chat.answerContaining("Light rain clearing by evening");
+
+    // get_forecast ran without asking; its "change" link leads to its policy.
+    const call = page.locator(".tool-call").filter({ hasText: "get_forecast" }).last();
+    await call.getByText("ran without asking (policy: never, global default)").waitFor();
+    await call.getByRole("link", { name: "change" }).click();
+    await page.waitForURL(/\/settings\?server=demo&tool=get_forecast/);
+    await page.waitForFunction(() => document.activeElement?.closest("[role=radiogroup]")?.getAttribute("aria-label") === "Policy for get_forecast",
+      null, { timeout: 5000 });
   }));
 
 test("two approvals in one turn: both cards, each decided, then one continuation", () =>
@@ -245,4 +253,40 @@ test("a policy change is saved at once and survives a reload; one that fails to 
     assert.equal(await group.getByRole("radio", { name: "Ask" }).isChecked(), true, "the control rolled back to Ask");
     const [tool] = (await api.tools("demo")).filter((t) => t.name === "send_alert");
     assert.equal(tool.policy, "always", "the server still has Ask");
+  }));
+
+test("conversations: new, switch, rename, delete; each transcript comes from the server", () =>
+  scenario("conversations", async ({ page, url }) => {
+    await page.goto(url + "/");
+    const chat = new ChatPage(page);
+    const list = page.getByRole("navigation", { name: "Conversations" });
+    await chat.send("hello there");
+    await chat.idle();
+    await page.waitForURL(/\/c\/conv_/);
+    const first = page.url();
+
+    await list.getByRole("button", { name: "New chat" }).click();
+    await chat.send("list_forecasts");
+    await chat.answerContaining("Lisbon");
+    await chat.idle();
+    await list.getByRole("link").nth(1).waitFor();
+    assert.equal(await list.getByRole("link").count(), 2);
+
+    await list.getByRole("link", { name: /hello there/ }).click();
+    await page.waitForURL(first);
+    await page.locator(".msg.user", { hasText: "hello there" }).waitFor();
+    assert.equal(await page.locator(".msg.user", { hasText: "list_forecasts" }).count(), 0, "the other conversation's transcript is not shown");
+
+    await list.getByRole("button", { name: /^Rename hello there/ }).click();
+    const title = list.getByRole("textbox", { name: /^New title for/ });
+    await title.fill("Greetings");
+    await title.press("Enter");
+    await list.getByRole("link", { name: "Greetings" }).waitFor();
+    await page.reload();
+    await list.getByRole("link", { name: "Greetings" }).waitFor();
+
+    await list.getByRole("button", { name: /^Delete list_forecasts/ }).click();
+    await list.getByRole("group", { name: /^Delete list_forecasts/ }).getByRole("button", { name: "Delete", exact: true }).click();
+    await list.getByRole("link", { name: /list_forecasts/ }).waitFor({ state: "detached" });
+    assert.equal(await list.getByRole("link").count(), 1);
   }));
