@@ -3,7 +3,7 @@
 // a real Chromium. Each scenario gets its own API and database, so one
 // scenario's remembered policies cannot leak into the next.
 import { spawn, execFileSync } from "node:child_process";
-import { existsSync, mkdirSync, rmSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, rmSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { chromium } from "playwright-core";
@@ -29,7 +29,6 @@ export function preflight() {
     problems.push('frontend/dist is not built: run "npm run build" in frontend/.');
   }
   if (problems.length) throw new Error("the end-to-end tests cannot run:\n  " + problems.join("\n  "));
-  rmSync(outDir, { recursive: true, force: true }); // screenshots of this run only
   mkdirSync(outDir, { recursive: true });
 }
 
@@ -125,6 +124,8 @@ export async function launchBrowser() {
  * *-FAILED.png, with the API's log beside it).
  */
 export async function scenario(name, fn) {
+  // Only this run's pictures: drop what an earlier run of this scenario left.
+  for (const f of readdirSync(outDir)) if (f === `${name}.png` || f.startsWith(`${name}-`)) rmSync(join(outDir, f));
   const tg = await startToolgate(name);
   const browser = await launchBrowser();
   const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });

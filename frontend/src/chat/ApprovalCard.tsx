@@ -93,18 +93,18 @@ export const ApprovalCard = forwardRef<HTMLElement, ApprovalCardProps>(function 
           <svg aria-hidden="true" viewBox="0 0 16 16" width="14" height="14"><path fill="currentColor" d="M8 1 2 3.5v4C2 11 4.6 14 8 15c3.4-1 6-4 6-7.5v-4L8 1Zm-.75 4h1.5v4.5h-1.5V5Zm0 5.5h1.5V12h-1.5v-1.5Z" /></svg>
           Approval needed
         </span>
-        <h3 className="approval-title">
+        <h2 className="approval-title">
           <code className="approval-tool">{tool}</code>
           <span className="approval-on"> on </span>
           <span className="approval-server">{server}</span>
-        </h3>
+        </h2>
         {title && <p className="approval-tool-title">{title}</p>}
         <Badges a={approval.annotations} />
         <p className="approval-why">{asksBecauseText(approval.asks_because?.source)}.</p>
       </header>
 
       <section className="approval-args" aria-label="Arguments">
-        <h4>Arguments</h4>
+        <h3>Arguments</h3>
         <JsonView value={approval.arguments} redacted={approval.redacted} />
         <RedactedNote redacted={approval.redacted} />
       </section>

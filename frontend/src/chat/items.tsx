@@ -112,17 +112,17 @@ export function ToolCallRow({ item }: { item: CallItem }) {
           <span className={`status ${failed ? "error" : "ok"}`}>{failed ? "error" : "ok"}</span>
         </summary>
         <div className="event-body">
-          <h4>Arguments</h4>
+          <h2>Arguments</h2>
           <JsonView value={item.arguments} redacted={item.redacted} />
           <RedactedNote redacted={item.redacted} />
           {failed ? (
             <>
-              <h4>Error{typeof errType === "string" ? <span className="muted"> ({errType})</span> : null}</h4>
+              <h2>Error{typeof errType === "string" ? <span className="muted"> ({errType})</span> : null}</h2>
               <pre className="call-output error">{errorText(item.error)}</pre>
             </>
           ) : (
             <>
-              <h4>Output</h4>
+              <h2>Output</h2>
               <pre className="call-output">{item.output ?? ""}</pre>
             </>
           )}

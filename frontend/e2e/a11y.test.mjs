@@ -1,0 +1,49 @@
+// Accessibility: axe-core finds no violations on any page of the app, in the
+// states people use it in (an approval card pending, a tool call opened, the
+// add-server form open). Keyboard use is covered in approvals.test.mjs.
+import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
+import { createRequire } from "node:module";
+import { before, test } from "node:test";
+import { ChatPage } from "./app.mjs";
+import { preflight, scenario } from "./harness.mjs";
+
+before(() => preflight());
+
+const axeSource = readFileSync(createRequire(import.meta.url).resolve("axe-core/axe.min.js"), "utf8");
+
+/** Runs axe on the page as it is now; the page's CSP forbids injected script tags, so it is evaluated directly. */
+async function violations(page) {
+  await page.evaluate(axeSource);
+  return page.evaluate(async () =>
+    (await window.axe.run(document, { resultTypes: ["violations"] })).violations.map((v) =>
+      `${v.id} (${v.impact}): ${v.help} — ${v.nodes.slice(0, 3).map((n) => n.target.join(" ")).join(", ")}`));
+}
+
+test("no axe violations on the chat, settings and audit pages", () =>
+  scenario("a11y", async ({ page, url, api }) => {
+    await api.setPolicy("demo", "delete_forecast", "always");
+    const found = {};
+    await page.goto(url + "/");
+    found["empty chat"] = await violations(page);
+
+    const chat = new ChatPage(page);
+    await chat.send('list_forecasts delete_forecast {"city": "Oslo", "api_token": "secret-123"}');
+    await chat.card("delete_forecast").waitFor();
+    await chat.idle();
+    await chat.openCall("list_forecasts");
+    found["chat with a card pending and a call open"] = await violations(page);
+
+    await page.goto(url + "/settings");
+    await page.getByRole("radiogroup", { name: "Policy for get_forecast" }).waitFor();
+    found["settings"] = await violations(page);
+    await page.getByRole("button", { name: "Add server" }).click();
+    await page.getByRole("button", { name: /Add header/ }).click();
+    found["settings, add-server form"] = await violations(page);
+
+    await page.goto(url + "/audit");
+    await page.getByRole("table").waitFor();
+    found["audit log"] = await violations(page);
+
+    assert.deepEqual(found, Object.fromEntries(Object.keys(found).map((k) => [k, []])));
+  }));
