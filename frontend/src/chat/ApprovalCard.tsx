@@ -1,6 +1,7 @@
 // One pending approval request, inline in the conversation. A pure component:
 // it shows the request and reports the person's decision through onDecide.
 import { forwardRef, useEffect, useId, useRef, useState } from "react";
+import { annotationBadges } from "../api/annotations";
 import type { Approval, Decision } from "../api/types";
 import { JsonView, RedactedNote } from "./JsonView";
 
@@ -25,16 +26,13 @@ export function asksBecauseText(source: Approval["asks_because"]["source"]): str
 }
 
 function Badges({ a }: { a: Approval["annotations"] }) {
-  const badges: { cls: string; text: string; title: string }[] = [];
-  if (a?.readOnlyHint === true) badges.push({ cls: "read-only", text: "read-only", title: "The server says this tool does not change anything" });
-  if (a?.destructiveHint === true) badges.push({ cls: "destructive", text: "destructive", title: "The server says this tool may delete or overwrite data" });
-  if (a?.openWorldHint === true) badges.push({ cls: "open-world", text: "open-world", title: "The server says this tool reaches outside systems or people" });
+  const badges = annotationBadges(a);
   if (badges.length === 0) return null;
   return (
     <div className="approval-badges">
       <ul aria-label="Hints from the MCP server">
         {badges.map((b) => (
-          <li key={b.cls}><span className={`badge ${b.cls}`} title={b.title}>{b.text}</span></li>
+          <li key={b.key}><span className={`badge ${b.key}`} title={b.title}>{b.label}</span></li>
         ))}
       </ul>
       <span className="approval-hint-note">hints from the MCP server, not verified</span>

@@ -6,8 +6,9 @@ import type { Policy, Server, Tool } from "../api/types";
 import { PolicyControl } from "./PolicyControl";
 import { ServerForm } from "./ServerForm";
 import {
-  annotationBadges, errorMessage, hasNoHints, inheritedDetail, isDestructive, policyLabel,
+  errorMessage, hasNoHints, inheritedDetail, isDestructive, policyLabel,
 } from "./policy";
+import { annotationBadges } from "../api/annotations";
 import { RelativeTime } from "./time";
 
 export type ToolsState =

@@ -38,18 +38,6 @@ export function inheritedDetail(serverDefault: Policy | null, globalDefault: Pol
   return policy ? `(${LABELS[policy]}, ${sourceLabel(source)})` : undefined;
 }
 
-export interface Hint { key: "read-only" | "destructive" | "open-world"; label: string; title: string }
-
-/** The annotation badges a tool gets. Hints come from the MCP server and are only hints. */
-export function annotationBadges(a: Annotations | null | undefined): Hint[] {
-  const out: Hint[] = [];
-  if (!a) return out;
-  if (a.readOnlyHint === true) out.push({ key: "read-only", label: "read-only", title: "The server says this tool does not change anything" });
-  if (a.destructiveHint === true) out.push({ key: "destructive", label: "destructive", title: "The server says this tool may delete or overwrite data" });
-  if (a.openWorldHint === true) out.push({ key: "open-world", label: "open-world", title: "The server says this tool reaches outside systems (web, email, …)" });
-  return out;
-}
-
 /** True when the server declared no hints at all (MCP then assumes the worst). */
 export function hasNoHints(a: Annotations | null | undefined): boolean {
   return !a || (a.readOnlyHint == null && a.destructiveHint == null && a.openWorldHint == null && a.idempotentHint == null);
