@@ -1,6 +1,7 @@
 package http_test
 
 import (
+	"iter"
 	"os"
 	"reflect"
 	"strings"
@@ -8,6 +9,35 @@ import (
 
 	"github.com/toolgate/toolgate/internal/conversation"
 )
+
+// sseEventNames and ssePayloads are what the chat streams send.
+var (
+	sseEventNames = []string{conversation.EventNameConversation, conversation.EventNameTextDelta, conversation.EventNameItem,
+		conversation.EventNameApproval, conversation.EventNameDecision, conversation.EventNameCompleted,
+		conversation.EventNameFailed, conversation.EventNameError}
+	ssePayloads = []any{conversation.ConversationEvent{}, conversation.TextDeltaEvent{}, conversation.ItemEvent{},
+		conversation.Item{}, conversation.AllowedBy{}, conversation.Approval{}, conversation.AskReason{},
+		conversation.DecisionEvent{}, conversation.PolicyChange{}, conversation.CompletedEvent{},
+		conversation.FailedEvent{}, conversation.TurnError{}}
+)
+
+// jsonFields yields each JSON field name of each value's struct type, with the type's name.
+func jsonFields(values []any) iter.Seq2[string, string] {
+	return func(yield func(string, string) bool) {
+		for _, v := range values {
+			typ := reflect.TypeOf(v)
+			for i := range typ.NumField() {
+				name, _, _ := strings.Cut(typ.Field(i).Tag.Get("json"), ",")
+				if name == "" || name == "-" {
+					continue
+				}
+				if !yield(typ.Name(), name) {
+					return
+				}
+			}
+		}
+	}
+}
 
 // TestSSEDoc_DescribesEveryEventAndField keeps docs/sse-events.md, the
 // contract clients are written against, in step with the payloads the
@@ -19,26 +49,14 @@ func TestSSEDoc_DescribesEveryEventAndField(t *testing.T) {
 		t.Fatal(err)
 	}
 	doc := string(raw)
-	for _, name := range []string{conversation.EventNameConversation, conversation.EventNameTextDelta, conversation.EventNameItem,
-		conversation.EventNameApproval, conversation.EventNameDecision, conversation.EventNameCompleted,
-		conversation.EventNameFailed, conversation.EventNameError} {
+	for _, name := range sseEventNames {
 		if !strings.Contains(doc, "#### `"+name+"`") {
 			t.Errorf("docs/sse-events.md has no section for event %s", name)
 		}
 	}
-	for _, v := range []any{conversation.ConversationEvent{}, conversation.TextDeltaEvent{}, conversation.ItemEvent{},
-		conversation.Item{}, conversation.AllowedBy{}, conversation.Approval{}, conversation.AskReason{},
-		conversation.DecisionEvent{}, conversation.PolicyChange{}, conversation.CompletedEvent{},
-		conversation.FailedEvent{}, conversation.TurnError{}} {
-		typ := reflect.TypeOf(v)
-		for i := range typ.NumField() {
-			name, _, _ := strings.Cut(typ.Field(i).Tag.Get("json"), ",")
-			if name == "" || name == "-" {
-				continue
-			}
-			if !strings.Contains(doc, "`"+name+"`") && !strings.Contains(doc, `"`+name+`"`) {
-				t.Errorf("docs/sse-events.md does not mention field %s of %s", name, typ.Name())
-			}
+	for typ, name := range jsonFields(ssePayloads) {
+		if !strings.Contains(doc, "`"+name+"`") && !strings.Contains(doc, `"`+name+`"`) {
+			t.Errorf("docs/sse-events.md does not mention field %s of %s", name, typ)
 		}
 	}
 }
@@ -57,26 +75,14 @@ func TestSSEDoc_WebAppUnionMirrorsEveryEventAndField(t *testing.T) {
 		ts.Write(raw)
 	}
 	src := ts.String()
-	for _, name := range []string{conversation.EventNameConversation, conversation.EventNameTextDelta, conversation.EventNameItem,
-		conversation.EventNameApproval, conversation.EventNameDecision, conversation.EventNameCompleted,
-		conversation.EventNameFailed, conversation.EventNameError} {
+	for _, name := range sseEventNames {
 		if !strings.Contains(src, `{ event: "`+name+`";`) {
 			t.Errorf("frontend/src/api/events.ts: ChatEvent has no member for event %s", name)
 		}
 	}
-	for _, v := range []any{conversation.ConversationEvent{}, conversation.TextDeltaEvent{}, conversation.ItemEvent{},
-		conversation.Item{}, conversation.AllowedBy{}, conversation.Approval{}, conversation.AskReason{},
-		conversation.DecisionEvent{}, conversation.PolicyChange{}, conversation.CompletedEvent{},
-		conversation.FailedEvent{}, conversation.TurnError{}, conversation.Conversation{}, conversation.Transcript{}} {
-		typ := reflect.TypeOf(v)
-		for i := range typ.NumField() {
-			name, _, _ := strings.Cut(typ.Field(i).Tag.Get("json"), ",")
-			if name == "" || name == "-" {
-				continue
-			}
-			if !strings.Contains(src, " "+name+": ") && !strings.Contains(src, " "+name+"?: ") {
-				t.Errorf("the web app's types have no property %s (of %s)", name, typ.Name())
-			}
+	for typ, name := range jsonFields(append(ssePayloads, conversation.Conversation{}, conversation.Transcript{})) {
+		if !strings.Contains(src, " "+name+": ") && !strings.Contains(src, " "+name+"?: ") {
+			t.Errorf("the web app's types have no property %s (of %s)", name, typ)
 		}
 	}
 }

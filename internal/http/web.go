@@ -2,7 +2,8 @@ package http
 
 import (
 	"bytes"
-	"errors"
+	"fmt"
+	"html"
 	"io/fs"
 	"net/http"
 	"path"
@@ -39,8 +40,7 @@ func (s *Server) webApp(c echo.Context) error {
 	}
 	h := c.Response().Header()
 	if s.web == nil {
-		h.Set("Cache-Control", "no-store")
-		return c.HTML(http.StatusServiceUnavailable, strings.Replace(notBuilt, "%s", s.webDir, 1))
+		return s.webNotBuilt(c)
 	}
 	name := strings.TrimPrefix(path.Clean("/"+p), "/")
 	if name != "" && name != "index.html" {
@@ -59,9 +59,8 @@ func (s *Server) webApp(c echo.Context) error {
 		}
 	}
 	body, mod, ok := readFile(s.web, "index.html")
-	if !ok {
-		h.Set("Cache-Control", "no-store")
-		return c.HTML(http.StatusServiceUnavailable, strings.Replace(notBuilt, "%s", s.webDir, 1))
+	if !ok { // removed since start, e.g. mid-rebuild
+		return s.webNotBuilt(c)
 	}
 	h.Set("Cache-Control", "no-cache")
 	h.Set("Content-Security-Policy", contentSecurityPolicy)
@@ -72,19 +71,18 @@ func (s *Server) webApp(c echo.Context) error {
 	return nil
 }
 
-func readFile(fsys fs.FS, name string) ([]byte, time.Time, bool) {
-	f, err := fsys.Open(name)
-	if err != nil {
-		return nil, time.Time{}, false
-	}
-	defer f.Close()
-	st, err := f.Stat()
+func (s *Server) webNotBuilt(c echo.Context) error {
+	c.Response().Header().Set("Cache-Control", "no-store")
+	return c.HTML(http.StatusServiceUnavailable, fmt.Sprintf(notBuilt, html.EscapeString(s.webDir)))
+}
+
+// readFile reads a regular file of the app; ok is false for a missing file
+// or a directory.
+func readFile(fsys fs.FS, name string) (body []byte, mod time.Time, ok bool) {
+	st, err := fs.Stat(fsys, name)
 	if err != nil || st.IsDir() {
 		return nil, time.Time{}, false
 	}
-	var buf bytes.Buffer
-	if _, err := buf.ReadFrom(f); err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return nil, time.Time{}, false
-	}
-	return buf.Bytes(), st.ModTime(), true
+	body, err = fs.ReadFile(fsys, name)
+	return body, st.ModTime(), err == nil
 }
