@@ -21,6 +21,12 @@ const (
 	Upstream    Kind = "upstream"    // a remote party (an MCP server) failed
 	Unavailable Kind = "unavailable" // a dependency of ours (the database) is down
 	Internal    Kind = "internal"    // our bug; details are logged, never sent
+
+	Unauthenticated Kind = "unauthenticated" // no valid session or token: sign in
+	Forbidden       Kind = "forbidden"       // signed in, but not allowed (role, cross-site request)
+	TooMany         Kind = "too_many"        // rate limited: try again after RetryAfter
+	Unsupported     Kind = "unsupported"     // the body's media type is not JSON
+	Misdirected     Kind = "misdirected"     // the Host header is not one this server answers to
 )
 
 // Error is a domain error with a machine code and a sentence a person can act on.
@@ -31,6 +37,9 @@ type Error struct {
 	Fields  map[string]string // field name -> problem, for invalid input
 	Details any               // the current state of what the request clashed with, sent as is
 	Err     error             // the cause, logged but never sent
+	// RetryAfter, for TooMany, is how many seconds to wait; sent as the
+	// Retry-After header.
+	RetryAfter int
 }
 
 func (e *Error) Error() string {

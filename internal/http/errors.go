@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"strconv"
 
 	"github.com/labstack/echo/v4"
 
@@ -19,6 +20,12 @@ var statusOf = map[apperr.Kind]int{
 	apperr.Upstream:    http.StatusBadGateway,
 	apperr.Unavailable: http.StatusServiceUnavailable,
 	apperr.Internal:    http.StatusInternalServerError,
+
+	apperr.Unauthenticated: http.StatusUnauthorized,
+	apperr.Forbidden:       http.StatusForbidden,
+	apperr.TooMany:         http.StatusTooManyRequests,
+	apperr.Unsupported:     http.StatusUnsupportedMediaType,
+	apperr.Misdirected:     http.StatusMisdirectedRequest,
 }
 
 type errorBody struct {
@@ -46,6 +53,9 @@ func (s *Server) handleError(err error, c echo.Context) {
 		if !errors.Is(err, context.Canceled) {
 			s.log.ErrorContext(c.Request().Context(), "internal error", "error", err, "request_id", requestID(c))
 		}
+	}
+	if e.Kind == apperr.TooMany && e.RetryAfter > 0 {
+		c.Response().Header().Set("Retry-After", strconv.Itoa(e.RetryAfter))
 	}
 	if c.Request().Method == http.MethodHead {
 		err = c.NoContent(status)
