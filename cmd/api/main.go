@@ -17,6 +17,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/toolgate/toolgate/internal/auth"
 	"github.com/toolgate/toolgate/internal/config"
 	"github.com/toolgate/toolgate/internal/conversation"
 	toolhttp "github.com/toolgate/toolgate/internal/http"
@@ -44,7 +45,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 	log := newLogger(cfg, stdout)
 	switch {
 	case len(args) == 0:
-		return serve(ctx, cfg, log)
+		return serve(ctx, cfg, log, stdout)
 	case args[0] == "migrate" && len(args) == 2:
 		return migrate(ctx, cfg, log, args[1], stdout)
 	default:
@@ -60,7 +61,7 @@ func newLogger(cfg config.Config, w io.Writer) *slog.Logger {
 	return slog.New(slog.NewTextHandler(w, opts))
 }
 
-func serve(ctx context.Context, cfg config.Config, log *slog.Logger) error {
+func serve(ctx context.Context, cfg config.Config, log *slog.Logger, stdout io.Writer) error {
 	log.Info("starting toolgate", "config", cfg)
 	pool, err := postgres.Open(ctx, cfg.DatabaseURL, cfg.CreateDatabase, log)
 	if err != nil {
@@ -74,10 +75,18 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger) error {
 	if len(applied) > 0 {
 		log.Info("applied migrations", "migrations", applied)
 	}
+	if err := useSecrets(ctx, cfg, pool, log); err != nil {
+		return err
+	}
+	guard, err := newURLGuard(cfg)
+	if err != nil {
+		return err
+	}
 
 	store := postgres.NewStore(pool)
-	discoverer := &mcpclient.Discoverer{Timeout: cfg.DiscoveryTimeout}
+	discoverer := &mcpclient.Discoverer{Timeout: cfg.DiscoveryTimeout, Guard: guard}
 	policies := policy.NewService(store, discoverer, log)
+	policies.SetURLChecker(guard)
 
 	info := conversation.Info{Offline: cfg.Offline(), Model: cfg.OpenAIModel, Layout: cfg.ToolLayout, BaseURL: cfg.OpenAIBaseURL}
 	upCfg := responses.Config{APIKey: cfg.OpenAIAPIKey, BaseURL: cfg.OpenAIBaseURL, Model: cfg.OpenAIModel,
@@ -90,7 +99,7 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger) error {
 		defer off.close(context.WithoutCancel(ctx))
 		upCfg.APIKey, upCfg.BaseURL, info.BaseURL = "offline", off.baseURL, off.baseURL
 		if off.demoURL != "" {
-			if err := registerDemo(ctx, policies, off.demoURL); err != nil {
+			if err := registerDemo(auth.WithUser(ctx, auth.System), policies, off.demoURL); err != nil {
 				return fmt.Errorf("register the demo MCP server: %w", err)
 			}
 		}
@@ -99,11 +108,17 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger) error {
 	} else if info.BaseURL == "" {
 		info.BaseURL = "https://api.openai.com/v1/"
 	}
-	chat := conversation.NewService(postgres.NewConversationStore(pool), policies, responses.New(upCfg), info, log)
+	limits := conversation.Limits{MaxConcurrentTurns: cfg.UserMaxConcurrentTurns, MessagesPerMinute: cfg.UserMessagesPerMinute}
+	chat := conversation.NewService(postgres.NewConversationStore(pool), policies, responses.New(upCfg), info, limits, log)
 	if err := chat.Recover(ctx); err != nil {
 		return err
 	}
-	api := toolhttp.NewServer(log, policies, chat, store, toolhttp.Options{MaxBodyBytes: cfg.MaxBodyBytes, Heartbeat: cfg.SSEHeartbeat, WebDir: cfg.WebDir})
+	authn := newAuth(cfg, pool, log)
+	if err := prepareAccounts(ctx, cfg, authn, log, stdout); err != nil {
+		return err
+	}
+	api := toolhttp.NewServer(log, policies, chat, authn, store, toolhttp.Options{MaxBodyBytes: cfg.MaxBodyBytes, Heartbeat: cfg.SSEHeartbeat, WebDir: cfg.WebDir,
+		TrustProxyHeaders: cfg.Auth.TrustProxy})
 
 	ln, err := net.Listen("tcp", cfg.ListenAddr)
 	if err != nil {

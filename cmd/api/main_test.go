@@ -43,6 +43,9 @@ func start(t *testing.T, env map[string]string) (base string, logs *syncBuffer, 
 	t.Helper()
 	addr := freeAddr(t)
 	env["LISTEN_ADDR"] = addr
+	if env["TOOLGATE_ADMIN_EMAIL"] == "" && env["AUTH_MODE"] == "" {
+		env["TOOLGATE_ADMIN_EMAIL"], env["TOOLGATE_ADMIN_PASSWORD"] = testAdminEmail, testAdminPassword
+	}
 	for _, k := range []string{"EMULATOR_ADDR", "DEMO_MCP_ADDR"} {
 		if env[k] == "" {
 			env[k] = "127.0.0.1:0" // offline helpers on free ports
@@ -75,6 +78,9 @@ func start(t *testing.T, env map[string]string) (base string, logs *syncBuffer, 
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+	if env["TOOLGATE_ADMIN_EMAIL"] == testAdminEmail {
+		signIn(t, base)
+	}
 	stopped := false
 	stop = func() {
 		if stopped {
@@ -104,10 +110,43 @@ func freeAddr(t *testing.T) string {
 	return ln.Addr().String()
 }
 
+const testAdminEmail, testAdminPassword = "admin@toolgate.test", "correct horse battery"
+
+// sessions holds the session cookie of each started server (by base URL),
+// sent by do and sse.
+var sessions sync.Map
+
+// signIn signs the test admin in to the server at base.
+func signIn(t *testing.T, base string) {
+	t.Helper()
+	res, err := http.Post(base+"/api/auth/login", "application/json",
+		strings.NewReader(fmt.Sprintf(`{"email":%q,"password":%q}`, testAdminEmail, testAdminPassword)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	for _, c := range res.Cookies() {
+		if c.Name == "toolgate_session" && res.StatusCode == 200 {
+			sessions.Store(base, c)
+			return
+		}
+	}
+	b, _ := io.ReadAll(res.Body)
+	t.Fatalf("sign in: %d %s", res.StatusCode, b)
+}
+
+func withSession(req *http.Request) {
+	base := req.URL.Scheme + "://" + req.URL.Host
+	if c, ok := sessions.Load(base); ok {
+		req.AddCookie(c.(*http.Cookie))
+	}
+}
+
 func do(t *testing.T, method, url, body string) (int, string) {
 	t.Helper()
 	req, _ := http.NewRequest(method, url, strings.NewReader(body))
 	req.Header.Set("Content-Type", "application/json")
+	withSession(req)
 	res, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatalf("%s %s: %v", method, url, err)
@@ -184,7 +223,7 @@ func TestRun_MigrateSubcommand(t *testing.T) {
 	if out := runOut("migrate", "status"); !strings.Contains(out, "00001_policy_service.sql") || !strings.Contains(out, "pending") {
 		t.Errorf("status before up:\n%s", out)
 	}
-	if out := runOut("migrate", "up"); !strings.Contains(out, "applied 2 migration") {
+	if out := runOut("migrate", "up"); !strings.Contains(out, "applied ") || !strings.Contains(out, "00003_accounts.sql") {
 		t.Errorf("up:\n%s", out)
 	}
 	if out := runOut("migrate", "status"); !strings.Contains(out, "applied 20") {
@@ -276,7 +315,10 @@ type event struct{ name, data string }
 // sse posts body and reads the whole event stream.
 func sse(t *testing.T, url, body string) (int, []event) {
 	t.Helper()
-	res, err := http.Post(url, "application/json", strings.NewReader(body))
+	req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	withSession(req)
+	res, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}

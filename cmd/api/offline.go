@@ -48,7 +48,7 @@ func startOffline(cfg config.Config, log *slog.Logger) (*offline, error) {
 			o.close(context.Background())
 			return nil, err
 		}
-		o.demoURL = "http://" + addr + "/mcp"
+		o.demoURL = "http://" + dialable(addr) + "/mcp"
 	}
 	return o, nil
 }
@@ -90,4 +90,14 @@ func registerDemo(ctx context.Context, policies *policy.Service, url string) err
 		return err
 	}
 	return nil
+}
+
+// dialable turns a listening address into one to connect to: 0.0.0.0 and
+// :: are no server's address (the URL policy refuses them), loopback is.
+func dialable(addr string) string {
+	host, port, err := net.SplitHostPort(addr)
+	if ip := net.ParseIP(host); err == nil && (host == "" || ip != nil && ip.IsUnspecified()) {
+		return net.JoinHostPort("127.0.0.1", port)
+	}
+	return addr
 }

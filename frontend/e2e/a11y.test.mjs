@@ -1,6 +1,7 @@
 // Accessibility: axe-core finds no violations on any page of the app, in the
 // states people use it in (an approval card pending, a tool call opened, the
-// add-server form open). Keyboard use is covered in approvals.test.mjs.
+// add-server form open, a new API token shown, the user menu open). Keyboard
+// use is covered in approvals.test.mjs.
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
@@ -20,7 +21,7 @@ async function violations(page) {
       `${v.id} (${v.impact}): ${v.help} — ${v.nodes.slice(0, 3).map((n) => n.target.join(" ")).join(", ")}`));
 }
 
-test("no axe violations on the chat, settings and audit pages", () =>
+test("no axe violations on the chat, settings, audit, tokens, users and login pages", () =>
   scenario("a11y", async ({ page, url, api }) => {
     await api.setPolicy("demo", "delete_forecast", "always");
     const found = {};
@@ -44,6 +45,22 @@ test("no axe violations on the chat, settings and audit pages", () =>
     await page.goto(url + "/audit");
     await page.getByRole("table").waitFor();
     found["audit log"] = await violations(page);
+
+    await page.goto(url + "/tokens");
+    await page.getByRole("textbox", { name: "Token name" }).fill("a11y");
+    await page.getByRole("button", { name: "Create token" }).click();
+    await page.getByRole("region", { name: "New token a11y" }).waitFor();
+    found["tokens, a new token shown"] = await violations(page);
+
+    await page.goto(url + "/users");
+    await page.getByRole("table").waitFor();
+    found["users"] = await violations(page);
+
+    await page.getByRole("button", { name: /^Account: / }).click();
+    found["user menu open"] = await violations(page);
+    await page.getByRole("button", { name: "Sign out" }).click();
+    await page.getByRole("heading", { name: "Sign in to Toolgate" }).waitFor();
+    found["login"] = await violations(page);
 
     assert.deepEqual(found, Object.fromEntries(Object.keys(found).map((k) => [k, []])));
   }));

@@ -1,17 +1,101 @@
-import { useEffect, useState } from "react";
-import { api } from "./api/client";
-import type { Info } from "./api/types";
+import { useCallback, useEffect, useState } from "react";
+import { ApiError, api, onSignedOut } from "./api/client";
+import type { Info, Me } from "./api/types";
+import { UsersPage } from "./account/UsersPage";
+import { TokensPage } from "./account/TokensPage";
+import { LoginPage } from "./auth/LoginPage";
+import { SetupPage } from "./auth/SetupPage";
+import { UserMenu } from "./auth/UserMenu";
+import { SessionContext } from "./auth/session";
 import { ChatPage } from "./chat/ChatPage";
 import { AuditPage } from "./settings/AuditPage";
 import { SettingsPage } from "./settings/SettingsPage";
-import { linkProps, useRoute } from "./router";
+import { linkProps, navigate, safeNext, useRoute } from "./router";
+
+/** undefined: asking /api/auth/me; null: signed out; else the person. */
+type Session = Me | null | undefined;
+
+const here = () => location.pathname + location.search;
 
 export function App() {
+  const route = useRoute();
+  const [me, setMe] = useState<Session>(undefined);
+  const [meError, setMeError] = useState<string | null>(null);
+  const [expired, setExpired] = useState(false);
+
+  const loadMe = useCallback(() => {
+    setMeError(null);
+    api.me().then(setMe, (err) => {
+      if (err instanceof ApiError && err.status === 401) setMe(null);
+      else setMeError(err instanceof Error ? err.message : String(err));
+    });
+  }, []);
+  useEffect(loadMe, [loadMe]);
+
+  // Any call answering 401 later: the session ended. Show the login page and
+  // come back here afterwards.
+  useEffect(() => onSignedOut(() => {
+    setMe((cur) => {
+      if (cur) setExpired(true);
+      return null;
+    });
+  }), []);
+
+  // Signed out anywhere but the login and setup pages: go to the login page, keeping the path.
+  useEffect(() => {
+    if (me === null && route.page !== "login" && route.page !== "setup") {
+      navigate({ page: "login", next: safeNext(here()) }, { replace: true });
+    }
+  }, [me, route.page]);
+
+  const signedIn = (who: Me) => {
+    setExpired(false);
+    setMe(who);
+    navigate(route.page === "login" ? route.next ?? "/" : "/", { replace: true });
+  };
+
+  if (route.page === "setup" && !me) return <SetupPage token={route.token} onSignedIn={signedIn} />;
+  if (me === undefined) {
+    return (
+      <div className="app-loading">
+        {meError ? (
+          <p className="alert error" role="alert">
+            Could not reach Toolgate: {meError} <button type="button" className="link" onClick={loadMe}>Try again</button>
+          </p>
+        ) : <p className="muted">Loading…</p>}
+      </div>
+    );
+  }
+  if (me === null) {
+    return <LoginPage onSignedIn={signedIn} notice={expired ? "Your session ended: sign in again to go on." : undefined} />;
+  }
+  if (route.page === "login" || route.page === "setup") {
+    // Signed in already (e.g. the back button): nothing to do here.
+    queueMicrotask(() => navigate(route.page === "login" ? route.next ?? "/" : "/", { replace: true }));
+    return null;
+  }
+
+  const signOut = async () => {
+    try { await api.logout(); } catch { /* the session is gone either way */ }
+    setExpired(false);
+    setMe(null);
+    navigate({ page: "login" }, { replace: true });
+  };
+
+  return (
+    <SessionContext.Provider value={me}>
+      <Shell me={me} onSignOut={signOut} />
+    </SessionContext.Provider>
+  );
+}
+
+function Shell({ me, onSignOut }: { me: Me; onSignOut(): Promise<void> }) {
   const route = useRoute();
   const [info, setInfo] = useState<Info | null>(null);
   useEffect(() => {
     api.info().then(setInfo, () => setInfo(null));
   }, []);
+  const admin = me.role === "admin";
 
   return (
     <div className="app">
@@ -27,11 +111,16 @@ export function App() {
             {info.offline ? "Offline demo (emulated model)" : info.model}
           </span>
         )}
+        <UserMenu me={me} onSignOut={onSignOut} />
       </header>
       <main className="content">
         {route.page === "chat" && <ChatPage conversationId={route.conversationId} />}
         {route.page === "settings" && <SettingsPage focusServer={route.server} focusTool={route.tool} />}
         {route.page === "audit" && <AuditPage />}
+        {route.page === "tokens" && <TokensPage />}
+        {route.page === "users" && (admin ? <UsersPage /> : (
+          <div className="account-page"><p className="alert error" role="alert">Only admins manage users.</p></div>
+        ))}
       </main>
     </div>
   );

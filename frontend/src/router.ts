@@ -1,11 +1,15 @@
-// A tiny router over the History API: the app has four kinds of pages, so a
+// A tiny router over the History API: the app has a handful of pages, so a
 // router library would be more code than it saves.
 import { useEffect, useState } from "react";
 
 export type Route =
   | { page: "chat"; conversationId?: string }
   | { page: "settings"; server?: string; tool?: string }
-  | { page: "audit" };
+  | { page: "audit" }
+  | { page: "users" }
+  | { page: "tokens" }
+  | { page: "login"; next?: string }
+  | { page: "setup"; token?: string };
 
 export function parseRoute(loc: { pathname: string; search: string }): Route {
   const q = new URLSearchParams(loc.search);
@@ -13,6 +17,10 @@ export function parseRoute(loc: { pathname: string; search: string }): Route {
   if (m) return { page: "chat", conversationId: decodeURIComponent(m[1]) };
   if (loc.pathname === "/settings") return { page: "settings", server: q.get("server") ?? undefined, tool: q.get("tool") ?? undefined };
   if (loc.pathname === "/audit") return { page: "audit" };
+  if (loc.pathname === "/users") return { page: "users" };
+  if (loc.pathname === "/tokens") return { page: "tokens" };
+  if (loc.pathname === "/login") return { page: "login", next: safeNext(q.get("next")) };
+  if (loc.pathname === "/setup") return { page: "setup", token: q.get("token") ?? undefined };
   return { page: "chat" };
 }
 
@@ -29,7 +37,22 @@ export function href(r: Route): string {
     }
     case "audit":
       return "/audit";
+    case "users":
+      return "/users";
+    case "tokens":
+      return "/tokens";
+    case "login":
+      return r.next && r.next !== "/" ? `/login?next=${encodeURIComponent(r.next)}` : "/login";
+    case "setup":
+      return r.token ? `/setup?token=${encodeURIComponent(r.token)}` : "/setup";
   }
+}
+
+/** A path to return to after signing in: only this app's own paths (never another site, never the login page). */
+export function safeNext(next: string | null | undefined): string | undefined {
+  if (!next || !next.startsWith("/") || next.startsWith("//") || next.startsWith("/\\")) return undefined;
+  if (next === "/login" || next.startsWith("/login?") || next.startsWith("/setup")) return undefined;
+  return next;
 }
 
 const listeners = new Set<() => void>();

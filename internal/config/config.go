@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"net"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -33,6 +34,16 @@ type Config struct {
 	DemoMCPAddr      string        // DEMO_MCP_ADDR: where the in-process demo MCP server listens when offline
 	OfflineDemo      bool          // OFFLINE_DEMO: when offline, start the demo MCP server and register it as "demo"
 	WebDir           string        // WEB_DIR: the built web app (frontend/dist), served at /
+	// Per-user limits on starting turns (429 with Retry-After beyond them).
+	UserMaxConcurrentTurns int // USER_MAX_CONCURRENT_TURNS: a user's conversations running a turn at once
+	UserMessagesPerMinute  int // USER_MESSAGES_PER_MINUTE: messages a user may send in any 60 seconds
+	// AllowedHosts (ALLOWED_HOSTS, comma list) are the Host names the API
+	// answers to; others get 421 (DNS rebinding). Default: the host of
+	// LISTEN_ADDR (unless 0.0.0.0 or ::), localhost, 127.0.0.1, ::1.
+	AllowedHosts []string
+	Auth         Auth    // AUTH_MODE and the other sign-in settings (auth.go)
+	MCPNet       MCPNet  // MCP_ALLOWED_HOSTS, MCP_ALLOW_PRIVATE (secrets.go)
+	Secrets      Secrets // SECRETS_KEY, SECRETS_KEY_FILE (secrets.go)
 }
 
 // Offline reports whether Toolgate talks to its built-in emulator instead of
@@ -108,6 +119,16 @@ func Load(getenv func(string) string) (Config, error) {
 		errs = append(errs, fmt.Sprintf("OFFLINE_DEMO must be true or false (got %q)", getenv("OFFLINE_DEMO")))
 	}
 	c.WebDir = get("WEB_DIR", "frontend/dist")
+	if c.UserMaxConcurrentTurns, err = strconv.Atoi(get("USER_MAX_CONCURRENT_TURNS", "4")); err != nil || c.UserMaxConcurrentTurns < 1 || c.UserMaxConcurrentTurns > 1000 {
+		errs = append(errs, fmt.Sprintf("USER_MAX_CONCURRENT_TURNS must be a whole number from 1 to 1000 (got %q)", getenv("USER_MAX_CONCURRENT_TURNS")))
+	}
+	if c.UserMessagesPerMinute, err = strconv.Atoi(get("USER_MESSAGES_PER_MINUTE", "30")); err != nil || c.UserMessagesPerMinute < 1 || c.UserMessagesPerMinute > 10000 {
+		errs = append(errs, fmt.Sprintf("USER_MESSAGES_PER_MINUTE must be a whole number from 1 to 10000 (got %q)", getenv("USER_MESSAGES_PER_MINUTE")))
+	}
+	c.AllowedHosts = allowedHosts(getenv("ALLOWED_HOSTS"), c.ListenAddr, &errs)
+	c.Auth = loadAuth(get, c.ListenAddr, &errs)
+	c.MCPNet = loadMCPNet(get, &errs)
+	c.Secrets = loadSecrets(get, c.Offline(), &errs)
 	if len(errs) > 0 {
 		return c, fmt.Errorf("invalid configuration:\n  %s", strings.Join(errs, "\n  "))
 	}
@@ -141,6 +162,13 @@ func (c Config) LogValue() slog.Value {
 		slog.String("mcp_tool_layout", c.ToolLayout),
 		slog.Duration("sse_heartbeat", c.SSEHeartbeat),
 		slog.String("web_dir", c.WebDir),
+		slog.Int("user_max_concurrent_turns", c.UserMaxConcurrentTurns),
+		slog.Int("user_messages_per_minute", c.UserMessagesPerMinute),
+		slog.String("allowed_hosts", strings.Join(c.AllowedHosts, ",")),
+		slog.Any("auth", c.Auth),
+		slog.String("mcp_allowed_hosts", c.MCPNet.AllowedHosts),
+		slog.Bool("mcp_allow_private", c.MCPNet.AllowPrivate),
+		slog.Any("secrets", c.Secrets),
 	)
 }
 
@@ -160,4 +188,44 @@ func redactURL(raw string) string {
 		return "(invalid)"
 	}
 	return u.Redacted()
+}
+
+// allowedHosts reads ALLOWED_HOSTS (host names or IP addresses, ports and
+// brackets ignored, lower case), or builds the default from LISTEN_ADDR.
+func allowedHosts(raw, listenAddr string, errs *[]string) []string {
+	norm := func(h string) string {
+		if host, _, err := net.SplitHostPort(h); err == nil {
+			h = host
+		}
+		h = strings.TrimSuffix(strings.TrimPrefix(h, "["), "]")
+		return strings.TrimSuffix(strings.ToLower(h), ".")
+	}
+	var hosts []string
+	add := func(h string) {
+		if h != "" && !slices.Contains(hosts, h) {
+			hosts = append(hosts, h)
+		}
+	}
+	if strings.TrimSpace(raw) == "" {
+		if host, _, err := net.SplitHostPort(listenAddr); err == nil {
+			if ip := net.ParseIP(host); ip == nil || !ip.IsUnspecified() {
+				add(norm(host)) // 0.0.0.0 and :: name no host a browser would use
+			}
+		}
+		for _, h := range []string{"localhost", "127.0.0.1", "::1"} {
+			add(h)
+		}
+		return hosts
+	}
+	for _, part := range strings.Split(raw, ",") {
+		part = strings.TrimSpace(part)
+		h := norm(part)
+		if h == "" || strings.ContainsAny(part, "/?#@ *") {
+			*errs = append(*errs, fmt.Sprintf("ALLOWED_HOSTS must be a comma-separated list of host names or IP addresses "+
+				"(no scheme or path), e.g. localhost,127.0.0.1,toolgate.example.com (got %q)", raw))
+			return nil
+		}
+		add(h)
+	}
+	return hosts
 }

@@ -21,6 +21,9 @@ func TestLoad_Defaults(t *testing.T) {
 		MaxBodyBytes: 1 << 20, ShutdownTimeout: 10 * time.Second,
 		OpenAIModel: "gpt-5-mini", OpenAIMaxRetries: 2, ToolLayout: "default", SSEHeartbeat: 15 * time.Second,
 		EmulatorAddr: "127.0.0.1:8091", DemoMCPAddr: "127.0.0.1:8090", OfflineDemo: true, WebDir: "frontend/dist"}
+	want.AllowedHosts = []string{"127.0.0.1", "localhost", "::1"} // ALLOWED_HOSTS: LISTEN_ADDR's host first
+	want.UserMaxConcurrentTurns, want.UserMessagesPerMinute = 4, 30
+	want.Secrets = Secrets{KeyFile: ".toolgate/secrets.key"} // SECRETS_KEY unset: offline uses the key file
 	if !got.Offline() {
 		t.Error("no OPENAI_API_KEY must mean offline")
 	}
@@ -33,12 +36,13 @@ func TestLoad_ReportsEveryProblem(t *testing.T) {
 	_, err := Load(env(map[string]string{"LISTEN_ADDR": "8080", "DATABASE_URL": "mysql://x", "LOG_LEVEL": "loud",
 		"LOG_FORMAT": "xml", "DATABASE_CREATE": "perhaps", "DISCOVERY_TIMEOUT": "-1s", "MAX_BODY_BYTES": "12",
 		"OPENAI_BASE_URL": "api.openai.com", "OPENAI_MAX_RETRIES": "many", "MCP_TOOL_LAYOUT": "grouped", "SSE_HEARTBEAT": "1m",
-		"EMULATOR_ADDR": "8091", "OFFLINE_DEMO": "maybe"}))
+		"EMULATOR_ADDR": "8091", "OFFLINE_DEMO": "maybe", "USER_MAX_CONCURRENT_TURNS": "0", "USER_MESSAGES_PER_MINUTE": "lots"}))
 	if err == nil {
 		t.Fatal("bad configuration accepted")
 	}
 	for _, key := range []string{"LISTEN_ADDR", "DATABASE_URL", "LOG_LEVEL", "LOG_FORMAT", "DATABASE_CREATE", "DISCOVERY_TIMEOUT", "MAX_BODY_BYTES",
-		"OPENAI_BASE_URL", "OPENAI_MAX_RETRIES", "MCP_TOOL_LAYOUT", "SSE_HEARTBEAT", "EMULATOR_ADDR", "OFFLINE_DEMO"} {
+		"OPENAI_BASE_URL", "OPENAI_MAX_RETRIES", "MCP_TOOL_LAYOUT", "SSE_HEARTBEAT", "EMULATOR_ADDR", "OFFLINE_DEMO",
+		"USER_MAX_CONCURRENT_TURNS", "USER_MESSAGES_PER_MINUTE"} {
 		if !strings.Contains(err.Error(), key) {
 			t.Errorf("error does not mention %s:\n%s", key, err)
 		}
@@ -58,7 +62,7 @@ func TestLogValue_MasksDatabasePassword(t *testing.T) {
 }
 
 func TestLogValue_MasksAPIKey(t *testing.T) {
-	c, err := Load(env(map[string]string{"OPENAI_API_KEY": "sk-proj-verysecretvalue1234"}))
+	c, err := Load(env(map[string]string{"OPENAI_API_KEY": "sk-proj-verysecretvalue1234", "SECRETS_KEY": testSecretsKey}))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -63,7 +63,13 @@ type PolicyChange struct {
 	ServerLabel string `json:"server_label"`
 	ToolName    string `json:"tool_name"`
 	Policy      string `json:"policy"`
+	// Layer is where it was stored: always "user", the decider's personal
+	// policy (a remembered decision never changes the workspace's).
+	Layer string `json:"layer"`
 }
+
+// LayerUser is the personal policy layer.
+const LayerUser = "user"
 
 // CompletedEvent ends a turn that completed.
 type CompletedEvent struct {

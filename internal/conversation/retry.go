@@ -11,9 +11,13 @@ import (
 // reached upstream, or the last message whose turn ended in an error. What
 // may have reached upstream is not repeated: such decisions go as denials.
 func (s *Service) StartRetry(ctx context.Context, conversationID string) (*Turn, error) {
-	t := &Turn{s: s, id: newID("turn_")}
-	err := s.store.Tx(ctx, func(r Repo) error {
-		conv, err := r.Conversation(ctx, conversationID, true)
+	u, err := caller(ctx)
+	if err != nil {
+		return nil, err
+	}
+	t := &Turn{s: s, user: u, id: newID("turn_")}
+	err = s.store.Tx(ctx, func(r Repo) error {
+		conv, err := r.Conversation(ctx, u.ID, conversationID, true)
 		if err != nil {
 			return err
 		}
@@ -21,7 +25,7 @@ func (s *Service) StartRetry(ctx context.Context, conversationID string) (*Turn,
 			return turnInProgress(conv.ID)
 		}
 		t.conv = conv
-		items, err := r.Items(ctx, conv.ID)
+		items, err := r.Items(ctx, u.ID, conv.ID)
 		if err != nil {
 			return err
 		}
@@ -41,6 +45,9 @@ func (s *Service) StartRetry(ctx context.Context, conversationID string) (*Turn,
 				t.kind, t.userText = "message", it.Text
 				break
 			}
+		}
+		if err := s.checkLimits(ctx, r, u, false); err != nil {
+			return err
 		}
 		if t.previous != "" {
 			if err := t.closeOpen(ctx, r); err != nil {

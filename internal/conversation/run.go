@@ -53,7 +53,7 @@ type relay struct {
 func (r *relay) run(ctx context.Context) {
 	t, s := r.t, r.t.s
 	var err error
-	if r.groups, err = s.policies.RequestTools(r.store, t.grants); err != nil {
+	if r.groups, err = s.policies.RequestTools(r.store, t.user.ID, t.grants); err != nil {
 		r.fail(TurnError{Code: "policy_unavailable", Message: "the tool policies could not be read: " + err.Error(), Retryable: true})
 		return
 	}
@@ -277,7 +277,7 @@ func (r *relay) end(e TurnError) {
 	t, s := r.t, r.t.s
 	err := s.store.Tx(r.store, func(repo Repo) error {
 		if len(r.asked) > 0 {
-			aps, err := repo.Approvals(r.store, t.conv.ID, r.asked, true)
+			aps, err := repo.Approvals(r.store, t.user.ID, t.conv.ID, r.asked, true)
 			if err != nil {
 				return err
 			}
@@ -286,7 +286,7 @@ func (r *relay) end(e TurnError) {
 			for _, a := range aps {
 				if a.State == Pending {
 					a.State, a.DecidedAt, a.DecisionReason = Superseded, &now, &reason
-					if err := repo.Decide(r.store, a); err != nil {
+					if err := repo.Decide(r.store, t.user.ID, a); err != nil {
 						return err
 					}
 				}

@@ -12,14 +12,15 @@ import (
 	"unicode/utf8"
 
 	"github.com/toolgate/toolgate/internal/apperr"
+	"github.com/toolgate/toolgate/internal/auth"
 	"github.com/toolgate/toolgate/internal/policy"
 )
 
 // Policies is what turns need from the policy service.
 type Policies interface {
-	RequestTools(ctx context.Context, grants map[string]map[string]bool) ([]policy.ServerTools, error)
+	RequestTools(ctx context.Context, userID string, grants map[string]map[string]bool) ([]policy.ServerTools, error)
 	RecordListed(ctx context.Context, label string, tools []policy.DiscoveredTool) error
-	Remember(ctx context.Context, r policy.Repo, label, tool string, p policy.Policy) error
+	Remember(ctx context.Context, r policy.Repo, u auth.User, label, tool string, p policy.Policy) error
 }
 
 // Info describes the upstream for the browser.
@@ -37,12 +38,25 @@ const (
 	MaxReasonLen = 2000
 )
 
-// Service runs conversations.
+// Limits are the per-user limits on starting turns. Zero means no limit.
+type Limits struct {
+	// MaxConcurrentTurns is how many of a user's conversations may run a
+	// turn at once (USER_MAX_CONCURRENT_TURNS).
+	MaxConcurrentTurns int
+	// MessagesPerMinute is how many messages a user may send in any 60
+	// seconds (USER_MESSAGES_PER_MINUTE).
+	MessagesPerMinute int
+}
+
+// Service runs conversations. Every method acts for the caller that ctx
+// carries (auth.UserFrom): a conversation belongs to its creator, and
+// nobody else, admins included, can see, change, stream or decide in it.
 type Service struct {
 	store    Store
 	policies Policies
 	upstream Upstream
 	info     Info
+	limits   Limits
 	log      *slog.Logger
 	now      func() time.Time
 
@@ -84,9 +98,19 @@ func (s *Service) Stop(ctx context.Context) {
 }
 
 // NewService returns a Service.
-func NewService(store Store, policies Policies, upstream Upstream, info Info, log *slog.Logger) *Service {
-	return &Service{store: store, policies: policies, upstream: upstream, info: info, log: log,
+func NewService(store Store, policies Policies, upstream Upstream, info Info, limits Limits, log *slog.Logger) *Service {
+	return &Service{store: store, policies: policies, upstream: upstream, info: info, limits: limits, log: log,
 		now: time.Now, running: map[string]*running{}}
+}
+
+// caller is the signed-in user ctx carries. Without one the request never
+// went through authentication: that is a bug, never "anyone".
+func caller(ctx context.Context) (auth.User, error) {
+	u, ok := auth.UserFrom(ctx)
+	if !ok || u.ID == "" {
+		return auth.User{}, apperr.New(apperr.Internal, "no_caller", "the request carries no signed-in user")
+	}
+	return u, nil
 }
 
 // Info describes the upstream.
@@ -112,44 +136,60 @@ func (s *Service) Recover(ctx context.Context) error {
 
 // Create starts an empty conversation.
 func (s *Service) Create(ctx context.Context, title string) (Conversation, error) {
+	u, err := caller(ctx)
+	if err != nil {
+		return Conversation{}, err
+	}
 	if err := validTitle(title); err != nil {
 		return Conversation{}, err
 	}
-	return s.store.Repo().CreateConversation(ctx, newID("conv_"), strings.TrimSpace(stripNUL(title)))
+	return s.store.Repo().CreateConversation(ctx, u.ID, newID("conv_"), strings.TrimSpace(stripNUL(title)))
 }
 
-// List returns conversations, most recently active first.
+// List returns the caller's conversations, most recently active first.
 func (s *Service) List(ctx context.Context, limit int) ([]Conversation, error) {
+	u, err := caller(ctx)
+	if err != nil {
+		return nil, err
+	}
 	if limit <= 0 {
 		limit = 100
 	}
 	if limit > 500 {
 		return nil, apperr.Invalidf("invalid_limit", "limit", "limit must be between 1 and 500 (got %d)", limit)
 	}
-	return s.store.Repo().ListConversations(ctx, limit)
+	return s.store.Repo().ListConversations(ctx, u.ID, limit)
 }
 
 // Rename changes a conversation's title.
 func (s *Service) Rename(ctx context.Context, id, title string) (Conversation, error) {
+	u, err := caller(ctx)
+	if err != nil {
+		return Conversation{}, err
+	}
 	if err := validTitle(title); err != nil {
 		return Conversation{}, err
 	}
-	return s.store.Repo().RenameConversation(ctx, id, strings.TrimSpace(stripNUL(title)))
+	return s.store.Repo().RenameConversation(ctx, u.ID, id, strings.TrimSpace(stripNUL(title)))
 }
 
 // Get returns the transcript: every item in order, approval requests with
 // their current state, and the pending ones.
 func (s *Service) Get(ctx context.Context, id string) (Transcript, error) {
 	var t Transcript
-	err := s.store.Tx(ctx, func(r Repo) error {
+	u, err := caller(ctx)
+	if err != nil {
+		return t, err
+	}
+	err = s.store.Tx(ctx, func(r Repo) error {
 		var err error
-		if t.Conversation, err = r.Conversation(ctx, id, false); err != nil {
+		if t.Conversation, err = r.Conversation(ctx, u.ID, id, false); err != nil {
 			return err
 		}
-		if t.Items, err = r.Items(ctx, id); err != nil {
+		if t.Items, err = r.Items(ctx, u.ID, id); err != nil {
 			return err
 		}
-		aps, err := r.Approvals(ctx, id, nil, false)
+		aps, err := r.Approvals(ctx, u.ID, id, nil, false)
 		if err != nil {
 			return err
 		}
@@ -177,6 +217,14 @@ func (s *Service) Get(ctx context.Context, id string) (Transcript, error) {
 
 // Delete removes a conversation. A turn running in it is cancelled first.
 func (s *Service) Delete(ctx context.Context, id string) error {
+	u, err := caller(ctx)
+	if err != nil {
+		return err
+	}
+	// Only the owner's turn is cancelled: the lookup below is by id alone.
+	if _, err := s.store.Repo().Conversation(ctx, u.ID, id, false); err != nil {
+		return err
+	}
 	if r := s.lookup(id); r != nil {
 		r.cancel(ErrCancelled)
 		select {
@@ -186,13 +234,17 @@ func (s *Service) Delete(ctx context.Context, id string) error {
 		case <-time.After(10 * time.Second):
 		}
 	}
-	return s.store.Repo().DeleteConversation(ctx, id)
+	return s.store.Repo().DeleteConversation(ctx, u.ID, id)
 }
 
 // Cancel stops the turn running in a conversation. What arrived so far stays
 // in the transcript; the stream ends with an error event "cancelled".
 func (s *Service) Cancel(ctx context.Context, id string) error {
-	if _, err := s.store.Repo().Conversation(ctx, id, false); err != nil {
+	u, err := caller(ctx)
+	if err != nil {
+		return err
+	}
+	if _, err := s.store.Repo().Conversation(ctx, u.ID, id, false); err != nil {
 		return err
 	}
 	r := s.lookup(id)

@@ -2,6 +2,7 @@ package conversation
 
 import (
 	"context"
+	"time"
 
 	"github.com/toolgate/toolgate/internal/policy"
 )
@@ -16,18 +17,27 @@ type Store interface {
 
 // Repo is the persistence the conversation service needs. Methods return
 // apperr errors: NotFound for a missing conversation.
+//
+// Methods that take an owner only see that user's conversations: another
+// user's conversation, its items, approvals and allowances are reported
+// (or listed) exactly as a missing one. The rest act on a conversation the
+// caller has already found under its owner's scope (and holds locked).
 type Repo interface {
 	// Policy is the policy repository on the same transaction, so that a
 	// decision and the policy it remembers are stored together.
 	Policy() policy.Repo
 
-	CreateConversation(ctx context.Context, id, title string) (Conversation, error)
-	ListConversations(ctx context.Context, limit int) ([]Conversation, error)
+	CreateConversation(ctx context.Context, owner, id, title string) (Conversation, error)
+	ListConversations(ctx context.Context, owner string, limit int) ([]Conversation, error)
 	// Conversation returns one conversation; lock holds it until the
 	// transaction ends, which serialises every turn and decision on it.
-	Conversation(ctx context.Context, id string, lock bool) (Conversation, error)
-	RenameConversation(ctx context.Context, id, title string) (Conversation, error)
-	DeleteConversation(ctx context.Context, id string) error
+	Conversation(ctx context.Context, owner, id string, lock bool) (Conversation, error)
+	RenameConversation(ctx context.Context, owner, id, title string) (Conversation, error)
+	DeleteConversation(ctx context.Context, owner, id string) error
+
+	// UserLoad locks owner's turn starts until the transaction ends and
+	// counts what the per-user limits look at.
+	UserLoad(ctx context.Context, owner string, window time.Duration) (UserLoad, error)
 
 	// StartTurn marks turn as the conversation's running turn.
 	StartTurn(ctx context.Context, id, turn string) error
@@ -45,22 +55,30 @@ type Repo interface {
 	// AppendItem adds it at the end of the transcript and returns it with
 	// its sequence number and time.
 	AppendItem(ctx context.Context, conversationID string, it Item) (Item, error)
-	Items(ctx context.Context, conversationID string) ([]Item, error)
+	Items(ctx context.Context, owner, conversationID string) ([]Item, error)
 
 	InsertApproval(ctx context.Context, a Approval) error
 	// Approvals returns the conversation's approval requests, oldest first;
 	// with ids, only those; lock holds them until the transaction ends.
-	Approvals(ctx context.Context, conversationID string, ids []string, lock bool) ([]Approval, error)
+	Approvals(ctx context.Context, owner, conversationID string, ids []string, lock bool) ([]Approval, error)
 	// ResponseApprovals returns the approval requests one response made,
 	// oldest first, locked.
-	ResponseApprovals(ctx context.Context, conversationID, response string) ([]Approval, error)
+	ResponseApprovals(ctx context.Context, owner, conversationID, response string) ([]Approval, error)
 	// Decide stores a's state and decision fields.
-	Decide(ctx context.Context, a Approval) error
+	Decide(ctx context.Context, owner string, a Approval) error
 	// MarkAnswered records that response carried the answers to ids.
 	MarkAnswered(ctx context.Context, ids []string, response string) error
 
 	// Grants returns the tools allowed without asking in the conversation,
 	// by server label.
-	Grants(ctx context.Context, conversationID string) (map[string]map[string]bool, error)
+	Grants(ctx context.Context, owner, conversationID string) (map[string]map[string]bool, error)
 	AddGrant(ctx context.Context, conversationID, server, tool, approvalID string) error
+}
+
+// UserLoad is what the per-user limits count for one user.
+type UserLoad struct {
+	Running       int        // conversations with a turn running
+	Messages      int        // messages the user sent within the window
+	OldestMessage *time.Time // the oldest of those
+	Now           time.Time  // the database's clock when counting
 }

@@ -10,6 +10,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/toolgate/toolgate/internal/apperr"
+	"github.com/toolgate/toolgate/internal/auth"
 	"github.com/toolgate/toolgate/internal/policy"
 )
 
@@ -26,6 +27,7 @@ const interruptedReason = "This request was already answered in an earlier respo
 // reports them) and relays the answer.
 type Turn struct {
 	s          *Service
+	user       auth.User // the caller: the conversation's owner
 	conv       Conversation
 	id         string
 	kind       string // "message" or "decisions"
@@ -48,6 +50,10 @@ func (t *Turn) ConversationID() string { return t.conv.ID }
 // pending are superseded: denied upstream, in the same request as the
 // message, with a reason saying so.
 func (s *Service) StartMessage(ctx context.Context, conversationID, input string) (*Turn, error) {
+	u, err := caller(ctx)
+	if err != nil {
+		return nil, err
+	}
 	input = strings.TrimSpace(stripNUL(input))
 	switch {
 	case input == "":
@@ -55,21 +61,28 @@ func (s *Service) StartMessage(ctx context.Context, conversationID, input string
 	case utf8.RuneCountInString(input) > MaxInputLen:
 		return nil, apperr.Invalidf("invalid_input", "input", "input must be at most %d characters", MaxInputLen)
 	}
-	if conversationID == "" {
-		c, err := s.store.Repo().CreateConversation(ctx, newID("conv_"), titleFrom(input))
-		if err != nil {
-			return nil, err
+	t := &Turn{s: s, user: u, id: newID("turn_"), kind: "message", userText: input}
+	err = s.store.Tx(ctx, func(r Repo) error {
+		var conv Conversation
+		var err error
+		if conversationID == "" {
+			// In this transaction: a message refused by a limit leaves no
+			// empty conversation behind.
+			if err := s.checkLimits(ctx, r, u, true); err != nil {
+				return err
+			}
+			conv, err = r.CreateConversation(ctx, u.ID, newID("conv_"), titleFrom(input))
+		} else {
+			conv, err = r.Conversation(ctx, u.ID, conversationID, true)
+			if err == nil && conv.Streaming {
+				err = turnInProgress(conv.ID)
+			}
+			if err == nil {
+				err = s.checkLimits(ctx, r, u, true)
+			}
 		}
-		conversationID = c.ID
-	}
-	t := &Turn{s: s, id: newID("turn_"), kind: "message", userText: input}
-	err := s.store.Tx(ctx, func(r Repo) error {
-		conv, err := r.Conversation(ctx, conversationID, true)
 		if err != nil {
 			return err
-		}
-		if conv.Streaming {
-			return turnInProgress(conv.ID)
 		}
 		t.conv = conv
 		if conv.LastResponseID != nil {
@@ -79,7 +92,7 @@ func (s *Service) StartMessage(ctx context.Context, conversationID, input string
 			}
 		}
 		if conv.Title == "" {
-			if conv, err = r.RenameConversation(ctx, conv.ID, titleFrom(input)); err != nil {
+			if conv, err = r.RenameConversation(ctx, u.ID, conv.ID, titleFrom(input)); err != nil {
 				return err
 			}
 			t.conv = conv
@@ -103,11 +116,7 @@ func (s *Service) StartMessage(ctx context.Context, conversationID, input string
 // got through are sent with their decision; ones already answered in an
 // interrupted response are denied so they cannot run twice.
 func (t *Turn) closeOpen(ctx context.Context, r Repo) error {
-	aps, err := r.ResponseApprovals(ctx, t.conv.ID, t.previous)
-	if err != nil {
-		return err
-	}
-	actor, err := t.s.actor(ctx, r)
+	aps, err := r.ResponseApprovals(ctx, t.user.ID, t.conv.ID, t.previous)
 	if err != nil {
 		return err
 	}
@@ -119,8 +128,9 @@ func (t *Turn) closeOpen(ctx context.Context, r Repo) error {
 			ans.Reason = interruptedReason
 		case a.State == Pending:
 			reason := SupersededReason
-			a.State, a.DecidedAt, a.DecidedBy, a.DecisionReason = Superseded, &now, &actor, &reason
-			if err := r.Decide(ctx, a); err != nil {
+			a.State, a.DecidedAt, a.DecisionReason = Superseded, &now, &reason
+			a.DecidedBy, a.DecidedByID = &t.user.Email, &t.user.ID
+			if err := r.Decide(ctx, t.user.ID, a); err != nil {
 				return err
 			}
 			ans.Reason = reason
@@ -141,6 +151,10 @@ func (t *Turn) closeOpen(ctx context.Context, r Repo) error {
 // still pending. Decisions on requests that are not pending are refused
 // whole, with their current state: nothing is recorded.
 func (s *Service) StartDecisions(ctx context.Context, conversationID string, ds []Decision) (*Turn, error) {
+	u, err := caller(ctx)
+	if err != nil {
+		return nil, err
+	}
 	if err := validateDecisions(ds); err != nil {
 		return nil, err
 	}
@@ -148,14 +162,14 @@ func (s *Service) StartDecisions(ctx context.Context, conversationID string, ds 
 	for i, d := range ds {
 		ids[i] = d.ApprovalRequestID
 	}
-	t := &Turn{s: s, id: newID("turn_"), kind: "decisions"}
-	err := s.store.Tx(ctx, func(r Repo) error {
-		conv, err := r.Conversation(ctx, conversationID, true)
+	t := &Turn{s: s, user: u, id: newID("turn_"), kind: "decisions"}
+	err = s.store.Tx(ctx, func(r Repo) error {
+		conv, err := r.Conversation(ctx, u.ID, conversationID, true)
 		if err != nil {
 			return err
 		}
 		t.conv = conv
-		aps, err := r.Approvals(ctx, conv.ID, ids, true)
+		aps, err := r.Approvals(ctx, u.ID, conv.ID, ids, true)
 		if err != nil {
 			return err
 		}
@@ -183,16 +197,12 @@ func (s *Service) StartDecisions(ctx context.Context, conversationID string, ds 
 				return notPending(a)
 			}
 		}
-		actor, err := s.actor(ctx, r)
-		if err != nil {
-			return err
-		}
 		now := s.now()
 		responses := map[string]bool{}
 		for _, d := range ds {
 			a := byID[d.ApprovalRequestID]
 			responses[a.ResponseID] = true
-			ev, err := s.decide(ctx, r, a, d, actor, now)
+			ev, err := s.decide(ctx, r, a, d, u, now)
 			if err != nil {
 				return err
 			}
@@ -206,9 +216,10 @@ func (s *Service) StartDecisions(ctx context.Context, conversationID string, ds 
 	return t, nil
 }
 
-// decide records one decision with what it implies: a remembered policy,
-// an allowance for the conversation, an audit entry.
-func (s *Service) decide(ctx context.Context, r Repo, a Approval, d Decision, actor string, now time.Time) (DecisionEvent, error) {
+// decide records one decision with what it implies: a remembered policy
+// (the decider's personal one), an allowance for the conversation, an
+// audit entry.
+func (s *Service) decide(ctx context.Context, r Repo, a Approval, d Decision, u auth.User, now time.Time) (DecisionEvent, error) {
 	a.State = Denied
 	if *d.Approve {
 		a.State = Approved
@@ -216,18 +227,18 @@ func (s *Service) decide(ctx context.Context, r Repo, a Approval, d Decision, ac
 			// Blocked since it asked (settings changed, server disabled or
 			// removed): blocked means never run, so an approval cannot
 			// override it; remembering the approval changes the policy.
-			p, _, err := policy.Effective(ctx, r.Policy(), a.ServerLabel, a.ToolName)
+			p, _, err := policy.Effective(ctx, r.Policy(), u.ID, a.ServerLabel, a.ToolName)
 			if err != nil {
 				return DecisionEvent{}, err
 			}
 			if p == policy.Blocked {
 				return DecisionEvent{}, apperr.New(apperr.Conflict, "tool_blocked",
-					"%s on server %s is blocked (or its server is disabled or gone) since it asked, so it cannot be approved; deny it, or approve with remember: true to allow it from now on",
+					"%s on server %s is blocked (or its server is disabled or gone) since it asked, so it cannot be approved; deny it, or, if your own policy blocks it, approve with remember: true to allow it for you from now on",
 					a.ToolName, a.ServerLabel)
 			}
 		}
 	}
-	a.DecidedAt, a.DecidedBy, a.Remember = &now, &actor, d.Remember
+	a.DecidedAt, a.DecidedBy, a.DecidedByID, a.Remember = &now, &u.Email, &u.ID, d.Remember
 	if d.Reason != nil && strings.TrimSpace(stripNUL(*d.Reason)) != "" {
 		reason := strings.TrimSpace(stripNUL(*d.Reason))
 		a.DecisionReason = &reason
@@ -237,7 +248,7 @@ func (s *Service) decide(ctx context.Context, r Repo, a Approval, d Decision, ac
 		scope = *d.Scope
 	}
 	a.Scope = &scope
-	if err := r.Decide(ctx, a); err != nil {
+	if err := r.Decide(ctx, u.ID, a); err != nil {
 		return DecisionEvent{}, err
 	}
 	var change *PolicyChange
@@ -246,10 +257,10 @@ func (s *Service) decide(ctx context.Context, r Repo, a Approval, d Decision, ac
 		if *d.Approve {
 			p = policy.Never
 		}
-		if err := s.policies.Remember(ctx, r.Policy(), a.ServerLabel, a.ToolName, p); err != nil {
+		if err := s.policies.Remember(ctx, r.Policy(), u, a.ServerLabel, a.ToolName, p); err != nil {
 			return DecisionEvent{}, err
 		}
-		change = &PolicyChange{ServerLabel: a.ServerLabel, ToolName: a.ToolName, Policy: string(p)}
+		change = &PolicyChange{ServerLabel: a.ServerLabel, ToolName: a.ToolName, Policy: string(p), Layer: LayerUser}
 	}
 	if scope == ScopeConversation {
 		if err := r.AddGrant(ctx, a.ConversationID, a.ServerLabel, a.ToolName, a.ID); err != nil {
@@ -259,7 +270,7 @@ func (s *Service) decide(ctx context.Context, r Repo, a Approval, d Decision, ac
 	after, _ := json.Marshal(map[string]any{"approval_request_id": a.ID, "conversation_id": a.ConversationID,
 		"state": a.State, "reason": a.DecisionReason, "scope": scope, "remember": d.Remember})
 	before, _ := json.Marshal(map[string]any{"approval_request_id": a.ID, "state": Pending})
-	err := r.Policy().InsertAudit(ctx, policy.AuditEntry{Actor: actor, Action: policy.ActionDecision,
+	err := r.Policy().InsertAudit(ctx, policy.AuditEntry{Actor: u.Email, Action: policy.ActionDecision,
 		ServerLabel: &a.ServerLabel, ToolName: &a.ToolName, Before: before, After: after})
 	return decisionEvent(a, change), err
 }
@@ -269,7 +280,7 @@ func (s *Service) decide(ctx context.Context, r Repo, a Approval, d Decision, ac
 // sends the follow-up.
 func (t *Turn) claimFollowUp(ctx context.Context, r Repo, responses map[string]bool) error {
 	for resp := range responses {
-		aps, err := r.ResponseApprovals(ctx, t.conv.ID, resp)
+		aps, err := r.ResponseApprovals(ctx, t.user.ID, t.conv.ID, resp)
 		if err != nil {
 			return err
 		}
@@ -288,6 +299,9 @@ func (t *Turn) claimFollowUp(ctx context.Context, r Repo, responses map[string]b
 		// cannot be continued.
 		return nil
 	}
+	if err := t.s.checkLimits(ctx, r, t.user, false); err != nil {
+		return err
+	}
 	t.previous = *t.conv.LastResponseID
 	if err := t.closeOpen(ctx, r); err != nil {
 		return err
@@ -298,7 +312,7 @@ func (t *Turn) claimFollowUp(ctx context.Context, r Repo, responses map[string]b
 // claim marks the conversation as running this turn, under the lock the
 // caller's transaction r holds, and reads the grants its request needs.
 func (t *Turn) claim(ctx context.Context, r Repo) error {
-	grants, err := r.Grants(ctx, t.conv.ID)
+	grants, err := r.Grants(ctx, t.user.ID, t.conv.ID)
 	if err != nil {
 		return err
 	}
@@ -361,11 +375,6 @@ func decisionEvent(a Approval, change *PolicyChange) DecisionEvent {
 	return DecisionEvent{ApprovalRequestID: a.ID, ServerLabel: a.ServerLabel, ToolName: a.ToolName, State: a.State,
 		Reason: a.DecisionReason, Scope: a.Scope, Remember: a.Remember, PolicyChanged: change, DecidedAt: deref(a.DecidedAt),
 		PendingApprovalIDs: []string{}}
-}
-
-func (s *Service) actor(ctx context.Context, r Repo) (string, error) {
-	set, err := r.Policy().Settings(ctx)
-	return set.LocalUser, err
 }
 
 func deref[T any](p *T) T {

@@ -15,6 +15,7 @@ import (
 // Conversation is one chat.
 type Conversation struct {
 	ID             string    `json:"id"`
+	OwnerID        string    `json:"-"` // the user who created it; only they see it
 	Title          string    `json:"title"`
 	CreatedAt      time.Time `json:"created_at"`
 	UpdatedAt      time.Time `json:"updated_at"`
@@ -103,7 +104,8 @@ type Approval struct {
 	RequestedAt    time.Time       `json:"requested_at"`
 	State          string          `json:"state"`
 	DecidedAt      *time.Time      `json:"decided_at"`
-	DecidedBy      *string         `json:"decided_by"`
+	DecidedBy      *string         `json:"decided_by"`    // the decider's email (Toolgate's own: null)
+	DecidedByID    *string         `json:"decided_by_id"` // the decider's user id
 	DecisionReason *string         `json:"reason"`
 	Scope          *string         `json:"scope"`
 	Remember       bool            `json:"remember"`

@@ -14,8 +14,9 @@ import (
 	"github.com/toolgate/toolgate/internal/apperr"
 )
 
-// decode reads the JSON body into v strictly: one object, no unknown fields,
-// no trailing data, at most maxBodyBytes. A typo in a field name is an error
+// decode reads the JSON body into v strictly: Content-Type application/json,
+// UTF-8 text without NUL, one object, no unknown fields, no trailing data, at
+// most maxBodyBytes. A typo in a field name is an error
 // rather than a silently ignored change.
 func (s *Server) decode(c echo.Context, v any) error {
 	body := http.MaxBytesReader(c.Response(), c.Request().Body, s.maxBodyBytes)
@@ -29,6 +30,16 @@ func (s *Server) decode(c echo.Context, v any) error {
 	}
 	if len(bytes.TrimSpace(raw)) == 0 {
 		return apperr.New(apperr.Invalid, "empty_body", "the request needs a JSON object body")
+	}
+	// The guard (guard.go) checked /api bodies already; a body that reaches
+	// decode any other way is checked here, so no route can forget it.
+	if checked, _ := c.Get(bodyChecked).(bool); !checked {
+		if err := checkJSONType(c.Request().Header.Get("Content-Type")); err != nil {
+			return err
+		}
+		if err := checkJSONText(raw); err != nil {
+			return err
+		}
 	}
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.DisallowUnknownFields()

@@ -4,16 +4,19 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/toolgate/toolgate/internal/auth"
 	"github.com/toolgate/toolgate/internal/conversation"
 	"github.com/toolgate/toolgate/internal/demomcp"
 	toolhttp "github.com/toolgate/toolgate/internal/http"
@@ -38,14 +41,20 @@ type apiEnv struct {
 	up      *upstreamTap
 	opts    envOptions
 	log     *slog.Logger
+	auth    *auth.Service
+	admin   auth.User // the admin created with the env
+	token   string    // the bearer token every request helper sends ("" sends none)
 }
 
 // envOptions vary the API under test.
 type envOptions struct {
-	layout    string        // MCP_TOOL_LAYOUT
-	heartbeat time.Duration // SSE_HEARTBEAT
-	retries   int           // OPENAI_MAX_RETRIES
-	webDir    string        // WEB_DIR
+	layout     string              // MCP_TOOL_LAYOUT
+	heartbeat  time.Duration       // SSE_HEARTBEAT
+	retries    int                 // OPENAI_MAX_RETRIES
+	webDir     string              // WEB_DIR
+	limits     conversation.Limits // USER_MAX_CONCURRENT_TURNS, USER_MESSAGES_PER_MINUTE (zero: none)
+	authMode   auth.Mode           // AUTH_MODE ("": local)
+	trustProxy bool                // TRUST_PROXY_HEADERS
 }
 
 const demoToken = "demo-secret-token-0123456789"
@@ -66,7 +75,46 @@ func newAPIWith(t testing.TB, opts envOptions) *apiEnv {
 	}
 	e := &apiEnv{t: t, pool: pool, demo: demo, demoURL: demoSrv.URL + "/mcp", up: newUpstreamTap(t), opts: opts, log: log}
 	e.start()
+	// Every request helper signs in as this admin with a personal token;
+	// newUser gives another user's view of the same server.
+	admin, _, err := e.auth.EnsureAdmin(context.Background(), "admin@toolgate.test", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tok, err := e.auth.CreateToken(auth.WithUser(context.Background(), admin), "tests")
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.admin, e.token = admin, tok.Secret
 	return e
+}
+
+var userSeq atomic.Int64
+
+// newUser creates a user with role and returns a shallow copy of the env
+// whose requests carry that user's token (same server, same database).
+func (e *apiEnv) newUser(role auth.Role) (*apiEnv, auth.User) {
+	e.t.Helper()
+	ctx := auth.WithUser(context.Background(), e.admin)
+	u, err := e.auth.CreateUser(ctx, auth.NewUser{Email: fmt.Sprintf("user%d@toolgate.test", userSeq.Add(1)),
+		Password: "correct horse battery", Role: role})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	tok, err := e.auth.CreateToken(auth.WithUser(context.Background(), u), "tests")
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	c := *e
+	c.token = tok.Secret
+	return &c, u
+}
+
+// anon returns a shallow copy of the env whose requests carry no credentials.
+func (e *apiEnv) anon() *apiEnv {
+	c := *e
+	c.token = ""
+	return &c
 }
 
 // start builds the API's services and serves them on a new port: called
@@ -84,11 +132,18 @@ func (e *apiEnv) start() {
 	up := responses.New(responses.Config{APIKey: "test-key", BaseURL: e.up.url + "/v1/", Model: "gpt-5-mini",
 		Layout: responses.Layout(e.opts.layout), MaxRetries: e.opts.retries, Logger: e.log})
 	e.chat = conversation.NewService(postgres.NewConversationStore(e.pool), svc, up,
-		conversation.Info{Offline: true, Model: "gpt-5-mini", Layout: e.opts.layout}, e.log)
+		conversation.Info{Offline: true, Model: "gpt-5-mini", Layout: e.opts.layout}, e.opts.limits, e.log)
 	if err := e.chat.Recover(context.Background()); err != nil {
 		e.t.Fatal(err)
 	}
-	e.api = toolhttp.NewServer(e.log, svc, e.chat, store, toolhttp.Options{MaxBodyBytes: 64 << 10, Heartbeat: e.opts.heartbeat, WebDir: e.opts.webDir})
+	e.auth = auth.NewService(postgres.NewUserStore(e.pool), auth.Options{Mode: e.opts.authMode}, e.log)
+	e.api = toolhttp.NewServer(e.log, svc, e.chat, e.auth, store, toolhttp.Options{MaxBodyBytes: 64 << 10, Heartbeat: e.opts.heartbeat, WebDir: e.opts.webDir,
+		TrustProxyHeaders: e.opts.trustProxy})
+	if e.opts.authMode == auth.ModeNone {
+		if _, err := e.auth.EnsureLocalUser(context.Background()); err != nil {
+			e.t.Fatal(err)
+		}
+	}
 	srv := httptest.NewServer(e.api)
 	e.t.Cleanup(srv.Close)
 	e.url = srv.URL
@@ -128,6 +183,9 @@ func (e *apiEnv) call(method, path string, body any) response {
 	}
 	if r != nil {
 		req.Header.Set("Content-Type", "application/json")
+	}
+	if e.token != "" {
+		req.Header.Set("Authorization", "Bearer "+e.token)
 	}
 	res, err := http.DefaultClient.Do(req)
 	if err != nil {
@@ -200,6 +258,24 @@ type tool struct {
 	EffectivePolicy string          `json:"effective_policy"`
 	PolicySource    string          `json:"policy_source"`
 	PolicyUpdatedBy *string         `json:"policy_updated_by"`
+	// Policy layers (policy-layers helper).
+	PolicyLocked bool          `json:"policy_locked"`
+	UserPolicy   *string       `json:"user_policy"`
+	Locked       bool          `json:"locked"`
+	AsksBecause  *asksBecause  `json:"asks_because"`
+	Changed      *changedSince `json:"changed"`
+	FirstSeenAt  *string       `json:"first_seen_at"`
+	ChangedAt    *string       `json:"definition_changed_at"`
+}
+
+type asksBecause struct {
+	Reason string   `json:"reason"`
+	Fields []string `json:"fields"`
+}
+
+type changedSince struct {
+	Fields []string `json:"fields"`
+	Since  *string  `json:"since"`
 }
 
 func (e *apiEnv) tools(label string) map[string]tool {
@@ -216,6 +292,7 @@ func (e *apiEnv) tools(label string) map[string]tool {
 type auditEntry struct {
 	ID       int64           `json:"id"`
 	Actor    string          `json:"actor"`
+	ActorID  string          `json:"actor_id"`
 	Action   string          `json:"action"`
 	ServerID *string         `json:"server_id"`
 	ToolName *string         `json:"tool_name"`

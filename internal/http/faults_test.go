@@ -11,6 +11,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/toolgate/toolgate/internal/auth"
 	toolhttp "github.com/toolgate/toolgate/internal/http"
 	"github.com/toolgate/toolgate/internal/mcpclient"
 	"github.com/toolgate/toolgate/internal/policy"
@@ -33,9 +34,11 @@ func TestFaults_DatabaseDownIs503WithoutDetails(t *testing.T) {
 		return logs.Write(p)
 	}), nil))
 	store := postgres.NewStore(pool)
-	srv := httptest.NewServer(toolhttp.NewServer(log, policy.NewService(store, &mcpclient.Discoverer{}, log), nil, store, toolhttp.Options{MaxBodyBytes: 1 << 20}))
+	authn := auth.NewService(postgres.NewUserStore(pool), auth.Options{}, log)
+	srv := httptest.NewServer(toolhttp.NewServer(log, policy.NewService(store, &mcpclient.Discoverer{}, log), nil, authn, store, toolhttp.Options{MaxBodyBytes: 1 << 20}))
 	defer srv.Close()
-	e := &apiEnv{t: t, url: srv.URL}
+	// The token cannot be checked either: still 503, not 401.
+	e := &apiEnv{t: t, url: srv.URL, token: auth.TokenPrefix + "unchecked"}
 
 	for _, path := range []string{"/api/mcp/servers", "/api/settings", "/api/audit", "/readyz"} {
 		var got apiError

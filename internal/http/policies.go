@@ -2,10 +2,12 @@ package http
 
 import (
 	"net/http"
+	"net/url"
 
 	"github.com/labstack/echo/v4"
 
 	"github.com/toolgate/toolgate/internal/apperr"
+	"github.com/toolgate/toolgate/internal/auth"
 	"github.com/toolgate/toolgate/internal/policy"
 )
 
@@ -27,6 +29,28 @@ func (s *Server) listPolicies(c echo.Context) error {
 
 type putPolicyRequest struct {
 	Policy *string `json:"policy"`
+	Locked *bool   `json:"locked"`
+}
+
+// toolName is the {toolName} path parameter, path-unescaped: Echo hands it
+// over raw, and a tool name may hold any character ('/', '%', spaces, ...).
+func toolName(c echo.Context) (string, error) {
+	raw := c.Param("toolName")
+	name, err := url.PathUnescape(raw)
+	if err != nil {
+		return "", apperr.Invalidf("invalid_tool_name", "tool_name",
+			"the tool name in the path is not validly escaped; percent-encode it (got %q)", raw)
+	}
+	return name, nil
+}
+
+// layer is the ?layer= the caller asked for, or their role's default.
+func layer(c echo.Context) (policy.Layer, error) {
+	u, ok := auth.UserFrom(c.Request().Context())
+	if !ok {
+		return "", apperr.New(apperr.Unauthenticated, "unauthenticated", "sign in, or send a personal API token as Authorization: Bearer ...")
+	}
+	return policy.ParseLayer(u, c.QueryParam("layer"))
 }
 
 func (s *Server) putPolicy(c echo.Context) error {
@@ -38,7 +62,17 @@ func (s *Server) putPolicy(c echo.Context) error {
 		return apperr.Invalidf("invalid_policy", "policy",
 			"policy is required: one of always, never, blocked (DELETE the approval-policy to fall back to the default)")
 	}
-	tool, err := s.policies.SetPolicy(c.Request().Context(), c.Param("serverId"), c.Param("toolName"), policy.Policy(*req.Policy))
+	name, err := toolName(c)
+	if err != nil {
+		return err
+	}
+	l, err := layer(c)
+	if err != nil {
+		return err
+	}
+	p := policy.Policy(*req.Policy)
+	tool, err := s.policies.SetPolicy(c.Request().Context(), c.Param("serverId"), name,
+		policy.PolicyChange{Layer: l, Policy: &p, Locked: req.Locked})
 	if err != nil {
 		return err
 	}
@@ -46,7 +80,15 @@ func (s *Server) putPolicy(c echo.Context) error {
 }
 
 func (s *Server) deletePolicy(c echo.Context) error {
-	tool, err := s.policies.DeletePolicy(c.Request().Context(), c.Param("serverId"), c.Param("toolName"))
+	name, err := toolName(c)
+	if err != nil {
+		return err
+	}
+	l, err := layer(c)
+	if err != nil {
+		return err
+	}
+	tool, err := s.policies.DeletePolicy(c.Request().Context(), c.Param("serverId"), name, l)
 	if err != nil {
 		return err
 	}
@@ -66,8 +108,12 @@ func (s *Server) putPolicies(c echo.Context) error {
 		return apperr.Invalidf("invalid_policy", "policies",
 			`policies is required: an object of tool name to policy, e.g. {"policies": {"search": "never"}}`)
 	}
+	l, err := layer(c)
+	if err != nil {
+		return err
+	}
 	ctx := c.Request().Context()
-	if err := s.policies.SetPolicies(ctx, c.Param("serverId"), req.Policies); err != nil {
+	if err := s.policies.SetPolicies(ctx, c.Param("serverId"), l, req.Policies); err != nil {
 		return err
 	}
 	tools, err := s.policies.Tools(ctx, c.Param("serverId"))

@@ -7,12 +7,30 @@ func (s *Server) routes() {
 	e.GET("/healthz", s.healthz)
 	e.GET("/readyz", s.readyz)
 
+	// Accounts (auth.go, users.go, tokens.go). Every /api route but the
+	// sign-in ones needs a session or a token; adminOnly: admins only.
+	e.POST("/api/auth/login", s.login)
+	e.POST("/api/auth/logout", s.logout)
+	e.GET("/api/auth/me", s.me)
+	e.GET("/api/auth/status", s.authStatus)
+	e.POST("/api/auth/setup", s.setup)
+	e.GET("/api/auth/link", s.useLink)
+	e.GET("/api/auth/oidc/login", s.oidcLogin)
+	e.GET("/api/auth/oidc/callback", s.oidcCallback)
+	e.GET("/api/users", s.listUsers, s.adminOnly)
+	e.POST("/api/users", s.createUser, s.adminOnly)
+	e.PATCH("/api/users/:userId", s.updateUser, s.adminOnly)
+	e.DELETE("/api/users/:userId", s.deleteUser, s.adminOnly)
+	e.GET("/api/tokens", s.listTokens)
+	e.POST("/api/tokens", s.createToken)
+	e.DELETE("/api/tokens/:tokenId", s.deleteToken)
+
 	e.GET("/api/mcp/servers", s.listServers)
-	e.POST("/api/mcp/servers", s.createServer)
+	e.POST("/api/mcp/servers", s.createServer, s.adminOnly)
 	e.GET("/api/mcp/servers/:serverId", s.getServer)
-	e.PATCH("/api/mcp/servers/:serverId", s.updateServer)
-	e.DELETE("/api/mcp/servers/:serverId", s.deleteServer)
-	e.POST("/api/mcp/servers/:serverId/refresh", s.refreshServer)
+	e.PATCH("/api/mcp/servers/:serverId", s.updateServer, s.adminOnly)
+	e.DELETE("/api/mcp/servers/:serverId", s.deleteServer, s.adminOnly)
+	e.POST("/api/mcp/servers/:serverId/refresh", s.refreshServer, s.adminOnly)
 
 	e.GET("/api/mcp/servers/:serverId/tools", s.listTools)
 	e.GET("/api/mcp/servers/:serverId/tools/approval-policies", s.listPolicies)
@@ -21,7 +39,7 @@ func (s *Server) routes() {
 	e.DELETE("/api/mcp/servers/:serverId/tools/:toolName/approval-policy", s.deletePolicy)
 
 	e.GET("/api/settings", s.getSettings)
-	e.PUT("/api/settings", s.putSettings)
+	e.PUT("/api/settings", s.putSettings, s.adminOnly)
 	e.GET("/api/audit", s.listAudit)
 
 	e.GET("/api/info", s.info)

@@ -15,6 +15,7 @@ import (
 	"github.com/labstack/echo/v4"
 	"github.com/labstack/echo/v4/middleware"
 
+	"github.com/toolgate/toolgate/internal/auth"
 	"github.com/toolgate/toolgate/internal/conversation"
 	"github.com/toolgate/toolgate/internal/policy"
 )
@@ -35,6 +36,12 @@ type Server struct {
 	heartbeat    time.Duration
 	web          fs.FS  // the built web app; nil: not built
 	webDir       string // where it was looked for, for the "not built" page
+
+	allowedHosts []string                    // ALLOWED_HOSTS, normalized (guard.go)
+	crossOrigin  *http.CrossOriginProtection // refuses state changes from other origins (guard.go)
+
+	auth       *auth.Service // who is calling (auth.go)
+	trustProxy bool          // TRUST_PROXY_HEADERS: X-Forwarded-For/-Proto are the client's
 }
 
 // Options are the API's limits.
@@ -42,10 +49,14 @@ type Options struct {
 	MaxBodyBytes int64         // limit on a request body
 	Heartbeat    time.Duration // interval of SSE heartbeat comments (at most 15 s)
 	WebDir       string        // the built web app served at / ("" or no index.html: a page saying how to build it)
+	AllowedHosts []string      // ALLOWED_HOSTS: the Host names answered (nil: DefaultAllowedHosts)
+	// TrustProxyHeaders (TRUST_PROXY_HEADERS): take the client address from
+	// X-Forwarded-For and https from X-Forwarded-Proto.
+	TrustProxyHeaders bool
 }
 
 // NewServer returns the API with every dependency explicit.
-func NewServer(log *slog.Logger, policies *policy.Service, chat *conversation.Service, db Pinger, opts Options) *Server {
+func NewServer(log *slog.Logger, policies *policy.Service, chat *conversation.Service, authn *auth.Service, db Pinger, opts Options) *Server {
 	e := echo.New()
 	e.HideBanner, e.HidePort = true, true
 	if opts.Heartbeat <= 0 || opts.Heartbeat > 15*time.Second {
@@ -59,14 +70,30 @@ func NewServer(log *slog.Logger, policies *policy.Service, chat *conversation.Se
 			log.Warn("web app not built: / explains how to build it", "web_dir", opts.WebDir)
 		}
 	}
+	s.allowedHosts = make([]string, 0, len(opts.AllowedHosts))
+	for _, h := range cmpOr(opts.AllowedHosts, DefaultAllowedHosts) {
+		s.allowedHosts = append(s.allowedHosts, normalizeHost(h))
+	}
+	s.crossOrigin = http.NewCrossOriginProtection()
+	s.auth, s.trustProxy = authn, opts.TrustProxyHeaders
+	// The client address keys the sign-in rate limit: a header only when a
+	// proxy we trust sets it.
+	e.IPExtractor = echo.ExtractIPDirect()
+	if opts.TrustProxyHeaders {
+		e.IPExtractor = echo.ExtractIPFromXFFHeader()
+	}
 	e.HTTPErrorHandler = s.handleError
-	e.Use(middleware.RequestID())
-	e.Use(s.logRequests)
-	e.Use(middleware.RecoverWithConfig(middleware.RecoverConfig{DisableStackAll: true, LogLevel: 0,
+	// Before routing, so that the guard also covers unknown paths and the
+	// web app: request id, log, recover, then the guard (guard.go).
+	e.Pre(middleware.RequestID())
+	e.Pre(s.logRequests)
+	e.Pre(middleware.RecoverWithConfig(middleware.RecoverConfig{DisableStackAll: true, LogLevel: 0,
 		LogErrorFunc: func(c echo.Context, err error, stack []byte) error {
 			s.log.Error("panic", "error", err, "stack", string(stack), "request_id", requestID(c))
 			return err
 		}}))
+	e.Pre(s.guard)
+	e.Use(s.authenticate)
 	s.routes()
 	return s
 }

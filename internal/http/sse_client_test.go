@@ -74,6 +74,9 @@ func (e *apiEnv) open(ctx context.Context, path string, body any) *http.Response
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "text/event-stream")
+	if e.token != "" {
+		req.Header.Set("Authorization", "Bearer "+e.token)
+	}
 	res, err := http.DefaultClient.Do(req)
 	if err != nil {
 		e.t.Fatalf("POST %s: %v", path, err)

@@ -13,17 +13,21 @@ type serverView struct {
 	Description       string            `json:"description"`
 	Headers           map[string]string `json:"headers"`
 	DefaultPolicy     *policy.Policy    `json:"default_policy"`
+	DefaultLocked     bool              `json:"default_policy_locked"`
 	Enabled           bool              `json:"enabled"`
 	CreatedAt         time.Time         `json:"created_at"`
 	UpdatedAt         time.Time         `json:"updated_at"`
 	ToolsRefreshedAt  *time.Time        `json:"tools_refreshed_at"`
 	ToolsRefreshError *string           `json:"tools_refresh_error"`
 	ToolCount         int               `json:"tool_count"`
+	// HeadersDropped names the stored headers a PATCH that moved the URL to
+	// another host dropped; only in that PATCH's answer.
+	HeadersDropped []string `json:"headers_dropped,omitempty"`
 }
 
 func newServerView(s policy.Server) serverView {
-	v := serverView{Label: s.Label, URL: s.URL, Description: s.Description, Headers: policy.MaskedHeaders(s.Headers),
-		DefaultPolicy: s.DefaultPolicy, Enabled: s.Enabled, CreatedAt: s.CreatedAt, UpdatedAt: s.UpdatedAt,
+	v := serverView{Label: s.Label, URL: policy.MaskURL(s.URL), HeadersDropped: s.HeadersDropped, Description: s.Description, Headers: policy.MaskedHeaders(s.Headers),
+		DefaultPolicy: s.DefaultPolicy, DefaultLocked: s.DefaultPolicyLocked, Enabled: s.Enabled, CreatedAt: s.CreatedAt, UpdatedAt: s.UpdatedAt,
 		ToolsRefreshedAt: s.RefreshedAt, ToolCount: s.ToolCount}
 	if s.RefreshError != "" {
 		v.ToolsRefreshError = &s.RefreshError

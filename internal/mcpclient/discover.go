@@ -5,11 +5,13 @@ package mcpclient
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"net/http"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/toolgate/toolgate/internal/netguard"
 	"github.com/toolgate/toolgate/internal/policy"
 )
 
@@ -21,9 +23,13 @@ const (
 
 // Discoverer lists an MCP server's tools with tools/list over streamable HTTP.
 type Discoverer struct {
-	Timeout       time.Duration // whole discovery (connect + initialize + all tools/list pages + close); default 10s when zero
-	HTTPClient    *http.Client  // optional base client; nil -> a fresh one
-	Name, Version string        // client implementation info sent in initialize; defaults "toolgate", "dev"
+	Timeout    time.Duration // whole discovery (connect + initialize + all tools/list pages + close); default 10s when zero
+	HTTPClient *http.Client  // optional base client; nil -> a fresh one
+	// Guard, when set, is the URL policy every connection is dialled
+	// through (HTTPClient's Transport must then be nil). Whatever the
+	// Guard, redirects to another origin are never followed.
+	Guard         *netguard.Guard
+	Name, Version string // client implementation info sent in initialize; defaults "toolgate", "dev"
 }
 
 // ListTools connects to the MCP endpoint at serverURL, sending headers on
@@ -43,8 +49,26 @@ func (d *Discoverer) ListTools(ctx context.Context, serverURL string, headers ma
 		c := *d.HTTPClient
 		httpClient = &c
 	}
-	rt := newSessionTransport(ctx, httpClient.Transport, serverURL, headers)
+	base := httpClient.Transport
+	if d.Guard != nil {
+		if base != nil {
+			return nil, errors.New("mcpclient: a Discoverer with a Guard dials through it; leave HTTPClient.Transport nil")
+		}
+		base = d.Guard.Transport()
+	}
+	rt := newSessionTransport(ctx, base, serverURL, headers)
 	httpClient.Transport = rt
+	callerCheck := httpClient.CheckRedirect
+	httpClient.CheckRedirect = func(req *http.Request, via []*http.Request) error {
+		err := netguard.CheckRedirect(req, via)
+		if err == nil && callerCheck != nil {
+			err = callerCheck(req, via)
+		}
+		if err != nil {
+			rt.observe(nil, err) // the SDK reports it as its own words
+		}
+		return err
+	}
 
 	transport := &mcp.StreamableClientTransport{
 		Endpoint:   serverURL,

@@ -9,12 +9,16 @@ import (
 	"mime"
 	"net"
 	"net/http"
+	"net/url"
+	"strings"
 	"syscall"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 
 	"github.com/toolgate/toolgate/internal/apperr"
+	"github.com/toolgate/toolgate/internal/netguard"
+	"github.com/toolgate/toolgate/internal/policy"
 )
 
 // errTimedOut is the cause of the discovery context when Timeout passes, to
@@ -33,9 +37,39 @@ func listingErrorf(format string, args ...any) error {
 
 // discoveryFailed wraps err as the Upstream error callers get, with a message
 // that names the URL and the cause in words a person can act on.
+// The URL is shown with its query values masked (policy.MaskURL), in the
+// message and in the wrapped cause, which reaches the logs.
 func discoveryFailed(ctx context.Context, serverURL string, timeout time.Duration, t *sessionTransport, err error) *apperr.Error {
+	masked := policy.MaskURL(serverURL)
+	if masked != serverURL {
+		err = &maskedError{err: err, replacer: queryReplacer(serverURL)}
+	}
 	return apperr.Wrap(err, apperr.Upstream, "discovery_failed",
-		"could not list tools at %s: %s", serverURL, cause(ctx, timeout, t.lastObserved(), err))
+		"could not list tools at %s: %s", masked, cause(ctx, timeout, t.lastObserved(), err))
+}
+
+// maskedError hides the query values of a URL in an error's text.
+type maskedError struct {
+	err      error
+	replacer *strings.Replacer
+}
+
+func (e *maskedError) Error() string { return e.replacer.Replace(e.err.Error()) }
+func (e *maskedError) Unwrap() error { return e.err }
+
+// queryReplacer replaces the raw query of serverURL, as written and as
+// re-encoded, with its masked form.
+func queryReplacer(serverURL string) *strings.Replacer {
+	u, err := url.Parse(serverURL)
+	if err != nil {
+		return strings.NewReplacer(serverURL, policy.MaskURL(serverURL))
+	}
+	mu, _ := url.Parse(policy.MaskURL(serverURL))
+	pairs := []string{u.RawQuery, mu.RawQuery}
+	if q := u.Query().Encode(); q != u.RawQuery {
+		pairs = append(pairs, q, mu.RawQuery)
+	}
+	return strings.NewReplacer(pairs...)
 }
 
 // cause explains why discovery failed. The SDK's errors are strings built for
@@ -74,9 +108,15 @@ func cause(ctx context.Context, timeout time.Duration, last observed, err error)
 // networkCause explains a request that got no HTTP response.
 func networkCause(err error) string {
 	var dnsErr *net.DNSError
+	var redirectErr *netguard.RedirectError
 	var certErr *tls.CertificateVerificationError
 	var recordErr tls.RecordHeaderError
+	if refused, ok := netguard.IsRefused(err); ok {
+		return "Toolgate's URL policy does not allow this address: " + refused.Error()
+	}
 	switch {
+	case errors.As(err, &redirectErr):
+		return redirectErr.Error()
 	case errors.Is(err, syscall.ECONNREFUSED):
 		return "connection refused (is the MCP server running?)"
 	case errors.As(err, &dnsErr):

@@ -22,7 +22,8 @@ const (
 type AuditEntry struct {
 	ID          int64           `json:"id"`
 	At          time.Time       `json:"at"`
-	Actor       string          `json:"actor"`
+	Actor       string          `json:"actor"`    // the user's email (auth.System: "toolgate")
+	ActorID     string          `json:"actor_id"` // the user's id
 	Action      string          `json:"action"`
 	ServerLabel *string         `json:"server_id"`
 	ToolName    *string         `json:"tool_name"`
@@ -43,4 +44,6 @@ type AuditQuery struct {
 	BeforeID    int64  // 0: from the newest
 	ServerLabel string // "": every server
 	Action      string // "": every action
+	// ActorID, when set, keeps only entries that user made (a member's view).
+	ActorID string
 }

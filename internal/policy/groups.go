@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/toolgate/toolgate/internal/apperr"
+	"github.com/toolgate/toolgate/internal/auth"
 )
 
 // FromConversation is the source of a tool that runs without asking because
@@ -16,10 +17,12 @@ const FromConversation Source = "conversation"
 // an unknown tool is never run without asking, whatever the defaults say.
 const FromUnknown Source = "unknown"
 
-// GroupedTool is one tool in a policy group, with where its policy came from.
+// GroupedTool is one tool in a policy group, with where its policy came from
+// and, for a tool that asks, why.
 type GroupedTool struct {
-	Name   string `json:"name"`
-	Source Source `json:"source"`
+	Name        string       `json:"name"`
+	Source      Source       `json:"source"`
+	AsksBecause *AsksBecause `json:"asks_because,omitempty"`
 }
 
 // ServerTools is one enabled server's tools grouped by effective policy: the
@@ -43,8 +46,8 @@ func (g ServerTools) Offered() bool {
 }
 
 // Lookup returns the group a tool is in and why, as the request built from g
-// treats it: never, always or blocked with its source, or always/unknown
-// for a tool g does not name.
+// treats it: never, always or blocked with its source (new and changed
+// tools ask with those sources), or always/unknown for a tool g does not name.
 func (g ServerTools) Lookup(tool string) (Policy, Source) {
 	for _, t := range g.Never {
 		if t.Name == tool {
@@ -62,36 +65,50 @@ func (g ServerTools) Lookup(tool string) (Policy, Source) {
 	return Always, FromUnknown
 }
 
-// GroupTools sorts a server's known tools into policy groups. tools are the
-// server's tools as Repo.Tools returns them (explicit policies set, effective
-// ones not needed); global is the global default; allowed names the tools
-// allowed without asking in the conversation the request belongs to. A
-// conversation grant never unblocks a tool: blocked wins.
-func GroupTools(srv Server, tools []Tool, global Policy, allowed map[string]bool) ServerTools {
+// AsksBecause says why a tool of g asks: not read-only, new, changed since
+// it was allowed, or a policy; nil for a tool that does not ask or that g
+// does not name.
+func (g ServerTools) AsksBecause(tool string) *AsksBecause {
+	for _, t := range g.Always {
+		if t.Name == tool {
+			return t.AsksBecause
+		}
+	}
+	return nil
+}
+
+// GroupTools sorts a server's known tools into policy groups for one user.
+// tools are the server's tools as Repo.Tools returns them (workspace
+// policies set, effective ones not needed); mine are the user's personal
+// policies for the server; allowed names the tools allowed without asking in
+// the conversation the request belongs to. A conversation grant never
+// unblocks a tool: blocked wins.
+func GroupTools(srv Server, set Settings, tools []Tool, mine []UserPolicy, allowed map[string]bool) ServerTools {
 	g := ServerTools{Server: srv}
 	discovered := false
+	tools = withUserPolicies(srv.Label, tools, mine)
 	for _, t := range tools {
 		discovered = discovered || t.Discovered
-		p, src := Resolve(t.Policy, srv.DefaultPolicy, global)
+		res := Resolve(resolveInput(srv, set, t))
 		switch {
-		case p == Blocked:
+		case res.Policy == Blocked:
 			g.Blocked = append(g.Blocked, t.Name)
-		case p == Never:
-			g.Never = append(g.Never, GroupedTool{t.Name, src})
+		case res.Policy == Never:
+			g.Never = append(g.Never, GroupedTool{Name: t.Name, Source: res.Source})
 		case allowed[t.Name]:
-			g.Never = append(g.Never, GroupedTool{t.Name, FromConversation})
+			g.Never = append(g.Never, GroupedTool{Name: t.Name, Source: FromConversation})
 		default:
-			g.Always = append(g.Always, GroupedTool{t.Name, src})
+			g.Always = append(g.Always, GroupedTool{Name: t.Name, Source: res.Source, AsksBecause: res.AsksBecause})
 		}
 	}
 	// Grants for tools the server has not listed (yet) still apply.
 	for name := range allowed {
 		if !slices.ContainsFunc(tools, func(t Tool) bool { return t.Name == name }) {
-			g.Never = append(g.Never, GroupedTool{name, FromConversation})
+			g.Never = append(g.Never, GroupedTool{Name: name, Source: FromConversation})
 		}
 	}
-	def, _ := Resolve(nil, srv.DefaultPolicy, global)
-	g.OfferUnknown = !discovered && len(g.Blocked) == 0 && def != Blocked
+	def := Workspace(resolveInput(srv, set, Tool{}))
+	g.OfferUnknown = !discovered && len(g.Blocked) == 0 && def.Policy != Blocked
 	byName := func(a, b GroupedTool) int { return cmp.Compare(a.Name, b.Name) }
 	slices.SortFunc(g.Never, byName)
 	slices.SortFunc(g.Always, byName)
@@ -99,10 +116,60 @@ func GroupTools(srv Server, tools []Tool, global Policy, allowed map[string]bool
 	return g
 }
 
-// RequestTools groups the tools of every enabled server for one request.
-// grants maps a server label to the tools allowed without asking in the
-// conversation the request belongs to. Servers that offer nothing are left out.
-func (s *Service) RequestTools(ctx context.Context, grants map[string]map[string]bool) ([]ServerTools, error) {
+// withUserPolicies sets each tool's UserPolicy (and what it was granted
+// for) from mine, adding the names that only have a personal policy.
+func withUserPolicies(label string, tools []Tool, mine []UserPolicy) []Tool {
+	if len(mine) == 0 {
+		return tools
+	}
+	tools = slices.Clone(tools)
+	for _, up := range mine {
+		i := slices.IndexFunc(tools, func(t Tool) bool { return t.Name == up.ToolName })
+		if i < 0 {
+			tools = append(tools, Tool{DiscoveredTool: DiscoveredTool{Name: up.ToolName}, ServerLabel: label})
+			i = len(tools) - 1
+		}
+		p := up.Policy
+		tools[i].UserPolicy = &p
+		tools[i].userGrant = &Explicit{Policy: up.Policy, GrantedDigest: up.GrantedDigest, GrantedDefinition: up.GrantedDefinition}
+	}
+	slices.SortFunc(tools, func(a, b Tool) int { return cmp.Compare(a.Name, b.Name) })
+	return tools
+}
+
+// resolveInput is what Resolve needs to know about t (with its workspace
+// and, set by withUserPolicies, personal policy) on srv.
+func resolveInput(srv Server, set Settings, t Tool) ResolveInput {
+	in := ResolveInput{ServerDisabled: !srv.Enabled, Global: set.DefaultPolicy, GlobalLocked: set.DefaultPolicyLocked,
+		ServerDefault: srv.DefaultPolicy, ServerLocked: srv.DefaultPolicyLocked, User: t.userGrant}
+	if t.Policy != nil {
+		in.Workspace = &Explicit{Policy: *t.Policy, Locked: t.PolicyLocked, GrantedDigest: t.GrantedDigest,
+			GrantedDefinition: t.GrantedDefinition}
+	}
+	if t.Discovered {
+		in.ReadOnly, in.Digest, in.ChangedAt = t.Annotations.ReadOnlyHint, t.Digest, t.ChangedAt
+		in.Definition = DefinitionOf(t.DiscoveredTool)
+		in.New = srv.FirstDiscoveredAt != nil && t.FirstSeenAt != nil && t.FirstSeenAt.After(*srv.FirstDiscoveredAt)
+	}
+	return in
+}
+
+// withEffective sets the caller's effective policy on each tool.
+func withEffective(srv Server, set Settings, tools []Tool, mine []UserPolicy) []Tool {
+	tools = withUserPolicies(srv.Label, tools, mine)
+	for i := range tools {
+		res := Resolve(resolveInput(srv, set, tools[i]))
+		tools[i].EffectivePolicy, tools[i].PolicySource, tools[i].Locked = res.Policy, res.Source, res.Locked
+		tools[i].AsksBecause, tools[i].Changed = res.AsksBecause, res.Changed
+	}
+	return tools
+}
+
+// RequestTools groups the tools of every enabled server for one request of
+// the user userID (their personal policies apply). grants maps a server
+// label to the tools allowed without asking in the conversation the request
+// belongs to. Servers that offer nothing are left out.
+func (s *Service) RequestTools(ctx context.Context, userID string, grants map[string]map[string]bool) ([]ServerTools, error) {
 	var out []ServerTools
 	err := s.store.Tx(ctx, func(r Repo) error {
 		set, err := r.Settings(ctx)
@@ -121,13 +188,24 @@ func (s *Service) RequestTools(ctx context.Context, grants map[string]map[string
 			if err != nil {
 				return err
 			}
-			if g := GroupTools(srv, tools, set.DefaultPolicy, grants[srv.Label]); g.Offered() {
+			mine, err := userPolicies(ctx, r, userID, srv.Label)
+			if err != nil {
+				return err
+			}
+			if g := GroupTools(srv, set, tools, mine, grants[srv.Label]); g.Offered() {
 				out = append(out, g)
 			}
 		}
 		return nil
 	})
 	return out, err
+}
+
+func userPolicies(ctx context.Context, r Repo, userID, label string) ([]UserPolicy, error) {
+	if userID == "" {
+		return nil, nil
+	}
+	return r.UserPolicies(ctx, userID, label)
 }
 
 // RecordListed stores tools that an upstream response listed for a server
@@ -157,20 +235,30 @@ func (s *Service) RecordListed(ctx context.Context, label string, tools []Discov
 		if len(fresh) == 0 {
 			return nil
 		}
-		return r.UpsertTools(ctx, label, fresh, s.now())
+		at := s.now()
+		if err := r.UpsertTools(ctx, label, fresh, at); err != nil {
+			return err
+		}
+		return r.MarkDiscovered(ctx, label, at)
 	})
 }
 
-// Remember sets a tool's policy as part of a decision, in the caller's
-// transaction r, so the policy and the decision are stored together or not
-// at all. The change is audited like any other policy change.
-func (s *Service) Remember(ctx context.Context, r Repo, label, tool string, p Policy) error {
-	return s.setPolicies(ctx, r, label, map[string]*Policy{tool: &p})
+// Remember sets u's personal policy for a tool as part of a decision, in
+// the caller's transaction r, so the policy and the decision are stored
+// together or not at all. It never changes the workspace's policy; it is
+// refused (policy_locked) when it would loosen a locked workspace setting or
+// an admin's block, and audited like any other policy change, with u as
+// the actor.
+func (s *Service) Remember(ctx context.Context, r Repo, u auth.User, label, tool string, p Policy) error {
+	if u.ID == "" {
+		return errNoCaller
+	}
+	return s.setUserPolicies(ctx, r, u, label, map[string]*Policy{tool: &p})
 }
 
-// Effective returns one tool's effective policy, read in r. A server that
-// no longer exists blocks all its tools.
-func Effective(ctx context.Context, r Repo, label, tool string) (Policy, Source, error) {
+// Effective returns one tool's effective policy for the user userID, read
+// in r. A server that no longer exists blocks all its tools.
+func Effective(ctx context.Context, r Repo, userID, label, tool string) (Policy, Source, error) {
 	srv, err := r.Server(ctx, label, false)
 	if apperr.KindOf(err) == apperr.NotFound {
 		return Blocked, FromServer, nil
@@ -186,15 +274,16 @@ func Effective(ctx context.Context, r Repo, label, tool string) (Policy, Source,
 	if err != nil {
 		return "", "", err
 	}
-	var explicit *Policy
-	for _, t := range tools {
-		if t.Name == tool {
-			explicit = t.Policy
+	mine, err := userPolicies(ctx, r, userID, label)
+	if err != nil {
+		return "", "", err
+	}
+	t := Tool{DiscoveredTool: DiscoveredTool{Name: tool}, ServerLabel: label}
+	for _, k := range withUserPolicies(label, tools, mine) {
+		if k.Name == tool {
+			t = k
 		}
 	}
-	p, src := Resolve(explicit, srv.DefaultPolicy, set.DefaultPolicy)
-	if !srv.Enabled {
-		return Blocked, FromServer, nil
-	}
-	return p, src, nil
+	res := Resolve(resolveInput(srv, set, t))
+	return res.Policy, res.Source, nil
 }

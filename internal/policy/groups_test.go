@@ -2,6 +2,7 @@ package policy
 
 import (
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 )
@@ -11,7 +12,7 @@ func TestGroupTools(t *testing.T) {
 	tool := func(name string, pol *Policy, discovered bool) Tool {
 		return Tool{DiscoveredTool: DiscoveredTool{Name: name}, Discovered: discovered, Policy: pol}
 	}
-	srv := func(def *Policy) Server { return Server{Label: "crm", DefaultPolicy: def} }
+	srv := func(def *Policy) Server { return Server{Label: "crm", DefaultPolicy: def, Enabled: true} }
 	tests := []struct {
 		name    string
 		srv     Server
@@ -25,7 +26,7 @@ func TestGroupTools(t *testing.T) {
 			srv:    srv(p(Always)),
 			tools:  []Tool{tool("search", p(Never), true), tool("update", nil, true), tool("drop", p(Blocked), true)},
 			global: Never,
-			want: ServerTools{Never: []GroupedTool{{"search", FromTool}}, Always: []GroupedTool{{"update", FromServer}},
+			want: ServerTools{Never: []GroupedTool{{Name: "search", Source: FromTool}}, Always: []GroupedTool{{Name: "update", Source: FromServer, AsksBecause: &AsksBecause{Reason: ReasonPolicy}}},
 				Blocked: []string{"drop"}},
 		},
 		{
@@ -33,7 +34,7 @@ func TestGroupTools(t *testing.T) {
 			srv:    srv(nil),
 			tools:  []Tool{tool("b", nil, true), tool("a", nil, true)},
 			global: Never,
-			want:   ServerTools{Never: []GroupedTool{{"a", FromGlobal}, {"b", FromGlobal}}},
+			want:   ServerTools{Never: []GroupedTool{{Name: "a", Source: FromGlobal}, {Name: "b", Source: FromGlobal}}},
 		},
 		{
 			name:    "a conversation allowance moves an asking tool to never, never a blocked one",
@@ -41,7 +42,7 @@ func TestGroupTools(t *testing.T) {
 			tools:   []Tool{tool("update", p(Always), true), tool("drop", p(Blocked), true)},
 			global:  Never,
 			allowed: map[string]bool{"update": true, "drop": true, "later": true},
-			want: ServerTools{Never: []GroupedTool{{"later", FromConversation}, {"update", FromConversation}},
+			want: ServerTools{Never: []GroupedTool{{Name: "later", Source: FromConversation}, {Name: "update", Source: FromConversation}},
 				Blocked: []string{"drop"}},
 		},
 		{
@@ -49,7 +50,7 @@ func TestGroupTools(t *testing.T) {
 			srv:    srv(nil),
 			tools:  []Tool{tool("search", p(Never), false)},
 			global: Never,
-			want:   ServerTools{Never: []GroupedTool{{"search", FromTool}}, OfferUnknown: true},
+			want:   ServerTools{Never: []GroupedTool{{Name: "search", Source: FromTool}}, OfferUnknown: true},
 		},
 		{
 			name:   "nothing discovered but a blocked name: only named tools are offered",
@@ -67,7 +68,7 @@ func TestGroupTools(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			got := GroupTools(tc.srv, tc.tools, tc.global, tc.allowed)
+			got := GroupTools(tc.srv, Settings{DefaultPolicy: tc.global}, tc.tools, nil, tc.allowed)
 			tc.want.Server = tc.srv
 			if diff := cmp.Diff(tc.want, got); diff != "" {
 				t.Errorf("(-want +got):\n%s", diff)
@@ -76,8 +77,44 @@ func TestGroupTools(t *testing.T) {
 	}
 }
 
+func TestGroupTools_UsesTheUsersLayerAndSaysWhyToolsAsk(t *testing.T) {
+	yes := true
+	first := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	later := first.Add(time.Hour)
+	srv := Server{Label: "weather", Enabled: true, FirstDiscoveredAt: &first}
+	known := func(name string, readOnly *bool, seen time.Time) Tool {
+		d := DiscoveredTool{Name: name, Annotations: Annotations{ReadOnlyHint: readOnly}}
+		return Tool{DiscoveredTool: d, Discovered: true, Digest: d.Digest(), FirstSeenAt: &seen}
+	}
+	tools := []Tool{known("get_forecast", &yes, first), known("delete_forecast", nil, first), known("added_later", &yes, later),
+		known("mine_allowed", nil, first)}
+	mine := []UserPolicy{{ToolName: "mine_allowed", Policy: Never, GrantedDigest: tools[3].Digest}, {ToolName: "only_mine", Policy: Blocked}}
+	g := GroupTools(srv, Settings{DefaultPolicy: AskUnlessReadOnly}, tools, mine, nil)
+	want := ServerTools{Server: srv,
+		Never: []GroupedTool{{Name: "get_forecast", Source: FromGlobal}, {Name: "mine_allowed", Source: FromUser}},
+		Always: []GroupedTool{
+			{Name: "added_later", Source: FromNew, AsksBecause: &AsksBecause{Reason: ReasonNewTool}},
+			{Name: "delete_forecast", Source: FromGlobal, AsksBecause: &AsksBecause{Reason: ReasonNotReadOnly}},
+		},
+		Blocked: []string{"only_mine"}}
+	if diff := cmp.Diff(want, g); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+	if p, src := g.Lookup("added_later"); p != Always || src != FromNew {
+		t.Errorf("Lookup(added_later) = %s, %s", p, src)
+	}
+	if got := g.AsksBecause("delete_forecast"); got == nil || got.Reason != ReasonNotReadOnly {
+		t.Errorf("AsksBecause(delete_forecast) = %+v", got)
+	}
+	// Someone else's view: no personal policies.
+	other := GroupTools(srv, Settings{DefaultPolicy: AskUnlessReadOnly}, tools, nil, nil)
+	if p, src := other.Lookup("mine_allowed"); p != Always || src != FromGlobal {
+		t.Errorf("another user's Lookup(mine_allowed) = %s, %s", p, src)
+	}
+}
+
 func TestServerTools_LookupUnknownAsks(t *testing.T) {
-	g := ServerTools{Never: []GroupedTool{{"search", FromGlobal}}, Blocked: []string{"drop"}}
+	g := ServerTools{Never: []GroupedTool{{Name: "search", Source: FromGlobal}}, Blocked: []string{"drop"}}
 	for _, tc := range []struct {
 		tool string
 		p    Policy

@@ -5,6 +5,8 @@ package policy
 
 import (
 	"regexp"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/toolgate/toolgate/internal/apperr"
 )
@@ -20,12 +22,25 @@ const (
 	Blocked Policy = "blocked" // never offered to the model
 )
 
-// Valid reports whether p is one of the policy values.
+// AskUnlessReadOnly is a default (global or server), never a tool's own
+// policy: tools whose annotations say readOnlyHint: true run without asking,
+// every other tool asks. It is the default of a fresh install.
+const AskUnlessReadOnly Policy = "ask_unless_read_only"
+
+// Valid reports whether p is a tool policy value: never, always or blocked.
 func (p Policy) Valid() bool { return p == Never || p == Always || p == Blocked }
 
-// ParsePolicy validates s as a policy value; field names the input field for errors.
+// ValidDefault reports whether p may be a global or server default: a tool
+// policy value or ask_unless_read_only.
+func (p Policy) ValidDefault() bool { return p.Valid() || p == AskUnlessReadOnly }
+
+// ParsePolicy validates s as a tool policy value; field names the input field for errors.
 func ParsePolicy(field, s string) (Policy, error) {
 	p := Policy(s)
+	if p == AskUnlessReadOnly {
+		return "", apperr.Invalidf("invalid_policy", field,
+			"ask_unless_read_only is only a default (global or server); a tool's policy must be one of always, never, blocked")
+	}
 	if !p.Valid() {
 		return "", apperr.Invalidf("invalid_policy", field, "policy must be one of always, never, blocked (got %q)", s)
 	}
@@ -42,23 +57,10 @@ const (
 	FromGlobal Source = "global"
 )
 
-// Resolve returns a tool's effective policy: its explicit policy, else its
-// server's default, else the global default, with where it came from.
-func Resolve(tool, server *Policy, global Policy) (Policy, Source) {
-	switch {
-	case tool != nil:
-		return *tool, FromTool
-	case server != nil:
-		return *server, FromServer
-	default:
-		return global, FromGlobal
-	}
-}
+var labelRE = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
 
-var (
-	labelRE    = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
-	toolNameRE = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,128}$`)
-)
+// MaxToolNameLen is the longest tool name a policy can be set for, in characters.
+const MaxToolNameLen = 128
 
 // ValidateLabel checks a server label: the OpenAI server_label and Toolgate's server id.
 func ValidateLabel(label string) error {
@@ -69,11 +71,18 @@ func ValidateLabel(label string) error {
 	return nil
 }
 
-// ValidateToolName checks a tool name used to set a policy.
+// ValidateToolName checks a tool name used to set a policy: any name a
+// server can list (1-128 characters of valid UTF-8 without control
+// characters), so no tool escapes policy because of its name.
 func ValidateToolName(field, name string) error {
-	if !toolNameRE.MatchString(name) {
+	n := utf8.RuneCountInString(name)
+	bad := n == 0 || n > MaxToolNameLen || !utf8.ValidString(name)
+	for _, r := range name {
+		bad = bad || unicode.IsControl(r)
+	}
+	if bad {
 		return apperr.Invalidf("invalid_tool_name", field,
-			"tool name must be 1-128 characters of letters, digits, '_', '.' and '-' (got %q)", name)
+			"tool name must be 1-%d characters of valid UTF-8 without control characters (got %q)", MaxToolNameLen, name)
 	}
 	return nil
 }

@@ -9,28 +9,6 @@ import (
 	"github.com/toolgate/toolgate/internal/apperr"
 )
 
-func TestResolve_ToolThenServerThenGlobal(t *testing.T) {
-	always, blocked := Always, Blocked
-	cases := []struct {
-		name         string
-		tool, server *Policy
-		global       Policy
-		want         Policy
-		source       Source
-	}{
-		{"nothing set: global", nil, nil, Never, Never, FromGlobal},
-		{"server default", nil, &always, Never, Always, FromServer},
-		{"tool beats server", &blocked, &always, Never, Blocked, FromTool},
-		{"tool beats global", &always, nil, Blocked, Always, FromTool},
-	}
-	for _, tc := range cases {
-		p, src := Resolve(tc.tool, tc.server, tc.global)
-		if p != tc.want || src != tc.source {
-			t.Errorf("%s: got %s/%s, want %s/%s", tc.name, p, src, tc.want, tc.source)
-		}
-	}
-}
-
 func TestDigest_DependsOnContentNotLayout(t *testing.T) {
 	a := DiscoveredTool{Name: "x", Description: "d", InputSchema: json.RawMessage(`{"type":"object","properties":{"a":{"type":"string"}}}`)}
 	b := a

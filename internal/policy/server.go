@@ -26,12 +26,20 @@ type Server struct {
 	Description   string
 	Headers       map[string]string // secret values; never sent to clients unmasked
 	DefaultPolicy *Policy           // nil: fall back to the global default
-	Enabled       bool
-	CreatedAt     time.Time
-	UpdatedAt     time.Time
-	RefreshedAt   *time.Time // last tool discovery attempt
-	RefreshError  string     // why the last attempt failed, "" if it worked
-	ToolCount     int        // discovered tools
+	// DefaultPolicyLocked keeps personal policies from loosening the default.
+	DefaultPolicyLocked bool
+	Enabled             bool
+	// FirstDiscoveredAt is when discovery first found the server's tools;
+	// tools first seen later ask until someone sets their policy.
+	FirstDiscoveredAt *time.Time
+	CreatedAt         time.Time
+	UpdatedAt         time.Time
+	RefreshedAt       *time.Time // last tool discovery attempt
+	RefreshError      string     // why the last attempt failed, "" if it worked
+	ToolCount         int        // discovered tools
+	// HeadersDropped is not stored: the headers a change of the URL to
+	// another host dropped (ServerPatch.Apply), for the answer and the audit.
+	HeadersDropped []string
 }
 
 // NewServer is the input that creates a server.
@@ -41,7 +49,9 @@ type NewServer struct {
 	Description   string            `json:"description"`
 	Headers       map[string]string `json:"headers"`
 	DefaultPolicy *Policy           `json:"default_policy"`
-	Enabled       *bool             `json:"enabled"`
+	// DefaultPolicyLocked keeps personal policies from loosening the default.
+	DefaultPolicyLocked bool  `json:"default_policy_locked"`
+	Enabled             *bool `json:"enabled"`
 }
 
 // Validate checks every field and reports all problems at once.
@@ -53,8 +63,8 @@ func (n NewServer) Validate() error {
 	validateURL(f, n.URL)
 	validateDescription(f, n.Description)
 	validateHeaders(f, n.Headers)
-	if n.DefaultPolicy != nil && !n.DefaultPolicy.Valid() {
-		f.Add("default_policy", "default_policy must be one of always, never, blocked, or null (got %q)", *n.DefaultPolicy)
+	if n.DefaultPolicy != nil && !n.DefaultPolicy.ValidDefault() {
+		f.Add("default_policy", "default_policy must be one of ask_unless_read_only, always, never, blocked, or null (got %q)", *n.DefaultPolicy)
 	}
 	return f.Err(firstCode(f), "the server is not valid: "+f.Join())
 }
@@ -70,7 +80,9 @@ type ServerPatch struct {
 	// can send back what it read.
 	Headers       map[string]*string `json:"headers"`
 	DefaultPolicy Optional[Policy]   `json:"default_policy"`
-	Enabled       *bool              `json:"enabled"`
+	// DefaultPolicyLocked keeps personal policies from loosening the default (admin only).
+	DefaultPolicyLocked *bool `json:"default_policy_locked"`
+	Enabled             *bool `json:"enabled"`
 }
 
 // Apply validates p against s and returns the changed server.
@@ -80,9 +92,9 @@ func (p ServerPatch) Apply(s Server) (Server, error) {
 		return s, apperr.Invalidf("label_immutable", "label",
 			"a server's label cannot change; delete the server and create it again under the new label")
 	}
+	stored, moved := s.Headers, false
 	if p.URL != nil {
-		validateURL(f, *p.URL)
-		s.URL = *p.URL
+		s, moved = p.applyURL(f, s)
 	}
 	if p.Description != nil {
 		validateDescription(f, *p.Description)
@@ -99,6 +111,7 @@ func (p ServerPatch) Apply(s Server) (Server, error) {
 			delete(merged, old)
 			switch {
 			case v == nil:
+			case moved && strings.HasPrefix(*v, maskPrefix): // a masked value does not carry a secret to another host
 			case had && *v == MaskSecret(s.Headers[old]):
 				merged[name] = s.Headers[old]
 			default:
@@ -108,11 +121,17 @@ func (p ServerPatch) Apply(s Server) (Server, error) {
 		validateHeaders(f, merged)
 		s.Headers = merged
 	}
+	if moved {
+		s.HeadersDropped = droppedHeaders(stored, s.Headers, p.Headers)
+	}
 	if p.DefaultPolicy.Set {
-		if p.DefaultPolicy.Value != nil && !p.DefaultPolicy.Value.Valid() {
-			f.Add("default_policy", "default_policy must be one of always, never, blocked, or null (got %q)", *p.DefaultPolicy.Value)
+		if p.DefaultPolicy.Value != nil && !p.DefaultPolicy.Value.ValidDefault() {
+			f.Add("default_policy", "default_policy must be one of ask_unless_read_only, always, never, blocked, or null (got %q)", *p.DefaultPolicy.Value)
 		}
 		s.DefaultPolicy = p.DefaultPolicy.Value
+	}
+	if p.DefaultPolicyLocked != nil {
+		s.DefaultPolicyLocked = *p.DefaultPolicyLocked
 	}
 	if p.Enabled != nil {
 		s.Enabled = *p.Enabled
@@ -179,6 +198,8 @@ func validateURL(f apperr.Fields, raw string) {
 		f.Add("url", "url must be an absolute http or https URL, e.g. https://mcp.example.com/mcp (got %q)", raw)
 	case u.User != nil:
 		f.Add("url", "url must not carry credentials; put them in headers, which are stored as secrets")
+	case hasMaskedQueryValue(raw):
+		f.Add("url", "url holds a masked query value (%s...); send the real value, or send the server's url back exactly as shown to keep it", maskPrefix)
 	}
 }
 

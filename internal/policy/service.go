@@ -9,12 +9,14 @@ import (
 	"time"
 
 	"github.com/toolgate/toolgate/internal/apperr"
+	"github.com/toolgate/toolgate/internal/auth"
 )
 
 // Service is the policy API: servers, tools, policies, settings and audit.
 type Service struct {
 	store    Store
 	discover Discoverer
+	urls     URLChecker // nil: no URL policy at registration
 	log      *slog.Logger
 	now      func() time.Time
 }
@@ -38,11 +40,17 @@ func (s *Service) Server(ctx context.Context, label string) (Server, error) {
 // does not undo the registration: it is stored on the server and returned
 // with it (RefreshError), so the person can fix the URL or headers.
 func (s *Service) CreateServer(ctx context.Context, in NewServer) (Server, error) {
+	if _, err := requireAdmin(ctx, "servers"); err != nil {
+		return Server{}, err
+	}
 	if err := in.Validate(); err != nil {
 		return Server{}, err
 	}
+	if err := s.checkURL(ctx, in.URL); err != nil {
+		return Server{}, err
+	}
 	srv := Server{Label: in.Label, URL: in.URL, Description: in.Description, Headers: in.Headers,
-		DefaultPolicy: in.DefaultPolicy, Enabled: in.Enabled == nil || *in.Enabled}
+		DefaultPolicy: in.DefaultPolicy, DefaultPolicyLocked: in.DefaultPolicyLocked, Enabled: in.Enabled == nil || *in.Enabled}
 	if srv.Headers == nil {
 		srv.Headers = map[string]string{}
 	}
@@ -76,6 +84,9 @@ func (s *Service) refreshAfterChange(ctx context.Context, label string) {
 // UpdateServer applies a patch. When the URL or headers change the tools are
 // discovered again; a discovery failure is stored on the server, not returned.
 func (s *Service) UpdateServer(ctx context.Context, label string, p ServerPatch) (Server, error) {
+	if _, err := requireAdmin(ctx, "servers"); err != nil {
+		return Server{}, err
+	}
 	var before, after Server
 	err := s.store.Tx(ctx, func(r Repo) error {
 		var err error
@@ -88,23 +99,39 @@ func (s *Service) UpdateServer(ctx context.Context, label string, p ServerPatch)
 		if !serverChanged(before, after) {
 			return nil
 		}
+		if after.URL != before.URL {
+			if err := s.checkURL(ctx, after.URL); err != nil {
+				return err
+			}
+		}
+		dropped := after.HeadersDropped
 		if after, err = r.UpdateServer(ctx, after); err != nil {
 			return err
 		}
-		return s.audit(ctx, r, ActionServerUpdate, &label, nil, serverSnapshot(before), serverSnapshot(after))
+		after.HeadersDropped = dropped
+		snap := serverSnapshot(after)
+		if len(dropped) > 0 {
+			snap["headers_dropped"] = dropped // the URL moved to another host without them
+		}
+		return s.audit(ctx, r, ActionServerUpdate, &label, nil, serverSnapshot(before), snap)
 	})
 	if err != nil {
 		return Server{}, err
 	}
 	if before.URL != after.URL || !maps.Equal(before.Headers, after.Headers) {
 		s.refreshAfterChange(ctx, label)
-		return s.Server(ctx, label)
+		srv, err := s.Server(ctx, label)
+		srv.HeadersDropped = after.HeadersDropped
+		return srv, err
 	}
 	return after, nil
 }
 
 // DeleteServer removes a server with its tools and policies.
 func (s *Service) DeleteServer(ctx context.Context, label string) error {
+	if _, err := requireAdmin(ctx, "servers"); err != nil {
+		return err
+	}
 	return s.store.Tx(ctx, func(r Repo) error {
 		srv, err := r.Server(ctx, label, true)
 		if err != nil {
@@ -125,6 +152,9 @@ func (s *Service) DeleteServer(ctx context.Context, label string) error {
 // RefreshTools discovers the server's tools now and stores them. On failure
 // the error is stored on the server and returned as an Upstream error.
 func (s *Service) RefreshTools(ctx context.Context, label string) ([]Tool, error) {
+	if _, err := requireAdmin(ctx, "servers"); err != nil {
+		return nil, err
+	}
 	srv, err := s.store.Repo().Server(ctx, label, false)
 	if err != nil {
 		return nil, err
@@ -163,6 +193,9 @@ func (s *Service) RefreshTools(ctx context.Context, label string) ([]Tool, error
 		if err := r.SetRefreshResult(ctx, label, at, ""); err != nil {
 			return err
 		}
+		if err := r.MarkDiscovered(ctx, label, at); err != nil {
+			return err
+		}
 		before, after := toolDigests(old), toolDigests(toTools(found))
 		if !maps.Equal(before, after) || cur.RefreshError != "" {
 			return s.audit(ctx, r, ActionToolsRefresh, &label, nil,
@@ -175,16 +208,21 @@ func (s *Service) RefreshTools(ctx context.Context, label string) ([]Tool, error
 		return nil, err
 	}
 	if discErr != nil {
-		s.log.WarnContext(ctx, "tool discovery failed", "server_id", label, "url", srv.URL, "error", discErr)
+		s.log.WarnContext(ctx, "tool discovery failed", "server_id", label, "url", MaskURL(srv.URL), "error", discErr)
 		return nil, discErr
 	}
 	return s.Tools(ctx, label)
 }
 
-// Tools returns every known tool of a server with its effective policy.
+// Tools returns every known tool of a server with the caller's policies:
+// the workspace's, their own, and the effective one by the one precedence.
 func (s *Service) Tools(ctx context.Context, label string) ([]Tool, error) {
+	u, err := caller(ctx)
+	if err != nil {
+		return nil, err
+	}
 	var tools []Tool
-	err := s.store.Tx(ctx, func(r Repo) error {
+	err = s.store.Tx(ctx, func(r Repo) error {
 		srv, err := r.Server(ctx, label, false)
 		if err != nil {
 			return err
@@ -196,9 +234,11 @@ func (s *Service) Tools(ctx context.Context, label string) ([]Tool, error) {
 		if tools, err = r.Tools(ctx, label); err != nil {
 			return err
 		}
-		for i := range tools {
-			tools[i].EffectivePolicy, tools[i].PolicySource = Resolve(tools[i].Policy, srv.DefaultPolicy, set.DefaultPolicy)
+		mine, err := r.UserPolicies(ctx, u.ID, label)
+		if err != nil {
+			return err
 		}
+		tools = withEffective(srv, set, tools, mine)
 		return nil
 	})
 	return tools, err
@@ -218,29 +258,42 @@ func (s *Service) Policies(ctx context.Context, label string) ([]ToolPolicy, err
 	return out, err
 }
 
-// SetPolicy sets one tool's explicit policy and returns the tool.
-func (s *Service) SetPolicy(ctx context.Context, label, tool string, p Policy) (Tool, error) {
+// PolicyChange is one tool's policy change in a layer.
+type PolicyChange struct {
+	Layer  Layer
+	Policy *Policy // nil removes the explicit policy of that layer
+	// Locked (workspace layer only): nil keeps an existing policy's lock
+	// (new policies start unlocked).
+	Locked *bool
+}
+
+// SetPolicy sets one tool's explicit policy in a layer and returns the tool
+// as the caller sees it.
+func (s *Service) SetPolicy(ctx context.Context, label, tool string, ch PolicyChange) (Tool, error) {
 	if err := ValidateToolName("tool_name", tool); err != nil {
 		return Tool{}, err
 	}
-	if _, err := ParsePolicy("policy", string(p)); err != nil {
+	if ch.Policy == nil {
+		return Tool{}, apperr.Invalidf("invalid_policy", "policy", "policy is required: one of always, never, blocked")
+	}
+	if _, err := ParsePolicy("policy", string(*ch.Policy)); err != nil {
 		return Tool{}, err
 	}
-	return s.oneTool(ctx, label, tool, s.SetPolicies(ctx, label, map[string]*Policy{tool: &p}))
+	return s.oneTool(ctx, label, tool, s.change(ctx, label, ch.Layer, map[string]*Policy{tool: ch.Policy}, ch.Locked))
 }
 
-// DeletePolicy removes a tool's explicit policy so its server's or the global
-// default applies again. Removing a policy that is not there changes nothing.
-func (s *Service) DeletePolicy(ctx context.Context, label, tool string) (Tool, error) {
+// DeletePolicy removes a tool's explicit policy in a layer, so what applies
+// without it applies again. Removing a policy that is not there changes nothing.
+func (s *Service) DeletePolicy(ctx context.Context, label, tool string, layer Layer) (Tool, error) {
 	if err := ValidateToolName("tool_name", tool); err != nil {
 		return Tool{}, err
 	}
-	return s.oneTool(ctx, label, tool, s.SetPolicies(ctx, label, map[string]*Policy{tool: nil}))
+	return s.oneTool(ctx, label, tool, s.change(ctx, label, layer, map[string]*Policy{tool: nil}, nil))
 }
 
-// SetPolicies sets several tools' policies at once, all or nothing. A nil
-// policy removes the tool's explicit policy.
-func (s *Service) SetPolicies(ctx context.Context, label string, policies map[string]*Policy) error {
+// SetPolicies sets several tools' policies in a layer at once, all or
+// nothing. A nil policy removes the tool's explicit policy.
+func (s *Service) SetPolicies(ctx context.Context, label string, layer Layer, policies map[string]*Policy) error {
 	f := apperr.Fields{}
 	code := "invalid_tool_name"
 	for _, name := range sortedKeys(policies) {
@@ -254,11 +307,33 @@ func (s *Service) SetPolicies(ctx context.Context, label string, policies map[st
 	if err := f.Err(code, "nothing was changed: "+f.Join()); err != nil {
 		return err
 	}
-	return s.store.Tx(ctx, func(r Repo) error { return s.setPolicies(ctx, r, label, policies) })
+	return s.change(ctx, label, layer, policies, nil)
 }
 
-// setPolicies applies validated policies in the transaction r.
-func (s *Service) setPolicies(ctx context.Context, r Repo, label string, policies map[string]*Policy) error {
+// change applies validated policies to a layer in one transaction.
+func (s *Service) change(ctx context.Context, label string, layer Layer, policies map[string]*Policy, locked *bool) error {
+	u, err := caller(ctx)
+	if err != nil {
+		return err
+	}
+	switch layer {
+	case LayerWorkspace:
+		if !u.IsAdmin() {
+			return errAdminOnly("workspace policies")
+		}
+		return s.store.Tx(ctx, func(r Repo) error { return s.setPolicies(ctx, r, u, label, policies, locked) })
+	case LayerUser:
+		if locked != nil {
+			return apperr.Invalidf("invalid_locked", "locked",
+				"locked is only for workspace policies (layer=workspace, admins); a personal policy cannot be locked")
+		}
+		return s.store.Tx(ctx, func(r Repo) error { return s.setUserPolicies(ctx, r, u, label, policies) })
+	}
+	return apperr.Invalidf("invalid_layer", "layer", "layer must be workspace or user (got %q)", layer)
+}
+
+// setPolicies applies validated workspace policies in the transaction r.
+func (s *Service) setPolicies(ctx context.Context, r Repo, u auth.User, label string, policies map[string]*Policy, locked *bool) error {
 	if _, err := r.Server(ctx, label, true); err != nil {
 		return err
 	}
@@ -266,31 +341,43 @@ func (s *Service) setPolicies(ctx context.Context, r Repo, label string, policie
 	if err != nil {
 		return err
 	}
-	have := policyMap(current)
-	actor, err := s.actor(ctx, r)
+	tools, err := r.Tools(ctx, label)
 	if err != nil {
 		return err
+	}
+	have := map[string]ToolPolicy{}
+	for _, p := range current {
+		have[p.ToolName] = p
 	}
 	for _, name := range sortedKeys(policies) {
 		p := policies[name]
 		old, had := have[name]
+		lock := old.Locked
+		if locked != nil {
+			lock = *locked
+		}
+		t := findTool(tools, label, name)
 		switch {
-		case p == nil && !had, p != nil && had && old == *p:
+		case p == nil && !had:
+			continue
+		case p != nil && had && old.Policy == *p && old.Locked == lock && (*p != Never || old.GrantedDigest == t.Digest):
 			continue // no change, no audit entry
 		case p == nil:
 			if _, err := r.DeletePolicy(ctx, label, name); err != nil {
 				return err
 			}
 		default:
-			if err := r.UpsertPolicy(ctx, ToolPolicy{ServerLabel: label, ToolName: name, Policy: *p, UpdatedBy: actor}); err != nil {
+			tp := ToolPolicy{ServerLabel: label, ToolName: name, Policy: *p, Locked: lock, UpdatedBy: u.Email, UpdatedByID: &u.ID}
+			tp.GrantedDigest, tp.GrantedDefinition = granted(t, *p)
+			if err := r.UpsertPolicy(ctx, tp); err != nil {
 				return err
 			}
 		}
-		action, before, after := ActionPolicySet, policyState(old, had), policyState(deref(p), p != nil)
+		action, before, after := ActionPolicySet, policyState(old.Policy, old.Locked, had), policyState(deref(p), lock, p != nil)
 		if p == nil {
 			action = ActionPolicyDelete
 		}
-		if err := s.insertAudit(ctx, r, actor, action, &label, &name, before, after); err != nil {
+		if err := s.insertAudit(ctx, r, u, action, &label, &name, before, after); err != nil {
 			return err
 		}
 	}
@@ -319,9 +406,7 @@ func (s *Service) oneTool(ctx context.Context, label, name string, err error) (T
 	if err != nil {
 		return Tool{}, err
 	}
-	t := Tool{DiscoveredTool: DiscoveredTool{Name: name}, ServerLabel: label}
-	t.EffectivePolicy, t.PolicySource = Resolve(nil, srv.DefaultPolicy, set.DefaultPolicy)
-	return t, nil
+	return withEffective(srv, set, []Tool{{DiscoveredTool: DiscoveredTool{Name: name}, ServerLabel: label}}, nil)[0], nil
 }
 
 // Settings returns the global settings.
@@ -331,8 +416,12 @@ func (s *Service) Settings(ctx context.Context) (Settings, error) {
 
 // UpdateSettings applies a settings patch.
 func (s *Service) UpdateSettings(ctx context.Context, p SettingsPatch) (Settings, error) {
+	u, err := requireAdmin(ctx, "the global settings")
+	if err != nil {
+		return Settings{}, err
+	}
 	var out Settings
-	err := s.store.Tx(ctx, func(r Repo) error {
+	err = s.store.Tx(ctx, func(r Repo) error {
 		cur, err := r.Settings(ctx)
 		if err != nil {
 			return err
@@ -341,22 +430,28 @@ func (s *Service) UpdateSettings(ctx context.Context, p SettingsPatch) (Settings
 		if err != nil {
 			return err
 		}
-		if next == cur {
+		if next.DefaultPolicy == cur.DefaultPolicy && next.DefaultPolicyLocked == cur.DefaultPolicyLocked {
 			out = cur
 			return nil
 		}
 		if out, err = r.PutSettings(ctx, next); err != nil {
 			return err
 		}
-		// The entry is recorded under the new name when the name itself changes,
-		// so the log shows who the change made responsible from now on.
-		return s.insertAudit(ctx, r, next.LocalUser, ActionSettingsWrite, nil, nil, settingsSnapshot(cur), settingsSnapshot(next))
+		return s.insertAudit(ctx, r, u, ActionSettingsWrite, nil, nil, settingsSnapshot(cur), settingsSnapshot(next))
 	})
 	return out, err
 }
 
-// Audit returns a page of the audit log, newest first.
+// Audit returns a page of the audit log, newest first: all of it for an
+// admin, a member's own entries for a member.
 func (s *Service) Audit(ctx context.Context, q AuditQuery) (AuditPage, error) {
+	u, err := caller(ctx)
+	if err != nil {
+		return AuditPage{}, err
+	}
+	if !u.IsAdmin() {
+		q.ActorID = u.ID
+	}
 	if q.Limit <= 0 {
 		q.Limit = 50
 	}
@@ -380,20 +475,15 @@ func (s *Service) Audit(ctx context.Context, q AuditQuery) (AuditPage, error) {
 	return page, nil
 }
 
-func (s *Service) actor(ctx context.Context, r Repo) (string, error) {
-	set, err := r.Settings(ctx)
-	return set.LocalUser, err
-}
-
 func (s *Service) audit(ctx context.Context, r Repo, action string, server, tool *string, before, after any) error {
-	actor, err := s.actor(ctx, r)
+	u, err := caller(ctx)
 	if err != nil {
 		return err
 	}
-	return s.insertAudit(ctx, r, actor, action, server, tool, before, after)
+	return s.insertAudit(ctx, r, u, action, server, tool, before, after)
 }
 
-func (s *Service) insertAudit(ctx context.Context, r Repo, actor, action string, server, tool *string, before, after any) error {
+func (s *Service) insertAudit(ctx context.Context, r Repo, u auth.User, action string, server, tool *string, before, after any) error {
 	b, err := marshalState(before)
 	if err != nil {
 		return err
@@ -402,7 +492,7 @@ func (s *Service) insertAudit(ctx context.Context, r Repo, actor, action string,
 	if err != nil {
 		return err
 	}
-	return r.InsertAudit(ctx, AuditEntry{Actor: actor, Action: action, ServerLabel: server, ToolName: tool, Before: b, After: a})
+	return r.InsertAudit(ctx, AuditEntry{Actor: u.Email, ActorID: u.ID, Action: action, ServerLabel: server, ToolName: tool, Before: b, After: a})
 }
 
 func marshalState(v any) (json.RawMessage, error) {
@@ -414,17 +504,18 @@ func marshalState(v any) (json.RawMessage, error) {
 
 // serverSnapshot is a server as the audit log shows it: secrets masked.
 func serverSnapshot(s Server) map[string]any {
-	return map[string]any{"label": s.Label, "url": s.URL, "description": s.Description,
-		"headers": MaskedHeaders(s.Headers), "default_policy": s.DefaultPolicy, "enabled": s.Enabled}
+	return map[string]any{"label": s.Label, "url": MaskURL(s.URL), "description": s.Description,
+		"headers": MaskedHeaders(s.Headers), "default_policy": s.DefaultPolicy,
+		"default_policy_locked": s.DefaultPolicyLocked, "enabled": s.Enabled}
 }
 
 func settingsSnapshot(s Settings) map[string]any {
-	return map[string]any{"default_policy": s.DefaultPolicy, "local_user": s.LocalUser}
+	return map[string]any{"default_policy": s.DefaultPolicy, "default_policy_locked": s.DefaultPolicyLocked}
 }
 
 func serverChanged(a, b Server) bool {
 	return a.URL != b.URL || a.Description != b.Description || !maps.Equal(a.Headers, b.Headers) ||
-		deref(a.DefaultPolicy) != deref(b.DefaultPolicy) || a.Enabled != b.Enabled
+		deref(a.DefaultPolicy) != deref(b.DefaultPolicy) || a.DefaultPolicyLocked != b.DefaultPolicyLocked || a.Enabled != b.Enabled
 }
 
 func policyMap(ps []ToolPolicy) map[string]Policy {
@@ -435,9 +526,12 @@ func policyMap(ps []ToolPolicy) map[string]Policy {
 	return m
 }
 
-func policyState(p Policy, ok bool) any {
+func policyState(p Policy, locked, ok bool) any {
 	if !ok {
 		return nil
+	}
+	if locked {
+		return map[string]any{"policy": p, "locked": true}
 	}
 	return map[string]Policy{"policy": p}
 }

@@ -26,6 +26,8 @@ type Repo interface {
 	UpdateServer(ctx context.Context, s Server) (Server, error)
 	DeleteServer(ctx context.Context, label string) error
 	SetRefreshResult(ctx context.Context, label string, at time.Time, refreshErr string) error
+	// MarkDiscovered records at as the server's first discovery, unless it has one.
+	MarkDiscovered(ctx context.Context, label string, at time.Time) error
 
 	// Tools lists a server's discovered tools and tool names that only have a
 	// policy, each with its explicit policy (effective policy left unset).
@@ -42,6 +44,13 @@ type Repo interface {
 	// DeletePolicy removes an explicit policy and returns it, or nil if there was none.
 	DeletePolicy(ctx context.Context, label, tool string) (*ToolPolicy, error)
 
+	// UserPolicies lists one user's personal policies for a server's tools.
+	UserPolicies(ctx context.Context, userID, label string) ([]UserPolicy, error)
+	UpsertUserPolicy(ctx context.Context, p UserPolicy) error
+	// DeleteUserPolicy removes a personal policy and returns it, or nil if there was none.
+	DeleteUserPolicy(ctx context.Context, userID, label, tool string) (*UserPolicy, error)
+
+	// InsertAudit records e; e.ActorID is the account (auth.User.ID).
 	InsertAudit(ctx context.Context, e AuditEntry) error
 	Audit(ctx context.Context, q AuditQuery) ([]AuditEntry, error)
 }

@@ -49,27 +49,56 @@ func (t DiscoveredTool) Digest() string {
 	return "sha256:" + hex.EncodeToString(sum[:])
 }
 
-// Tool is a known tool of a server with its policy: discovered, or only named
-// by an explicit policy set before discovery saw it.
+// Tool is a known tool of a server with its policies for the caller:
+// discovered, or only named by an explicit policy set before discovery saw it.
 type Tool struct {
 	DiscoveredTool
-	ServerLabel     string     `json:"server_id"`
-	Discovered      bool       `json:"discovered"`
-	Digest          string     `json:"digest,omitempty"`
-	FirstSeenAt     *time.Time `json:"first_seen_at"`
-	ChangedAt       *time.Time `json:"definition_changed_at"`
-	Policy          *Policy    `json:"policy"`
-	EffectivePolicy Policy     `json:"effective_policy"`
-	PolicySource    Source     `json:"policy_source"`
-	PolicyUpdatedAt *time.Time `json:"policy_updated_at"`
-	PolicyUpdatedBy *string    `json:"policy_updated_by"`
+	ServerLabel string     `json:"server_id"`
+	Discovered  bool       `json:"discovered"`
+	Digest      string     `json:"digest,omitempty"`
+	FirstSeenAt *time.Time `json:"first_seen_at"`
+	ChangedAt   *time.Time `json:"definition_changed_at"`
+	// Policy is the workspace's explicit policy (set by admins), PolicyLocked
+	// whether it is locked; UserPolicy the caller's personal one.
+	Policy       *Policy `json:"policy"`
+	PolicyLocked bool    `json:"policy_locked"`
+	UserPolicy   *Policy `json:"user_policy"`
+	// The caller's effective policy, by the one precedence (Resolve).
+	EffectivePolicy Policy       `json:"effective_policy"`
+	PolicySource    Source       `json:"policy_source"`
+	Locked          bool         `json:"locked"` // the workspace setting that applies is locked
+	AsksBecause     *AsksBecause `json:"asks_because"`
+	Changed         *Changed     `json:"changed"`
+	PolicyUpdatedAt *time.Time   `json:"policy_updated_at"`
+	PolicyUpdatedBy *string      `json:"policy_updated_by"`
+
+	// What the workspace's never was granted for (internal).
+	GrantedDigest     string      `json:"-"`
+	GrantedDefinition *Definition `json:"-"`
+	// The caller's personal policy with what it was granted for (internal).
+	userGrant *Explicit
 }
 
-// ToolPolicy is an explicit policy for one (server, tool) pair.
+// ToolPolicy is an explicit workspace policy for one (server, tool) pair.
 type ToolPolicy struct {
-	ServerLabel string    `json:"server_id"`
-	ToolName    string    `json:"tool_name"`
-	Policy      Policy    `json:"policy"`
-	UpdatedAt   time.Time `json:"updated_at"`
-	UpdatedBy   string    `json:"updated_by"`
+	ServerLabel       string      `json:"server_id"`
+	ToolName          string      `json:"tool_name"`
+	Policy            Policy      `json:"policy"`
+	Locked            bool        `json:"locked"`
+	UpdatedAt         time.Time   `json:"updated_at"`
+	UpdatedBy         string      `json:"updated_by"`
+	UpdatedByID       *string     `json:"updated_by_id"`
+	GrantedDigest     string      `json:"-"`
+	GrantedDefinition *Definition `json:"-"`
+}
+
+// UserPolicy is one user's personal policy for one (server, tool) pair.
+type UserPolicy struct {
+	UserID            string      `json:"user_id"`
+	ServerLabel       string      `json:"server_id"`
+	ToolName          string      `json:"tool_name"`
+	Policy            Policy      `json:"policy"`
+	UpdatedAt         time.Time   `json:"updated_at"`
+	GrantedDigest     string      `json:"-"`
+	GrantedDefinition *Definition `json:"-"`
 }

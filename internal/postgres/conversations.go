@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"strconv"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -58,8 +59,18 @@ func isCode(err error, code string) bool {
 }
 
 // convCols are a conversation's fields, on conversations aliased c.
-const convCols = `c.id, c.title, c.created_at, c.updated_at, c.last_response_id, c.active_turn IS NOT NULL,
+const convCols = `c.id, coalesce(c.owner_id, ''), c.title, c.created_at, c.updated_at, c.last_response_id,
+	c.active_turn IS NOT NULL,
 	(SELECT count(*) FROM approval_requests a WHERE a.conversation_id = c.id AND a.state = 'pending')`
+
+// Every read and write a caller names a conversation for is scoped to its
+// owner in SQL: another user's conversation, approvals and allowances are
+// not found, exactly as if they did not exist. ownedBy is the condition
+// that conversation_id (of approval_requests, conversation_items or
+// conversation_grants) belongs to the owner in parameter $n.
+func ownedBy(n int) string {
+	return ` AND conversation_id IN (SELECT id FROM conversations WHERE owner_id = $` + strconv.Itoa(n) + `)`
+}
 
 // lockConversation is how Conversation(id, true) locks the row. FOR NO KEY
 // UPDATE conflicts with itself, with FOR UPDATE and with the UPDATEs of
@@ -72,13 +83,13 @@ const lockConversation = ` FOR NO KEY UPDATE`
 
 func scanConversation(row pgx.Row) (conversation.Conversation, error) {
 	var c conversation.Conversation
-	err := row.Scan(&c.ID, &c.Title, &c.CreatedAt, &c.UpdatedAt, &c.LastResponseID, &c.Streaming, &c.PendingCount)
+	err := row.Scan(&c.ID, &c.OwnerID, &c.Title, &c.CreatedAt, &c.UpdatedAt, &c.LastResponseID, &c.Streaming, &c.PendingCount)
 	return c, err
 }
 
-func (r convRepo) CreateConversation(ctx context.Context, id, title string) (conversation.Conversation, error) {
-	c, err := scanConversation(r.q.QueryRow(ctx, `INSERT INTO conversations AS c (id, title) VALUES ($1, $2)
-		RETURNING `+convCols, id, title))
+func (r convRepo) CreateConversation(ctx context.Context, owner, id, title string) (conversation.Conversation, error) {
+	c, err := scanConversation(r.q.QueryRow(ctx, `INSERT INTO conversations AS c (id, title, owner_id) VALUES ($1, $2, $3)
+		RETURNING `+convCols, id, title, owner))
 	err = translate(err, "create conversation")
 	if err != nil && apperr.KindOf(err) == apperr.Conflict {
 		return c, apperr.Wrap(err, apperr.Conflict, "duplicate_conversation", "a conversation with id %q already exists", id)
@@ -86,15 +97,15 @@ func (r convRepo) CreateConversation(ctx context.Context, id, title string) (con
 	return c, err
 }
 
-// ListConversations returns up to limit conversations, most recently
-// updated first; every one when limit is not positive.
-func (r convRepo) ListConversations(ctx context.Context, limit int) ([]conversation.Conversation, error) {
+// ListConversations returns up to limit of owner's conversations, most
+// recently updated first; every one when limit is not positive.
+func (r convRepo) ListConversations(ctx context.Context, owner string, limit int) ([]conversation.Conversation, error) {
 	var lim any // NULL: LIMIT ALL
 	if limit > 0 {
 		lim = limit
 	}
-	rows, err := r.q.Query(ctx, `SELECT `+convCols+` FROM conversations c
-		ORDER BY c.updated_at DESC, c.id DESC LIMIT $1`, lim)
+	rows, err := r.q.Query(ctx, `SELECT `+convCols+` FROM conversations c WHERE c.owner_id = $2
+		ORDER BY c.updated_at DESC, c.id DESC LIMIT $1`, lim, owner)
 	if err != nil {
 		return nil, translate(err, "list conversations")
 	}
@@ -107,29 +118,29 @@ func (r convRepo) ListConversations(ctx context.Context, limit int) ([]conversat
 	return out, translate(err, "list conversations")
 }
 
-func (r convRepo) Conversation(ctx context.Context, id string, lock bool) (conversation.Conversation, error) {
-	q := `SELECT ` + convCols + ` FROM conversations c WHERE c.id = $1`
+func (r convRepo) Conversation(ctx context.Context, owner, id string, lock bool) (conversation.Conversation, error) {
+	q := `SELECT ` + convCols + ` FROM conversations c WHERE c.id = $1 AND c.owner_id = $2`
 	if lock {
 		q += lockConversation
 	}
-	c, err := scanConversation(r.q.QueryRow(ctx, q, id))
+	c, err := scanConversation(r.q.QueryRow(ctx, q, id, owner))
 	if errors.Is(err, pgx.ErrNoRows) {
 		return c, conversationNotFound(id)
 	}
 	return c, translate(err, "read conversation")
 }
 
-func (r convRepo) RenameConversation(ctx context.Context, id, title string) (conversation.Conversation, error) {
+func (r convRepo) RenameConversation(ctx context.Context, owner, id, title string) (conversation.Conversation, error) {
 	c, err := scanConversation(r.q.QueryRow(ctx, `UPDATE conversations c SET title = $2, updated_at = now()
-		WHERE c.id = $1 RETURNING `+convCols, id, title))
+		WHERE c.id = $1 AND c.owner_id = $3 RETURNING `+convCols, id, title, owner))
 	if errors.Is(err, pgx.ErrNoRows) {
 		return c, conversationNotFound(id)
 	}
 	return c, translate(err, "rename conversation")
 }
 
-func (r convRepo) DeleteConversation(ctx context.Context, id string) error {
-	tag, err := r.q.Exec(ctx, `DELETE FROM conversations WHERE id = $1`, id)
+func (r convRepo) DeleteConversation(ctx context.Context, owner, id string) error {
+	tag, err := r.q.Exec(ctx, `DELETE FROM conversations WHERE id = $1 AND owner_id = $2`, id, owner)
 	if err != nil {
 		return translate(err, "delete conversation")
 	}
@@ -216,10 +227,11 @@ func (r convRepo) AppendItem(ctx context.Context, conversationID string, it conv
 	return it, orMissing(err, "append transcript item", conversationID)
 }
 
-// Items returns the transcript in order, empty for a missing conversation.
-func (r convRepo) Items(ctx context.Context, conversationID string) ([]conversation.Item, error) {
+// Items returns the transcript in order, empty for a missing conversation
+// or another owner's.
+func (r convRepo) Items(ctx context.Context, owner, conversationID string) ([]conversation.Item, error) {
 	rows, err := r.q.Query(ctx, `SELECT seq, created_at, data FROM conversation_items
-		WHERE conversation_id = $1 ORDER BY seq`, conversationID)
+		WHERE conversation_id = $1`+ownedBy(2)+` ORDER BY seq`, conversationID, owner)
 	if err != nil {
 		return nil, translate(err, "read transcript")
 	}
@@ -261,7 +273,8 @@ func (r convRepo) InsertApproval(ctx context.Context, a conversation.Approval) e
 }
 
 const approvalCols = `id, conversation_id, response_id, server_label, upstream_label, tool_name, arguments,
-	annotations, reason_source, requested_at, state, decided_at, decided_by, reason, scope, remember, answered_in`
+	annotations, reason_source, requested_at, state, decided_at, decided_by, decided_by_id, reason, scope, remember,
+	answered_in`
 
 func (r convRepo) approvals(ctx context.Context, what, where string, args ...any) ([]conversation.Approval, error) {
 	rows, err := r.q.Query(ctx, `SELECT `+approvalCols+` FROM approval_requests WHERE `+where, args...)
@@ -276,7 +289,7 @@ func (r convRepo) approvals(ctx context.Context, what, where string, args ...any
 		)
 		err := row.Scan(&a.ID, &a.ConversationID, &a.ResponseID, &a.ServerLabel, &a.UpstreamLabel, &a.ToolName,
 			&a.RawArguments, &ann, &source, &a.RequestedAt, &a.State, &a.DecidedAt, &a.DecidedBy,
-			&a.DecisionReason, &a.Scope, &a.Remember, &a.AnsweredIn)
+			&a.DecidedByID, &a.DecisionReason, &a.Scope, &a.Remember, &a.AnsweredIn)
 		a.Annotations = json.RawMessage(ann)
 		// Only tools whose policy is always ask (or unknown tools) are asked about.
 		a.Reason = conversation.AskReason{Policy: policy.Always, Source: policy.Source(source)}
@@ -289,12 +302,12 @@ func (r convRepo) approvals(ctx context.Context, what, where string, args ...any
 }
 
 // Approvals returns the conversation's approval requests, or with ids only
-// those of them, oldest first. Arguments and Redacted are left for the
-// service to fill from RawArguments.
-func (r convRepo) Approvals(ctx context.Context, conversationID string, ids []string, lock bool) ([]conversation.Approval, error) {
-	where, args := `conversation_id = $1`, []any{conversationID}
+// those of them, oldest first; none of another owner's. Arguments and
+// Redacted are left for the service to fill from RawArguments.
+func (r convRepo) Approvals(ctx context.Context, owner, conversationID string, ids []string, lock bool) ([]conversation.Approval, error) {
+	where, args := `conversation_id = $1`+ownedBy(2), []any{conversationID, owner}
 	if len(ids) > 0 {
-		where, args = where+` AND id = ANY($2)`, append(args, ids)
+		where, args = where+` AND id = ANY($3)`, append(args, ids)
 	}
 	where += ` ORDER BY requested_at, id`
 	if lock {
@@ -303,19 +316,20 @@ func (r convRepo) Approvals(ctx context.Context, conversationID string, ids []st
 	return r.approvals(ctx, "read approval requests", where, args...)
 }
 
-func (r convRepo) ResponseApprovals(ctx context.Context, conversationID, response string) ([]conversation.Approval, error) {
+func (r convRepo) ResponseApprovals(ctx context.Context, owner, conversationID, response string) ([]conversation.Approval, error) {
 	return r.approvals(ctx, "read a response's approval requests",
-		`conversation_id = $1 AND response_id = $2 ORDER BY requested_at, id FOR UPDATE`,
-		conversationID, response)
+		`conversation_id = $1 AND response_id = $2`+ownedBy(3)+` ORDER BY requested_at, id FOR UPDATE`,
+		conversationID, response, owner)
 }
 
 // Decide stores a's state and decision. A decided state without DecidedAt
-// is stored as decided now; NotFound if there is no request with a's id.
-func (r convRepo) Decide(ctx context.Context, a conversation.Approval) error {
+// is stored as decided now; NotFound if owner has no request with a's id.
+func (r convRepo) Decide(ctx context.Context, owner string, a conversation.Approval) error {
 	tag, err := r.q.Exec(ctx, `UPDATE approval_requests SET state = $2,
 			decided_at = CASE WHEN $2 = 'pending' THEN NULL ELSE coalesce($3, now()) END,
-			decided_by = $4, reason = $5, scope = $6, remember = $7
-		WHERE id = $1`, a.ID, a.State, a.DecidedAt, a.DecidedBy, a.DecisionReason, a.Scope, a.Remember)
+			decided_by = $4, decided_by_id = $8, reason = $5, scope = $6, remember = $7
+		WHERE id = $1`+ownedBy(9), a.ID, a.State, a.DecidedAt, a.DecidedBy, a.DecisionReason, a.Scope, a.Remember,
+		a.DecidedByID, owner)
 	if err != nil {
 		return translate(err, "store decision")
 	}
@@ -334,9 +348,10 @@ func (r convRepo) MarkAnswered(ctx context.Context, ids []string, response strin
 	return translate(err, "record answered approval requests")
 }
 
-func (r convRepo) Grants(ctx context.Context, conversationID string) (map[string]map[string]bool, error) {
+// Grants returns the conversation's allowances; none of another owner's.
+func (r convRepo) Grants(ctx context.Context, owner, conversationID string) (map[string]map[string]bool, error) {
 	rows, err := r.q.Query(ctx, `SELECT server_label, tool_name FROM conversation_grants
-		WHERE conversation_id = $1`, conversationID)
+		WHERE conversation_id = $1`+ownedBy(2), conversationID, owner)
 	if err != nil {
 		return nil, translate(err, "read conversation allowances")
 	}
@@ -361,4 +376,26 @@ func (r convRepo) AddGrant(ctx context.Context, conversationID, server, tool, ap
 	_, err := r.q.Exec(ctx, `INSERT INTO conversation_grants (conversation_id, server_label, tool_name, approval_request_id)
 		VALUES ($1, $2, $3, $4) ON CONFLICT DO NOTHING`, conversationID, server, tool, approvalID)
 	return orMissing(err, "store conversation allowance", conversationID)
+}
+
+// UserLoad serialises the turns owner starts: it takes a lock on owner
+// that the transaction holds until it ends, then counts, so two requests
+// starting turns at once are counted one after the other. It must run in a
+// transaction (outside one the lock would end with the statement).
+func (r convRepo) UserLoad(ctx context.Context, owner string, window time.Duration) (conversation.UserLoad, error) {
+	var l conversation.UserLoad
+	if _, err := r.q.Exec(ctx, `SELECT length(hashtextextended('toolgate.turns:' || $1::text, 0))`, owner); err != nil {
+		return l, translate(err, "lock the user's turns")
+	}
+	// A conversation's updated_at is at least the start of the transaction
+	// that appended its last message, so the prefilter (with a wide margin)
+	// keeps the count to the owner's recently active conversations.
+	err := r.q.QueryRow(ctx, `SELECT
+			(SELECT count(*) FROM conversations WHERE owner_id = $1 AND active_turn IS NOT NULL),
+			count(i.*), min(i.created_at), clock_timestamp()
+		FROM conversations c JOIN conversation_items i ON i.conversation_id = c.id
+		WHERE c.owner_id = $1 AND c.updated_at > clock_timestamp() - make_interval(secs => $2 + 600)
+		  AND i.type = 'user_message' AND i.created_at > clock_timestamp() - make_interval(secs => $2)`,
+		owner, window.Seconds()).Scan(&l.Running, &l.Messages, &l.OldestMessage, &l.Now)
+	return l, translate(err, "count the user's turns and messages")
 }

@@ -20,15 +20,26 @@ import (
 	"github.com/toolgate/toolgate/internal/testdb"
 )
 
+// owner owns the conversations of these tests; other is another user.
+const (
+	owner = "usr_0000000000000000000000a1"
+	other = "usr_0000000000000000000000b2"
+)
+
 func newConversations(t *testing.T) (*postgres.ConversationStore, *pgxpool.Pool) {
 	t.Helper()
 	pool := testdb.New(t)
+	_, err := pool.Exec(t.Context(), `INSERT INTO users (id, email, role) VALUES
+		($1, 'owner@example.com', 'member'), ($2, 'other@example.com', 'admin')`, owner, other)
+	if err != nil {
+		t.Fatal(err)
+	}
 	return postgres.NewConversationStore(pool), pool
 }
 
 func mustCreate(t *testing.T, r conversation.Repo, id string) conversation.Conversation {
 	t.Helper()
-	c, err := r.CreateConversation(t.Context(), id, "title of "+id)
+	c, err := r.CreateConversation(t.Context(), owner, id, "title of "+id)
 	if err != nil {
 		t.Fatalf("CreateConversation(%q): %v", id, err)
 	}
@@ -37,7 +48,7 @@ func mustCreate(t *testing.T, r conversation.Repo, id string) conversation.Conve
 
 func mustConversation(t *testing.T, r conversation.Repo, id string) conversation.Conversation {
 	t.Helper()
-	c, err := r.Conversation(t.Context(), id, false)
+	c, err := r.Conversation(t.Context(), owner, id, false)
 	if err != nil {
 		t.Fatalf("Conversation(%q): %v", id, err)
 	}
@@ -62,7 +73,7 @@ func mustInsertApproval(t *testing.T, r conversation.Repo, a conversation.Approv
 
 func mustApprovals(t *testing.T, r conversation.Repo, convID string, ids ...string) []conversation.Approval {
 	t.Helper()
-	got, err := r.Approvals(t.Context(), convID, ids, false)
+	got, err := r.Approvals(t.Context(), owner, convID, ids, false)
 	if err != nil {
 		t.Fatalf("Approvals(%q, %v): %v", convID, ids, err)
 	}
@@ -115,11 +126,11 @@ func TestConversations_CreateThenRead(t *testing.T) {
 	r := store.Repo()
 	before := time.Now().Add(-time.Minute)
 
-	created, err := r.CreateConversation(t.Context(), "conv_1", "Plan the trip")
+	created, err := r.CreateConversation(t.Context(), owner, "conv_1", "Plan the trip")
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := conversation.Conversation{ID: "conv_1", Title: "Plan the trip"}
+	want := conversation.Conversation{ID: "conv_1", OwnerID: owner, Title: "Plan the trip"}
 	if diff := cmp.Diff(want, created, cmpopts.IgnoreFields(conversation.Conversation{}, "CreatedAt", "UpdatedAt")); diff != "" {
 		t.Errorf("CreateConversation (-want +got):\n%s", diff)
 	}
@@ -129,7 +140,7 @@ func TestConversations_CreateThenRead(t *testing.T) {
 	for _, lock := range []bool{false, true} {
 		var got conversation.Conversation
 		err := store.Tx(t.Context(), func(r conversation.Repo) (err error) {
-			got, err = r.Conversation(t.Context(), "conv_1", lock)
+			got, err = r.Conversation(t.Context(), owner, "conv_1", lock)
 			return err
 		})
 		if err != nil {
@@ -145,7 +156,7 @@ func TestConversations_DuplicateIDIsAConflict(t *testing.T) {
 	store, _ := newConversations(t)
 	r := store.Repo()
 	mustCreate(t, r, "conv_1")
-	_, err := r.CreateConversation(t.Context(), "conv_1", "again")
+	_, err := r.CreateConversation(t.Context(), owner, "conv_1", "again")
 	if e, ok := apperr.As(err); !ok || e.Kind != apperr.Conflict || e.Code != "duplicate_conversation" {
 		t.Errorf("second CreateConversation: got %v, want Conflict duplicate_conversation", err)
 	}
@@ -157,20 +168,20 @@ func TestConversations_MissingConversationIsNotFound(t *testing.T) {
 	ctx := t.Context()
 	const code = "conversation_not_found"
 
-	_, err := r.Conversation(ctx, "nope", false)
+	_, err := r.Conversation(ctx, owner, "nope", false)
 	wantNotFound(t, "Conversation", err, code)
 	if e, _ := apperr.As(err); e != nil && e.Message != `there is no conversation with id "nope"` {
 		t.Errorf("message: %q", e.Message)
 	}
-	_, err = r.RenameConversation(ctx, "nope", "x")
+	_, err = r.RenameConversation(ctx, owner, "nope", "x")
 	wantNotFound(t, "RenameConversation", err, code)
-	wantNotFound(t, "DeleteConversation", r.DeleteConversation(ctx, "nope"), code)
+	wantNotFound(t, "DeleteConversation", r.DeleteConversation(ctx, owner, "nope"), code)
 	wantNotFound(t, "StartTurn", r.StartTurn(ctx, "nope", "turn_1"), code)
 	_, err = r.AppendItem(ctx, "nope", conversation.Item{Type: conversation.ItemUserMessage, Text: "hi"})
 	wantNotFound(t, "AppendItem", err, code)
 	wantNotFound(t, "InsertApproval", r.InsertApproval(ctx, approval("mcpr_1", "nope", "resp_1")), code)
 	wantNotFound(t, "AddGrant", r.AddGrant(ctx, "nope", "crm", "t", "mcpr_1"), code)
-	wantNotFound(t, "Decide", r.Decide(ctx, conversation.Approval{ID: "mcpr_nope", State: conversation.Denied}),
+	wantNotFound(t, "Decide", r.Decide(ctx, owner, conversation.Approval{ID: "mcpr_nope", State: conversation.Denied}),
 		"approval_not_found")
 
 	// A turn whose conversation was deleted meanwhile just ends.
@@ -178,13 +189,13 @@ func TestConversations_MissingConversationIsNotFound(t *testing.T) {
 		t.Errorf("EndTurn on a missing conversation: %v", err)
 	}
 	// Reading the parts of a missing conversation finds nothing.
-	if items, err := r.Items(ctx, "nope"); err != nil || items == nil || len(items) != 0 {
+	if items, err := r.Items(ctx, owner, "nope"); err != nil || items == nil || len(items) != 0 {
 		t.Errorf("Items: %v, %v; want an empty list", items, err)
 	}
-	if as, err := r.Approvals(ctx, "nope", nil, false); err != nil || as == nil || len(as) != 0 {
+	if as, err := r.Approvals(ctx, owner, "nope", nil, false); err != nil || as == nil || len(as) != 0 {
 		t.Errorf("Approvals: %v, %v; want an empty list", as, err)
 	}
-	if g, err := r.Grants(ctx, "nope"); err != nil || g == nil || len(g) != 0 {
+	if g, err := r.Grants(ctx, owner, "nope"); err != nil || g == nil || len(g) != 0 {
 		t.Errorf("Grants: %v, %v; want an empty map", g, err)
 	}
 }
@@ -194,7 +205,7 @@ func TestConversations_ListNewestUpdatedFirst(t *testing.T) {
 	r := store.Repo()
 	ctx := t.Context()
 
-	if got, err := r.ListConversations(ctx, 10); err != nil || got == nil || len(got) != 0 {
+	if got, err := r.ListConversations(ctx, owner, 10); err != nil || got == nil || len(got) != 0 {
 		t.Fatalf("empty list: %v, %v", got, err)
 	}
 	for _, id := range []string{"a", "b", "c", "d"} {
@@ -204,7 +215,7 @@ func TestConversations_ListNewestUpdatedFirst(t *testing.T) {
 	if err := r.StartTurn(ctx, "b", "turn_1"); err != nil {
 		t.Fatal(err)
 	}
-	got, err := r.ListConversations(ctx, 10)
+	got, err := r.ListConversations(ctx, owner, 10)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -214,14 +225,14 @@ func TestConversations_ListNewestUpdatedFirst(t *testing.T) {
 	if !got[0].Streaming {
 		t.Errorf("b is streaming but listed as %+v", got[0])
 	}
-	got, err = r.ListConversations(ctx, 2)
+	got, err = r.ListConversations(ctx, owner, 2)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if diff := cmp.Diff([]string{"b", "d"}, convIDs(got)); diff != "" {
 		t.Errorf("limit 2 (-want +got):\n%s", diff)
 	}
-	got, err = r.ListConversations(ctx, 0)
+	got, err = r.ListConversations(ctx, owner, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -244,7 +255,7 @@ func TestConversations_RenameChangesTitleAndUpdatedAt(t *testing.T) {
 	created := mustCreate(t, r, "conv_1")
 	mustInsertApproval(t, r, approval("mcpr_1", "conv_1", "resp_1"))
 
-	renamed, err := r.RenameConversation(t.Context(), "conv_1", "New title")
+	renamed, err := r.RenameConversation(t.Context(), owner, "conv_1", "New title")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -274,7 +285,7 @@ func TestConversations_StreamingAndPendingCount(t *testing.T) {
 		mustInsertApproval(t, r, approval(id, "conv_1", "resp_1"))
 	}
 	mustInsertApproval(t, r, approval("mcpr_other", "conv_2", "resp_9"))
-	if err := r.Decide(ctx, conversation.Approval{ID: "mcpr_2", State: conversation.Denied}); err != nil {
+	if err := r.Decide(ctx, owner, conversation.Approval{ID: "mcpr_2", State: conversation.Denied}); err != nil {
 		t.Fatal(err)
 	}
 	c := mustConversation(t, r, "conv_1")
@@ -372,7 +383,7 @@ func TestConversations_AppendKeepsOrder(t *testing.T) {
 			t.Errorf("conv_2 item %d got seq %d", i, other.Seq)
 		}
 	}
-	got, err := r.Items(t.Context(), "conv_1")
+	got, err := r.Items(t.Context(), owner, "conv_1")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -411,7 +422,7 @@ func TestConversations_ConcurrentAppendsGetDistinctSeqs(t *testing.T) {
 			t.Errorf("AppendItem: %v", err)
 		}
 	}
-	items, err := r.Items(t.Context(), "conv_1")
+	items, err := r.Items(t.Context(), owner, "conv_1")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -467,7 +478,7 @@ func TestConversations_ItemsRoundTripEveryType(t *testing.T) {
 		it.Seq, it.CreatedAt = got.Seq, got.CreatedAt
 		want = append(want, it)
 	}
-	got, err := r.Items(t.Context(), "conv_1")
+	got, err := r.Items(t.Context(), owner, "conv_1")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -518,7 +529,7 @@ func TestConversations_ApprovalsRoundTripOldestFirst(t *testing.T) {
 	}
 	var locked []conversation.Approval
 	err := store.Tx(ctx, func(r conversation.Repo) (err error) {
-		locked, err = r.Approvals(ctx, "conv_1", []string{"mcpr_a"}, true)
+		locked, err = r.Approvals(ctx, owner, "conv_1", []string{"mcpr_a"}, true)
 		return err
 	})
 	if err != nil || !cmp.Equal(ids(locked), []string{"mcpr_a"}) {
@@ -536,9 +547,9 @@ func TestConversations_DecideStoresTheDecision(t *testing.T) {
 
 	at := time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)
 	d := mustApprovals(t, r, "conv_1", "mcpr_1")[0]
-	d.State, d.DecidedAt, d.DecidedBy = conversation.Approved, &at, ptr("local")
+	d.State, d.DecidedAt, d.DecidedBy, d.DecidedByID = conversation.Approved, &at, ptr("owner@example.com"), ptr(owner)
 	d.DecisionReason, d.Scope, d.Remember = ptr("looks fine"), ptr(conversation.ScopeConversation), true
-	if err := r.Decide(ctx, d); err != nil {
+	if err := r.Decide(ctx, owner, d); err != nil {
 		t.Fatal(err)
 	}
 	if diff := cmp.Diff(d, mustApprovals(t, r, "conv_1", "mcpr_1")[0]); diff != "" {
@@ -547,12 +558,12 @@ func TestConversations_DecideStoresTheDecision(t *testing.T) {
 
 	// A decision without a time is decided now; the other request is untouched.
 	before := time.Now().Add(-time.Minute)
-	if err := r.Decide(ctx, conversation.Approval{ID: "mcpr_2", State: conversation.Superseded}); err != nil {
+	if err := r.Decide(ctx, owner, conversation.Approval{ID: "mcpr_2", State: conversation.Superseded}); err != nil {
 		t.Fatal(err)
 	}
 	s := mustApprovals(t, r, "conv_1", "mcpr_2")[0]
 	if s.State != conversation.Superseded || s.DecidedAt == nil || s.DecidedAt.Before(before) ||
-		s.DecidedBy != nil || s.Scope != nil || s.Remember {
+		s.DecidedBy != nil || s.DecidedByID != nil || s.Scope != nil || s.Remember {
 		t.Errorf("superseded approval: %+v", s)
 	}
 	if c := mustConversation(t, r, "conv_1"); c.PendingCount != 0 {
@@ -576,7 +587,7 @@ func TestConversations_ResponseApprovalsAndMarkAnswered(t *testing.T) {
 		t.Helper()
 		var got []conversation.Approval
 		err := store.Tx(ctx, func(r conversation.Repo) (err error) {
-			got, err = r.ResponseApprovals(ctx, "conv_1", "resp_1")
+			got, err = r.ResponseApprovals(ctx, owner, "conv_1", "resp_1")
 			return err
 		})
 		if err != nil {
@@ -613,7 +624,7 @@ func TestConversations_ResponseApprovalsLocksItsRequests(t *testing.T) {
 	mustInsertApproval(t, r, approval("mcpr_1", "conv_1", "resp_1"))
 
 	err := store.Tx(ctx, func(tx conversation.Repo) error {
-		if _, err := tx.ResponseApprovals(ctx, "conv_1", "resp_1"); err != nil {
+		if _, err := tx.ResponseApprovals(ctx, owner, "conv_1", "resp_1"); err != nil {
 			return err
 		}
 		short, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
@@ -646,7 +657,7 @@ func TestConversations_GrantsPerConversation(t *testing.T) {
 			t.Fatalf("AddGrant%v: %v", g, err)
 		}
 	}
-	got, err := r.Grants(ctx, "conv_1")
+	got, err := r.Grants(ctx, owner, "conv_1")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -671,12 +682,12 @@ func TestConversations_DeleteRemovesItsItemsApprovalsAndGrants(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if err := r.DeleteConversation(ctx, "conv_1"); err != nil {
+	if err := r.DeleteConversation(ctx, owner, "conv_1"); err != nil {
 		t.Fatal(err)
 	}
-	wantNotFound(t, "Conversation after delete", func() error { _, err := r.Conversation(ctx, "conv_1", false); return err }(),
+	wantNotFound(t, "Conversation after delete", func() error { _, err := r.Conversation(ctx, owner, "conv_1", false); return err }(),
 		"conversation_not_found")
-	wantNotFound(t, "second DeleteConversation", r.DeleteConversation(ctx, "conv_1"), "conversation_not_found")
+	wantNotFound(t, "second DeleteConversation", r.DeleteConversation(ctx, owner, "conv_1"), "conversation_not_found")
 	for _, table := range []string{"conversation_items", "approval_requests", "conversation_grants"} {
 		var left, other int
 		err := pool.QueryRow(ctx, `SELECT count(*) FILTER (WHERE conversation_id = 'conv_1'),
@@ -704,7 +715,7 @@ func TestConversations_DecisionAndPolicyCommitTogether(t *testing.T) {
 	decideAndRemember := func(r conversation.Repo) error {
 		a := mustApprovals(t, r, "conv_1", "mcpr_1")[0]
 		a.State, a.DecidedBy, a.Remember = conversation.Approved, ptr("local"), true
-		if err := r.Decide(ctx, a); err != nil {
+		if err := r.Decide(ctx, owner, a); err != nil {
 			return err
 		}
 		return r.Policy().UpsertPolicy(ctx, policy.ToolPolicy{ServerLabel: "crm", ToolName: "delete_contact",
@@ -756,7 +767,7 @@ func TestConversations_LockSerialisesTurns(t *testing.T) {
 		wg.Go(func() {
 			<-start
 			results[i] = store.Tx(ctx, func(r conversation.Repo) error {
-				c, err := r.Conversation(ctx, "conv_1", true)
+				c, err := r.Conversation(ctx, owner, "conv_1", true)
 				if err != nil {
 					return err
 				}
@@ -796,7 +807,7 @@ func TestConversations_LockDoesNotBlockAppends(t *testing.T) {
 	mustCreate(t, r, "conv_1")
 
 	err := store.Tx(ctx, func(tx conversation.Repo) error {
-		if _, err := tx.Conversation(ctx, "conv_1", true); err != nil {
+		if _, err := tx.Conversation(ctx, owner, "conv_1", true); err != nil {
 			return err
 		}
 		short, cancel := context.WithTimeout(ctx, 2*time.Second)
@@ -818,4 +829,189 @@ func TestConversations_LockDoesNotBlockAppends(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+}
+
+// Another user sees nothing of a conversation: it is reported exactly as a
+// missing one, on every method that names a conversation, and changes
+// nothing.
+func TestConversations_AnotherOwnerSeesNothing(t *testing.T) {
+	store, _ := newConversations(t)
+	r := store.Repo()
+	ctx := t.Context()
+	mustCreate(t, r, "conv_1")
+	mustAppend(t, r, "conv_1", conversation.Item{Type: conversation.ItemUserMessage, ID: "umsg_1", Text: "hi"})
+	mustInsertApproval(t, r, approval("mcpr_1", "conv_1", "resp_1"))
+	if err := r.AddGrant(ctx, "conv_1", "crm", "lookup", "mcpr_0"); err != nil {
+		t.Fatal(err)
+	}
+	const code = "conversation_not_found"
+
+	for _, lock := range []bool{false, true} {
+		err := store.Tx(ctx, func(r conversation.Repo) error {
+			_, err := r.Conversation(ctx, other, "conv_1", lock)
+			return err
+		})
+		wantNotFound(t, fmt.Sprintf("Conversation(lock=%v)", lock), err, code)
+	}
+	_, err := r.Conversation(ctx, "", "conv_1", false)
+	wantNotFound(t, "Conversation with no owner", err, code)
+	_, err = r.RenameConversation(ctx, other, "conv_1", "mine now")
+	wantNotFound(t, "RenameConversation", err, code)
+	wantNotFound(t, "DeleteConversation", r.DeleteConversation(ctx, other, "conv_1"), code)
+	wantNotFound(t, "Decide", r.Decide(ctx, other, conversation.Approval{ID: "mcpr_1", State: conversation.Approved,
+		DecidedBy: ptr("other@example.com"), DecidedByID: ptr(other)}), "approval_not_found")
+
+	if list, err := r.ListConversations(ctx, other, 0); err != nil || len(list) != 0 {
+		t.Errorf("ListConversations(other) = %v, %v; want none", convIDs(list), err)
+	}
+	if items, err := r.Items(ctx, other, "conv_1"); err != nil || len(items) != 0 {
+		t.Errorf("Items(other) = %v, %v; want none", items, err)
+	}
+	if as, err := r.Approvals(ctx, other, "conv_1", nil, false); err != nil || len(as) != 0 {
+		t.Errorf("Approvals(other) = %v, %v; want none", ids(as), err)
+	}
+	if as, err := r.Approvals(ctx, other, "conv_1", []string{"mcpr_1"}, false); err != nil || len(as) != 0 {
+		t.Errorf("Approvals(other, mcpr_1) = %v, %v; want none", ids(as), err)
+	}
+	err = store.Tx(ctx, func(r conversation.Repo) error {
+		as, err := r.ResponseApprovals(ctx, other, "conv_1", "resp_1")
+		if err == nil && len(as) != 0 {
+			t.Errorf("ResponseApprovals(other) = %v; want none", ids(as))
+		}
+		return err
+	})
+	if err != nil {
+		t.Error(err)
+	}
+	if g, err := r.Grants(ctx, other, "conv_1"); err != nil || len(g) != 0 {
+		t.Errorf("Grants(other) = %v, %v; want none", g, err)
+	}
+
+	// The owner's conversation is as it was.
+	c := mustConversation(t, r, "conv_1")
+	if c.Title != "title of conv_1" || c.PendingCount != 1 {
+		t.Errorf("owner's conversation changed: %+v", c)
+	}
+	if a := mustApprovals(t, r, "conv_1", "mcpr_1")[0]; a.State != conversation.Pending || a.DecidedBy != nil {
+		t.Errorf("owner's approval changed: %+v", a)
+	}
+	if list, err := r.ListConversations(ctx, owner, 0); err != nil || !cmp.Equal(convIDs(list), []string{"conv_1"}) {
+		t.Errorf("ListConversations(owner) = %v, %v", convIDs(list), err)
+	}
+	if g, err := r.Grants(ctx, owner, "conv_1"); err != nil || !g["crm"]["lookup"] {
+		t.Errorf("Grants(owner) = %v, %v", g, err)
+	}
+}
+
+// The list shows each user only their own conversations.
+func TestConversations_ListShowsOnlyTheOwnersConversations(t *testing.T) {
+	store, _ := newConversations(t)
+	r := store.Repo()
+	ctx := t.Context()
+	mustCreate(t, r, "conv_mine")
+	if _, err := r.CreateConversation(ctx, other, "conv_theirs", "theirs"); err != nil {
+		t.Fatal(err)
+	}
+	for who, want := range map[string][]string{owner: {"conv_mine"}, other: {"conv_theirs"}, "usr_000000000000000000000000": {}} {
+		got, err := r.ListConversations(ctx, who, 10)
+		if err != nil || !cmp.Equal(convIDs(got), want, cmpopts.EquateEmpty()) {
+			t.Errorf("ListConversations(%s) = %v, %v; want %v", who, convIDs(got), err, want)
+		}
+	}
+}
+
+// UserLoad counts the owner's running turns and the messages they sent in
+// the window, nobody else's.
+func TestConversations_UserLoadCountsTheOwnersTurnsAndRecentMessages(t *testing.T) {
+	store, pool := newConversations(t)
+	r := store.Repo()
+	ctx := t.Context()
+	for _, id := range []string{"conv_1", "conv_2", "conv_3"} {
+		mustCreate(t, r, id)
+	}
+	if _, err := r.CreateConversation(ctx, other, "conv_x", "theirs"); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ conv, turn string }{{"conv_1", "turn_1"}, {"conv_2", "turn_2"}, {"conv_x", "turn_x"}} {
+		if err := r.StartTurn(ctx, c.conv, c.turn); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, c := range []string{"conv_1", "conv_3", "conv_3", "conv_x"} {
+		mustAppend(t, r, c, conversation.Item{Type: conversation.ItemUserMessage, ID: newItemID(), Text: "hi"})
+	}
+	mustAppend(t, r, "conv_1", conversation.Item{Type: conversation.ItemMessage, ID: "msg_1", Text: "answer"})
+	// A message from two minutes ago is out of the window.
+	old := mustAppend(t, r, "conv_2", conversation.Item{Type: conversation.ItemUserMessage, ID: "umsg_old", Text: "old"})
+	if _, err := pool.Exec(ctx, `UPDATE conversation_items SET created_at = now() - interval '2 minutes'
+		WHERE conversation_id = 'conv_2' AND seq = $1`, old.Seq); err != nil {
+		t.Fatal(err)
+	}
+
+	var load conversation.UserLoad
+	err := store.Tx(ctx, func(r conversation.Repo) (err error) {
+		load, err = r.UserLoad(ctx, owner, time.Minute)
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if load.Running != 2 || load.Messages != 3 || load.OldestMessage == nil ||
+		load.Now.Sub(*load.OldestMessage) < 0 || load.Now.Sub(*load.OldestMessage) > 30*time.Second {
+		t.Errorf("UserLoad(owner) = %+v; want 2 running, 3 messages, the oldest just now", load)
+	}
+	err = store.Tx(ctx, func(r conversation.Repo) (err error) {
+		load, err = r.UserLoad(ctx, "usr_000000000000000000000000", time.Minute)
+		return err
+	})
+	if err != nil || load.Running != 0 || load.Messages != 0 || load.OldestMessage != nil {
+		t.Errorf("UserLoad(nobody) = %+v, %v; want nothing", load, err)
+	}
+}
+
+// UserLoad's lock makes a second transaction for the same user wait until
+// the first ends, and does not hold up another user.
+func TestConversations_UserLoadSerialisesOneUser(t *testing.T) {
+	store, _ := newConversations(t)
+	ctx := t.Context()
+	held, release := make(chan struct{}), make(chan struct{})
+	done := make(chan error, 1)
+	go func() {
+		done <- store.Tx(ctx, func(r conversation.Repo) error {
+			if _, err := r.UserLoad(ctx, owner, time.Minute); err != nil {
+				return err
+			}
+			close(held)
+			<-release
+			return nil
+		})
+	}()
+	<-held
+	lctx, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
+	defer cancel()
+	err := store.Tx(lctx, func(r conversation.Repo) error {
+		_, err := r.UserLoad(lctx, owner, time.Minute)
+		return err
+	})
+	if err == nil {
+		t.Error("a second UserLoad for the same user did not wait for the first transaction")
+	}
+	err = store.Tx(ctx, func(r conversation.Repo) error {
+		_, err := r.UserLoad(ctx, other, time.Minute)
+		return err
+	})
+	if err != nil {
+		t.Errorf("UserLoad for another user: %v", err)
+	}
+	close(release)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+}
+
+var itemSeq int
+
+func newItemID() string {
+	itemSeq++
+	return fmt.Sprintf("umsg_%d", itemSeq)
 }

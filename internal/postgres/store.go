@@ -34,28 +34,29 @@ type repo struct{ q querier }
 
 func (r repo) Settings(ctx context.Context) (policy.Settings, error) {
 	var s policy.Settings
-	err := r.q.QueryRow(ctx, `SELECT default_policy, local_user, updated_at FROM settings`).
-		Scan(&s.DefaultPolicy, &s.LocalUser, &s.UpdatedAt)
+	err := r.q.QueryRow(ctx, `SELECT default_policy, default_policy_locked, updated_at FROM settings`).
+		Scan(&s.DefaultPolicy, &s.DefaultPolicyLocked, &s.UpdatedAt)
 	return s, translate(err, "read settings")
 }
 
 func (r repo) PutSettings(ctx context.Context, s policy.Settings) (policy.Settings, error) {
-	err := r.q.QueryRow(ctx, `UPDATE settings SET default_policy = $1, local_user = $2, updated_at = now()
-		RETURNING default_policy, local_user, updated_at`, s.DefaultPolicy, s.LocalUser).
-		Scan(&s.DefaultPolicy, &s.LocalUser, &s.UpdatedAt)
+	err := r.q.QueryRow(ctx, `UPDATE settings SET default_policy = $1, default_policy_locked = $2, updated_at = now()
+		RETURNING default_policy, default_policy_locked, updated_at`, s.DefaultPolicy, s.DefaultPolicyLocked).
+		Scan(&s.DefaultPolicy, &s.DefaultPolicyLocked, &s.UpdatedAt)
 	return s, translate(err, "write settings")
 }
 
-const serverCols = `s.label, s.url, s.description, s.headers, s.default_policy, s.enabled, s.created_at,
+const serverCols = `s.label, s.url, s.description, s.headers_enc, s.default_policy, s.enabled, s.created_at,
 	s.updated_at, s.tools_refreshed_at, coalesce(s.tools_refresh_error, ''),
-	(SELECT count(*) FROM mcp_tools t WHERE t.server_label = s.label)`
+	(SELECT count(*) FROM mcp_tools t WHERE t.server_label = s.label), s.default_policy_locked, s.first_discovered_at`
 
 func scanServer(row pgx.Row) (policy.Server, error) {
 	var s policy.Server
-	err := row.Scan(&s.Label, &s.URL, &s.Description, &s.Headers, &s.DefaultPolicy, &s.Enabled,
-		&s.CreatedAt, &s.UpdatedAt, &s.RefreshedAt, &s.RefreshError, &s.ToolCount)
-	if s.Headers == nil {
-		s.Headers = map[string]string{}
+	var sealed []byte // headers, encrypted (see secrets.go)
+	err := row.Scan(&s.Label, &s.URL, &s.Description, &sealed, &s.DefaultPolicy, &s.Enabled,
+		&s.CreatedAt, &s.UpdatedAt, &s.RefreshedAt, &s.RefreshError, &s.ToolCount, &s.DefaultPolicyLocked, &s.FirstDiscoveredAt)
+	if err == nil {
+		s.Headers, err = openHeaders(box(), s.Label, sealed)
 	}
 	return s, err
 }
@@ -94,8 +95,12 @@ func notFound(label string) error {
 }
 
 func (r repo) InsertServer(ctx context.Context, s policy.Server) (policy.Server, error) {
-	_, err := r.q.Exec(ctx, `INSERT INTO mcp_servers (label, url, description, headers, default_policy, enabled)
-		VALUES ($1, $2, $3, $4, $5, $6)`, s.Label, s.URL, s.Description, s.Headers, s.DefaultPolicy, s.Enabled)
+	sealed, err := sealHeaders(box(), s.Label, s.Headers)
+	if err != nil {
+		return s, err
+	}
+	_, err = r.q.Exec(ctx, `INSERT INTO mcp_servers (label, url, description, headers_enc, default_policy, enabled, default_policy_locked)
+		VALUES ($1, $2, $3, $4, $5, $6, $7)`, s.Label, s.URL, s.Description, sealed, s.DefaultPolicy, s.Enabled, s.DefaultPolicyLocked)
 	if err := translate(err, "create server"); err != nil {
 		if apperr.KindOf(err) == apperr.Conflict {
 			return s, apperr.Wrap(err, apperr.Conflict, "duplicate_label",
@@ -107,9 +112,13 @@ func (r repo) InsertServer(ctx context.Context, s policy.Server) (policy.Server,
 }
 
 func (r repo) UpdateServer(ctx context.Context, s policy.Server) (policy.Server, error) {
-	tag, err := r.q.Exec(ctx, `UPDATE mcp_servers SET url = $2, description = $3, headers = $4,
-		default_policy = $5, enabled = $6, updated_at = now() WHERE label = $1`,
-		s.Label, s.URL, s.Description, s.Headers, s.DefaultPolicy, s.Enabled)
+	sealed, err := sealHeaders(box(), s.Label, s.Headers)
+	if err != nil {
+		return s, err
+	}
+	tag, err := r.q.Exec(ctx, `UPDATE mcp_servers SET url = $2, description = $3, headers_enc = $4,
+		default_policy = $5, enabled = $6, default_policy_locked = $7, updated_at = now() WHERE label = $1`,
+		s.Label, s.URL, s.Description, sealed, s.DefaultPolicy, s.Enabled, s.DefaultPolicyLocked)
 	if err != nil {
 		return s, translate(err, "update server")
 	}
@@ -136,13 +145,20 @@ func (r repo) SetRefreshResult(ctx context.Context, label string, at time.Time, 
 	return translate(err, "record tool refresh")
 }
 
+func (r repo) MarkDiscovered(ctx context.Context, label string, at time.Time) error {
+	_, err := r.q.Exec(ctx, `UPDATE mcp_servers SET first_discovered_at = $2
+		WHERE label = $1 AND first_discovered_at IS NULL`, label, at)
+	return translate(err, "record first discovery")
+}
+
 // Tools joins discovered tools with explicit policies; a full join so that a
 // policy for a tool not discovered (yet) shows up too.
 func (r repo) Tools(ctx context.Context, label string) ([]policy.Tool, error) {
 	rows, err := r.q.Query(ctx, `
 		SELECT coalesce(t.name, p.tool_name), t.name IS NOT NULL, coalesce(t.title, ''), coalesce(t.description, ''),
 		       t.input_schema, t.annotations, coalesce(t.digest, ''), t.first_seen_at, t.definition_changed_at,
-		       p.policy, p.updated_at, p.updated_by
+		       p.policy, p.updated_at, p.updated_by, coalesce(p.locked, false), coalesce(p.granted_digest, ''),
+		       p.granted_definition
 		FROM (SELECT * FROM mcp_tools WHERE server_label = $1) t
 		FULL JOIN (SELECT * FROM tool_policies WHERE server_label = $1) p ON p.tool_name = t.name
 		ORDER BY 1`, label)
@@ -154,7 +170,8 @@ func (r repo) Tools(ctx context.Context, label string) ([]policy.Tool, error) {
 		t := policy.Tool{ServerLabel: label}
 		var schema, ann []byte
 		if err := rows.Scan(&t.Name, &t.Discovered, &t.Title, &t.Description, &schema, &ann, &t.Digest,
-			&t.FirstSeenAt, &t.ChangedAt, &t.Policy, &t.PolicyUpdatedAt, &t.PolicyUpdatedBy); err != nil {
+			&t.FirstSeenAt, &t.ChangedAt, &t.Policy, &t.PolicyUpdatedAt, &t.PolicyUpdatedBy, &t.PolicyLocked,
+			&t.GrantedDigest, &t.GrantedDefinition); err != nil {
 			rows.Close()
 			return nil, translate(err, "list tools")
 		}
@@ -207,17 +224,22 @@ func (r repo) UpsertTools(ctx context.Context, label string, tools []policy.Disc
 	return nil
 }
 
+const policyCols = `server_label, tool_name, policy, locked, updated_at, updated_by, updated_by_id,
+	coalesce(granted_digest, ''), granted_definition`
+
+func scanPolicy(row pgx.Row) (policy.ToolPolicy, error) {
+	var p policy.ToolPolicy
+	err := row.Scan(&p.ServerLabel, &p.ToolName, &p.Policy, &p.Locked, &p.UpdatedAt, &p.UpdatedBy, &p.UpdatedByID,
+		&p.GrantedDigest, &p.GrantedDefinition)
+	return p, err
+}
+
 func (r repo) Policies(ctx context.Context, label string) ([]policy.ToolPolicy, error) {
-	rows, err := r.q.Query(ctx, `SELECT server_label, tool_name, policy, updated_at, updated_by
-		FROM tool_policies WHERE server_label = $1 ORDER BY tool_name`, label)
+	rows, err := r.q.Query(ctx, `SELECT `+policyCols+` FROM tool_policies WHERE server_label = $1 ORDER BY tool_name`, label)
 	if err != nil {
 		return nil, translate(err, "list policies")
 	}
-	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (policy.ToolPolicy, error) {
-		var p policy.ToolPolicy
-		err := row.Scan(&p.ServerLabel, &p.ToolName, &p.Policy, &p.UpdatedAt, &p.UpdatedBy)
-		return p, err
-	})
+	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (policy.ToolPolicy, error) { return scanPolicy(row) })
 	if out == nil {
 		out = []policy.ToolPolicy{}
 	}
@@ -225,11 +247,14 @@ func (r repo) Policies(ctx context.Context, label string) ([]policy.ToolPolicy, 
 }
 
 func (r repo) UpsertPolicy(ctx context.Context, p policy.ToolPolicy) error {
-	_, err := r.q.Exec(ctx, `INSERT INTO tool_policies (server_label, tool_name, policy, updated_by)
-		VALUES ($1, $2, $3, $4)
+	_, err := r.q.Exec(ctx, `INSERT INTO tool_policies (server_label, tool_name, policy, updated_by, locked,
+			updated_by_id, granted_digest, granted_definition)
+		VALUES ($1, $2, $3, $4, $5, $6, nullif($7, ''), $8)
 		ON CONFLICT (server_label, tool_name) DO UPDATE SET policy = excluded.policy,
-			updated_by = excluded.updated_by, updated_at = now()`,
-		p.ServerLabel, p.ToolName, p.Policy, p.UpdatedBy)
+			updated_by = excluded.updated_by, locked = excluded.locked, updated_by_id = excluded.updated_by_id,
+			granted_digest = excluded.granted_digest, granted_definition = excluded.granted_definition,
+			updated_at = now()`,
+		p.ServerLabel, p.ToolName, p.Policy, p.UpdatedBy, p.Locked, p.UpdatedByID, p.GrantedDigest, p.GrantedDefinition)
 	err = translate(err, "set policy")
 	if err != nil && apperr.KindOf(err) == apperr.NotFound { // the server was deleted meanwhile
 		return notFound(p.ServerLabel)
@@ -238,10 +263,8 @@ func (r repo) UpsertPolicy(ctx context.Context, p policy.ToolPolicy) error {
 }
 
 func (r repo) DeletePolicy(ctx context.Context, label, tool string) (*policy.ToolPolicy, error) {
-	var p policy.ToolPolicy
-	err := r.q.QueryRow(ctx, `DELETE FROM tool_policies WHERE server_label = $1 AND tool_name = $2
-		RETURNING server_label, tool_name, policy, updated_at, updated_by`, label, tool).
-		Scan(&p.ServerLabel, &p.ToolName, &p.Policy, &p.UpdatedAt, &p.UpdatedBy)
+	p, err := scanPolicy(r.q.QueryRow(ctx, `DELETE FROM tool_policies WHERE server_label = $1 AND tool_name = $2
+		RETURNING `+policyCols, label, tool))
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, nil
 	}
@@ -251,23 +274,72 @@ func (r repo) DeletePolicy(ctx context.Context, label, tool string) (*policy.Too
 	return &p, nil
 }
 
+const userPolicyCols = `user_id, server_label, tool_name, policy, updated_at, coalesce(granted_digest, ''), granted_definition`
+
+func scanUserPolicy(row pgx.Row) (policy.UserPolicy, error) {
+	var p policy.UserPolicy
+	err := row.Scan(&p.UserID, &p.ServerLabel, &p.ToolName, &p.Policy, &p.UpdatedAt, &p.GrantedDigest, &p.GrantedDefinition)
+	return p, err
+}
+
+func (r repo) UserPolicies(ctx context.Context, userID, label string) ([]policy.UserPolicy, error) {
+	rows, err := r.q.Query(ctx, `SELECT `+userPolicyCols+` FROM user_tool_policies
+		WHERE user_id = $1 AND server_label = $2 ORDER BY tool_name`, userID, label)
+	if err != nil {
+		return nil, translate(err, "list personal policies")
+	}
+	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (policy.UserPolicy, error) { return scanUserPolicy(row) })
+	if out == nil {
+		out = []policy.UserPolicy{}
+	}
+	return out, translate(err, "list personal policies")
+}
+
+func (r repo) UpsertUserPolicy(ctx context.Context, p policy.UserPolicy) error {
+	_, err := r.q.Exec(ctx, `INSERT INTO user_tool_policies (user_id, server_label, tool_name, policy,
+			granted_digest, granted_definition)
+		VALUES ($1, $2, $3, $4, nullif($5, ''), $6)
+		ON CONFLICT (user_id, server_label, tool_name) DO UPDATE SET policy = excluded.policy,
+			granted_digest = excluded.granted_digest, granted_definition = excluded.granted_definition,
+			updated_at = now()`,
+		p.UserID, p.ServerLabel, p.ToolName, p.Policy, p.GrantedDigest, p.GrantedDefinition)
+	err = translate(err, "set personal policy")
+	if err != nil && apperr.KindOf(err) == apperr.NotFound { // the server (or the user) was deleted meanwhile
+		return notFound(p.ServerLabel)
+	}
+	return err
+}
+
+func (r repo) DeleteUserPolicy(ctx context.Context, userID, label, tool string) (*policy.UserPolicy, error) {
+	p, err := scanUserPolicy(r.q.QueryRow(ctx, `DELETE FROM user_tool_policies
+		WHERE user_id = $1 AND server_label = $2 AND tool_name = $3 RETURNING `+userPolicyCols, userID, label, tool))
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, translate(err, "delete personal policy")
+	}
+	return &p, nil
+}
+
 func (r repo) InsertAudit(ctx context.Context, e policy.AuditEntry) error {
-	_, err := r.q.Exec(ctx, `INSERT INTO audit_log (actor, action, server_label, tool_name, before, after)
-		VALUES ($1, $2, $3, $4, $5, $6)`, e.Actor, e.Action, e.ServerLabel, e.ToolName, e.Before, e.After)
+	_, err := r.q.Exec(ctx, `INSERT INTO audit_log (actor, actor_id, action, server_label, tool_name, before, after)
+		VALUES ($1, nullif($2, ''), $3, $4, $5, $6, $7)`, e.Actor, e.ActorID, e.Action, e.ServerLabel, e.ToolName, e.Before, e.After)
 	return translate(err, "write audit entry")
 }
 
 func (r repo) Audit(ctx context.Context, q policy.AuditQuery) ([]policy.AuditEntry, error) {
-	rows, err := r.q.Query(ctx, `SELECT id, at, actor, action, server_label, tool_name, before, after
+	rows, err := r.q.Query(ctx, `SELECT id, at, actor, coalesce(actor_id, ''), action, server_label, tool_name, before, after
 		FROM audit_log
 		WHERE ($1 = 0 OR id < $1) AND ($2 = '' OR server_label = $2) AND ($3 = '' OR action = $3)
-		ORDER BY id DESC LIMIT $4`, q.BeforeID, q.ServerLabel, q.Action, q.Limit)
+		  AND ($5 = '' OR actor_id = $5)
+		ORDER BY id DESC LIMIT $4`, q.BeforeID, q.ServerLabel, q.Action, q.Limit, q.ActorID)
 	if err != nil {
 		return nil, translate(err, "read audit log")
 	}
 	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (policy.AuditEntry, error) {
 		var e policy.AuditEntry
-		err := row.Scan(&e.ID, &e.At, &e.Actor, &e.Action, &e.ServerLabel, &e.ToolName, &e.Before, &e.After)
+		err := row.Scan(&e.ID, &e.At, &e.Actor, &e.ActorID, &e.Action, &e.ServerLabel, &e.ToolName, &e.Before, &e.After)
 		return e, err
 	})
 	return out, translate(err, "read audit log")

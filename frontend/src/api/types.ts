@@ -1,7 +1,58 @@
 // Types of the REST API's JSON, as docs/openapi.yaml describes it.
 
 export type Policy = "never" | "always" | "blocked";
-export type PolicySource = "tool" | "server" | "global";
+/** A default may also resolve per tool from its MCP hints (the fresh-install default). */
+export type DefaultPolicy = Policy | "ask_unless_read_only";
+/** Where a tool's effective policy comes from (see the README's policy table). */
+export type PolicySource = "tool" | "server" | "global" | "user" | "locked" | "new" | "changed";
+/** Which layer a policy change is for: the workspace's (admins) or the caller's own. */
+export type PolicyLayer = "workspace" | "user";
+export type Role = "admin" | "member";
+
+/** The signed-in person (GET /api/auth/me). */
+export interface Me {
+  id: string;
+  email: string;
+  role: Role;
+}
+
+/** GET /api/auth/status: how people sign in here. */
+export interface AuthStatus {
+  auth_mode: "local" | "oidc" | "none";
+  setup_required: boolean;
+  oidc: boolean;
+}
+
+/** An account as admins see it (GET /api/users). */
+export interface User extends Me {
+  disabled?: boolean;
+  created_at?: string;
+  last_login_at?: string | null;
+}
+
+/** A personal API token; its secret is only in the answer that creates it. */
+export interface ApiToken {
+  id: string;
+  name: string;
+  created_at: string;
+  last_used_at: string | null;
+}
+
+export interface NewApiToken {
+  id: string;
+  name: string;
+  token: string;
+  created_at: string;
+}
+
+/** Why a call asks (null when the tool runs without asking). */
+export interface AsksBecause {
+  reason: "not_read_only" | "new_tool" | "changed" | "policy" | string;
+  fields?: string[];
+  [k: string]: unknown;
+}
+
+export type ChangedField = "description" | "input_schema" | "annotations" | "title";
 
 export interface Annotations {
   title?: string;
@@ -17,7 +68,8 @@ export interface Server {
   url: string;
   description: string;
   headers: Record<string, string>;
-  default_policy: Policy | null;
+  default_policy: DefaultPolicy | null;
+  default_policy_locked?: boolean;
   enabled: boolean;
   created_at: string;
   updated_at: string;
@@ -31,7 +83,7 @@ export interface NewServer {
   url: string;
   description?: string;
   headers?: Record<string, string>;
-  default_policy?: Policy | null;
+  default_policy?: DefaultPolicy | null;
   enabled?: boolean;
 }
 
@@ -40,7 +92,8 @@ export interface ServerPatch {
   url?: string;
   description?: string;
   headers?: Record<string, string | null>;
-  default_policy?: Policy | null;
+  default_policy?: DefaultPolicy | null;
+  default_policy_locked?: boolean;
   enabled?: boolean;
 }
 
@@ -64,11 +117,19 @@ export interface Tool extends DiscoveredTool {
   policy_source: PolicySource;
   policy_updated_at: string | null;
   policy_updated_by: string | null;
+  /** The workspace's own policy for this tool is locked (admins). */
+  policy_locked?: boolean;
+  /** The caller's own policy for the tool (the personal layer). */
+  user_policy?: Policy | null;
+  /** The workspace setting that applies is locked: personal policies cannot loosen it. */
+  locked?: boolean;
+  asks_because?: AsksBecause | null;
+  changed?: { fields: ChangedField[] | string[]; since: string | null } | null;
 }
 
 export interface Settings {
-  default_policy: Policy;
-  local_user: string;
+  default_policy: DefaultPolicy;
+  default_policy_locked?: boolean;
   updated_at: string;
 }
 
@@ -123,7 +184,7 @@ export interface Approval {
   arguments: unknown;
   redacted: string[] | null;
   annotations: Annotations;
-  asks_because: { policy: Policy; source: PolicySource | "unknown" };
+  asks_because: { policy: Policy; source: PolicySource | "unknown" | "conversation"; reason?: AsksBecause["reason"]; fields?: string[]; changed?: { fields: string[] } | null };
   requested_at: string;
   state: ApprovalState;
   decided_at: string | null;

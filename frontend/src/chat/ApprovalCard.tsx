@@ -3,6 +3,7 @@
 import { forwardRef, useEffect, useId, useRef, useState } from "react";
 import { annotationBadges } from "../api/annotations";
 import type { Approval, Decision } from "../api/types";
+import { asksBecausePhrase } from "../settings/policy";
 import { JsonView, RedactedNote } from "./JsonView";
 
 export interface ApprovalCardProps {
@@ -16,11 +17,22 @@ export interface ApprovalCardProps {
   onDecide(d: Decision): void;
 }
 
-export function asksBecauseText(source: Approval["asks_because"]["source"]): string {
-  switch (source) {
+const capitalise = (s: string) => s.charAt(0).toUpperCase() + s.slice(1);
+
+/** Why the card asks: the hint-based default, a new or changed tool, or the policy and where it was set. */
+export function asksBecauseText(ab: Approval["asks_because"] | string | undefined): string {
+  const why = typeof ab === "string" ? { source: ab } as Approval["asks_because"] : ab;
+  const phrase = why && asksBecausePhrase(why.reason ? { ...why, reason: why.reason } : undefined,
+    why.changed?.fields ?? why.fields);
+  if (phrase) return capitalise(phrase);
+  switch (why?.source) {
     case "tool": return "Asks because this tool's policy is Ask";
     case "server": return "Asks because the server default is Ask";
     case "global": return "Asks because the global default is Ask";
+    case "user": return "Asks because your own policy for this tool is Ask";
+    case "locked": return "Asks because an admin locked this tool at Ask";
+    case "new": return "New: asks until someone sets its policy";
+    case "changed": return "Changed since you allowed it";
     default: return "Asks because Toolgate has not seen this tool before (unknown tools always ask)";
   }
 }
@@ -98,7 +110,7 @@ export const ApprovalCard = forwardRef<HTMLElement, ApprovalCardProps>(function 
         </h2>
         {title && <p className="approval-tool-title">{title}</p>}
         <Badges a={approval.annotations} />
-        <p className="approval-why">{asksBecauseText(approval.asks_because?.source)}.</p>
+        <p className="approval-why">{asksBecauseText(approval.asks_because)}.</p>
       </header>
 
       <section className="approval-args" aria-label="Arguments">

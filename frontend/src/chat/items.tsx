@@ -65,6 +65,9 @@ const sourceText: Record<string, string> = {
   tool: "set on the tool",
   server: "server default",
   global: "global default",
+  user: "your own policy",
+  locked: "locked by an admin",
+  conversation: "allowed for this conversation",
   unknown: "a tool Toolgate did not know",
 };
 

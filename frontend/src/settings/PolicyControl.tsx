@@ -4,18 +4,24 @@
 // status region, and goes back to the previous choice with the server's
 // message when saving fails.
 import { useEffect, useId, useRef, useState } from "react";
-import type { Policy } from "../api/types";
+import type { DefaultPolicy, Policy } from "../api/types";
 import { errorMessage, policyHint, policyLabel, POLICIES } from "./policy";
 
 export type Choice = Policy | null;
 
-export interface PolicyControlProps {
+export interface PolicyControlProps<P extends DefaultPolicy = Policy> {
   /** The radiogroup's accessible name, e.g. "Policy for delete_forecast". */
   label: string;
   /** The saved choice; null means no explicit policy (the inherit option). */
-  value: Choice;
+  value: P | null;
   /** Saves a choice; reject to roll back (the error's message is shown). */
-  onChange: (next: Choice) => Promise<unknown>;
+  onChange: (next: P | null) => Promise<unknown>;
+  /** The policies offered, in order (default: Auto, Ask, Blocked). */
+  choices?: readonly P[];
+  /** The fresh-install choice, marked "(default)". */
+  recommended?: P;
+  /** Options that cannot be chosen now (e.g. looser than a locked workspace policy), and why. */
+  unavailable?: { choices: readonly (P | null)[]; why: string };
   /**
    * The option meaning "no explicit policy", e.g. "Use default" with detail
    * "(Ask, server default)". Leave out when a policy is required.
@@ -28,10 +34,10 @@ export interface PolicyControlProps {
 type SaveState = { kind: "idle" } | { kind: "saving" } | { kind: "saved" } | { kind: "error"; message: string };
 
 /** Optimistic saving with rollback, shared by every policy control. */
-export function useOptimisticChoice(value: Choice, save: (next: Choice) => Promise<unknown>) {
-  const [shown, setShown] = useState<Choice>(value);
+export function useOptimisticChoice<C>(value: C, save: (next: C) => Promise<unknown>) {
+  const [shown, setShown] = useState<C>(value);
   const [state, setState] = useState<SaveState>({ kind: "idle" });
-  const [synced, setSynced] = useState<Choice>(value);
+  const [synced, setSynced] = useState<C>(value);
   const alive = useRef(true);
   useEffect(() => {
     alive.current = true;
@@ -45,7 +51,7 @@ export function useOptimisticChoice(value: Choice, save: (next: Choice) => Promi
     setShown(value);
   }
 
-  const choose = async (next: Choice) => {
+  const choose = async (next: C) => {
     if (state.kind === "saving" || next === shown) return;
     const previous = shown;
     setShown(next);
@@ -64,9 +70,11 @@ export function useOptimisticChoice(value: Choice, save: (next: Choice) => Promi
   return { shown, state, choose, saving: state.kind === "saving" };
 }
 
-export function PolicyControl({ label, value, onChange, inherit, disabled, className }: PolicyControlProps) {
+export function PolicyControl<P extends DefaultPolicy = Policy>(
+  { label, value, onChange, inherit, disabled, className, choices, unavailable, recommended }: PolicyControlProps<P>,
+) {
   const id = useId();
-  const { shown, state, choose, saving } = useOptimisticChoice(value, onChange);
+  const { shown, state, choose, saving } = useOptimisticChoice<P | null>(value, onChange);
   const groupRef = useRef<HTMLDivElement>(null);
   const hadFocus = useRef(false);
 
@@ -81,10 +89,12 @@ export function PolicyControl({ label, value, onChange, inherit, disabled, class
     }
   }, [saving]);
 
-  const options: { value: Choice; name: string; detail?: string; hint?: string }[] = POLICIES.map((p) => ({
-    value: p, name: policyLabel(p), hint: policyHint(p),
-  }));
+  const options: { value: P | null; name: string; detail?: string; hint?: string }[] =
+    (choices ?? (POLICIES as readonly DefaultPolicy[] as readonly P[])).map((p) => ({
+      value: p, name: policyLabel(p), hint: policyHint(p), detail: p === recommended ? "(default)" : undefined,
+    }));
   if (inherit) options.push({ value: null, name: inherit.label, detail: inherit.detail });
+  const isUnavailable = (v: P | null) => !!unavailable?.choices.includes(v) && v !== shown;
 
   const off = disabled || saving;
   const statusText =
@@ -105,18 +115,19 @@ export function PolicyControl({ label, value, onChange, inherit, disabled, class
         {options.map((o, i) => {
           const key = o.value ?? "inherit";
           const checked = shown === o.value;
+          const locked = isUnavailable(o.value);
           return (
             <label
               key={key}
-              className={`policy-option opt-${key}${checked ? " checked" : ""}`}
-              title={o.hint}
+              className={`policy-option opt-${key}${checked ? " checked" : ""}${locked ? " unavailable" : ""}`}
+              title={locked ? unavailable?.why : o.hint}
             >
               <input
                 type="radio"
                 name={id}
                 value={key}
                 checked={checked}
-                disabled={off}
+                disabled={off || locked}
                 aria-labelledby={`${id}-${i}`}
                 aria-describedby={o.detail ? `${id}-${i}-d` : undefined}
                 onChange={() => {

@@ -2,13 +2,12 @@
 // policy and tools, each tool with its own policy control.
 import { useEffect, useRef, useState } from "react";
 import { ApiError, api } from "../api/client";
-import type { Policy, Server, Tool } from "../api/types";
+import type { DefaultPolicy, Server, Tool } from "../api/types";
+import { LockIcon, LockToggle } from "./LockToggle";
 import { PolicyControl } from "./PolicyControl";
 import { ServerForm } from "./ServerForm";
-import {
-  errorMessage, hasNoHints, inheritedDetail, isDestructive, policyLabel,
-} from "./policy";
-import { annotationBadges } from "../api/annotations";
+import { DEFAULT_POLICIES, errorMessage, isDestructive, policyLabel } from "./policy";
+import { ToolRow } from "./ToolRow";
 import { RelativeTime } from "./time";
 
 export type ToolsState =
@@ -30,16 +29,16 @@ export function destructiveTargets(tools: Tool[]): Tool[] {
   return tools.filter((t) => isDestructive(t.annotations) && t.policy !== "always" && t.effective_policy !== "blocked");
 }
 
-export function rowId(server: string, tool: string): string {
-  return `tool-${server}-${tool}`.replace(/[^A-Za-z0-9_-]/g, "_");
-}
+export { rowId } from "./ToolRow";
 
 const plural = (n: number, one: string, many = `${one}s`) => `${n} ${n === 1 ? one : many}`;
 
 interface Props {
   server: Server;
   tools: ToolsState | undefined;
-  globalDefault: Policy | undefined;
+  globalDefault: DefaultPolicy | undefined;
+  /** Admins change servers, workspace policies and defaults; members see them and set their own policies. */
+  admin?: boolean;
   query: string;
   filter: ToolFilter;
   now: number;
@@ -57,6 +56,7 @@ interface Props {
 
 export function ServerSection(p: Props) {
   const { server, tools } = p;
+  const admin = p.admin ?? true;
   const label = server.label;
   const [mode, setMode] = useState<"view" | "edit" | "confirm-delete">("view");
   const [busy, setBusy] = useState<null | "refresh" | "delete" | "bulk">(null);
@@ -167,8 +167,14 @@ export function ServerSection(p: Props) {
     }
   };
 
-  const setServerDefault = async (next: Policy | null) => {
+  const setServerDefault = async (next: DefaultPolicy | null) => {
     const s = await api.updateServer(label, { default_policy: next });
+    p.onServerChanged(s);
+    await p.reloadTools(label).catch(() => undefined);
+  };
+
+  const lockServerDefault = async (locked: boolean) => {
+    const s = await api.updateServer(label, { default_policy_locked: locked });
     p.onServerChanged(s);
     await p.reloadTools(label).catch(() => undefined);
   };
@@ -198,7 +204,7 @@ export function ServerSection(p: Props) {
             </p>
           )}
         </div>
-        <div className="server-actions">
+        {admin && <div className="server-actions">
           <label className="switch" title="Disabled servers are not offered to the model">
             <input
               type="checkbox"
@@ -227,7 +233,7 @@ export function ServerSection(p: Props) {
               Delete
             </button>
           )}
-        </div>
+        </div>}
       </header>
 
       <p className="server-status" role="status">
@@ -301,12 +307,25 @@ export function ServerSection(p: Props) {
           <span className="setting-name">Server default</span>
           <span className="muted small">For this server's tools without a policy of their own.</span>
         </div>
-        <PolicyControl
-          label={`Default for server ${label}`}
-          value={server.default_policy}
-          inherit={{ label: "Use global default", detail: p.globalDefault ? `(${policyLabel(p.globalDefault)})` : undefined }}
-          onChange={setServerDefault}
-        />
+        {admin ? (
+          <div className="default-controls">
+            <PolicyControl<DefaultPolicy>
+              label={`Default for server ${label}`}
+              value={server.default_policy}
+              choices={DEFAULT_POLICIES}
+              inherit={{ label: "Use global default", detail: p.globalDefault ? `(${policyLabel(p.globalDefault)})` : undefined }}
+              onChange={setServerDefault}
+            />
+            <LockToggle label={`Lock the default for server ${label}`} locked={!!server.default_policy_locked}
+              disabled={!server.default_policy && !server.default_policy_locked}
+              disabledWhy="Choose a server default to lock it" onChange={lockServerDefault} />
+          </div>
+        ) : (
+          <p className="readonly-setting">
+            <strong>{server.default_policy ? policyLabel(server.default_policy) : `Global default (${policyLabel(p.globalDefault)})`}</strong>
+            {server.default_policy_locked && <span className="lock-note"><LockIcon /> locked by an admin</span>}
+          </p>
+        )}
       </div>
 
       <div className="tools-head">
@@ -314,7 +333,7 @@ export function ServerSection(p: Props) {
         {tools?.status === "ready" && filtering && (
           <span className="muted small">showing {shown.length} of {list.length}</span>
         )}
-        <div className="tools-head-actions">
+        {admin && <div className="tools-head-actions">
           <button
             type="button"
             onClick={askForDestructive}
@@ -323,7 +342,7 @@ export function ServerSection(p: Props) {
           >
             {busy === "bulk" ? "Setting…" : "Ask for all destructive tools"}
           </button>
-        </div>
+        </div>}
       </div>
       <p className={`bulk-status${bulkMsg?.error ? " status-error" : ""}`} role="status">{bulkMsg?.text ?? ""}</p>
 
@@ -332,13 +351,13 @@ export function ServerSection(p: Props) {
       ) : tools.status === "error" ? (
         <div className="alert error tools-empty" role="alert">
           Could not load the tools: {tools.message}{" "}
-          <button type="button" className="link" onClick={() => void p.reloadTools(label)}>Try again</button>
+          <button type="button" className="link" onClick={() => void p.reloadTools(label).catch(() => undefined)}>Try again</button>
         </div>
       ) : list.length === 0 ? (
         <p className="muted tools-empty">
           {server.tools_refresh_error
             ? "No tools: discovery failed. Fix the URL or headers with Edit, or refresh tools once the server is reachable."
-            : "This server lists no tools. Refresh tools after adding some to the server."}
+            : admin ? "This server lists no tools. Refresh tools after adding some to the server." : "This server lists no tools."}
         </p>
       ) : shown.length === 0 ? (
         <p className="muted tools-empty">
@@ -353,79 +372,16 @@ export function ServerSection(p: Props) {
               tool={t}
               server={server}
               globalDefault={p.globalDefault}
+              admin={admin}
               now={p.now}
               highlight={p.focusTool === t.name}
               claimFocus={p.claimFocus}
               onToolChanged={p.onToolChanged}
+              reload={() => p.reloadTools(label)}
             />
           ))}
         </ul>
       )}
     </section>
-  );
-}
-
-interface RowProps {
-  tool: Tool;
-  server: Server;
-  globalDefault: Policy | undefined;
-  now: number;
-  highlight: boolean;
-  claimFocus: (key: string) => boolean;
-  onToolChanged: (t: Tool) => void;
-}
-
-function ToolRow({ tool, server, globalDefault, now, highlight, claimFocus, onToolChanged }: RowProps) {
-  const ref = useRef<HTMLLIElement>(null);
-  const badges = annotationBadges(tool.annotations);
-  const title = tool.title ?? tool.annotations?.title;
-
-  useEffect(() => {
-    if (!highlight || !claimFocus(`${server.label}/${tool.name}`)) return;
-    const el = ref.current;
-    if (!el) return;
-    el.scrollIntoView?.({ block: "center" });
-    el.querySelector<HTMLInputElement>("input[type=radio]:checked")?.focus({ preventScroll: true });
-  }, [highlight]);
-
-  const save = async (next: Policy | null) => {
-    const t = next === null
-      ? ((await api.deletePolicy(server.label, tool.name)) as unknown as Tool | undefined)
-      : ((await api.setPolicy(server.label, tool.name, next)) as Tool | undefined);
-    if (t && typeof t === "object" && "effective_policy" in t) onToolChanged(t);
-  };
-
-  return (
-    <li ref={ref} id={rowId(server.label, tool.name)} className={`tool-row${highlight ? " is-focused" : ""}${tool.discovered ? "" : " undiscovered"}`}>
-      <div className="tool-info">
-        <div className="tool-title-line">
-          <h5 className="tool-name">{tool.name}</h5>
-          {title && title !== tool.name && <span className="tool-title">{title}</span>}
-          {badges.map((b) => (
-            <span key={b.key} className={`badge ${b.key}`} title={b.title}>{b.label}</span>
-          ))}
-          {tool.discovered && hasNoHints(tool.annotations) && (
-            <span className="badge" title="The server declared no hints; MCP then assumes a tool may be destructive and reach outside systems">no hints</span>
-          )}
-          {!tool.discovered && <span className="badge undiscovered-badge">not discovered</span>}
-        </div>
-        {tool.description && <p className="tool-desc">{tool.description}</p>}
-        {!tool.discovered && (
-          <p className="tool-meta">A policy was set for this name before discovery listed it; it applies once the server lists the tool.</p>
-        )}
-        {tool.policy && tool.policy_updated_at && (
-          <p className="tool-meta">
-            Set to {policyLabel(tool.policy)}{tool.policy_updated_by ? ` by ${tool.policy_updated_by}` : ""}{" "}
-            <RelativeTime iso={tool.policy_updated_at} now={now} />
-          </p>
-        )}
-      </div>
-      <PolicyControl
-        label={`Policy for ${tool.name}`}
-        value={tool.policy}
-        inherit={{ label: "Use default", detail: inheritedDetail(server.default_policy, globalDefault) }}
-        onChange={save}
-      />
-    </li>
   );
 }

@@ -25,7 +25,7 @@ let tools: Tool[];
 let servers: Server[];
 
 beforeEach(() => {
-  settings = { default_policy: "never", local_user: "local", updated_at: "" };
+  settings = { default_policy: "never", updated_at: "" };
   servers = [server()];
   tools = [
     tool("delete_forecast", { annotations: destructive }),

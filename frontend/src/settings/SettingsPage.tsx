@@ -3,11 +3,13 @@
 // shown comes from the API on mount; every change is saved at once.
 import { useCallback, useEffect, useRef, useState } from "react";
 import { api } from "../api/client";
-import type { Policy, Server, Settings, Tool } from "../api/types";
+import type { DefaultPolicy, Server, Settings, Tool } from "../api/types";
+import { useIsAdmin } from "../auth/session";
+import { LockIcon, LockToggle } from "./LockToggle";
 import { PolicyControl } from "./PolicyControl";
 import { ServerForm } from "./ServerForm";
 import { destructiveTargets, ServerSection, toolMatches, type ToolFilter, type ToolsState } from "./ServerSection";
-import { errorMessage, policyHint, policyLabel } from "./policy";
+import { DEFAULT_POLICIES, errorMessage, policyHint, policyLabel } from "./policy";
 import { useNow } from "./time";
 import "./settings.css";
 
@@ -30,6 +32,7 @@ export function SettingsPage({ focusServer, focusTool }: { focusServer?: string;
   const [notice, setNotice] = useState<{ text: string; error?: boolean } | null>(null);
   const [bulkAll, setBulkAll] = useState(false);
   const now = useNow();
+  const admin = useIsAdmin();
   const addBtn = useRef<HTMLButtonElement>(null);
   const toolsSeq = useRef<Record<string, number>>({});
 
@@ -104,9 +107,15 @@ export function SettingsPage({ focusServer, focusTool }: { focusServer?: string;
       return { ...m, [t.server_id]: { status: "ready", tools: cur.tools.map((x) => (x.name === t.name ? t : x)) } };
     });
 
-  const setGlobalDefault = async (next: Policy | null) => {
+  const setGlobalDefault = async (next: DefaultPolicy | null) => {
     if (!next) return;
     const st = await api.updateSettings({ default_policy: next });
+    setSettings(st);
+    for (const s of servers ?? []) void loadTools(s.label).catch(() => undefined);
+  };
+
+  const lockGlobalDefault = async (locked: boolean) => {
+    const st = await api.updateSettings({ default_policy_locked: locked });
     setSettings(st);
     for (const s of servers ?? []) void loadTools(s.label).catch(() => undefined);
   };
@@ -155,6 +164,9 @@ export function SettingsPage({ focusServer, focusTool }: { focusServer?: string;
           Decide which MCP tools the model may run on its own. <strong>Auto</strong> runs without asking,{" "}
           <strong>Ask</strong> asks you first, <strong>Blocked</strong> is never offered to the model.
           A tool without its own policy uses its server's default, else the global default.
+          {admin
+            ? <> <strong>Workspace</strong> policies apply to everyone; a locked one cannot be loosened by anyone's own policy.</>
+            : <> Admins set the <strong>workspace</strong> policies; <strong>mine</strong> is yours alone and can be stricter, or looser unless the workspace policy is locked.</>}
         </p>
       </header>
 
@@ -171,7 +183,18 @@ export function SettingsPage({ focusServer, focusTool }: { focusServer?: string;
             <h2 id="global-default-h">Global default</h2>
             <p className="muted small">For tools with no policy of their own on servers without a default. Now: {policyLabel(settings.default_policy)} — {policyHint(settings.default_policy).toLowerCase()}.</p>
           </div>
-          <PolicyControl label="Global default" value={settings.default_policy} onChange={setGlobalDefault} />
+          {admin ? (
+            <div className="default-controls">
+              <PolicyControl<DefaultPolicy> label="Global default" value={settings.default_policy} onChange={setGlobalDefault}
+                choices={DEFAULT_POLICIES} recommended="ask_unless_read_only" />
+              <LockToggle label="Lock the global default" locked={!!settings.default_policy_locked} onChange={lockGlobalDefault} />
+            </div>
+          ) : (
+            <p className="readonly-setting">
+              <strong>{policyLabel(settings.default_policy)}</strong>
+              {settings.default_policy_locked && <span className="lock-note"><LockIcon /> locked by an admin</span>}
+            </p>
+          )}
         </section>
       )}
 
@@ -186,7 +209,7 @@ export function SettingsPage({ focusServer, focusTool }: { focusServer?: string;
       <div className="servers-head">
         <h2>MCP servers</h2>
         {/* While the form is open its own submit button is the one "Add server". */}
-        {!adding && (
+        {admin && !adding && (
           <button type="button" ref={addBtn} className="primary" onClick={() => setAdding(true)}>
             Add server
           </button>
@@ -241,7 +264,7 @@ export function SettingsPage({ focusServer, focusTool }: { focusServer?: string;
           <span className="toolbar-count muted small" aria-live="polite">
             {filtering ? `${matching} of ${totalTools} tools match` : ""}
           </span>
-          {servers.length > 1 && (
+          {admin && servers.length > 1 && (
             <button type="button" onClick={askForDestructiveEverywhere} disabled={bulkAll}>
               {bulkAll ? "Setting…" : "Ask for destructive tools on every server"}
             </button>
@@ -256,8 +279,12 @@ export function SettingsPage({ focusServer, focusTool }: { focusServer?: string;
       {servers && servers.length === 0 && !adding && (
         <div className="empty-state">
           <p><strong>No MCP servers yet — add one to give the model tools.</strong></p>
-          <p className="muted">Register an MCP server by its streamable HTTP URL; Toolgate lists its tools so you can choose what runs without asking.</p>
-          <button type="button" className="primary" onClick={() => setAdding(true)}>Add your first server</button>
+          {admin ? (
+            <>
+              <p className="muted">Register an MCP server by its streamable HTTP URL; Toolgate lists its tools so you can choose what runs without asking.</p>
+              <button type="button" className="primary" onClick={() => setAdding(true)}>Add your first server</button>
+            </>
+          ) : <p className="muted">An admin registers MCP servers; their tools then show here.</p>}
         </div>
       )}
 
@@ -267,6 +294,7 @@ export function SettingsPage({ focusServer, focusTool }: { focusServer?: string;
           server={s}
           tools={tools[s.label]}
           globalDefault={settings?.default_policy}
+          admin={admin}
           query={query}
           filter={filter}
           now={now}

@@ -1,0 +1,99 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/url"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/toolgate/toolgate/internal/auth"
+	"github.com/toolgate/toolgate/internal/config"
+	"github.com/toolgate/toolgate/internal/postgres"
+)
+
+// DemoAdminEmail is the admin the offline demo creates on a fresh install.
+const DemoAdminEmail = "demo@toolgate.local"
+
+func newAuth(cfg config.Config, pool *pgxpool.Pool, log *slog.Logger) *auth.Service {
+	a := cfg.Auth
+	opts := auth.Options{Mode: auth.Mode(a.Mode), IdleTimeout: a.IdleTimeout, MaxAge: a.MaxAge}
+	if opts.Mode == auth.ModeOIDC {
+		opts.OIDC = auth.NewOIDC(auth.OIDCConfig{Issuer: a.OIDCIssuer, ClientID: a.OIDCClientID, ClientSecret: a.OIDCClientSecret,
+			RedirectURL: a.OIDCRedirectURL, AdminEmails: a.OIDCAdminEmails, AdminGroup: a.OIDCAdminGroup, GroupsClaim: a.OIDCGroupsClaim})
+	}
+	return auth.NewService(postgres.NewUserStore(pool), opts, log)
+}
+
+// prepareAccounts makes sure someone can sign in: the built-in admin of
+// AUTH_MODE=none, the admin of TOOLGATE_ADMIN_EMAIL, the offline demo's
+// admin and its sign-in link, or else a first-run setup link.
+func prepareAccounts(ctx context.Context, cfg config.Config, authn *auth.Service, log *slog.Logger, stdout io.Writer) error {
+	base := "http://" + browserHost(cfg.ListenAddr)
+	say := func(level slog.Level, msg string) {
+		fmt.Fprintln(stdout, msg)
+		log.Log(ctx, level, msg)
+	}
+	switch authn.Mode() {
+	case auth.ModeNone:
+		u, err := authn.EnsureLocalUser(ctx)
+		if err != nil {
+			return fmt.Errorf("create the built-in admin of AUTH_MODE=none: %w", err)
+		}
+		say(slog.LevelWarn, fmt.Sprintf("toolgate: WARNING: AUTH_MODE=none: nobody signs in; anyone on this machine can approve tools as %s. Use AUTH_MODE=local unless this machine is yours alone.", u.Email))
+		return nil
+	}
+	if cfg.Auth.AdminEmail != "" {
+		u, created, err := authn.EnsureAdmin(ctx, cfg.Auth.AdminEmail, cfg.Auth.AdminPassword)
+		if err != nil {
+			return fmt.Errorf("create the admin of TOOLGATE_ADMIN_EMAIL: %w", err)
+		}
+		if created {
+			log.Info("created the admin of TOOLGATE_ADMIN_EMAIL", "email", u.Email)
+		}
+	}
+	if authn.Mode() != auth.ModeLocal {
+		return nil
+	}
+	if cfg.Offline() && cfg.OfflineDemo {
+		// The demo stays one click from the terminal to a working chat.
+		if _, _, err := authn.EnsureAdmin(ctx, DemoAdminEmail, ""); err != nil {
+			return fmt.Errorf("create the demo admin: %w", err)
+		}
+		admin, err := authn.OldestActiveAdmin(ctx)
+		if err != nil {
+			return fmt.Errorf("find the admin to sign in: %w", err)
+		}
+		tok, err := authn.CreateLoginLink(ctx, admin.ID, time.Hour)
+		if err != nil {
+			return fmt.Errorf("create the sign-in link: %w", err)
+		}
+		say(slog.LevelInfo, fmt.Sprintf("toolgate: sign in: %s/api/auth/link?token=%s", base, url.QueryEscape(tok)))
+		return nil
+	}
+	has, err := authn.HasUsers(ctx)
+	if err != nil || has {
+		return err
+	}
+	tok, err := authn.CreateSetupToken(ctx, 24*time.Hour)
+	if err != nil {
+		return fmt.Errorf("create the setup link: %w", err)
+	}
+	say(slog.LevelWarn, fmt.Sprintf("toolgate: first run: create the admin account at %s/setup?token=%s", base, url.QueryEscape(tok)))
+	return nil
+}
+
+// browserHost is LISTEN_ADDR as a browser on this machine reaches it.
+func browserHost(listen string) string {
+	host, port, err := net.SplitHostPort(listen)
+	if err != nil {
+		return listen
+	}
+	if ip := net.ParseIP(host); host == "" || (ip != nil && ip.IsUnspecified()) {
+		host = "localhost"
+	}
+	return net.JoinHostPort(host, port)
+}

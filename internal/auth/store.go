@@ -1,0 +1,118 @@
+package auth
+
+import (
+	"context"
+	"time"
+)
+
+// Account is a user with what signing in needs.
+type Account struct {
+	User
+	PasswordHash string // "" when the account has no password
+	OIDCIssuer   string
+	OIDCSubject  string
+}
+
+// Session is a signed-in browser. The secret sits in its cookie; only the
+// hash is stored.
+type Session struct {
+	Hash       []byte
+	UserID     string
+	CreatedAt  time.Time
+	LastSeenAt time.Time
+	ExpiresAt  time.Time // absolute expiry
+	UserAgent  string
+	RemoteAddr string
+}
+
+// Token is a personal API token as listed (never with its secret).
+type Token struct {
+	ID         string     `json:"id"`
+	UserID     string     `json:"-"`
+	Name       string     `json:"name"`
+	CreatedAt  time.Time  `json:"created_at"`
+	LastUsedAt *time.Time `json:"last_used_at"`
+}
+
+// UserPatch changes some of a user's fields; nil leaves a field as is.
+type UserPatch struct {
+	Role         *Role
+	Disabled     *bool
+	PasswordHash *string
+}
+
+// Purpose is what a one-time token is for.
+type Purpose string
+
+// One-time token purposes.
+const (
+	PurposeSetup Purpose = "setup" // create the first admin
+	PurposeLogin Purpose = "login" // sign a user in (the offline demo's link)
+)
+
+// Store keeps accounts, sessions and tokens. internal/postgres implements it.
+type Store interface {
+	// CountUsers counts every account, disabled ones too.
+	CountUsers(ctx context.Context) (int, error)
+	// CreateUser inserts a. When a is the first admin, rows from before
+	// accounts (ownerless conversations, audit entries, policies) become
+	// its own in the same transaction. A duplicate email is a Conflict.
+	CreateUser(ctx context.Context, a Account) (User, error)
+	// SetupFirstAdmin consumes the setup token hash and creates a, only if
+	// there is no account yet (Conflict otherwise); an unknown, used or
+	// expired token is NotFound.
+	SetupFirstAdmin(ctx context.Context, hash []byte, a Account, now time.Time) (User, error)
+	// AccountByEmail finds an account by email, ignoring case (NotFound).
+	AccountByEmail(ctx context.Context, email string) (Account, error)
+	// AccountByOIDC finds the account linked to (issuer, subject) (NotFound).
+	AccountByOIDC(ctx context.Context, issuer, subject string) (Account, error)
+	// User reads one account (NotFound).
+	User(ctx context.Context, id string) (User, error)
+	// Users lists every account, oldest first.
+	Users(ctx context.Context) ([]User, error)
+	// OldestActiveAdmin is the first admin still enabled (NotFound).
+	OldestActiveAdmin(ctx context.Context) (User, error)
+	// UpdateUser applies p. Demoting or disabling the last active admin is
+	// a Conflict (last_admin); disabling revokes the user's sessions and
+	// tokens in the same transaction.
+	UpdateUser(ctx context.Context, id string, p UserPatch) (User, error)
+	// LinkOIDC sets the email, role and OIDC identity of an account.
+	LinkOIDC(ctx context.Context, id, issuer, subject, email string, role Role) (User, error)
+	// TouchLogin records a successful sign-in.
+	TouchLogin(ctx context.Context, id string, at time.Time) error
+
+	// LoginFailures counts key's failures since since and returns the
+	// oldest of them.
+	LoginFailures(ctx context.Context, key string, since time.Time) (int, time.Time, error)
+	// RecordLoginFailure adds a failure for key and forgets key's failures
+	// older than forgetBefore.
+	RecordLoginFailure(ctx context.Context, key string, at, forgetBefore time.Time) error
+	// ClearLoginFailures forgets key's failures.
+	ClearLoginFailures(ctx context.Context, key string) error
+
+	// CreateSession stores s.
+	CreateSession(ctx context.Context, s Session) error
+	// SessionUser returns the session with hash and its user (NotFound).
+	SessionUser(ctx context.Context, hash []byte) (Session, User, error)
+	// TouchSession sets the session's last_seen_at.
+	TouchSession(ctx context.Context, hash []byte, at time.Time) error
+	// DeleteSession revokes a session (no error when it is gone already).
+	DeleteSession(ctx context.Context, hash []byte) error
+
+	// CreateToken stores t under hash.
+	CreateToken(ctx context.Context, t Token, hash []byte) error
+	// Tokens lists userID's tokens, newest first.
+	Tokens(ctx context.Context, userID string) ([]Token, error)
+	// DeleteToken deletes userID's token id (NotFound when it is not theirs).
+	DeleteToken(ctx context.Context, userID, id string) error
+	// TokenUser returns the token with hash and its user (NotFound).
+	TokenUser(ctx context.Context, hash []byte) (Token, User, error)
+	// TouchToken sets the token's last_used_at.
+	TouchToken(ctx context.Context, id string, at time.Time) error
+
+	// CreateOneTime stores a one-time token.
+	CreateOneTime(ctx context.Context, hash []byte, p Purpose, userID string, expires time.Time) error
+	// UseOneTime marks an unused, unexpired token of purpose p used and
+	// returns its user id ("" for setup tokens); NotFound otherwise.
+	UseOneTime(ctx context.Context, hash []byte, p Purpose, now time.Time) (string, error)
+}

@@ -1,0 +1,52 @@
+package auth
+
+import (
+	"context"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/toolgate/toolgate/internal/apperr"
+)
+
+// NewToken is a personal API token just created: Token is its secret,
+// shown this once.
+type NewToken struct {
+	Token
+	Secret string
+}
+
+// Tokens lists the caller's personal API tokens.
+func (s *Service) Tokens(ctx context.Context) ([]Token, error) {
+	u, err := caller(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return s.store.Tokens(ctx, u.ID)
+}
+
+// CreateToken creates a personal API token for the caller.
+func (s *Service) CreateToken(ctx context.Context, name string) (NewToken, error) {
+	u, err := caller(ctx)
+	if err != nil {
+		return NewToken{}, err
+	}
+	name = strings.TrimSpace(name)
+	if name == "" || utf8.RuneCountInString(name) > 100 {
+		return NewToken{}, apperr.Invalidf("invalid_name", "name", "name must be 1 to 100 characters, e.g. \"laptop curl\"")
+	}
+	secret, hash := NewSecret(TokenPrefix)
+	t := Token{ID: newID("tok_"), UserID: u.ID, Name: name, CreatedAt: s.now()}
+	if err := s.store.CreateToken(ctx, t, hash); err != nil {
+		return NewToken{}, err
+	}
+	return NewToken{Token: t, Secret: secret}, nil
+}
+
+// DeleteToken deletes one of the caller's tokens; another user's is NotFound.
+func (s *Service) DeleteToken(ctx context.Context, id string) error {
+	u, err := caller(ctx)
+	if err != nil {
+		return err
+	}
+	return s.store.DeleteToken(ctx, u.ID, id)
+}
