@@ -17,6 +17,11 @@ RUN CGO_ENABLED=0 go build -trimpath -ldflags="-s -w" -o /out/ ./cmd/api ./cmd/d
 FROM gcr.io/distroless/static-debian12:nonroot
 COPY --from=build /out/ /usr/local/bin/
 COPY --from=web /src/frontend/dist/ /usr/share/toolgate/web/
-ENV LISTEN_ADDR=0.0.0.0:8080 WEB_DIR=/usr/share/toolgate/web
+# Inside the container Toolgate listens on every interface (the port is
+# published by Docker), so LISTEN_ADDR names no host a browser uses: the API
+# answers only to the Host names in ALLOWED_HOSTS (others get 421), which
+# stops DNS rebinding. Behind a proxy or under a real name, set
+# ALLOWED_HOSTS=toolgate.example.com (comma-separated).
+ENV LISTEN_ADDR=0.0.0.0:8080 ALLOWED_HOSTS=localhost,127.0.0.1 WEB_DIR=/usr/share/toolgate/web
 EXPOSE 8080
 ENTRYPOINT ["/usr/local/bin/api"]

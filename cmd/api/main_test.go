@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -43,6 +44,9 @@ func start(t *testing.T, env map[string]string) (base string, logs *syncBuffer, 
 	t.Helper()
 	addr := freeAddr(t)
 	env["LISTEN_ADDR"] = addr
+	if env["SECRETS_KEY"] == "" && env["SECRETS_KEY_FILE"] == "" {
+		env["SECRETS_KEY_FILE"] = filepath.Join(t.TempDir(), "secrets.key") // not in the source tree
+	}
 	if env["TOOLGATE_ADMIN_EMAIL"] == "" && env["AUTH_MODE"] == "" {
 		env["TOOLGATE_ADMIN_EMAIL"], env["TOOLGATE_ADMIN_PASSWORD"] = testAdminEmail, testAdminPassword
 	}
@@ -377,7 +381,8 @@ func TestRun_WithAKeyTalksToTheConfiguredProvider(t *testing.T) {
 	demo := httptest.NewServer(demomcp.New(demomcp.Options{}).Handler())
 	defer demo.Close()
 	env := map[string]string{"DATABASE_URL": testdb.MissingURL(t), "OPENAI_API_KEY": "sk-test-0123456789",
-		"OPENAI_BASE_URL": provider.URL + "/v1/", "OPENAI_MODEL": "gpt-4o-mini"}
+		"OPENAI_BASE_URL": provider.URL + "/v1/", "OPENAI_MODEL": "gpt-4o-mini",
+		"SECRETS_KEY": testSecretsKey, "MCP_ALLOWED_HOSTS": "127.0.0.1"} // the demo MCP server is on loopback
 	base, logs, _ := start(t, env)
 	if st, body := do(t, "GET", base+"/api/info", ""); !strings.Contains(body, `"offline":false`) || !strings.Contains(body, "gpt-4o-mini") {
 		t.Errorf("info: %d %s", st, body)

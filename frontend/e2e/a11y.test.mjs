@@ -36,7 +36,7 @@ test("no axe violations on the chat, settings, audit, tokens, users and login pa
     found["chat with a card pending and a call open"] = await violations(page);
 
     await page.goto(url + "/settings");
-    await page.getByRole("radiogroup", { name: "Policy for get_forecast" }).waitFor();
+    await page.getByRole("radiogroup", { name: "Policy for get_forecast", exact: true }).waitFor();
     found["settings"] = await violations(page);
     await page.getByRole("button", { name: "Add server" }).click();
     await page.getByRole("button", { name: /Add header/ }).click();

@@ -88,10 +88,10 @@ test("the member's remember sets the member's own policy; the admin's workspace 
 
     const annSettings = new SettingsPage(ann.page);
     await annSettings.open();
-    const mine = annSettings.server("demo").getByRole("radiogroup", { name: "My policy for delete_forecast" });
+    const mine = annSettings.mine("delete_forecast");
     await radio(mine, "Auto").waitFor();
     assert.equal(await radio(mine, "Auto").isChecked(), true, "the member's own policy is Auto");
-    assert.equal(await annSettings.server("demo").getByRole("radiogroup", { name: "Policy for delete_forecast" }).count(), 0,
+    assert.equal(await annSettings.policy("delete_forecast").count(), 0,
       "a member has no workspace control");
     await shot("member-settings", ann.page);
 
@@ -111,7 +111,7 @@ test("a locked workspace policy cannot be loosened: the looser option is disable
     const ann = await newMember("ann@example.com");
     const annSettings = new SettingsPage(ann.page);
     await annSettings.open();
-    const mine = annSettings.server("demo").getByRole("radiogroup", { name: "My policy for delete_forecast" });
+    const mine = annSettings.mine("delete_forecast");
     await mine.waitFor();
 
     // The admin sets Ask and locks it while the member's page is open.
@@ -120,8 +120,11 @@ test("a locked workspace policy cannot be loosened: the looser option is disable
     await settings.setPolicy("delete_forecast", "Ask");
     const lock = settings.server("demo").getByRole("checkbox", { name: "Lock the policy for delete_forecast" });
     await lock.check();
-    await page.waitForFunction(() => !document.querySelector(".lock-toggle input:disabled"));
+    // Saved: the toggle is usable again and the row says locked.
+    await page.locator("li", { has: page.getByRole("radiogroup", { name: "Policy for delete_forecast", exact: true }) })
+      .locator(".locked-badge").waitFor();
     assert.equal(await lock.isChecked(), true);
+    assert.equal(await lock.isEnabled(), true);
     await shot("admin-locked");
 
     // The member's page still offers Auto: trying it, the API refuses and says why.

@@ -12,7 +12,11 @@ export class SettingsPage {
 
   server(label) { return this.page.getByRole("region", { name: `Server ${label}` }); }
 
-  policy(tool, server = "demo") { return this.server(server).getByRole("radiogroup", { name: `Policy for ${tool}` }); }
+  /** The workspace policy control (admins); exact, so "My policy for …" is not matched too. */
+  policy(tool, server = "demo") { return this.server(server).getByRole("radiogroup", { name: `Policy for ${tool}`, exact: true }); }
+
+  /** The personal ("mine") policy control. */
+  mine(tool, server = "demo") { return this.server(server).getByRole("radiogroup", { name: `My policy for ${tool}`, exact: true }); }
 
   /** Chooses Auto, Ask, Blocked or Use default for a tool and waits until it is saved. */
   async setPolicy(tool, choice, server = "demo") {

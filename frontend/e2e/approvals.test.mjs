@@ -8,7 +8,7 @@ import { preflight, scenario, startDemoMCP } from "./harness.mjs";
 
 before(() => preflight());
 
-test("set a tool to Ask, approve its request with remember: the output appears and the tool is Auto", () =>
+test("set a tool to Ask, approve its request with remember: the output appears and my own policy is Auto", () =>
   scenario("approve-remember", async ({ page, url, consoleErrors, shot }) => {
     await page.goto(url + "/");
     const settings = new SettingsPage(page);
@@ -34,9 +34,12 @@ test("set a tool to Ask, approve its request with remember: the output appears a
     assert.equal(await chat.card("delete_forecast").count(), 0, "no card is left pending");
 
     await settings.open();
-    await settings.policy("delete_forecast").getByRole("radio", { name: /^Auto/ }).waitFor();
-    assert.equal(await settings.policy("delete_forecast").getByRole("radio", { name: /^Auto/ }).isChecked(), true,
-      "the remembered approval set the tool to Auto");
+    // "Remember" is personal: it sets my own policy to Auto; the workspace's Ask stays for everyone else.
+    await settings.mine("delete_forecast").getByRole("radio", { name: /^Auto/ }).waitFor();
+    assert.equal(await settings.mine("delete_forecast").getByRole("radio", { name: /^Auto/ }).isChecked(), true,
+      "the remembered approval set my own policy to Auto");
+    assert.equal(await settings.policy("delete_forecast").getByRole("radio", { name: /^Ask/ }).isChecked(), true,
+      "the workspace policy is still Ask");
     assert.deepEqual(consoleErrors, []);
   }));
 

@@ -6,6 +6,7 @@
 // prints (`toolgate: sign in: http://…/api/auth/link?token=…`).
 import { spawn, execFileSync } from "node:child_process";
 import { existsSync, mkdirSync, readdirSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { chromium } from "playwright-core";
@@ -14,6 +15,8 @@ const here = dirname(fileURLToPath(import.meta.url));
 export const repo = resolve(here, "../..");
 export const outDir = resolve(here, "../test-results/e2e");
 export const chromiumPath = process.env.CHROMIUM_PATH || "/usr/bin/chromium";
+/** The binaries under test: bin/ of the repo, or TOOLGATE_BIN_DIR (e.g. a build of another checkout). */
+export const binDir = process.env.TOOLGATE_BIN_DIR || join(repo, "bin");
 
 /** Fails the whole run with one clear sentence when something it needs is missing. */
 export function preflight() {
@@ -25,7 +28,7 @@ export function preflight() {
     problems.push(`Chromium is not at ${chromiumPath}: install it with "apt-get install -y chromium" (or set CHROMIUM_PATH).`);
   }
   for (const bin of ["api", "demo-mcp"]) {
-    if (!existsSync(join(repo, "bin", bin))) problems.push(`bin/${bin} is missing: build it with "go build -o bin/ ./cmd/${bin}".`);
+    if (!existsSync(join(binDir, bin))) problems.push(`bin/${bin} is missing: build it with "go build -o bin/ ./cmd/${bin}".`);
   }
   if (!existsSync(resolve(here, "../dist/index.html"))) {
     problems.push('frontend/dist is not built: run "npm run build" in frontend/.');
@@ -89,7 +92,9 @@ function startProcess(cmd, args, env, pattern, label) {
 export async function startToolgate(name, env = {}) {
   const db = `toolgate_e2e_${name.replace(/\W/g, "_")}_${process.pid}`.toLowerCase();
   dropDatabase(db);
-  const proc = await startProcess(join(repo, "bin/api"), [], {
+  const keyFile = join(tmpdir(), `${db}.secrets.key`);
+  rmSync(keyFile, { force: true });
+  const proc = await startProcess(join(binDir, "api"), [], {
     OPENAI_API_KEY: "",
     OPENAI_BASE_URL: "",
     DATABASE_URL: databaseURL(db),
@@ -101,6 +106,9 @@ export async function startToolgate(name, env = {}) {
     TOOLGATE_ADMIN_EMAIL: "",
     TOOLGATE_ADMIN_PASSWORD: "",
     AUTH_MODE: "local",
+    // Offline, the key for header secrets is a file made on first run: one per scenario, outside the repo.
+    SECRETS_KEY: "",
+    SECRETS_KEY_FILE: keyFile,
     ...env,
   }, /toolgate is listening"? url=(http:\/\/[^\s"]+)/, "toolgate");
   const url = proc.match[1];
@@ -116,13 +124,13 @@ export async function startToolgate(name, env = {}) {
     /** The first-run setup link (null when an account exists). */
     setupLink: onUrl(setup, "/setup"),
     log: proc.log,
-    stop: async () => { await proc.stop(); dropDatabase(db); },
+    stop: async () => { await proc.stop(); dropDatabase(db); rmSync(keyFile, { force: true }); },
   };
 }
 
 /** Starts a standalone demo MCP server (cmd/demo-mcp) requiring a bearer token. */
 export async function startDemoMCP(token) {
-  const proc = await startProcess(join(repo, "bin/demo-mcp"), ["-addr", "127.0.0.1:0", "-token", token], {},
+  const proc = await startProcess(join(binDir, "demo-mcp"), ["-addr", "127.0.0.1:0", "-token", token], {},
     /serving MCP"? url=(http:\/\/[^\s"]+)/, "demo-mcp");
   return { url: proc.match[1], stop: proc.stop };
 }
@@ -133,13 +141,13 @@ function dropDatabase(db) {
   } catch { /* psql missing or the server refused: a leftover database harms nothing */ }
 }
 
-/** Launches headless Chromium with the flags that work on a machine without network. */
-export async function launchBrowser() {
+/** Launches headless Chromium with the flags that work on a machine without network (plus extraArgs). */
+export async function launchBrowser(extraArgs = []) {
   return chromium.launch({
     executablePath: chromiumPath,
     headless: true,
     args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-quic",
-      "--no-first-run", "--disable-component-update", "--disable-sync"],
+      "--no-first-run", "--disable-component-update", "--disable-sync", ...extraArgs],
   });
 }
 

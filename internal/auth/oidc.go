@@ -33,6 +33,7 @@ type OIDC struct {
 	mu       sync.Mutex
 	oauth    *oauth2.Config
 	verifier *oidc.IDTokenVerifier
+	provider *oidc.Provider
 }
 
 // NewOIDC returns the sign-in flow for cfg.
@@ -57,6 +58,7 @@ func (o *OIDC) discover(ctx context.Context) (*oauth2.Config, *oidc.IDTokenVerif
 	o.oauth = &oauth2.Config{ClientID: o.cfg.ClientID, ClientSecret: o.cfg.ClientSecret, RedirectURL: o.cfg.RedirectURL,
 		Endpoint: p.Endpoint(), Scopes: []string{oidc.ScopeOpenID, "email", "profile"}}
 	o.verifier = p.Verifier(&oidc.Config{ClientID: o.cfg.ClientID})
+	o.provider = p
 	return o.oauth, o.verifier, nil
 }
 
@@ -114,6 +116,26 @@ func (o *OIDC) Finish(ctx context.Context, f OIDCFlow, state, code string) (Iden
 		return fail(err, "the ID token's claims could not be read")
 	}
 	email, _ := claims["email"].(string)
+	if email == "" {
+		// Many providers put the email only in the userinfo answer.
+		info, err := o.provider.UserInfo(ctx, oauth2.StaticTokenSource(tok))
+		if err != nil {
+			return fail(err, "the sign-in provider's userinfo endpoint failed")
+		}
+		if info.Subject != idt.Subject {
+			return fail(nil, "the userinfo answer is about another subject than the ID token")
+		}
+		var more map[string]any
+		if err := info.Claims(&more); err != nil {
+			return fail(err, "the userinfo claims could not be read")
+		}
+		for k, v := range more {
+			if _, ok := claims[k]; !ok {
+				claims[k] = v
+			}
+		}
+		email, _ = claims["email"].(string)
+	}
 	if email == "" {
 		return fail(nil, "the sign-in provider sent no email; allow the email scope for client %s", o.cfg.ClientID)
 	}

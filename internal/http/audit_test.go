@@ -11,7 +11,7 @@ import (
 func TestAudit_RecordsEveryChangeNewestFirst(t *testing.T) {
 	e := newAPI(t)
 	e.createDemo("weather")
-	e.must(200, "PUT", "/api/settings", map[string]string{"local_user": "ann"}, nil)
+	e.must(200, "PUT", "/api/settings", map[string]any{"default_policy": "never", "default_policy_locked": true}, nil)
 	e.must(200, "PUT", "/api/mcp/servers/weather/tools/delete_forecast/approval-policy", map[string]string{"policy": "always"}, nil)
 	e.must(200, "PUT", "/api/mcp/servers/weather/tools/delete_forecast/approval-policy", map[string]string{"policy": "always"}, nil) // no change
 	e.must(200, "PUT", "/api/mcp/servers/weather/tools/approval-policies", map[string]any{"policies": map[string]any{"get_forecast": "never", "delete_forecast": "blocked"}}, nil)
@@ -27,16 +27,17 @@ func TestAudit_RecordsEveryChangeNewestFirst(t *testing.T) {
 	for _, en := range e.audit() {
 		got = append(got, row{en.Actor, en.Action, deref2(en.ServerID), deref2(en.ToolName), compact(en.Before), compact(en.After)})
 	}
+	ann := e.admin.Email // the actor is the signed-in user
 	want := []row{
-		{"ann", "server.delete", "weather", "", `{"policies":{"delete_forecast":"blocked"},"server":{"default_policy":null,"description":"Forecasts","enabled":true,"headers":{"X-Api-Key":"********1234"},"label":"weather","url":"` + e.demoURL + `"}}`, `null`},
-		{"ann", "server.update", "weather", "", `{"default_policy":null,"description":"","enabled":true,"headers":{},"label":"weather","url":"` + e.demoURL + `"}`, `{"default_policy":null,"description":"Forecasts","enabled":true,"headers":{"X-Api-Key":"********1234"},"label":"weather","url":"` + e.demoURL + `"}`},
-		{"ann", "policy.delete", "weather", "get_forecast", `{"policy":"never"}`, `null`},
-		{"ann", "policy.set", "weather", "get_forecast", `null`, `{"policy":"never"}`},
-		{"ann", "policy.set", "weather", "delete_forecast", `{"policy":"always"}`, `{"policy":"blocked"}`},
-		{"ann", "policy.set", "weather", "delete_forecast", `null`, `{"policy":"always"}`},
-		{"ann", "settings.update", "", "", `{"default_policy":"never","local_user":"local"}`, `{"default_policy":"never","local_user":"ann"}`},
-		{"local", "server.tools_changed", "weather", "", ``, ``},
-		{"local", "server.create", "weather", "", `null`, `{"default_policy":null,"description":"","enabled":true,"headers":{},"label":"weather","url":"` + e.demoURL + `"}`},
+		{ann, "server.delete", "weather", "", `{"policies":{"delete_forecast":"blocked"},"server":{"default_policy":null,"default_policy_locked":false,"description":"Forecasts","enabled":true,"headers":{"X-Api-Key":"********1234"},"label":"weather","url":"` + e.demoURL + `"}}`, `null`},
+		{ann, "server.update", "weather", "", `{"default_policy":null,"default_policy_locked":false,"description":"","enabled":true,"headers":{},"label":"weather","url":"` + e.demoURL + `"}`, `{"default_policy":null,"default_policy_locked":false,"description":"Forecasts","enabled":true,"headers":{"X-Api-Key":"********1234"},"label":"weather","url":"` + e.demoURL + `"}`},
+		{ann, "policy.delete", "weather", "get_forecast", `{"policy":"never"}`, `null`},
+		{ann, "policy.set", "weather", "get_forecast", `null`, `{"policy":"never"}`},
+		{ann, "policy.set", "weather", "delete_forecast", `{"policy":"always"}`, `{"policy":"blocked"}`},
+		{ann, "policy.set", "weather", "delete_forecast", `null`, `{"policy":"always"}`},
+		{ann, "settings.update", "", "", `{"default_policy":"ask_unless_read_only","default_policy_locked":false}`, `{"default_policy":"never","default_policy_locked":true}`},
+		{ann, "server.tools_changed", "weather", "", ``, ``},
+		{ann, "server.create", "weather", "", `null`, `{"default_policy":null,"default_policy_locked":false,"description":"","enabled":true,"headers":{},"label":"weather","url":"` + e.demoURL + `"}`},
 	}
 	// The discovery entry lists six digests; its shape is checked below.
 	if len(got) > 7 {
@@ -95,15 +96,19 @@ func TestSettings_ReadAndUpdate(t *testing.T) {
 	e := newAPI(t)
 	var s struct {
 		DefaultPolicy string `json:"default_policy"`
-		LocalUser     string `json:"local_user"`
+		Locked        bool   `json:"default_policy_locked"`
 	}
 	e.must(200, "GET", "/api/settings", nil, &s)
-	if s.DefaultPolicy != "never" || s.LocalUser != "local" {
-		t.Errorf("initial settings = %+v, want never/local", s)
+	if s.DefaultPolicy != "ask_unless_read_only" || s.Locked {
+		t.Errorf("initial settings = %+v, want ask_unless_read_only, unlocked", s)
 	}
 	e.must(200, "PUT", "/api/settings", map[string]string{"default_policy": "always"}, &s)
-	if s.DefaultPolicy != "always" || s.LocalUser != "local" {
+	if s.DefaultPolicy != "always" || s.Locked {
 		t.Errorf("after PUT default_policy = %+v", s)
+	}
+	e.must(200, "PUT", "/api/settings", map[string]bool{"default_policy_locked": true}, &s)
+	if s.DefaultPolicy != "always" || !s.Locked {
+		t.Errorf("after PUT default_policy_locked = %+v", s)
 	}
 	e.must(200, "GET", "/api/settings", nil, &s)
 	if s.DefaultPolicy != "always" {

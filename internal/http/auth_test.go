@@ -338,6 +338,7 @@ func TestUsers_AdminManagesAccountsButNeverTheLastAdmin(t *testing.T) {
 	if res, c := e.login("ada@example.com", "long enough pw", nil); res.status != 200 || c == nil {
 		t.Fatalf("the new user cannot sign in: %d %s", res.status, res.body)
 	}
+	e.must(404, "PATCH", "/api/users/usr_000000000000000000000000", map[string]any{"role": "admin"}, nil)
 	var got apiError
 	e.must(409, "PATCH", "/api/users/"+e.admin.ID, map[string]any{"role": "member"}, &got)
 	if got.Error.Code != "last_admin" {
@@ -347,7 +348,6 @@ func TestUsers_AdminManagesAccountsButNeverTheLastAdmin(t *testing.T) {
 	e.must(200, "PATCH", "/api/users/"+u.ID, map[string]any{"role": "admin"}, nil)
 	e.must(200, "PATCH", "/api/users/"+e.admin.ID, map[string]any{"role": "member"}, nil)
 	e.must(403, "GET", "/api/users", nil, nil) // the env's user is a member now
-	e.must(404, "PATCH", "/api/users/usr_000000000000000000000000", map[string]any{"role": "admin"}, nil)
 }
 
 func TestAuth_StatusAndNoneMode(t *testing.T) {

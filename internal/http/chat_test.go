@@ -177,8 +177,9 @@ func TestChat_RememberChangesThePolicyAndIsAudited(t *testing.T) {
 	if d := one[decisionEvent](t, f, "decision.recorded"); d.PolicyChanged == nil || d.PolicyChanged.Policy != "never" {
 		t.Errorf("decision %+v does not report the policy change", d)
 	}
-	if tl := e.tools("demo")["get_forecast"]; tl.Policy == nil || *tl.Policy != "never" {
-		t.Errorf("get_forecast policy %v, want never", deref(tl.Policy))
+	// Remember writes the decider's personal policy, never the workspace's.
+	if tl := e.tools("demo")["get_forecast"]; deref(tl.Policy) != "always" || deref(tl.UserPolicy) != "never" || tl.PolicySource != "user" {
+		t.Errorf("get_forecast policy %v, personal %v (%s); want always (unchanged) and never", deref(tl.Policy), deref(tl.UserPolicy), tl.PolicySource)
 	}
 	// No prompt any more, in any conversation.
 	again := e.send("", `get_forecast {"city": "Berlin"}`).ok(t)
@@ -189,8 +190,8 @@ func TestChat_RememberChangesThePolicyAndIsAudited(t *testing.T) {
 	s = e.send("", `delete_forecast {"city": "Oslo"}`).ok(t)
 	ap = one[approval](t, s, "approval.required")
 	e.decide(s.conv(t), ap.ID, false, map[string]any{"remember": true, "reason": "never delete"}).ok(t)
-	if tl := e.tools("demo")["delete_forecast"]; tl.Policy == nil || *tl.Policy != "blocked" {
-		t.Errorf("delete_forecast policy %v, want blocked", deref(tl.Policy))
+	if tl := e.tools("demo")["delete_forecast"]; deref(tl.Policy) != "always" || deref(tl.UserPolicy) != "blocked" {
+		t.Errorf("delete_forecast policy %v, personal %v; want always (unchanged) and blocked", deref(tl.Policy), deref(tl.UserPolicy))
 	}
 	// A blocked tool is not offered: the next request leaves it out.
 	e.send("", "hello").ok(t)

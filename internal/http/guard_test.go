@@ -47,8 +47,12 @@ func (e *apiEnv) raw(method, path, body string, hdr map[string]string) (response
 	return response{status: res.StatusCode, header: res.Header, body: out}, apiErr
 }
 
-// guardCredentials adds the credentials e.call sends.
-func guardCredentials(e *apiEnv, req *http.Request) {}
+// guardCredentials adds the credentials e.call sends (the admin's token).
+func guardCredentials(e *apiEnv, req *http.Request) {
+	if e.token != "" {
+		req.Header.Set("Authorization", "Bearer "+e.token)
+	}
+}
 
 // demoState is what the demo MCP server has been asked to do.
 func (e *apiEnv) demoCalls() map[string]int {

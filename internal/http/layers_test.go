@@ -312,9 +312,12 @@ func TestLayers_AnyToolNameCanGetAPolicy(t *testing.T) {
 			t.Errorf("bulk: %q not set", name)
 		}
 	}
-	// Still refused: control characters, invalid escapes, too long.
+	// Still refused: control characters, too long (a broken escape never
+	// gets past Go's HTTP server).
 	wantCode(t, "control character", e.call("PUT", policyPath("weather", "bad\nname", ""), map[string]string{"policy": "never"}), 400, "invalid_tool_name")
-	wantCode(t, "broken escape", e.call("PUT", "/api/mcp/servers/weather/tools/bad%zzname/approval-policy", map[string]string{"policy": "never"}), 400, "")
+	wantCode(t, "too long", e.call("PUT", policyPath("weather", strings.Repeat("x", 129), ""), map[string]string{"policy": "never"}), 400, "invalid_tool_name")
+	wantCode(t, "bulk control character", e.call("PUT", "/api/mcp/servers/weather/tools/approval-policies",
+		map[string]any{"policies": map[string]string{"tab\there": "never"}}), 400, "invalid_tool_name")
 }
 
 func TestLayers_AuditActorIsTheSignedInUserAndMembersSeeTheirOwn(t *testing.T) {

@@ -3,6 +3,7 @@ package http
 import (
 	"net/http"
 	"net/url"
+	"strings"
 
 	"github.com/labstack/echo/v4"
 
@@ -32,10 +33,17 @@ type putPolicyRequest struct {
 	Locked *bool   `json:"locked"`
 }
 
-// toolName is the {toolName} path parameter, path-unescaped: Echo hands it
-// over raw, and a tool name may hold any character ('/', '%', spaces, ...).
+// toolName is the {toolName} path parameter, path-unescaped. A tool name
+// may hold any character ('/', '%', spaces, ...), and Echo hands the
+// parameter over raw or decoded depending on whether the path needed a raw
+// form, so it is read from the escaped path (the segment before
+// "approval-policy") and unescaped here, once.
 func toolName(c echo.Context) (string, error) {
+	segs := strings.Split(c.Request().URL.EscapedPath(), "/")
 	raw := c.Param("toolName")
+	if len(segs) >= 2 {
+		raw = segs[len(segs)-2]
+	}
 	name, err := url.PathUnescape(raw)
 	if err != nil {
 		return "", apperr.Invalidf("invalid_tool_name", "tool_name",

@@ -30,7 +30,8 @@ func TestPolicy_PrecedenceToolThenServerThenGlobal(t *testing.T) {
 		body   any
 		want   effective
 	}{
-		{"initial global default", "", "", nil, effective{"never", "global"}},
+		{"initial global default asks: not read-only", "", "", nil, effective{"always", "global"}},
+		{"global default never", "PUT", "/api/settings", map[string]string{"default_policy": "never"}, effective{"never", "global"}},
 		{"global default changes", "PUT", "/api/settings", map[string]string{"default_policy": "always"}, effective{"always", "global"}},
 		{"server default wins over global", "PATCH", "/api/mcp/servers/weather", map[string]string{"default_policy": "blocked"}, effective{"blocked", "server"}},
 		{"tool policy wins over server", "PUT", "/api/mcp/servers/weather/tools/" + tool + "/approval-policy", map[string]string{"policy": "never"}, effective{"never", "tool"}},
@@ -58,7 +59,7 @@ func TestPolicy_PutReturnsToolAndListsExplicitPolicies(t *testing.T) {
 	var got tool
 	e.must(200, "PUT", "/api/mcp/servers/weather/tools/send_alert/approval-policy", map[string]string{"policy": "always"}, &got)
 	if got.Name != "send_alert" || deref(got.Policy) != "always" || got.EffectivePolicy != "always" ||
-		got.PolicySource != "tool" || deref(got.PolicyUpdatedBy) != "local" {
+		got.PolicySource != "tool" || deref(got.PolicyUpdatedBy) != e.admin.Email {
 		t.Errorf("PUT response = %+v", got)
 	}
 	var pols struct {
@@ -75,7 +76,7 @@ func TestPolicy_PutReturnsToolAndListsExplicitPolicies(t *testing.T) {
 		t.Fatalf("policies = %+v", pols.Policies)
 	}
 	p := pols.Policies[0]
-	if p.ServerID != "weather" || p.ToolName != "send_alert" || p.Policy != "always" || p.UpdatedBy != "local" || p.UpdatedAt == "" {
+	if p.ServerID != "weather" || p.ToolName != "send_alert" || p.Policy != "always" || p.UpdatedBy != e.admin.Email || p.UpdatedAt == "" {
 		t.Errorf("policy = %+v", p)
 	}
 }
@@ -119,6 +120,7 @@ func TestPolicy_DeleteWithoutPolicyChangesNothing(t *testing.T) {
 func TestBulkPolicies_SetsAllAtOnce(t *testing.T) {
 	e := newAPI(t)
 	e.createDemo("weather")
+	e.must(200, "PUT", "/api/settings", map[string]string{"default_policy": "never"}, nil)
 	e.must(200, "PUT", "/api/mcp/servers/weather/tools/send_alert/approval-policy", map[string]string{"policy": "blocked"}, nil)
 	var out struct{ Tools []tool }
 	e.must(200, "PUT", "/api/mcp/servers/weather/tools/approval-policies", map[string]any{

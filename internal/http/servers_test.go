@@ -55,8 +55,8 @@ func TestServers_CreateDiscoversDemoTools(t *testing.T) {
 	if !strings.Contains(del.Description, "forecast") || !strings.Contains(string(del.InputSchema), `"city"`) {
 		t.Errorf("delete_forecast description %q schema %s", del.Description, del.InputSchema)
 	}
-	if del.Policy != nil || del.EffectivePolicy != "never" || del.PolicySource != "global" {
-		t.Errorf("fresh tool policy = %v/%s/%s, want null/never/global", del.Policy, del.EffectivePolicy, del.PolicySource)
+	if del.Policy != nil || del.EffectivePolicy != "always" || del.PolicySource != "global" {
+		t.Errorf("fresh tool policy = %v/%s/%s, want null/always/global (ask_unless_read_only)", del.Policy, del.EffectivePolicy, del.PolicySource)
 	}
 
 	// Refreshing an unchanged server gives the same digests.

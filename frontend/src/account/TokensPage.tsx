@@ -20,7 +20,7 @@ function NewToken({ token, onDone }: { token: NewApiToken; onDone(): void }) {
     }
   };
   return (
-    <div className="new-token alert info" role="region" aria-label={`New token ${token.name}`} tabIndex={-1} ref={ref}>
+    <div className="new-token" role="region" aria-label={`New token ${token.name}`} tabIndex={-1} ref={ref}>
       <p><strong>Copy the token {token.name} now: it is shown only this once.</strong> Toolgate stores only a hash of it; if you lose it, delete it and create another.</p>
       <div className="new-token-value">
         <code aria-label="Token">{token.token}</code>

@@ -89,6 +89,17 @@ describe("ApprovalCard", () => {
     expect(screen.getByText(`${text}.`)).toBeInTheDocument();
   });
 
+  it.each([
+    [{ source: "global", reason: "not_read_only" }, "Asks because it is not read-only"],
+    [{ source: "new", reason: "new_tool" }, "New: asks until someone sets its policy"],
+    [{ source: "changed", reason: "changed", fields: ["description", "input_schema"] }, "Changed since you allowed it: description, input schema"],
+    [{ source: "locked", reason: "policy" }, "Asks because an admin locked this tool at Ask"],
+    [{ source: "user", reason: "policy" }, "Asks because your own policy for this tool is Ask"],
+  ] as const)("says why it asks with the API's reason (%j)", (why, text) => {
+    setup({ approval: approval({ asks_because: { policy: "always", ...why, fields: "fields" in why ? [...why.fields] : undefined } }) });
+    expect(screen.getByText(`${text}.`)).toBeInTheDocument();
+  });
+
   it("Approve with remember sends approve and remember, nothing else", async () => {
     const { user, onDecide } = setup();
     await user.click(screen.getByRole("checkbox", { name: "Remember for this tool" }));

@@ -1,0 +1,18 @@
+import { describe, expect, it } from "vitest";
+import { href, parseRoute, safeNext } from "./router";
+
+describe("router", () => {
+  it("parses the account pages", () => {
+    expect(parseRoute({ pathname: "/users", search: "" })).toEqual({ page: "users" });
+    expect(parseRoute({ pathname: "/tokens", search: "" })).toEqual({ page: "tokens" });
+    expect(parseRoute({ pathname: "/setup", search: "?token=abc" })).toEqual({ page: "setup", token: "abc" });
+    expect(parseRoute({ pathname: "/login", search: "?next=%2Fc%2Fconv_1" })).toEqual({ page: "login", next: "/c/conv_1" });
+    expect(href({ page: "login", next: "/settings?server=demo" })).toBe("/login?next=%2Fsettings%3Fserver%3Ddemo");
+  });
+
+  it.each(["https://evil.example/", "//evil.example/x", "/\\evil.example", "javascript:alert(1)", "/login?next=/x", "/setup?token=t", ""])(
+    "never returns to %j after signing in", (next) => {
+      expect(safeNext(next)).toBeUndefined();
+      expect(parseRoute({ pathname: "/login", search: `?next=${encodeURIComponent(next)}` })).toEqual({ page: "login", next: undefined });
+    });
+});
