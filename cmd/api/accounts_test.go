@@ -1,13 +1,19 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"io"
+	"log/slog"
 	"net/http"
 	"regexp"
 	"strings"
 	"testing"
 
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/toolgate/toolgate/internal/auth"
+	"github.com/toolgate/toolgate/internal/config"
 	"github.com/toolgate/toolgate/internal/testdb"
 )
 
@@ -107,4 +113,203 @@ func TestRun_AuthModeNoneWarnsLoudly(t *testing.T) {
 	if _, me := get(t, http.DefaultClient, base+"/api/auth/me", nil); !strings.Contains(me, "local@localhost") {
 		t.Errorf("me in none mode: %s", me)
 	}
+}
+
+// preAccountRows are rows as an install from before accounts left them: a
+// conversation without owner, an audit entry and a workspace policy without
+// an account.
+type preAccountRows struct {
+	conv, server string
+	audit        int64
+}
+
+func seedPreAccountRows(t *testing.T, pool *pgxpool.Pool, tag string) preAccountRows {
+	t.Helper()
+	ctx := context.Background()
+	r := preAccountRows{conv: "conv_" + tag, server: "srv_" + tag}
+	for _, q := range []string{
+		`INSERT INTO conversations (id, title) VALUES ('` + r.conv + `', 'from before accounts')`,
+		`INSERT INTO mcp_servers (label, url) VALUES ('` + r.server + `', 'http://127.0.0.1:1/mcp')`,
+		`INSERT INTO tool_policies (server_label, tool_name, policy, updated_by) VALUES ('` + r.server + `', 'delete_forecast', 'always', 'local')`,
+	} {
+		if _, err := pool.Exec(ctx, q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := pool.QueryRow(ctx, `INSERT INTO audit_log (actor, action, server_label) VALUES ('local', 'policy.set', $1) RETURNING id`,
+		r.server).Scan(&r.audit); err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+// owners reads who the rows belong to now ("" for nobody): the
+// conversation's owner, the audit entry's actor account and actor, the
+// policy's author.
+func (r preAccountRows) owners(t *testing.T, pool *pgxpool.Pool) [4]string {
+	t.Helper()
+	var o [4]string
+	err := pool.QueryRow(context.Background(), `SELECT
+		coalesce((SELECT owner_id FROM conversations WHERE id = $1), ''),
+		coalesce((SELECT actor_id FROM audit_log WHERE id = $2), ''),
+		(SELECT actor FROM audit_log WHERE id = $2),
+		coalesce((SELECT updated_by_id FROM tool_policies WHERE server_label = $3), '')`, r.conv, r.audit, r.server).
+		Scan(&o[0], &o[1], &o[2], &o[3])
+	if err != nil {
+		t.Fatal(err)
+	}
+	return o
+}
+
+// TestAccounts_FirstAdminAdoptsTheRowsFromBeforeAccounts: however the first
+// admin comes to be (setup link, TOOLGATE_ADMIN_*, the offline demo, an
+// OIDC sign-in, or an OIDC member the provider makes admin later), the
+// ownerless conversations, audit entries and workspace policies become
+// theirs in the transaction that makes them admin; an admin made later
+// takes nothing over.
+func TestAccounts_FirstAdminAdoptsTheRowsFromBeforeAccounts(t *testing.T) {
+	oidcID := func(sub string, admin bool) auth.Identity {
+		return auth.Identity{Issuer: "https://idp.example.com", Subject: sub, Email: sub + "@example.com", Admin: admin}
+	}
+	client := auth.Client{Addr: "127.0.0.1"}
+	for _, tc := range []struct {
+		name string
+		cfg  config.Config
+		// first makes the first admin and returns it; before it does, a
+		// member may sign in (and must not adopt anything).
+		first func(t *testing.T, authn *auth.Service, stdout string, r preAccountRows, pool *pgxpool.Pool) auth.User
+		// second makes another admin later.
+		second func(t *testing.T, authn *auth.Service, first auth.User) auth.User
+	}{
+		{
+			name: "setup link",
+			cfg:  config.Config{ListenAddr: "127.0.0.1:8080", OpenAIAPIKey: "sk-test", Auth: config.Auth{Mode: "local"}},
+			first: func(t *testing.T, authn *auth.Service, stdout string, _ preAccountRows, _ *pgxpool.Pool) auth.User {
+				m := regexp.MustCompile(`setup\?token=([A-Za-z0-9_-]+)`).FindStringSubmatch(stdout)
+				if m == nil {
+					t.Fatalf("no setup link in %q", stdout)
+				}
+				ns, err := authn.Setup(context.Background(), m[1], "owner@example.com", "a long passphrase", client)
+				if err != nil {
+					t.Fatal(err)
+				}
+				return ns.User
+			},
+		},
+		{
+			name: "TOOLGATE_ADMIN_EMAIL",
+			cfg: config.Config{ListenAddr: "127.0.0.1:8080", OpenAIAPIKey: "sk-test",
+				Auth: config.Auth{Mode: "local", AdminEmail: "ops@example.com", AdminPassword: "a long passphrase"}},
+			first: func(t *testing.T, authn *auth.Service, _ string, _ preAccountRows, _ *pgxpool.Pool) auth.User {
+				return oldestAdmin(t, authn, "ops@example.com")
+			},
+		},
+		{
+			name: "offline demo",
+			cfg:  config.Config{ListenAddr: "127.0.0.1:8080", OfflineDemo: true, Auth: config.Auth{Mode: "local"}},
+			first: func(t *testing.T, authn *auth.Service, _ string, _ preAccountRows, _ *pgxpool.Pool) auth.User {
+				return oldestAdmin(t, authn, DemoAdminEmail)
+			},
+		},
+		{
+			name: "OIDC first sign-in",
+			cfg:  config.Config{ListenAddr: "127.0.0.1:8080", OpenAIAPIKey: "sk-test", Auth: config.Auth{Mode: "oidc", OIDCIssuer: "https://idp.example.com"}},
+			first: func(t *testing.T, authn *auth.Service, _ string, _ preAccountRows, _ *pgxpool.Pool) auth.User {
+				ns, err := authn.OIDCLogin(context.Background(), oidcID("boss", true), client)
+				if err != nil {
+					t.Fatal(err)
+				}
+				return ns.User
+			},
+			second: func(t *testing.T, authn *auth.Service, _ auth.User) auth.User {
+				ns, err := authn.OIDCLogin(context.Background(), oidcID("deputy", true), client)
+				if err != nil {
+					t.Fatal(err)
+				}
+				return ns.User
+			},
+		},
+		{
+			name: "OIDC member the provider makes admin later",
+			cfg:  config.Config{ListenAddr: "127.0.0.1:8080", OpenAIAPIKey: "sk-test", Auth: config.Auth{Mode: "oidc", OIDCIssuer: "https://idp.example.com"}},
+			first: func(t *testing.T, authn *auth.Service, _ string, r preAccountRows, pool *pgxpool.Pool) auth.User {
+				if _, err := authn.OIDCLogin(context.Background(), oidcID("boss", false), client); err != nil {
+					t.Fatal(err)
+				}
+				if got := r.owners(t, pool); got != [4]string{"", "", "local", ""} {
+					t.Errorf("a member adopted the rows from before accounts: %v", got)
+				}
+				ns, err := authn.OIDCLogin(context.Background(), oidcID("boss", true), client)
+				if err != nil {
+					t.Fatal(err)
+				}
+				return ns.User
+			},
+			second: func(t *testing.T, authn *auth.Service, _ auth.User) auth.User {
+				ctx := context.Background()
+				if _, err := authn.OIDCLogin(ctx, oidcID("deputy", false), client); err != nil {
+					t.Fatal(err)
+				}
+				ns, err := authn.OIDCLogin(ctx, oidcID("deputy", true), client)
+				if err != nil {
+					t.Fatal(err)
+				}
+				return ns.User
+			},
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			pool := testdb.New(t)
+			log := slog.New(slog.NewTextHandler(io.Discard, nil))
+			before := seedPreAccountRows(t, pool, "old")
+			authn := newAuth(tc.cfg, pool, log)
+			var stdout bytes.Buffer
+			if err := prepareAccounts(context.Background(), tc.cfg, authn, log, &stdout); err != nil {
+				t.Fatal(err)
+			}
+			first := tc.first(t, authn, stdout.String(), before, pool)
+			if first.Role != auth.Admin {
+				t.Fatalf("first admin %+v", first)
+			}
+			if got, want := before.owners(t, pool), [4]string{first.ID, first.ID, first.Email, first.ID}; got != want {
+				t.Errorf("rows from before accounts belong to %v, want the first admin %v", got, want)
+			}
+
+			// Ownerless rows left over (they cannot be made since) stay
+			// ownerless: only the first admin ever adopts.
+			leftover := seedPreAccountRows(t, pool, "later")
+			second := auth.User{}
+			if tc.second != nil {
+				second = tc.second(t, authn, first)
+			} else {
+				var err error
+				second, err = authn.CreateUser(auth.WithUser(context.Background(), first),
+					auth.NewUser{Email: "deputy@example.com", Password: "a long passphrase", Role: auth.Admin})
+				if err != nil {
+					t.Fatal(err)
+				}
+			}
+			if second.Role != auth.Admin || second.ID == first.ID {
+				t.Fatalf("second admin %+v", second)
+			}
+			if got, want := before.owners(t, pool), [4]string{first.ID, first.ID, first.Email, first.ID}; got != want {
+				t.Errorf("after a second admin the rows belong to %v, want the first admin %v", got, want)
+			}
+			if got := leftover.owners(t, pool); got != [4]string{"", "", "local", ""} {
+				t.Errorf("the second admin took over ownerless rows: %v", got)
+			}
+		})
+	}
+}
+
+func oldestAdmin(t *testing.T, authn *auth.Service, email string) auth.User {
+	t.Helper()
+	u, err := authn.OldestActiveAdmin(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if u.Email != email {
+		t.Fatalf("the admin is %s, want %s", u.Email, email)
+	}
+	return u
 }

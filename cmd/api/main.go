@@ -118,7 +118,7 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, stdout io.W
 		return err
 	}
 	api := toolhttp.NewServer(log, policies, chat, authn, store, toolhttp.Options{MaxBodyBytes: cfg.MaxBodyBytes, Heartbeat: cfg.SSEHeartbeat, WebDir: cfg.WebDir,
-		TrustProxyHeaders: cfg.Auth.TrustProxy})
+		TrustProxyHeaders: cfg.Auth.TrustProxy, AllowedHosts: cfg.AllowedHosts})
 
 	ln, err := net.Listen("tcp", cfg.ListenAddr)
 	if err != nil {

@@ -247,7 +247,7 @@ test("a policy change is saved at once and survives a reload; one that fails to 
     assert.equal(await group.getByRole("radio", { name: "Ask" }).isChecked(), true, "Ask survived the reload");
 
     // The next save fails on the way (the database is down, say).
-    await page.route("**/tools/send_alert/approval-policy", (route) => route.fulfill({
+    await page.route(/\/tools\/send_alert\/approval-policy(\?|$)/, (route) => route.fulfill({
       status: 503, contentType: "application/json",
       body: JSON.stringify({ error: { code: "database_unavailable", message: "the database is not reachable; try again shortly" } }),
     }));
@@ -292,4 +292,26 @@ test("conversations: new, switch, rename, delete; each transcript comes from the
     await list.getByRole("group", { name: /^Delete list_forecasts/ }).getByRole("button", { name: "Delete", exact: true }).click();
     await list.getByRole("link", { name: /list_forecasts/ }).waitFor({ state: "detached" });
     assert.equal(await list.getByRole("link").count(), 1);
+  }));
+
+test("a fresh install asks before a tool that is not read-only and says why; read-only tools run", () =>
+  scenario("safe-default", async ({ page, shot }) => {
+    const settings = new SettingsPage(page);
+    await settings.open();
+    const global = page.getByRole("radiogroup", { name: "Global default" });
+    assert.equal(await global.getByRole("radio", { name: /^Ask unless read-only/ }).isChecked(), true, "the fresh-install default");
+    const row = page.locator("li", { has: page.getByRole("radiogroup", { name: "Policy for delete_forecast", exact: true }) });
+    await row.getByText("asks because it is not read-only").waitFor();
+    await shot("settings");
+
+    const chat = new ChatPage(page);
+    await chat.open();
+    await chat.send('get_forecast {"city": "Oslo"}');
+    await chat.idle();
+    assert.equal(await chat.card("get_forecast").count(), 0, "a read-only tool runs without asking");
+    await chat.send('delete_forecast {"city": "Oslo"}');
+    const card = chat.card("delete_forecast");
+    await card.waitFor();
+    await card.getByText("Asks because it is not read-only.").waitFor();
+    assert.equal(await page.getByText("Deleted the forecast for Oslo.").count(), 0, "nothing ran before the decision");
   }));

@@ -48,6 +48,12 @@ export function App() {
     }
   }, [me, route.page]);
 
+  // Signed in already on the login or setup page (e.g. the back button): go where the person was going.
+  const nextPath = route.page === "login" ? route.next ?? "/" : "/";
+  useEffect(() => {
+    if (me && (route.page === "login" || route.page === "setup")) navigate(nextPath, { replace: true });
+  }, [me, route.page, nextPath]);
+
   const signedIn = (who: Me) => {
     setExpired(false);
     setMe(who);
@@ -69,11 +75,7 @@ export function App() {
   if (me === null) {
     return <LoginPage onSignedIn={signedIn} notice={expired ? "Your session ended: sign in again to go on." : undefined} />;
   }
-  if (route.page === "login" || route.page === "setup") {
-    // Signed in already (e.g. the back button): nothing to do here.
-    queueMicrotask(() => navigate(route.page === "login" ? route.next ?? "/" : "/", { replace: true }));
-    return null;
-  }
+  if (route.page === "login" || route.page === "setup") return null; // signed in already: the effect above moves on
 
   const signOut = async () => {
     try { await api.logout(); } catch { /* the session is gone either way */ }

@@ -8,6 +8,7 @@ import (
 	"net/mail"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/toolgate/toolgate/internal/apperr"
@@ -33,6 +34,7 @@ type Options struct {
 	MaxAge        time.Duration // a session ends this long after sign-in whatever happens (SESSION_MAX_AGE)
 	MaxFailures   int           // failed sign-ins per email and client address ...
 	FailureWindow time.Duration // ... within this window before 429
+	CleanEvery    time.Duration // sign-ins delete expired rows at most this often (default 10 minutes)
 	OIDC          *OIDC         // mode oidc: the provider
 }
 
@@ -45,6 +47,8 @@ type Service struct {
 
 	mu    sync.RWMutex
 	local User // mode none: the built-in admin
+
+	lastClean atomic.Int64 // unix nanoseconds of the last cleanup
 }
 
 // NewService returns the service on store, with defaults for zero options.
@@ -63,6 +67,9 @@ func NewService(store Store, opts Options, log *slog.Logger) *Service {
 	}
 	if opts.FailureWindow <= 0 {
 		opts.FailureWindow = 15 * time.Minute
+	}
+	if opts.CleanEvery <= 0 {
+		opts.CleanEvery = 10 * time.Minute
 	}
 	return &Service{store: store, opts: opts, log: log, now: time.Now}
 }
@@ -125,6 +132,7 @@ func (s *Service) Login(ctx context.Context, email, password string, c Client) (
 		return NewSession{}, apperr.New(apperr.Invalid, "password_login_disabled",
 			"sign-in with a password is off: AUTH_MODE is %s", s.opts.Mode)
 	}
+	s.maybeCleanup(ctx)
 	email = normEmail(email)
 	if len(password) > MaxPasswordLen {
 		return NewSession{}, ValidatePassword(password)
@@ -169,6 +177,7 @@ func (s *Service) Login(ctx context.Context, email, password string, c Client) (
 }
 
 func (s *Service) openSession(ctx context.Context, u User, c Client) (NewSession, error) {
+	s.maybeCleanup(ctx)
 	secret, hash := NewSecret("")
 	now := s.now()
 	sess := Session{Hash: hash, UserID: u.ID, CreatedAt: now, LastSeenAt: now, ExpiresAt: now.Add(s.opts.MaxAge),
@@ -181,6 +190,32 @@ func (s *Service) openSession(ctx context.Context, u User, c Client) (NewSession
 	}
 	u.LastLoginAt = &now
 	return NewSession{User: u, Secret: secret, Expires: sess.ExpiresAt}, nil
+}
+
+// Cleanup deletes what can no longer sign anyone in: sessions past their
+// absolute or idle expiry, used or expired one-time tokens, and failed
+// sign-ins older than the rate limit's window.
+func (s *Service) Cleanup(ctx context.Context) (Cleaned, error) {
+	now := s.now()
+	s.lastClean.Store(now.UnixNano())
+	return s.store.DeleteExpired(ctx, now, now.Add(-s.opts.IdleTimeout), now.Add(-s.opts.FailureWindow))
+}
+
+// maybeCleanup runs Cleanup when the last one is CleanEvery old: sign-ins
+// are what create these rows, so cleaning as they happen keeps the tables
+// small without a ticker of its own. A failure is logged, never the
+// sign-in's.
+func (s *Service) maybeCleanup(ctx context.Context) {
+	now := s.now().UnixNano()
+	last := s.lastClean.Load()
+	if now-last < int64(s.opts.CleanEvery) || !s.lastClean.CompareAndSwap(last, now) {
+		return
+	}
+	if c, err := s.Cleanup(ctx); err != nil {
+		s.log.Warn("delete expired sessions, links and failed sign-ins", "err", err)
+	} else if c != (Cleaned{}) {
+		s.log.Debug("deleted expired sign-in rows", "sessions", c.Sessions, "one_time_tokens", c.OneTime, "login_failures", c.LoginFailures)
+	}
 }
 
 // Unauthenticated is the error for a request without valid credentials.

@@ -115,4 +115,14 @@ type Store interface {
 	// UseOneTime marks an unused, unexpired token of purpose p used and
 	// returns its user id ("" for setup tokens); NotFound otherwise.
 	UseOneTime(ctx context.Context, hash []byte, p Purpose, now time.Time) (string, error)
+
+	// DeleteExpired deletes sessions that expired (expires_at <= now) or
+	// went idle (last_seen_at <= idleBefore), used or expired one-time
+	// tokens, and failed sign-ins at or before failuresBefore.
+	DeleteExpired(ctx context.Context, now, idleBefore, failuresBefore time.Time) (Cleaned, error)
+}
+
+// Cleaned counts the rows DeleteExpired deleted.
+type Cleaned struct {
+	Sessions, OneTime, LoginFailures int64
 }

@@ -24,6 +24,8 @@ func TestLoad_Defaults(t *testing.T) {
 	want.AllowedHosts = []string{"127.0.0.1", "localhost", "::1"} // ALLOWED_HOSTS: LISTEN_ADDR's host first
 	want.UserMaxConcurrentTurns, want.UserMessagesPerMinute = 4, 30
 	want.Secrets = Secrets{KeyFile: ".toolgate/secrets.key"} // SECRETS_KEY unset: offline uses the key file
+	want.Auth = Auth{Mode: "local", IdleTimeout: 12 * time.Hour, MaxAge: 7 * 24 * time.Hour,
+		OIDCRedirectURL: "http://127.0.0.1:8080/api/auth/oidc/callback", OIDCGroupsClaim: "groups"}
 	if !got.Offline() {
 		t.Error("no OPENAI_API_KEY must mean offline")
 	}

@@ -156,6 +156,7 @@ func TestGuard_CrossSiteStateChangesAreRefused(t *testing.T) {
 		{"Origin of another local port, no Sec-Fetch-Site", map[string]string{"Origin": "http://127.0.0.1:1"}},
 		{"Origin null (sandboxed frame)", map[string]string{"Origin": "null"}},
 		{"same-origin claim from a foreign Origin", map[string]string{"Sec-Fetch-Site": "same-origin", "Origin": "http://evil.example"}},
+		{"same-origin claim from Origin null", map[string]string{"Sec-Fetch-Site": "same-origin", "Origin": "null"}},
 	}
 	requests := []struct {
 		name, method, path, body string
@@ -337,7 +338,7 @@ func TestGuard_NULAndInvalidUTF8Are400NeverServerErrors(t *testing.T) {
 			if tc.field != "" && got.Error.Fields[tc.field] == "" {
 				t.Errorf("fields = %v, want an entry for %q", got.Error.Fields, tc.field)
 			}
-			if tc.code == "invalid_text" && !strings.Contains(got.Error.Message, "remove it") {
+			if tc.code == "invalid_text" && !strings.Contains(got.Error.Message, "fix or remove it") {
 				t.Errorf("message %q does not say what to fix", got.Error.Message)
 			}
 			if diff := cmp.Diff(before, e.attackState()); diff != "" {

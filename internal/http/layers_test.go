@@ -15,7 +15,10 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/toolgate/toolgate/internal/apperr"
 	"github.com/toolgate/toolgate/internal/auth"
+	"github.com/toolgate/toolgate/internal/policy"
+	"github.com/toolgate/toolgate/internal/postgres"
 )
 
 // policyPath is the approval-policy route of a tool, its name path-escaped.
@@ -350,5 +353,87 @@ func TestLayers_AuditActorIsTheSignedInUserAndMembersSeeTheirOwn(t *testing.T) {
 	}
 	if all[len(all)-1].Action != "server.create" || all[len(all)-1].ActorID != e.admin.ID {
 		t.Errorf("oldest entry = %+v, want the admin's server.create", all[len(all)-1])
+	}
+}
+
+// TestLayers_ServiceRefusesMembersWhateverTheRoute: the policy service
+// checks roles itself, so a route that forgets its guard cannot let a member
+// change workspace settings, and a call without a signed-in user is refused.
+func TestLayers_ServiceRefusesMembersWhateverTheRoute(t *testing.T) {
+	e := newAPI(t)
+	e.createDemo("weather")
+	_, member := e.newUser(auth.Member)
+	svc := policy.NewService(postgres.NewStore(e.pool), nil, e.log)
+	ctx := auth.WithUser(context.Background(), member)
+	never, locked := policy.Never, true
+	calls := map[string]error{
+		"settings": func() error {
+			_, err := svc.UpdateSettings(ctx, policy.SettingsPatch{DefaultPolicy: &never})
+			return err
+		}(),
+		"server lock": func() error {
+			_, err := svc.UpdateServer(ctx, "weather", policy.ServerPatch{DefaultPolicyLocked: &locked})
+			return err
+		}(),
+		"create server": func() error {
+			_, err := svc.CreateServer(ctx, policy.NewServer{Label: "x", URL: "http://127.0.0.1:1/mcp"})
+			return err
+		}(),
+		"delete server": svc.DeleteServer(ctx, "weather"),
+		"workspace policy": func() error {
+			_, err := svc.SetPolicy(ctx, "weather", "get_forecast", policy.PolicyChange{Layer: policy.LayerWorkspace, Policy: &never})
+			return err
+		}(),
+	}
+	for what, err := range calls {
+		if e, ok := apperr.As(err); !ok || e.Kind != apperr.Forbidden || e.Code != "admin_only" {
+			t.Errorf("%s by a member: %v, want 403 admin_only", what, err)
+		}
+	}
+	if _, err := policy.ParseLayer(member, "workspace"); apperr.KindOf(err) != apperr.Forbidden {
+		t.Errorf("ParseLayer(member, workspace) = %v, want forbidden", err)
+	}
+	if _, err := svc.Tools(context.Background(), "weather"); apperr.KindOf(err) != apperr.Internal {
+		t.Errorf("Tools without a signed-in user = %v, want an internal error (never 'anyone')", err)
+	}
+	var set map[string]any
+	e.must(200, "GET", "/api/settings", nil, &set)
+	if set["default_policy"] != "ask_unless_read_only" {
+		t.Errorf("settings changed: %v", set)
+	}
+}
+
+// TestLayers_FreshInstallChatAsksBeforeDeleteButNotBeforeRead goes through
+// the real chat: on a fresh install delete_forecast (not read-only) asks and
+// does not run, get_forecast (readOnlyHint) runs without asking; a member's
+// "remember" lets only that member run it without asking.
+func TestLayers_FreshInstallChatAsksBeforeDeleteButNotBeforeRead(t *testing.T) {
+	e := newAPI(t)
+	e.createDemo("demo")
+	read := e.send("", `get_forecast {"city": "Oslo"}`).ok(t)
+	if n := len(all[approval](t, read, "approval.required")); n != 0 || e.demo.State().Calls["get_forecast"] != 1 {
+		t.Errorf("get_forecast: %d approval requests, %d calls; want none and 1", n, e.demo.State().Calls["get_forecast"])
+	}
+	m, _ := e.newUser(auth.Member)
+	s := m.send("", `delete_forecast {"city": "Oslo"}`).ok(t)
+	ap := one[approval](t, s, "approval.required")
+	if e.demo.State().Calls["delete_forecast"] != 0 {
+		t.Fatal("delete_forecast ran before anyone approved it")
+	}
+	m.decide(s.conv(t), ap.ID, true, map[string]any{"remember": true}).ok(t)
+	if got := m.effective("demo", "delete_forecast"); got != (effective{"never", "user"}) {
+		t.Errorf("member's delete_forecast after remember = %+v", got)
+	}
+	if got := e.effective("demo", "delete_forecast"); got != (effective{"always", "global"}) {
+		t.Errorf("admin's delete_forecast after the member's remember = %+v", got)
+	}
+	mine := m.send("", `delete_forecast {"city": "Paris"}`).ok(t)
+	if n := len(all[approval](t, mine, "approval.required")); n != 0 {
+		t.Errorf("the member was asked %d times after remembering, want 0", n)
+	}
+	// The admin is still asked.
+	again := e.send("", `delete_forecast {"city": "Berlin"}`).ok(t)
+	if n := len(all[approval](t, again, "approval.required")); n != 1 {
+		t.Errorf("the admin was asked %d times after a member's remember, want 1", n)
 	}
 }

@@ -253,7 +253,7 @@ func (s *Service) Remember(ctx context.Context, r Repo, u auth.User, label, tool
 	if u.ID == "" {
 		return errNoCaller
 	}
-	return s.setPolicies(ctx, r, u, label, map[string]*Policy{tool: &p}, nil)
+	return s.setUserPolicies(ctx, r, u, label, map[string]*Policy{tool: &p})
 }
 
 // Effective returns one tool's effective policy for the user userID, read

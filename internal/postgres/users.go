@@ -64,12 +64,12 @@ func (s *UserStore) CreateUser(ctx context.Context, a auth.Account) (auth.User, 
 func createUser(ctx context.Context, tx pgx.Tx, a auth.Account) (auth.User, error) {
 	// One account created at a time, so "the first admin" is well defined
 	// across replicas.
-	if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtext('toolgate.users'))`); err != nil {
-		return auth.User{}, translate(err, "lock users")
+	if err := lockUsers(ctx, tx); err != nil {
+		return auth.User{}, err
 	}
-	var admins int
-	if err := tx.QueryRow(ctx, `SELECT count(*) FROM users WHERE role = 'admin'`).Scan(&admins); err != nil {
-		return auth.User{}, translate(err, "count admins")
+	admins, err := countAdmins(ctx, tx, "")
+	if err != nil {
+		return auth.User{}, err
 	}
 	u, err := scanUser(tx.QueryRow(ctx, `INSERT INTO users AS u (id, email, password_hash, role, oidc_issuer, oidc_subject)
 		VALUES ($1, $2, nullif($3, ''), $4, nullif($5, ''), nullif($6, '')) RETURNING `+userCols,
@@ -78,17 +78,38 @@ func createUser(ctx context.Context, tx pgx.Tx, a auth.Account) (auth.User, erro
 		return u, translate(err, "create user")
 	}
 	if u.Role == auth.Admin && admins == 0 {
-		for _, q := range []string{
-			`UPDATE conversations SET owner_id = $1 WHERE owner_id IS NULL AND $2::text IS NOT NULL`,
-			`UPDATE audit_log SET actor_id = $1, actor = $2 WHERE actor_id IS NULL`,
-			`UPDATE tool_policies SET updated_by_id = $1 WHERE updated_by_id IS NULL AND $2::text IS NOT NULL`,
-		} {
-			if _, err := tx.Exec(ctx, q, u.ID, u.Email); err != nil {
-				return u, translate(err, "give the first admin the rows from before accounts")
-			}
-		}
+		return u, adoptPreAccountRows(ctx, tx, u)
 	}
 	return u, nil
+}
+
+func lockUsers(ctx context.Context, tx pgx.Tx) error {
+	_, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtext('toolgate.users'))`)
+	return translate(err, "lock users")
+}
+
+// countAdmins counts the admins (disabled ones too) other than except.
+func countAdmins(ctx context.Context, tx pgx.Tx, except string) (int, error) {
+	var n int
+	err := tx.QueryRow(ctx, `SELECT count(*) FROM users WHERE role = 'admin' AND id <> $1`, except).Scan(&n)
+	return n, translate(err, "count admins")
+}
+
+// adoptPreAccountRows gives the first admin the rows written before there
+// were accounts: ownerless conversations, audit entries without an actor
+// account, workspace policies without an author. Rows written since always
+// name their user, so only the first admin ever finds any.
+func adoptPreAccountRows(ctx context.Context, tx pgx.Tx, u auth.User) error {
+	for _, q := range []string{
+		`UPDATE conversations SET owner_id = @id WHERE owner_id IS NULL`,
+		`UPDATE audit_log SET actor_id = @id, actor = @email WHERE actor_id IS NULL`,
+		`UPDATE tool_policies SET updated_by_id = @id WHERE updated_by_id IS NULL`,
+	} {
+		if _, err := tx.Exec(ctx, q, pgx.NamedArgs{"id": u.ID, "email": u.Email}); err != nil {
+			return translate(err, "give the first admin the rows from before accounts")
+		}
+	}
+	return nil
 }
 
 // SetupFirstAdmin consumes the setup token and creates the first admin.
@@ -201,14 +222,33 @@ func (s *UserStore) UpdateUser(ctx context.Context, id string, p auth.UserPatch)
 	return u, err
 }
 
-// LinkOIDC sets an account's OIDC identity, email and role.
+// LinkOIDC sets an account's OIDC identity, email and role. An account that
+// becomes the first admin this way (the provider made it admin after it
+// first signed in as a member) adopts the rows from before accounts.
 func (s *UserStore) LinkOIDC(ctx context.Context, id, issuer, subject, email string, role auth.Role) (auth.User, error) {
-	u, err := scanUser(s.pool.QueryRow(ctx, `UPDATE users u SET oidc_issuer = $2, oidc_subject = $3, email = $4,
-		role = $5, updated_at = now() WHERE id = $1 RETURNING `+userCols, id, issuer, subject, email, role))
-	if apperr.KindOf(translate(err, "")) == apperr.Conflict {
-		return u, apperr.Wrap(err, apperr.Conflict, "email_taken", "another account already has the email %s; ask an admin", email)
-	}
-	return u, userNotFound(err, "link OIDC identity")
+	var u auth.User
+	err := inTx(ctx, s.pool, func(tx pgx.Tx) error {
+		if err := lockUsers(ctx, tx); err != nil {
+			return err
+		}
+		others, err := countAdmins(ctx, tx, id)
+		if err != nil {
+			return err
+		}
+		u, err = scanUser(tx.QueryRow(ctx, `UPDATE users u SET oidc_issuer = $2, oidc_subject = $3, email = $4,
+			role = $5, updated_at = now() WHERE id = $1 RETURNING `+userCols, id, issuer, subject, email, role))
+		if apperr.KindOf(translate(err, "")) == apperr.Conflict {
+			return apperr.Wrap(err, apperr.Conflict, "email_taken", "another account already has the email %s; ask an admin", email)
+		}
+		if err != nil {
+			return userNotFound(err, "link OIDC identity")
+		}
+		if u.Role == auth.Admin && others == 0 {
+			return adoptPreAccountRows(ctx, tx, u)
+		}
+		return nil
+	})
+	return u, err
 }
 
 // TouchLogin records a successful sign-in.
@@ -358,4 +398,29 @@ func useOneTime(ctx context.Context, q querier, hash []byte, p auth.Purpose, now
 		return "", translate(err, "use one-time token")
 	}
 	return *userID, translate(err, "use one-time token")
+}
+
+// DeleteExpired deletes sessions past their absolute or idle expiry, used or
+// expired one-time tokens, and failed sign-ins older than failuresBefore.
+func (s *UserStore) DeleteExpired(ctx context.Context, now, idleBefore, failuresBefore time.Time) (auth.Cleaned, error) {
+	var c auth.Cleaned
+	err := inTx(ctx, s.pool, func(tx pgx.Tx) error {
+		for _, q := range []struct {
+			n    *int64
+			sql  string
+			args []any
+		}{
+			{&c.Sessions, `DELETE FROM sessions WHERE expires_at <= $1 OR last_seen_at <= $2`, []any{now, idleBefore}},
+			{&c.OneTime, `DELETE FROM one_time_tokens WHERE used_at IS NOT NULL OR expires_at <= $1`, []any{now}},
+			{&c.LoginFailures, `DELETE FROM login_failures WHERE at <= $1`, []any{failuresBefore}},
+		} {
+			tag, err := tx.Exec(ctx, q.sql, q.args...)
+			if err != nil {
+				return translate(err, "delete expired sign-in rows")
+			}
+			*q.n = tag.RowsAffected()
+		}
+		return nil
+	})
+	return c, err
 }
