@@ -13,10 +13,15 @@ COPY go.mod go.sum ./
 RUN go mod download
 COPY . .
 RUN CGO_ENABLED=0 go build -trimpath -ldflags="-s -w" -o /out/ ./cmd/api ./cmd/demo-mcp ./cmd/emulator
+RUN mkdir -p /data/toolgate
 
 FROM gcr.io/distroless/static-debian12:nonroot
 COPY --from=build /out/ /usr/local/bin/
 COPY --from=web /src/frontend/dist/ /usr/share/toolgate/web/
+# Offline without SECRETS_KEY, the key that encrypts stored header secrets is
+# created here on first run; mount a volume so it lives as long as the database.
+COPY --from=build --chown=65532:65532 /data/ /var/lib/
+ENV SECRETS_KEY_FILE=/var/lib/toolgate/secrets.key
 # Inside the container Toolgate listens on every interface (the port is
 # published by Docker), so LISTEN_ADDR names no host a browser uses: the API
 # answers only to the Host names in ALLOWED_HOSTS (others get 421), which

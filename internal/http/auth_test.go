@@ -364,3 +364,92 @@ func TestAuth_StatusAndNoneMode(t *testing.T) {
 		t.Errorf("none mode acts as %v", me)
 	}
 }
+
+// TestAuth_AdminOnlyRefusesMembersBeforeTheHandlerRuns: the route
+// middleware, not only the services behind it, refuses a member on every
+// admin route. A body the handler would reject (an unknown field) shows who
+// answered: the middleware says 403 admin_only before the handler could
+// say 400. Routes without a body (GET /api/users, the DELETEs) are guarded
+// by the services too: TestAuth_EveryRouteSaysWhoMayCallIt covers those.
+func TestAuth_AdminOnlyRefusesMembersBeforeTheHandlerRuns(t *testing.T) {
+	e := newAPI(t)
+	e.createDemo("demo")
+	member, _ := e.newUser(auth.Member)
+	// The admin routes whose handler decodes a JSON body.
+	var decoding []string
+	for _, r := range e.api.Routes() {
+		key := r.Method + " " + r.Path
+		if adminRoutes[key] && (r.Method == "POST" || r.Method == "PUT" || r.Method == "PATCH") && !strings.HasSuffix(r.Path, "/refresh") {
+			decoding = append(decoding, r.Method+" "+strings.NewReplacer(":serverId", "demo", ":userId", e.admin.ID).Replace(r.Path))
+		}
+	}
+	if len(decoding) != 5 {
+		t.Fatalf("admin routes with a body: %v", decoding)
+	}
+	unknownField := map[string]any{"no_such_field": true}
+	before := e.snapshot()
+	for _, route := range decoding {
+		method, path, _ := strings.Cut(route, " ")
+		res := member.call(method, path, unknownField)
+		var got apiError
+		_ = json.Unmarshal(res.body, &got)
+		if res.status != 403 || got.Error.Code != "admin_only" {
+			t.Errorf("%s as a member with a body the handler refuses: %d %s, want 403 admin_only", route, res.status, res.body)
+		}
+	}
+	if after := e.snapshot(); !bytes.Equal(mustJSON(t, before), mustJSON(t, after)) {
+		t.Errorf("refused requests changed the state:\nbefore %s\nafter  %s", mustJSON(t, before), mustJSON(t, after))
+	}
+	// The same body from an admin reaches the handler, which refuses it:
+	// so the member's 403 came from the middleware.
+	for _, route := range decoding {
+		method, path, _ := strings.Cut(route, " ")
+		if res := e.call(method, path, unknownField); res.status != 400 {
+			t.Errorf("%s as an admin with an unknown field: %d %s, want 400 from the handler", route, res.status, res.body)
+		}
+	}
+}
+
+// TestAuth_DisabledInTheDatabaseRefusesLiveTokensAndSessions: disabling an
+// account through the API deletes its sessions and tokens; this disables
+// it behind the API's back (plain SQL, rows kept), and the token and the
+// session still stop working at once, because every request reads the
+// account's flag.
+func TestAuth_DisabledInTheDatabaseRefusesLiveTokensAndSessions(t *testing.T) {
+	e := newAPI(t)
+	member, u := e.newUser(auth.Member)
+	_, c := e.login(u.Email, memberPassword, nil)
+	if c == nil {
+		t.Fatal("no session")
+	}
+	member.must(200, "GET", "/api/auth/me", nil, nil)
+	if res := e.withCookie(c, "GET", "/api/auth/me"); res.status != 200 {
+		t.Fatalf("session before: %d", res.status)
+	}
+	setDisabled := func(v bool) {
+		if _, err := e.pool.Exec(context.Background(), `UPDATE users SET disabled = $2 WHERE id = $1`, u.ID, v); err != nil {
+			t.Fatal(err)
+		}
+	}
+	setDisabled(true)
+	var live int
+	if err := e.pool.QueryRow(context.Background(), `SELECT (SELECT count(*) FROM api_tokens WHERE user_id = $1)
+		+ (SELECT count(*) FROM sessions WHERE user_id = $1)`, u.ID).Scan(&live); err != nil || live != 2 {
+		t.Fatalf("the token and session rows should still be there: %d %v", live, err)
+	}
+	var got apiError
+	member.must(401, "GET", "/api/auth/me", nil, &got)
+	if got.Error.Code != "unauthenticated" {
+		t.Errorf("token of a disabled user: %+v", got)
+	}
+	if res := e.withCookie(c, "GET", "/api/auth/me"); res.status != 401 {
+		t.Errorf("session of a disabled user: %d %s", res.status, res.body)
+	}
+	member.must(401, "POST", "/api/conversations", map[string]any{}, nil)
+	// The flag is what refuses them: enabled again, both work.
+	setDisabled(false)
+	member.must(200, "GET", "/api/auth/me", nil, nil)
+	if res := e.withCookie(c, "GET", "/api/auth/me"); res.status != 200 {
+		t.Errorf("session after enabling again: %d", res.status)
+	}
+}

@@ -384,7 +384,7 @@ func (r convRepo) AddGrant(ctx context.Context, conversationID, server, tool, ap
 // transaction (outside one the lock would end with the statement).
 func (r convRepo) UserLoad(ctx context.Context, owner string, window time.Duration) (conversation.UserLoad, error) {
 	var l conversation.UserLoad
-	if _, err := r.q.Exec(ctx, `SELECT hashtextextended('toolgate.turns:' || $1::text, 0))`, owner); err != nil {
+	if _, err := r.q.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtextextended('toolgate.turns:' || $1::text, 0))`, owner); err != nil {
 		return l, translate(err, "lock the user's turns")
 	}
 	// A conversation's updated_at is at least the start of the transaction

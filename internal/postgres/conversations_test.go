@@ -978,10 +978,11 @@ func TestConversations_UserLoadSerialisesOneUser(t *testing.T) {
 	done := make(chan error, 1)
 	go func() {
 		done <- store.Tx(ctx, func(r conversation.Repo) error {
-			if _, err := r.UserLoad(ctx, owner, time.Minute); err != nil {
+			_, err := r.UserLoad(ctx, owner, time.Minute)
+			close(held)
+			if err != nil {
 				return err
 			}
-			close(held)
 			<-release
 			return nil
 		})
