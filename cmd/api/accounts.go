@@ -97,3 +97,23 @@ func browserHost(listen string) string {
 	}
 	return net.JoinHostPort(host, port)
 }
+
+// issueToken prints a new personal API token for the account with email:
+// `api token create EMAIL [NAME]`, for scripts and the README's curl
+// walk-through without a browser.
+func issueToken(ctx context.Context, cfg config.Config, log *slog.Logger, email, name string, stdout io.Writer) error {
+	pool, err := postgres.Open(ctx, cfg.DatabaseURL, false, log)
+	if err != nil {
+		return err
+	}
+	defer pool.Close()
+	if _, err := postgres.MigrateUp(ctx, pool); err != nil {
+		return err
+	}
+	tok, err := newAuth(cfg, pool, log).IssueToken(ctx, email, name)
+	if err != nil {
+		return fmt.Errorf("create a token for %s: %w", email, err)
+	}
+	fmt.Fprintln(stdout, tok.Secret)
+	return nil
+}

@@ -48,8 +48,15 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 		return serve(ctx, cfg, log, stdout)
 	case args[0] == "migrate" && len(args) == 2:
 		return migrate(ctx, cfg, log, args[1], stdout)
+	case args[0] == "token" && (len(args) == 3 || len(args) == 4) && args[1] == "create":
+		name := "terminal"
+		if len(args) == 4 {
+			name = args[3]
+		}
+		// Only the token goes to stdout, so that TOKEN=$(api token create ...) works.
+		return issueToken(ctx, cfg, slog.New(slog.DiscardHandler), args[2], name, stdout)
 	default:
-		return errors.New("usage: api [migrate up|down|status]")
+		return errors.New("usage: api [migrate up|down|status | token create EMAIL [NAME]]")
 	}
 }
 
@@ -113,17 +120,25 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, stdout io.W
 	if err := chat.Recover(ctx); err != nil {
 		return err
 	}
+	ln, err := net.Listen("tcp", cfg.ListenAddr)
+	if err != nil {
+		return fmt.Errorf("listen on %s: %w", cfg.ListenAddr, err)
+	}
+	defer ln.Close()
+	// The links printed below name the port actually listened on
+	// (LISTEN_ADDR=127.0.0.1:0 picks one).
+	linkCfg := cfg
+	if host, port, _ := net.SplitHostPort(cfg.ListenAddr); port == "0" {
+		_, real, _ := net.SplitHostPort(ln.Addr().String())
+		linkCfg.ListenAddr = net.JoinHostPort(host, real)
+	}
 	authn := newAuth(cfg, pool, log)
-	if err := prepareAccounts(ctx, cfg, authn, log, stdout); err != nil {
+	if err := prepareAccounts(ctx, linkCfg, authn, log, stdout); err != nil {
 		return err
 	}
 	api := toolhttp.NewServer(log, policies, chat, authn, store, toolhttp.Options{MaxBodyBytes: cfg.MaxBodyBytes, Heartbeat: cfg.SSEHeartbeat, WebDir: cfg.WebDir,
 		TrustProxyHeaders: cfg.Auth.TrustProxy, AllowedHosts: cfg.AllowedHosts})
 
-	ln, err := net.Listen("tcp", cfg.ListenAddr)
-	if err != nil {
-		return fmt.Errorf("listen on %s: %w", cfg.ListenAddr, err)
-	}
 	// No WriteTimeout: streamed responses live as long as their turn.
 	srv := &http.Server{Handler: api, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute,
 		ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}

@@ -113,6 +113,20 @@ func TestRun_URLPolicyRefusesLoopbackOnlineUnlessAllowed(t *testing.T) {
 			if st != 201 || !strings.Contains(resp, `"tool_count":6`) {
 				t.Errorf("loopback allowed by MCP_ALLOWED_HOSTS: %d %s", st, resp)
 			}
+			for url, says := range map[string]string{
+				"http://169.254.169.254/latest/meta-data": "cloud metadata address",
+				"http://[::ffff:a9fe:a9fe]/mcp":           "cloud metadata address",
+				"http://10.0.0.1/mcp":                     "MCP_ALLOW_PRIVATE=true",
+				"http://0x7f000002/mcp":                   "which is 127.0.0.2) is a loopback address (this machine); to let Toolgate reach it, list it in MCP_ALLOWED_HOSTS, e.g. MCP_ALLOWED_HOSTS=127.0.0.2",
+			} {
+				st, resp := do(t, "PATCH", base+"/api/mcp/servers/weather", fmt.Sprintf(`{"url":%q}`, url))
+				if st != 400 || !strings.Contains(resp, `"url_not_allowed"`) || !strings.Contains(resp, says) {
+					t.Errorf("PATCH url %s: %d %s, want 400 url_not_allowed saying %q", url, st, resp, says)
+				}
+			}
+			if st, resp := do(t, "GET", base+"/api/mcp/servers/weather", ""); !strings.Contains(resp, demo.URL) {
+				t.Errorf("after refused changes: %d %s, want the URL unchanged", st, resp)
+			}
 		}
 	}
 }
