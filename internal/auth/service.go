@@ -240,7 +240,7 @@ func (s *Service) SessionUser(ctx context.Context, secret string) (User, error) 
 		return User{}, err
 	}
 	now := s.now()
-	if !now.Before(sess.ExpiresAt) || now.Sub(sess.LastSeenAt) >= s.opts.IdleTimeout {
+	if u.Disabled || !now.Before(sess.ExpiresAt) || now.Sub(sess.LastSeenAt) >= s.opts.IdleTimeout {
 		return User{}, Unauthenticated()
 	}
 	if now.Sub(sess.LastSeenAt) >= time.Minute {

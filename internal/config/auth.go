@@ -86,6 +86,11 @@ func loadAuth(get func(string, string) string, listenAddr string, errs *[]string
 		if u, err := url.Parse(a.OIDCRedirectURL); err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
 			fail("OIDC_REDIRECT_URL must be an http(s) URL ending in /api/auth/oidc/callback (got %q)", a.OIDCRedirectURL)
 		}
+		// The role is the provider's answer at every sign-in: without either
+		// setting nobody would ever be an admin.
+		if len(a.OIDCAdminEmails) == 0 && a.OIDCAdminGroup == "" {
+			fail("AUTH_MODE=oidc needs OIDC_ADMIN_EMAILS (comma-separated emails) or OIDC_ADMIN_GROUP (a group in the %s claim): admins are chosen by these at every sign-in", a.OIDCGroupsClaim)
+		}
 	}
 	return a
 }

@@ -144,8 +144,8 @@ func (e *RefusedError) Error() string {
 }
 
 func (e *RefusedError) allowHint() string {
-	if e.Addr.IsValid() && normName(e.Host) == e.Addr.String() {
-		return e.Addr.String()
+	if ip, ok := ParseHost(e.Host); ok { // any spelling of an address: name the address
+		return ip.String()
 	}
 	return normName(e.Host)
 }
