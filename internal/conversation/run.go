@@ -186,14 +186,29 @@ func (r *relay) lookup(server, tool string) (policy.Policy, policy.Source) {
 	return policy.Always, policy.FromUnknown
 }
 
-func (r *relay) approval(u *UpstreamItem, it Item) error {
-	t, s := r.t, r.t.s
-	_, src := r.lookup(u.ServerLabel, u.Name)
+// askReason says why a tool asked, as the request built from the groups
+// treated it: its policy's source and, where the policy layer knows, the
+// reason (not read-only, new, changed with what changed).
+func (r *relay) askReason(server, tool string) AskReason {
+	_, src := r.lookup(server, tool)
 	if src == policy.FromConversation { // allowed here, yet upstream asked: say so honestly
 		src = policy.FromUnknown
 	}
+	why := AskReason{Policy: policy.Always, Source: src}
+	for _, g := range r.groups {
+		if g.Server.Label == server {
+			if ab := g.AsksBecause(tool); ab != nil {
+				why.Reason, why.Fields = ab.Reason, ab.Fields
+			}
+		}
+	}
+	return why
+}
+
+func (r *relay) approval(u *UpstreamItem, it Item) error {
+	t, s := r.t, r.t.s
 	a := Approval{ID: u.ID, ConversationID: t.conv.ID, ResponseID: r.response, ServerLabel: u.ServerLabel,
-		UpstreamLabel: u.UpstreamLabel, ToolName: u.Name, Reason: AskReason{Policy: policy.Always, Source: src},
+		UpstreamLabel: u.UpstreamLabel, ToolName: u.Name, Reason: r.askReason(u.ServerLabel, u.Name),
 		State: Pending, RequestedAt: s.now()}
 	a.RawArguments = string(mustRedacted(u.Arguments))
 	a.Annotations = r.annotations(u.ServerLabel, u.Name)

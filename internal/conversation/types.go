@@ -116,7 +116,12 @@ type Approval struct {
 // that Toolgate does not know the tool.
 type AskReason struct {
 	Policy policy.Policy `json:"policy"`
-	Source policy.Source `json:"source"` // tool, server, global or unknown
+	Source policy.Source `json:"source"` // tool, server, global, user, locked, new, changed or unknown
+	// Reason, when known: not_read_only (the default asks for tools not
+	// declared read-only), new_tool, changed (Fields says what changed
+	// since it was allowed) or policy.
+	Reason string   `json:"reason,omitempty"`
+	Fields []string `json:"fields,omitempty"`
 }
 
 // Decision is the person's answer to one approval request.

@@ -253,6 +253,12 @@ func TestLayers_ToolAddedAfterFirstDiscoveryAsksAndChangedToolAsksAgain(t *testi
 	if tl := e.tools("notes")["tidy_notes"]; tl.EffectivePolicy != "never" || tl.PolicySource != "global" {
 		t.Errorf("admin's tidy_notes (no grant of theirs) = %+v", tl)
 	}
+	// In a chat the card says the same: changed since allowed, and what changed.
+	s := e.send("", `read_notes {}`).ok(t)
+	if ab := one[approval](t, s, "approval.required").AsksBecause; ab.Source != "changed" || ab.Reason != "changed" ||
+		!cmp.Equal(ab.Fields, []string{"description"}) {
+		t.Errorf("card for the changed read_notes: asks_because %+v, want changed with [description]", ab)
+	}
 	// Setting the policy again allows the new definition; a new tool with a policy stops asking.
 	e.must(200, "PUT", policyPath("notes", "read_notes", ""), map[string]string{"policy": "never"}, nil)
 	e.must(200, "PUT", policyPath("notes", "email_notes", ""), map[string]string{"policy": "never"}, nil)
@@ -419,6 +425,13 @@ func TestLayers_FreshInstallChatAsksBeforeDeleteButNotBeforeRead(t *testing.T) {
 	ap := one[approval](t, s, "approval.required")
 	if e.demo.State().Calls["delete_forecast"] != 0 {
 		t.Fatal("delete_forecast ran before anyone approved it")
+	}
+	// The card says why, live and after a reload.
+	if ab := ap.AsksBecause; ab.Source != "global" || ab.Reason != "not_read_only" {
+		t.Errorf("asks_because = %+v, want global / not_read_only", ab)
+	}
+	if p := m.transcript(s.conv(t)).Pending; len(p) != 1 || p[0].AsksBecause.Reason != "not_read_only" {
+		t.Errorf("pending after reload = %+v, want one asking because not read-only", p)
 	}
 	m.decide(s.conv(t), ap.ID, true, map[string]any{"remember": true}).ok(t)
 	if got := m.effective("demo", "delete_forecast"); got != (effective{"never", "user"}) {

@@ -205,8 +205,10 @@ type (
 		Redacted    []string        `json:"redacted"`
 		Annotations map[string]any  `json:"annotations"`
 		AsksBecause struct {
-			Policy string `json:"policy"`
-			Source string `json:"source"`
+			Policy string   `json:"policy"`
+			Source string   `json:"source"`
+			Reason string   `json:"reason"`
+			Fields []string `json:"fields"`
 		} `json:"asks_because"`
 		State    string  `json:"state"`
 		Reason   *string `json:"reason"`

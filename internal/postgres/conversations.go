@@ -264,17 +264,17 @@ func (r convRepo) InsertApproval(ctx context.Context, a conversation.Approval) e
 		ann = []byte(`{}`)
 	}
 	_, err := r.q.Exec(ctx, `INSERT INTO approval_requests (id, conversation_id, response_id, server_label,
-			upstream_label, tool_name, arguments, annotations, reason_source)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8::jsonb, $9)
+			upstream_label, tool_name, arguments, annotations, reason_source, asks_reason, asks_fields)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8::jsonb, $9, nullif($10, ''), $11)
 		ON CONFLICT (id) DO NOTHING`,
 		a.ID, a.ConversationID, a.ResponseID, a.ServerLabel, a.UpstreamLabel, a.ToolName, a.RawArguments,
-		string(ann), string(a.Reason.Source))
+		string(ann), string(a.Reason.Source), a.Reason.Reason, a.Reason.Fields)
 	return orMissing(err, "store approval request", a.ConversationID)
 }
 
 const approvalCols = `id, conversation_id, response_id, server_label, upstream_label, tool_name, arguments,
-	annotations, reason_source, requested_at, state, decided_at, decided_by, decided_by_id, reason, scope, remember,
-	answered_in`
+	annotations, reason_source, coalesce(asks_reason, ''), asks_fields, requested_at, state, decided_at, decided_by,
+	decided_by_id, reason, scope, remember, answered_in`
 
 func (r convRepo) approvals(ctx context.Context, what, where string, args ...any) ([]conversation.Approval, error) {
 	rows, err := r.q.Query(ctx, `SELECT `+approvalCols+` FROM approval_requests WHERE `+where, args...)
@@ -286,13 +286,15 @@ func (r convRepo) approvals(ctx context.Context, what, where string, args ...any
 			a      conversation.Approval
 			ann    []byte
 			source string
+			why    string
+			fields []string
 		)
 		err := row.Scan(&a.ID, &a.ConversationID, &a.ResponseID, &a.ServerLabel, &a.UpstreamLabel, &a.ToolName,
-			&a.RawArguments, &ann, &source, &a.RequestedAt, &a.State, &a.DecidedAt, &a.DecidedBy,
+			&a.RawArguments, &ann, &source, &why, &fields, &a.RequestedAt, &a.State, &a.DecidedAt, &a.DecidedBy,
 			&a.DecidedByID, &a.DecisionReason, &a.Scope, &a.Remember, &a.AnsweredIn)
 		a.Annotations = json.RawMessage(ann)
 		// Only tools whose policy is always ask (or unknown tools) are asked about.
-		a.Reason = conversation.AskReason{Policy: policy.Always, Source: policy.Source(source)}
+		a.Reason = conversation.AskReason{Policy: policy.Always, Source: policy.Source(source), Reason: why, Fields: fields}
 		return a, err
 	})
 	if out == nil {

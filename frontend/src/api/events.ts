@@ -19,7 +19,7 @@ export interface DecisionRecordedEvent {
   reason: string | null;
   scope: "once" | "conversation" | null;
   remember: boolean;
-  policy_changed: { server_label: string; tool_name: string; policy: Policy } | null;
+  policy_changed: { server_label: string; tool_name: string; policy: Policy; layer: "user" } | null;
   decided_at: string;
   pending_approval_ids: string[] | null;
 }

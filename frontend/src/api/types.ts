@@ -189,6 +189,7 @@ export interface Approval {
   state: ApprovalState;
   decided_at: string | null;
   decided_by: string | null;
+  decided_by_id: string | null;
   reason: string | null;
   scope: "once" | "conversation" | null;
   remember: boolean;
