@@ -270,7 +270,7 @@ func (s *Service) decide(ctx context.Context, r Repo, a Approval, d Decision, u 
 	after, _ := json.Marshal(map[string]any{"approval_request_id": a.ID, "conversation_id": a.ConversationID,
 		"state": a.State, "reason": a.DecisionReason, "scope": scope, "remember": d.Remember})
 	before, _ := json.Marshal(map[string]any{"approval_request_id": a.ID, "state": Pending})
-	err := r.Policy().InsertAudit(ctx, policy.AuditEntry{Actor: u.Email, Action: policy.ActionDecision,
+	err := r.Policy().InsertAudit(ctx, policy.AuditEntry{Actor: u.Email, ActorID: u.ID, Action: policy.ActionDecision,
 		ServerLabel: &a.ServerLabel, ToolName: &a.ToolName, Before: before, After: after})
 	return decisionEvent(a, change), err
 }

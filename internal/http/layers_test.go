@@ -420,7 +420,7 @@ func TestLayers_FreshInstallChatAsksBeforeDeleteButNotBeforeRead(t *testing.T) {
 	if n := len(all[approval](t, read, "approval.required")); n != 0 || e.demo.State().Calls["get_forecast"] != 1 {
 		t.Errorf("get_forecast: %d approval requests, %d calls; want none and 1", n, e.demo.State().Calls["get_forecast"])
 	}
-	m, _ := e.newUser(auth.Member)
+	m, mu := e.newUser(auth.Member)
 	s := m.send("", `delete_forecast {"city": "Oslo"}`).ok(t)
 	ap := one[approval](t, s, "approval.required")
 	if e.demo.State().Calls["delete_forecast"] != 0 {
@@ -434,6 +434,14 @@ func TestLayers_FreshInstallChatAsksBeforeDeleteButNotBeforeRead(t *testing.T) {
 		t.Errorf("pending after reload = %+v, want one asking because not read-only", p)
 	}
 	m.decide(s.conv(t), ap.ID, true, map[string]any{"remember": true}).ok(t)
+	// The member finds their own decision in their audit log, under their name.
+	found := false
+	for _, a := range m.audit() {
+		found = found || (a.Action == "approval.decide" && a.ActorID == mu.ID && a.Actor == mu.Email)
+	}
+	if !found {
+		t.Errorf("the member's audit log lacks their approval.decide entry: %+v", m.audit())
+	}
 	if got := m.effective("demo", "delete_forecast"); got != (effective{"never", "user"}) {
 		t.Errorf("member's delete_forecast after remember = %+v", got)
 	}
