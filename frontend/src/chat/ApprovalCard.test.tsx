@@ -20,6 +20,7 @@ function approval(over: Partial<Approval> = {}): Approval {
     state: "pending",
     decided_at: null,
     decided_by: null,
+    decided_by_id: null,
     reason: null,
     scope: null,
     remember: false,
