@@ -232,6 +232,8 @@ test("an error shows inline with Retry, and Retry sends the message again", () =
     await retry.click();
     await chat.answerContaining("Lisbon");
     await chat.idle();
+    // The error goes once the transcript is read back after the retried turn.
+    await retry.waitFor({ state: "detached", timeout: 5000 });
     assert.equal(await page.getByRole("button", { name: "Retry" }).count(), 0, "the error is resolved");
     assert.equal(await page.locator(".msg.user").count(), 1, "the message was not stored twice");
   }));
