@@ -14,5 +14,5 @@ go build -o bin/ ./cmd/api ./cmd/demo-mcp ./cmd/emulator
 if [[ -z "${OPENAI_API_KEY:-}" ]]; then
   echo "toolgate: OFFLINE (no OPENAI_API_KEY): answers come from the built-in emulator, not a real model"
 fi
-echo "toolgate: open http://${LISTEN_ADDR:-127.0.0.1:8080}/ in a browser (API reference: docs/openapi.yaml, chat stream: docs/sse-events.md)"
+echo "toolgate: starting on http://${LISTEN_ADDR:-127.0.0.1:8080}/ (API reference: docs/openapi.yaml, chat stream: docs/sse-events.md); open the sign-in or setup link it prints"
 exec ./bin/api

@@ -20,7 +20,8 @@ const DemoAdminEmail = "demo@toolgate.local"
 
 func newAuth(cfg config.Config, pool *pgxpool.Pool, log *slog.Logger) *auth.Service {
 	a := cfg.Auth
-	opts := auth.Options{Mode: auth.Mode(a.Mode), IdleTimeout: a.IdleTimeout, MaxAge: a.MaxAge}
+	opts := auth.Options{Mode: auth.Mode(a.Mode), IdleTimeout: a.IdleTimeout, MaxAge: a.MaxAge,
+		SignInLink: cfg.Offline() && cfg.OfflineDemo}
 	if opts.Mode == auth.ModeOIDC {
 		opts.OIDC = auth.NewOIDC(auth.OIDCConfig{Issuer: a.OIDCIssuer, ClientID: a.OIDCClientID, ClientSecret: a.OIDCClientSecret,
 			RedirectURL: a.OIDCRedirectURL, AdminEmails: a.OIDCAdminEmails, AdminGroup: a.OIDCAdminGroup, GroupsClaim: a.OIDCGroupsClaim})

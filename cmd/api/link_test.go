@@ -2,7 +2,9 @@ package main
 
 import (
 	"context"
+	"io"
 	"net/http"
+	"strings"
 	"path/filepath"
 	"regexp"
 	"testing"
@@ -58,5 +60,16 @@ func TestRun_SignInLinkNamesThePortListenedOn(t *testing.T) {
 	res.Body.Close()
 	if res.StatusCode != http.StatusSeeOther || len(res.Cookies()) == 0 {
 		t.Errorf("opening the link: %d, cookies %v; want 303 with the session cookie", res.StatusCode, res.Cookies())
+	}
+	// The sign-in page is told to point at the terminal's link.
+	base := strings.TrimSuffix(m[1], m[1][strings.Index(m[1], "/api/"):])
+	st, err := http.Get(base + "/api/auth/status")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(st.Body)
+	st.Body.Close()
+	if !strings.Contains(string(body), `"sign_in_link":true`) {
+		t.Errorf("GET /api/auth/status in the offline demo = %s, want sign_in_link true", body)
 	}
 }

@@ -15,7 +15,7 @@ beforeEach(() => {
   calls = [];
   vi.stubGlobal("fetch", vi.fn(async (path: string, init: RequestInit = {}) => {
     calls.push(`${init.method ?? "GET"} ${path}`);
-    if (path === "/api/auth/status") return json(200, { auth_mode: "local", setup_required: false, oidc: false });
+    if (path === "/api/auth/status") return json(200, { auth_mode: "local", setup_required: false, oidc: false, sign_in_link: false });
     if (path === "/api/auth/login") {
       signedIn = true;
       return json(200, { id: "usr_1", email: "ann@example.com", role: "member" });

@@ -36,6 +36,9 @@ type Options struct {
 	FailureWindow time.Duration // ... within this window before 429
 	CleanEvery    time.Duration // sign-ins delete expired rows at most this often (default 10 minutes)
 	OIDC          *OIDC         // mode oidc: the provider
+	// SignInLink: a one-time sign-in link is printed at every start (the
+	// offline demo); the sign-in page points at it.
+	SignInLink bool
 }
 
 // Service is sign-in, sessions, tokens and accounts.
@@ -93,11 +96,14 @@ type Status struct {
 	AuthMode      Mode `json:"auth_mode"`
 	SetupRequired bool `json:"setup_required"`
 	OIDC          bool `json:"oidc"`
+	// SignInLink: Toolgate prints a one-time sign-in link when it starts
+	// (the offline demo), so the sign-in page can say where to look.
+	SignInLink bool `json:"sign_in_link"`
 }
 
 // Status reports the mode and whether the first admin is still to be created.
 func (s *Service) Status(ctx context.Context) (Status, error) {
-	st := Status{AuthMode: s.opts.Mode, OIDC: s.opts.Mode == ModeOIDC}
+	st := Status{AuthMode: s.opts.Mode, OIDC: s.opts.Mode == ModeOIDC, SignInLink: s.opts.SignInLink && s.opts.Mode == ModeLocal}
 	if s.opts.Mode == ModeLocal {
 		n, err := s.store.CountUsers(ctx)
 		if err != nil {

@@ -21,6 +21,8 @@ export interface AuthStatus {
   auth_mode: "local" | "oidc" | "none";
   setup_required: boolean;
   oidc: boolean;
+  /** The offline demo prints a one-time sign-in link at every start. */
+  sign_in_link: boolean;
 }
 
 /** An account as admins see it (GET /api/users). */

@@ -7,11 +7,11 @@ const json = (status: number, body: unknown, headers: Record<string, string> = {
   new Response(JSON.stringify(body), { status, headers: { "Content-Type": "application/json", ...headers } });
 
 let login: (init: RequestInit) => Response;
-let status = { auth_mode: "local", setup_required: false, oidc: false };
+let status = { auth_mode: "local", setup_required: false, oidc: false, sign_in_link: false };
 let fetchMock: ReturnType<typeof vi.fn>;
 
 beforeEach(() => {
-  status = { auth_mode: "local", setup_required: false, oidc: false };
+  status = { auth_mode: "local", setup_required: false, oidc: false, sign_in_link: false };
   fetchMock = vi.fn(async (path: string, init: RequestInit = {}) => {
     if (path === "/api/auth/status") return json(200, status);
     if (path === "/api/auth/login") return login(init);
@@ -67,14 +67,25 @@ describe("LoginPage", () => {
   });
 
   it("offers Sign in with SSO only when the server uses OIDC", async () => {
-    status = { auth_mode: "oidc", setup_required: false, oidc: true };
+    status = { auth_mode: "oidc", setup_required: false, oidc: true, sign_in_link: false };
     const { unmount } = render(<LoginPage onSignedIn={vi.fn()} />);
     expect(await screen.findByRole("link", { name: "Sign in with SSO" })).toHaveAttribute("href", "/api/auth/oidc/login");
     unmount();
-    status = { auth_mode: "local", setup_required: false, oidc: false };
+    status = { auth_mode: "local", setup_required: false, oidc: false, sign_in_link: false };
     render(<LoginPage onSignedIn={vi.fn()} />);
     await act(async () => { await Promise.resolve(); });
     await waitFor(() => expect(fetchMock).toHaveBeenCalledTimes(2));
     expect(screen.queryByRole("link", { name: "Sign in with SSO" })).toBeNull();
+  });
+
+  it("points the offline demo at the sign-in link in the terminal, and only then", async () => {
+    status = { auth_mode: "local", setup_required: false, oidc: false, sign_in_link: true };
+    const { unmount } = render(<LoginPage onSignedIn={vi.fn()} />);
+    expect(await screen.findByText(/open the sign-in link Toolgate printed in its terminal/)).toBeInTheDocument();
+    unmount();
+    status = { auth_mode: "local", setup_required: false, oidc: false, sign_in_link: false };
+    render(<LoginPage onSignedIn={vi.fn()} />);
+    await waitFor(() => expect(fetchMock).toHaveBeenCalledTimes(2));
+    expect(screen.queryByText(/sign-in link Toolgate printed/)).toBeNull();
   });
 });

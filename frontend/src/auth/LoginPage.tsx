@@ -67,6 +67,12 @@ export function LoginPage({ onSignedIn, notice }: LoginPageProps) {
         {status?.setup_required && (
           <p className="alert info">No account exists yet: open the one-time setup link Toolgate printed when it started.</p>
         )}
+        {status?.sign_in_link && !status.setup_required && (
+          <p className="alert info">
+            Offline demo: open the sign-in link Toolgate printed in its terminal
+            (<code>toolgate: sign in: http://…</code>). Each start prints a new one.
+          </p>
+        )}
         <form onSubmit={submit} noValidate>
           <div className="auth-field">
             <label htmlFor={`${id}-email`}>Email</label>
