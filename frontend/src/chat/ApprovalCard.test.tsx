@@ -134,11 +134,11 @@ describe("ApprovalCard", () => {
   it("the remember hint says what each button would remember", async () => {
     const { user } = setup();
     const box = screen.getByRole("checkbox", { name: "Remember for this tool" });
-    expect(box).toHaveAccessibleDescription("Approve: never ask again for send_alert · Deny: block send_alert");
+    expect(box).toHaveAccessibleDescription("Approve: never ask you again for send_alert · Deny: block send_alert for you (your own policy; others are not affected)");
     await user.hover(screen.getByRole("button", { name: "Approve" }));
-    expect(box).toHaveAccessibleDescription("Approving will never ask again for send_alert");
+    expect(box).toHaveAccessibleDescription("Approving will never ask you again for send_alert (your own policy)");
     await user.hover(screen.getByRole("button", { name: "Deny" }));
-    expect(box).toHaveAccessibleDescription("Denying will block send_alert");
+    expect(box).toHaveAccessibleDescription("Denying will block send_alert for you (your own policy)");
   });
 
   it("is disabled while busy and sends nothing", async () => {

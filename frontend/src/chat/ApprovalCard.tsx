@@ -85,9 +85,9 @@ export const ApprovalCard = forwardRef<HTMLElement, ApprovalCardProps>(function 
   };
 
   const rememberHint =
-    intent === "approve" ? `Approving will never ask again for ${tool}`
-    : intent === "deny" ? `Denying will block ${tool}`
-    : `Approve: never ask again for ${tool} · Deny: block ${tool}`;
+    intent === "approve" ? `Approving will never ask you again for ${tool} (your own policy)`
+    : intent === "deny" ? `Denying will block ${tool} for you (your own policy)`
+    : `Approve: never ask you again for ${tool} · Deny: block ${tool} for you (your own policy; others are not affected)`;
   const title = approval.annotations?.title;
 
   return (
