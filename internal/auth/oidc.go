@@ -142,11 +142,15 @@ func (o *OIDC) Finish(ctx context.Context, f OIDCFlow, state, code string) (Iden
 	if v, ok := claims["email_verified"].(bool); ok && !v {
 		return fail(nil, "the sign-in provider says the email %s is not verified", email)
 	}
-	return Identity{Issuer: idt.Issuer, Subject: idt.Subject, Email: email, Admin: o.isAdmin(email, claims)}, nil
+	// Only an email the provider says it verified names a person: some
+	// providers let anyone type any address and send no email_verified.
+	verified := claims["email_verified"] == true || claims["email_verified"] == "true"
+	return Identity{Issuer: idt.Issuer, Subject: idt.Subject, Email: email, EmailVerified: verified,
+		Admin: o.isAdmin(email, verified, claims)}, nil
 }
 
-func (o *OIDC) isAdmin(email string, claims map[string]any) bool {
-	if slices.ContainsFunc(o.cfg.AdminEmails, func(a string) bool { return strings.EqualFold(a, email) }) {
+func (o *OIDC) isAdmin(email string, verified bool, claims map[string]any) bool {
+	if verified && slices.ContainsFunc(o.cfg.AdminEmails, func(a string) bool { return strings.EqualFold(a, email) }) {
 		return true
 	}
 	if o.cfg.AdminGroup == "" {

@@ -182,25 +182,28 @@ func TestOIDC_AdminByEmailOrGroupsClaim(t *testing.T) {
 	custom := NewOIDC(OIDCConfig{AdminGroup: "ops", GroupsClaim: "roles"})
 	none := NewOIDC(OIDCConfig{})
 	for _, tc := range []struct {
-		name   string
-		o      *OIDC
-		email  string
-		claims map[string]any
-		want   bool
+		name       string
+		o          *OIDC
+		email      string
+		claims     map[string]any
+		want       bool
+		unverified bool // the provider does not say it verified the email
 	}{
-		{"listed email", o, "boss@example.com", nil, true},
-		{"listed email, other case", o, "Boss@Example.com", nil, true},
-		{"group in a list", o, "a@example.com", map[string]any{"groups": []any{"staff", "toolgate-admins"}}, true},
-		{"group as a string", o, "a@example.com", map[string]any{"groups": "toolgate-admins"}, true},
-		{"other groups", o, "a@example.com", map[string]any{"groups": []any{"staff"}}, false},
-		{"group name is exact", o, "a@example.com", map[string]any{"groups": []any{"toolgate-admins-x", "Toolgate-Admins"}}, false},
-		{"no groups claim", o, "a@example.com", map[string]any{}, false},
-		{"groups claim of another shape", o, "a@example.com", map[string]any{"groups": map[string]any{"toolgate-admins": true}}, false},
-		{"custom claim", custom, "a@example.com", map[string]any{"roles": []any{"ops"}}, true},
-		{"custom claim, default name ignored", custom, "a@example.com", map[string]any{"groups": []any{"ops"}}, false},
-		{"no group configured", none, "a@example.com", map[string]any{"groups": []any{""}}, false},
+		{"listed email", o, "boss@example.com", nil, true, false},
+		{"listed email, not verified", o, "boss@example.com", nil, false, true},
+		{"not verified, but in the group", o, "boss@example.com", map[string]any{"groups": []any{"toolgate-admins"}}, true, true},
+		{"listed email, other case", o, "Boss@Example.com", nil, true, false},
+		{"group in a list", o, "a@example.com", map[string]any{"groups": []any{"staff", "toolgate-admins"}}, true, false},
+		{"group as a string", o, "a@example.com", map[string]any{"groups": "toolgate-admins"}, true, false},
+		{"other groups", o, "a@example.com", map[string]any{"groups": []any{"staff"}}, false, false},
+		{"group name is exact", o, "a@example.com", map[string]any{"groups": []any{"toolgate-admins-x", "Toolgate-Admins"}}, false, false},
+		{"no groups claim", o, "a@example.com", map[string]any{}, false, false},
+		{"groups claim of another shape", o, "a@example.com", map[string]any{"groups": map[string]any{"toolgate-admins": true}}, false, false},
+		{"custom claim", custom, "a@example.com", map[string]any{"roles": []any{"ops"}}, true, false},
+		{"custom claim, default name ignored", custom, "a@example.com", map[string]any{"groups": []any{"ops"}}, false, false},
+		{"no group configured", none, "a@example.com", map[string]any{"groups": []any{""}}, false, false},
 	} {
-		if got := tc.o.isAdmin(tc.email, tc.claims); got != tc.want {
+		if got := tc.o.isAdmin(tc.email, !tc.unverified, tc.claims); got != tc.want {
 			t.Errorf("%s: isAdmin = %v, want %v", tc.name, got, tc.want)
 		}
 	}

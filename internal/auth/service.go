@@ -150,12 +150,28 @@ func (s *Service) Login(ctx context.Context, email, password string, c Client) (
 	if err != nil {
 		return NewSession{}, err
 	}
-	if n >= s.opts.MaxFailures {
+	tooMany := func(oldest time.Time) error {
 		wait := int(math.Ceil(oldest.Add(s.opts.FailureWindow).Sub(now).Seconds()))
 		e := apperr.New(apperr.TooMany, "too_many_attempts",
 			"too many failed sign-ins for this email from this address; try again in %d seconds", max(wait, 1))
 		e.RetryAfter = max(wait, 1)
-		return NewSession{}, e
+		return e
+	}
+	if n >= s.opts.MaxFailures {
+		return NewSession{}, tooMany(oldest)
+	}
+	// This attempt counts as a failure before the password is checked, and
+	// the count is read again: guesses sent in parallel each see the ones
+	// recorded before them, so no more than MaxFailures are checked per
+	// window however many arrive at once. The right password clears them.
+	if err := s.store.RecordLoginFailure(ctx, key, now, since); err != nil {
+		return NewSession{}, err
+	}
+	if n, oldest, err = s.store.LoginFailures(ctx, key, since); err != nil {
+		return NewSession{}, err
+	}
+	if n > s.opts.MaxFailures {
+		return NewSession{}, tooMany(oldest)
 	}
 	acct, err := s.store.AccountByEmail(ctx, email)
 	if err != nil && apperr.KindOf(err) != apperr.NotFound {
@@ -167,10 +183,7 @@ func (s *Service) Login(ctx context.Context, email, password string, c Client) (
 	}
 	ok := CheckPassword(hash, password) && err == nil && acct.PasswordHash != ""
 	if !ok {
-		if err := s.store.RecordLoginFailure(ctx, key, now, since); err != nil {
-			return NewSession{}, err
-		}
-		return NewSession{}, errInvalidCredentials
+		return NewSession{}, errInvalidCredentials // recorded above
 	}
 	if acct.Disabled {
 		return NewSession{}, apperr.New(apperr.Unauthenticated, "account_disabled",
@@ -429,6 +442,11 @@ func (s *Service) OIDCLogin(ctx context.Context, id Identity, c Client) (NewSess
 		case byEmail.OIDCSubject != "":
 			return NewSession{}, apperr.New(apperr.Conflict, "email_taken",
 				"the account %s is linked to another identity of the provider; ask an admin", email)
+		case !id.EmailVerified:
+			// Linking by email hands the account to whoever holds the
+			// address: only when the provider says it verified it.
+			return NewSession{}, apperr.New(apperr.Unauthenticated, "email_not_verified",
+				"the account %s exists, but the sign-in provider does not say it verified this email (email_verified), so it is not linked; verify the email at the provider, or ask an admin", email)
 		default:
 			acct = byEmail
 		}
@@ -448,7 +466,8 @@ func (s *Service) OIDCLogin(ctx context.Context, id Identity, c Client) (NewSess
 // Identity is who an OIDC provider says signed in.
 type Identity struct {
 	Issuer, Subject, Email string
-	Admin                  bool // the email is in OIDC_ADMIN_EMAILS or the groups claim has OIDC_ADMIN_GROUP
+	EmailVerified          bool // the provider says it verified Email (claim email_verified)
+	Admin                  bool // the verified email is in OIDC_ADMIN_EMAILS or the groups claim has OIDC_ADMIN_GROUP
 }
 
 func (s *Service) newAccount(email, password string, role Role, needPassword bool) (Account, error) {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"reflect"
 	"strings"
 
 	"github.com/labstack/echo/v4"
@@ -40,6 +41,9 @@ func (s *Server) decode(c echo.Context, v any) error {
 		if err := checkJSONText(raw); err != nil {
 			return err
 		}
+	}
+	if err := checkDuplicateKeys(raw, v); err != nil {
+		return err
 	}
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.DisallowUnknownFields()
@@ -96,4 +100,103 @@ func jsonKind(goKind string) string {
 		return "value of the right type"
 	}
 	return "number"
+}
+
+// checkDuplicateKeys refuses an object that names a field twice, e.g.
+// {"approve": false, "approve": true}: encoding/json keeps the last one and
+// matches field names regardless of case, so "approve" and "APPROVE" are
+// the same field too. Something that read the first (a proxy, a log, a
+// person) would see another decision than Toolgate. Keys of map fields
+// (policies, headers) are data, compared exactly: tool names may differ by
+// case alone.
+func checkDuplicateKeys(raw []byte, v any) error {
+	maps := map[string]bool{}
+	mapPaths(reflect.TypeOf(v), "", maps, 0)
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	type frame struct {
+		object bool
+		path   string          // the object's or array's field path, without indexes
+		seen   map[string]bool // object: the keys so far (folded unless a map)
+		key    string          // object: the current member's name
+		keyNow bool            // object: the next string is a name
+	}
+	var stack []frame
+	for {
+		tok, err := dec.Token()
+		if err != nil {
+			return nil // io.EOF, or malformed: Decode reports it
+		}
+		top := len(stack) - 1
+		if d, ok := tok.(json.Delim); ok && (d == '}' || d == ']') {
+			stack = stack[:top]
+			if top--; top >= 0 && stack[top].object {
+				stack[top].keyNow = true
+			}
+			continue
+		}
+		if top >= 0 && stack[top].object && stack[top].keyNow {
+			name, _ := tok.(string)
+			k := name
+			if !maps[stack[top].path] {
+				k = strings.ToLower(name)
+			}
+			if stack[top].seen[k] {
+				field := name
+				if stack[top].path != "" {
+					field = stack[top].path + "." + name
+				}
+				return apperr.Invalidf("duplicate_field", field,
+					"field %s is given more than once (names are case-insensitive); send each field once", field)
+			}
+			stack[top].seen[k], stack[top].key, stack[top].keyNow = true, name, false
+			continue
+		}
+		// A value: its path is the member's, or the array's.
+		path := ""
+		if top >= 0 {
+			path = stack[top].path
+			if stack[top].object {
+				path = strings.TrimPrefix(path+"."+stack[top].key, ".")
+			}
+		}
+		if d, ok := tok.(json.Delim); ok {
+			stack = append(stack, frame{object: d == '{', path: path, seen: map[string]bool{}, keyNow: d == '{'})
+			continue
+		}
+		if top >= 0 && stack[top].object {
+			stack[top].keyNow = true
+		}
+	}
+}
+
+// mapPaths adds the JSON field paths of t that are maps (a.b, array
+// elements sharing their array's path).
+func mapPaths(t reflect.Type, prefix string, out map[string]bool, depth int) {
+	if t == nil || depth > 8 {
+		return
+	}
+	for t.Kind() == reflect.Pointer || t.Kind() == reflect.Slice || t.Kind() == reflect.Array {
+		t = t.Elem()
+	}
+	switch t.Kind() {
+	case reflect.Map:
+		out[prefix] = true
+	case reflect.Struct:
+		for i := range t.NumField() {
+			f := t.Field(i)
+			name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+			if name == "-" || !f.IsExported() {
+				continue
+			}
+			if f.Anonymous && name == "" {
+				mapPaths(f.Type, prefix, out, depth+1)
+				continue
+			}
+			if name == "" {
+				name = f.Name
+			}
+			mapPaths(f.Type, strings.TrimPrefix(prefix+"."+name, "."), out, depth+1)
+		}
+	}
 }

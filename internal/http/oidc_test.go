@@ -35,6 +35,9 @@ type groupsStorage struct {
 	*storage.Storage
 	mu     sync.Mutex
 	groups map[string][]any
+	// unverified: subjects whose email the provider does not say it
+	// verified (no email_verified claim, as some providers send).
+	unverified map[string]bool
 }
 
 func (s *groupsStorage) setGroups(subject string, groups ...any) {
@@ -48,6 +51,9 @@ func (s *groupsStorage) addGroups(info *zoidc.UserInfo, subject string) {
 	defer s.mu.Unlock()
 	if g, ok := s.groups[subject]; ok {
 		info.AppendClaims("groups", g)
+	}
+	if s.unverified[subject] {
+		info.EmailVerified = false // omitted from the claims
 	}
 }
 
@@ -91,7 +97,7 @@ func newOIDCEnv(t *testing.T) *oidcEnv {
 	provider := httptest.NewUnstartedServer(nil)
 	e.issuer = "http://" + provider.Listener.Addr().String()
 	e.host = strings.Split(strings.TrimPrefix(e.issuer, "http://"), ":")[0]
-	e.users = &groupsStorage{groups: map[string][]any{}, Storage: storage.NewStorageWithClients(storage.NewUserStore(e.issuer),
+	e.users = &groupsStorage{groups: map[string][]any{}, unverified: map[string]bool{}, Storage: storage.NewStorageWithClients(storage.NewUserStore(e.issuer),
 		map[string]*storage.Client{"toolgate": storage.WebClient("toolgate", "toolgate-secret", e.apiURL+"/api/auth/oidc/callback")})}
 	provider.Config.Handler = exampleop.SetupServer(e.issuer, e.users, nil, false)
 	provider.Start()
