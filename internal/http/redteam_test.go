@@ -429,3 +429,18 @@ func TestRedTeam_OIDCEmailNotVerifiedGrantsNoAdminAndLinksNoAccount(t *testing.T
 		t.Errorf("the account was linked to %q (%v)", subject, err)
 	}
 }
+
+// TestRedTeam_PasswordResetRevokesTokensMadeWithTheOldPassword: someone who
+// learned a member's password and made a personal token loses it when an
+// admin resets the password, as they lose the session.
+func TestRedTeam_PasswordResetRevokesTokensMadeWithTheOldPassword(t *testing.T) {
+	e := newAPI(t)
+	m, mu := e.newUser(auth.Member)
+	if res := m.call("GET", "/api/auth/me", nil); res.status != 200 {
+		t.Fatalf("member's token before the reset: %d %s", res.status, res.body)
+	}
+	e.must(200, "PATCH", "/api/users/"+mu.ID, map[string]string{"password": "a brand new passphrase"}, nil)
+	if res := m.call("GET", "/api/auth/me", nil); res.status != 401 {
+		t.Errorf("member's token after an admin reset the password: %d %s, want 401", res.status, res.body)
+	}
+}

@@ -207,12 +207,13 @@ func (s *UserStore) UpdateUser(ctx context.Context, id string, p auth.UserPatch)
 			return translate(err, "update user")
 		}
 		if u.Disabled || p.PasswordHash != nil {
-			// A disabled account or a new password ends every session.
+			// A disabled account or a new password (an admin resetting one
+			// that may be known to someone else) ends every session and
+			// revokes every personal token: a token made with a stolen
+			// password must not outlive the reset.
 			if _, err := tx.Exec(ctx, `DELETE FROM sessions WHERE user_id = $1`, id); err != nil {
 				return translate(err, "revoke sessions")
 			}
-		}
-		if u.Disabled {
 			if _, err := tx.Exec(ctx, `DELETE FROM api_tokens WHERE user_id = $1`, id); err != nil {
 				return translate(err, "revoke tokens")
 			}
