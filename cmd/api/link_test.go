@@ -4,9 +4,9 @@ import (
 	"context"
 	"io"
 	"net/http"
-	"strings"
 	"path/filepath"
 	"regexp"
+	"strings"
 	"testing"
 	"time"
 
