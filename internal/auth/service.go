@@ -29,13 +29,16 @@ const LocalEmail = "local@localhost"
 
 // Options tune the service.
 type Options struct {
-	Mode          Mode
-	IdleTimeout   time.Duration // a session unused this long ends (SESSION_IDLE_TIMEOUT)
-	MaxAge        time.Duration // a session ends this long after sign-in whatever happens (SESSION_MAX_AGE)
-	MaxFailures   int           // failed sign-ins per email and client address ...
-	FailureWindow time.Duration // ... within this window before 429
-	CleanEvery    time.Duration // sign-ins delete expired rows at most this often (default 10 minutes)
-	OIDC          *OIDC         // mode oidc: the provider
+	Mode        Mode
+	IdleTimeout time.Duration // a session unused this long ends (SESSION_IDLE_TIMEOUT)
+	MaxAge      time.Duration // a session ends this long after sign-in whatever happens (SESSION_MAX_AGE)
+	MaxFailures int           // failed sign-ins per email and client address ...
+	// MaxAccountFailures caps failed sign-ins per email from any address
+	// in the window (default 50), against guesses spread over addresses.
+	MaxAccountFailures int
+	FailureWindow      time.Duration // ... within this window before 429
+	CleanEvery         time.Duration // sign-ins delete expired rows at most this often (default 10 minutes)
+	OIDC               *OIDC         // mode oidc: the provider
 	// SignInLink: a one-time sign-in link is printed at every start (the
 	// offline demo); the sign-in page points at it.
 	SignInLink bool
@@ -67,6 +70,9 @@ func NewService(store Store, opts Options, log *slog.Logger) *Service {
 	}
 	if opts.MaxFailures <= 0 {
 		opts.MaxFailures = 5
+	}
+	if opts.MaxAccountFailures <= 0 {
+		opts.MaxAccountFailures = 50
 	}
 	if opts.FailureWindow <= 0 {
 		opts.FailureWindow = 15 * time.Minute
@@ -143,35 +149,15 @@ func (s *Service) Login(ctx context.Context, email, password string, c Client) (
 	if len(password) > MaxPasswordLen {
 		return NewSession{}, ValidatePassword(password)
 	}
-	key := email + "|" + c.Addr
-	now := s.now()
-	since := now.Add(-s.opts.FailureWindow)
-	n, oldest, err := s.store.LoginFailures(ctx, key, since)
-	if err != nil {
+	// Two limits: one email from one address (MaxFailures), and one email
+	// from anywhere (MaxAccountFailures, higher), so guesses spread over
+	// many addresses are capped too.
+	key, accountKey := email+"|"+c.Addr, "account|"+email
+	if err := s.admit(ctx, key, s.opts.MaxFailures, "for this email from this address"); err != nil {
 		return NewSession{}, err
 	}
-	tooMany := func(oldest time.Time) error {
-		wait := int(math.Ceil(oldest.Add(s.opts.FailureWindow).Sub(now).Seconds()))
-		e := apperr.New(apperr.TooMany, "too_many_attempts",
-			"too many failed sign-ins for this email from this address; try again in %d seconds", max(wait, 1))
-		e.RetryAfter = max(wait, 1)
-		return e
-	}
-	if n >= s.opts.MaxFailures {
-		return NewSession{}, tooMany(oldest)
-	}
-	// This attempt counts as a failure before the password is checked, and
-	// the count is read again: guesses sent in parallel each see the ones
-	// recorded before them, so no more than MaxFailures are checked per
-	// window however many arrive at once. The right password clears them.
-	if err := s.store.RecordLoginFailure(ctx, key, now, since); err != nil {
+	if err := s.admit(ctx, accountKey, s.opts.MaxAccountFailures, "for this email"); err != nil {
 		return NewSession{}, err
-	}
-	if n, oldest, err = s.store.LoginFailures(ctx, key, since); err != nil {
-		return NewSession{}, err
-	}
-	if n > s.opts.MaxFailures {
-		return NewSession{}, tooMany(oldest)
 	}
 	acct, err := s.store.AccountByEmail(ctx, email)
 	if err != nil && apperr.KindOf(err) != apperr.NotFound {
@@ -189,10 +175,47 @@ func (s *Service) Login(ctx context.Context, email, password string, c Client) (
 		return NewSession{}, apperr.New(apperr.Unauthenticated, "account_disabled",
 			"this account is disabled; ask an admin to enable it")
 	}
-	if err := s.store.ClearLoginFailures(ctx, key); err != nil {
-		return NewSession{}, err
+	for _, k := range []string{key, accountKey} {
+		if err := s.store.ClearLoginFailures(ctx, k); err != nil {
+			return NewSession{}, err
+		}
 	}
 	return s.openSession(ctx, acct.User, c)
+}
+
+// admit counts this sign-in attempt under key, refusing it with TooMany when
+// limit attempts already failed within the window. The attempt counts as a
+// failure before the password is checked, and the count is read again:
+// guesses sent in parallel each see the ones recorded before them, so no
+// more than limit are checked per window however many arrive at once. The
+// right password clears them.
+func (s *Service) admit(ctx context.Context, key string, limit int, what string) error {
+	now := s.now()
+	since := now.Add(-s.opts.FailureWindow)
+	tooMany := func(oldest time.Time) error {
+		wait := max(int(math.Ceil(oldest.Add(s.opts.FailureWindow).Sub(now).Seconds())), 1)
+		e := apperr.New(apperr.TooMany, "too_many_attempts",
+			"too many failed sign-ins %s; try again in %d seconds", what, wait)
+		e.RetryAfter = wait
+		return e
+	}
+	n, oldest, err := s.store.LoginFailures(ctx, key, since)
+	if err != nil {
+		return err
+	}
+	if n >= limit {
+		return tooMany(oldest)
+	}
+	if err := s.store.RecordLoginFailure(ctx, key, now, since); err != nil {
+		return err
+	}
+	if n, oldest, err = s.store.LoginFailures(ctx, key, since); err != nil {
+		return err
+	}
+	if n > limit {
+		return tooMany(oldest)
+	}
+	return nil
 }
 
 func (s *Service) openSession(ctx context.Context, u User, c Client) (NewSession, error) {
