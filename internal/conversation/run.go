@@ -19,7 +19,7 @@ func (t *Turn) Run(ctx context.Context, sink Sink) {
 	defer cancel(nil)
 	var reg *running
 	if t.claimed {
-		reg = s.register(t.conv.ID, t.id, cancel)
+		reg = s.register(t.conv.ID, t.conv.OwnerID, t.id, cancel)
 		defer s.unregister(t.conv.ID, reg)
 	}
 	sink.Send(EventNameConversation, ConversationEvent{ConversationID: t.conv.ID, TurnID: t.id, Kind: t.kind,
@@ -256,6 +256,8 @@ func (r *relay) upstreamError(ctx context.Context, err error, streamed bool) Tur
 	switch {
 	case errors.Is(context.Cause(ctx), ErrShutdown):
 		return TurnError{Code: "server_shutdown", Message: "Toolgate is shutting down, so the turn was stopped; what arrived before is kept", Retryable: true}
+	case errors.Is(context.Cause(ctx), ErrAccountDisabled):
+		return TurnError{Code: "account_disabled", Message: "an admin disabled this account, so its turn was stopped; what arrived before is kept"}
 	case ctx.Err() != nil:
 		return TurnError{Code: "cancelled", Message: "the turn was cancelled; what arrived before is kept"}
 	case errors.As(err, &ue) && ue.Code == CodeUnreachable:

@@ -65,6 +65,7 @@ type Service struct {
 }
 
 type running struct {
+	owner  string // the user whose turn it is
 	turn   string
 	cancel context.CancelCauseFunc
 	done   chan struct{}
@@ -74,6 +75,8 @@ type running struct {
 var (
 	ErrCancelled = errors.New("the turn was cancelled")
 	ErrShutdown  = errors.New("the server is shutting down")
+	// ErrAccountDisabled stops the turns of an account an admin disabled.
+	ErrAccountDisabled = errors.New("the account was disabled")
 )
 
 // Stop cancels every running turn and waits, until ctx ends, for them to
@@ -255,16 +258,32 @@ func (s *Service) Cancel(ctx context.Context, id string) error {
 	return nil
 }
 
+// StopUser cancels every turn of userID running in this process, as when
+// the account is disabled: an account that may no longer sign in must not
+// keep a model running tools on its behalf. It reports how many it stopped.
+func (s *Service) StopUser(userID string) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := 0
+	for _, r := range s.running {
+		if r.owner == userID {
+			r.cancel(ErrAccountDisabled)
+			n++
+		}
+	}
+	return n
+}
+
 func (s *Service) lookup(id string) *running {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.running[id]
 }
 
-func (s *Service) register(id, turn string, cancel context.CancelCauseFunc) *running {
+func (s *Service) register(id, owner, turn string, cancel context.CancelCauseFunc) *running {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	r := &running{turn: turn, cancel: cancel, done: make(chan struct{})}
+	r := &running{owner: owner, turn: turn, cancel: cancel, done: make(chan struct{})}
 	s.running[id] = r
 	return r
 }

@@ -6,6 +6,7 @@ package http_test
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -443,4 +444,48 @@ func TestRedTeam_PasswordResetRevokesTokensMadeWithTheOldPassword(t *testing.T) 
 	if res := m.call("GET", "/api/auth/me", nil); res.status != 401 {
 		t.Errorf("member's token after an admin reset the password: %d %s, want 401", res.status, res.body)
 	}
+}
+
+// TestRedTeam_DisablingAnAccountStopsItsRunningTurn: a member's turn is
+// streaming when an admin disables the account; the turn stops at once
+// (error account_disabled, what arrived is kept) instead of running on
+// for someone who may no longer sign in, and another user's turn goes on.
+func TestRedTeam_DisablingAnAccountStopsItsRunningTurn(t *testing.T) {
+	e := newAPI(t)
+	e.createDemo("demo")
+	e.up.setBehavior("event-delay=60ms")
+	m, mu := e.newUser(auth.Member)
+	other, _ := e.newUser(auth.Member)
+	ctx := context.Background()
+	open := func(env *apiEnv) (*http.Response, convEvent) {
+		res := env.open(ctx, "/api/responses", map[string]any{"input": "tell me a long story"})
+		evs, _ := parseSSE(t, res.Body, func(ev sseEvent) bool { return ev.Name == "conversation" })
+		var conv convEvent
+		_ = json.Unmarshal(evs[len(evs)-1].Data, &conv)
+		return res, conv
+	}
+	res, _ := open(m)
+	defer res.Body.Close()
+	otherRes, otherConv := open(other)
+	defer otherRes.Body.Close()
+
+	e.must(200, "PATCH", "/api/users/"+mu.ID, map[string]any{"disabled": true}, nil)
+	rest, _ := parseSSE(t, res.Body, nil)
+	if len(rest) == 0 || rest[len(rest)-1].Name != "error" || !strings.Contains(string(rest[len(rest)-1].Data), `"account_disabled"`) {
+		t.Fatalf("the disabled member's stream after the PATCH ended with %v, want error account_disabled", lastEvent(rest))
+	}
+	// The other member's turn was not touched.
+	e.up.setBehavior("")
+	otherRest, _ := parseSSE(t, otherRes.Body, nil)
+	if len(otherRest) == 0 || otherRest[len(otherRest)-1].Name != "completed" {
+		t.Errorf("another member's turn in %s ended with %v, want it to complete", otherConv.ConversationID, lastEvent(otherRest))
+	}
+}
+
+// lastEvent is the name and data of a stream's last event, for messages.
+func lastEvent(evs []sseEvent) string {
+	if len(evs) == 0 {
+		return "(no events)"
+	}
+	return evs[len(evs)-1].Name + " " + string(evs[len(evs)-1].Data)
 }

@@ -37,6 +37,9 @@ func (s *Server) updateUser(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	if u.Disabled {
+		s.chat.StopUser(u.ID)
+	}
 	return c.JSON(http.StatusOK, u)
 }
 
@@ -44,5 +47,6 @@ func (s *Server) deleteUser(c echo.Context) error {
 	if err := s.auth.DisableUser(c.Request().Context(), c.Param("userId")); err != nil {
 		return err
 	}
+	s.chat.StopUser(c.Param("userId"))
 	return c.NoContent(http.StatusNoContent)
 }
