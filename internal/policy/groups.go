@@ -147,7 +147,7 @@ func resolveInput(srv Server, set Settings, t Tool) ResolveInput {
 			GrantedDefinition: t.GrantedDefinition}
 	}
 	if t.Discovered {
-		in.ReadOnly, in.Digest, in.ChangedAt = t.Annotations.ReadOnlyHint, t.Digest, t.ChangedAt
+		in.ReadOnly, in.Digest, in.ChangedAt, in.FirstSeen = t.Annotations.ReadOnlyHint, t.Digest, t.ChangedAt, t.FirstSeenAt
 		in.Definition = DefinitionOf(t.DiscoveredTool)
 		in.New = srv.FirstDiscoveredAt != nil && t.FirstSeenAt != nil && t.FirstSeenAt.After(*srv.FirstDiscoveredAt)
 	}

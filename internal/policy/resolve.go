@@ -28,6 +28,11 @@ const (
 	ReasonNotReadOnly = "not_read_only" // ask_unless_read_only and the tool is not declared read-only
 	ReasonNewTool     = "new_tool"      // first seen after its server's first discovery
 	ReasonChanged     = "changed"       // changed since it was allowed
+	// ReasonReadOnlyChanged: ask_unless_read_only would run the tool because
+	// it says readOnlyHint, but its definition changed after Toolgate first
+	// saw it, so the hint is not trusted: a server cannot turn a tool that
+	// asked into one that runs by flipping a hint.
+	ReasonReadOnlyChanged = "read_only_changed"
 )
 
 // AsksBecause says why a tool asks before it runs.
@@ -120,6 +125,7 @@ type ResolveInput struct {
 	Digest     string
 	Definition Definition
 	ChangedAt  *time.Time // definition_changed_at
+	FirstSeen  *time.Time // first_seen_at
 }
 
 // Resolution is a tool's effective policy for one user and why.
@@ -169,7 +175,9 @@ func Workspace(in ResolveInput) Resolution {
 //  5. no personal policy: W (source its level, or locked);
 //  6. only tightening, last: a never for a new tool nobody has set a policy
 //     for asks (new); a never from an explicit policy granted for another
-//     definition asks again (changed).
+//     definition asks again (changed); a never that only the readOnlyHint
+//     gave, for a tool whose definition changed after it was first seen,
+//     asks (changed, read_only_changed).
 func Resolve(in ResolveInput) Resolution {
 	if in.ServerGone || in.ServerDisabled {
 		return Resolution{Policy: Blocked, Source: FromServer}
@@ -218,8 +226,28 @@ func Resolve(in ResolveInput) Resolution {
 		r.Policy, r.Source = Always, FromChanged
 		r.AsksBecause = &AsksBecause{Reason: ReasonChanged, Fields: fields}
 		r.Changed = &Changed{Fields: fields, Since: in.ChangedAt}
+		return r
+	}
+	if from == nil && hintedReadOnly(in) && in.ChangedAt != nil && in.FirstSeen != nil && in.ChangedAt.After(*in.FirstSeen) {
+		r.Policy, r.Source = Always, FromChanged
+		r.AsksBecause = &AsksBecause{Reason: ReasonReadOnlyChanged}
+		r.Changed = &Changed{Fields: []string{}, Since: in.ChangedAt}
 	}
 	return r
+}
+
+// hintedReadOnly reports whether the workspace's policy for the tool is
+// ask_unless_read_only (at the level it comes from), so that a never is
+// the server's readOnlyHint speaking, not a person.
+func hintedReadOnly(in ResolveInput) bool {
+	switch {
+	case in.Workspace != nil:
+		return false
+	case in.ServerDefault != nil:
+		return *in.ServerDefault == AskUnlessReadOnly
+	default:
+		return in.Global == AskUnlessReadOnly
+	}
 }
 
 // strictness orders the policies: never < always < blocked.

@@ -193,6 +193,26 @@ func TestResolve_Precedence(t *testing.T) {
 			in.Workspace, in.User = explicit(Always, false), grantedFor(writeTool, false)
 		}), Resolution{Policy: Always, Source: FromChanged, AsksBecause: &AsksBecause{Reason: ReasonChanged, Fields: []string{"description", "input_schema"}},
 			Changed: &Changed{Fields: []string{"description", "input_schema"}, Since: &changedAt}}},
+		// 7c. A never that only the readOnlyHint gave is not trusted once the
+		// tool changed after it was first seen: a server cannot make a tool
+		// that asked run by flipping its hint.
+		{"read-only hint, tool unchanged since first seen: runs", with(forTool(ResolveInput{Global: AskUnlessReadOnly}, readOnlyTool), func(in *ResolveInput) {
+			in.FirstSeen = &changedAt
+		}), Resolution{Policy: Never, Source: FromGlobal}},
+		{"read-only hint, tool changed after first seen: asks", with(forTool(ResolveInput{Global: AskUnlessReadOnly}, readOnlyTool), func(in *ResolveInput) {
+			in.FirstSeen = ptr(changedAt.Add(-time.Hour))
+		}), Resolution{Policy: Always, Source: FromChanged, AsksBecause: &AsksBecause{Reason: ReasonReadOnlyChanged},
+			Changed: &Changed{Fields: []string{}, Since: &changedAt}}},
+		{"read-only hint through a locked server default, tool changed: asks", with(forTool(ResolveInput{Global: Never}, readOnlyTool), func(in *ResolveInput) {
+			in.ServerDefault, in.ServerLocked, in.FirstSeen = ptr(AskUnlessReadOnly), true, ptr(changedAt.Add(-time.Hour))
+		}), Resolution{Policy: Always, Source: FromChanged, Locked: true, AsksBecause: &AsksBecause{Reason: ReasonReadOnlyChanged},
+			Changed: &Changed{Fields: []string{}, Since: &changedAt}}},
+		{"changed tool, a person's never (not the hint) holds", with(forTool(ResolveInput{Global: AskUnlessReadOnly}, readOnlyTool), func(in *ResolveInput) {
+			in.FirstSeen, in.User = ptr(changedAt.Add(-time.Hour)), grantedFor(readOnlyTool, false)
+		}), Resolution{Policy: Never, Source: FromUser}},
+		{"changed tool, a default of never (not the hint) keeps running", with(forTool(ResolveInput{Global: Never}, readOnlyTool), func(in *ResolveInput) {
+			in.FirstSeen = ptr(changedAt.Add(-time.Hour))
+		}), Resolution{Policy: Never, Source: FromGlobal}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -49,7 +49,7 @@ export interface NewApiToken {
 
 /** Why a call asks (null when the tool runs without asking). */
 export interface AsksBecause {
-  reason: "not_read_only" | "new_tool" | "changed" | "policy" | string;
+  reason: "not_read_only" | "new_tool" | "changed" | "read_only_changed" | "policy" | string;
   fields?: string[];
   [k: string]: unknown;
 }

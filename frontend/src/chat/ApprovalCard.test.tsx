@@ -94,6 +94,7 @@ describe("ApprovalCard", () => {
     [{ source: "global", reason: "not_read_only" }, "Asks because it is not read-only"],
     [{ source: "new", reason: "new_tool" }, "New: asks until someone sets its policy"],
     [{ source: "changed", reason: "changed", fields: ["description", "input_schema"] }, "Changed since you allowed it: description, input schema"],
+    [{ source: "changed", reason: "read_only_changed" }, "Says it is read-only, but changed after it was first seen: asks until someone sets its policy"],
     [{ source: "locked", reason: "policy" }, "Asks because an admin locked this tool at Ask"],
     [{ source: "user", reason: "policy" }, "Asks because your own policy for this tool is Ask"],
   ] as const)("says why it asks with the API's reason (%j)", (why, text) => {

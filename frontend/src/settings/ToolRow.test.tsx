@@ -106,6 +106,8 @@ describe("ToolRow", () => {
     [{ asks_because: { reason: "new_tool" }, policy_source: "new" as const }, "new: asks until someone sets its policy"],
     [{ asks_because: { reason: "changed" }, policy_source: "changed" as const, changed: { fields: ["description", "input_schema"], since: null } },
       "changed since you allowed it: description, input schema"],
+    [{ asks_because: { reason: "read_only_changed" }, policy_source: "changed" as const, changed: { fields: [], since: null } },
+      "says it is read-only, but changed after it was first seen"],
   ])("says why it asks: %j", (over, text) => {
     renderRow({ tool: tool(over as Partial<Tool>) });
     expect(screen.getByText(/Effective for me:/).parentElement).toHaveTextContent(text);

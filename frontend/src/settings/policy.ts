@@ -69,6 +69,8 @@ export function asksBecausePhrase(ab: AsksBecause | null | undefined, changedFie
       const fields = changedFieldsText(changedFields ?? (Array.isArray(ab.fields) ? ab.fields : undefined));
       return `changed since you allowed it${fields ? `: ${fields}` : ""}`;
     }
+    case "read_only_changed":
+      return "says it is read-only, but changed after it was first seen: asks until someone sets its policy";
     default:
       return undefined;
   }
