@@ -94,8 +94,8 @@ func TestCleanup_SignInsDeleteExpiredRowsAtMostEveryInterval(t *testing.T) {
 	if got := oneTimes(); !slices.Equal(got, []string{"fresh"}) {
 		t.Errorf("one-time links left %v, want only the fresh one", got)
 	}
-	if got := failures(); !slices.Equal(got, []string{"admin@example.com|192.0.2.1", "recent"}) {
-		t.Errorf("failed sign-ins left %v, want the recent one and this attempt", got)
+	if got := failures(); !slices.Equal(got, []string{"account|admin@example.com", "admin@example.com|192.0.2.1", "recent"}) {
+		t.Errorf("failed sign-ins left %v, want the recent one and this attempt (per address and per account)", got)
 	}
 
 	// Within CleanEvery a sign-in does not clean again...
