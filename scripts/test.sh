@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# Runs every test: the Go tests, then the web app's type check and component
-# tests (Vitest), then the end-to-end tests in real Chromium against the
-# real binary. Tests need Postgres: TEST_DATABASE_URL when set; otherwise the
+# Runs every test: golangci-lint and the Go tests, then the web app's type
+# check and component tests (Vitest), then the end-to-end tests in real
+# Chromium against the real binary. Tests need Postgres: TEST_DATABASE_URL when set; otherwise the
 # local server on 127.0.0.1:5432 when it answers; otherwise the Go tests start
 # one with testcontainers (Docker), or fail saying how to provide one. The
 # browser tests need Chromium at /usr/bin/chromium (apt-get install -y chromium).
@@ -12,6 +12,17 @@ if [ -z "${TEST_DATABASE_URL:-}" ] && command -v pg_isready >/dev/null && pg_isr
   export TEST_DATABASE_URL="postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable"
 fi
 echo "test database: ${TEST_DATABASE_URL:-testcontainers (Docker)}"
+
+# golangci-lint (config: .golangci.yml), pinned and installed once into
+# bin/tools through the Go module proxy; a finding fails the run.
+golangci_lint_version=v2.15.0
+golangci_lint=bin/tools/golangci-lint
+if [ "$("$golangci_lint" version --short 2>/dev/null)" != "${golangci_lint_version#v}" ]; then
+  echo "== installing golangci-lint $golangci_lint_version into $golangci_lint (once; about 3 minutes)"
+  GOBIN="$PWD/bin/tools" go install "github.com/golangci/golangci-lint/v2/cmd/golangci-lint@$golangci_lint_version"
+fi
+echo "== golangci-lint"
+"$golangci_lint" run ./...
 
 echo "== go test"
 go test -race -count=1 ./...

@@ -9,9 +9,10 @@ if ! command -v npm >/dev/null; then
   exit 1
 fi
 if [ ! -f node_modules/.package-lock.json ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
-  echo "web: installing npm packages (npm ci)"
+  echo "web: installing the web app's npm packages (npm ci; the first install takes a minute or two)…"
   npm ci --no-audit --no-fund --loglevel=error
 fi
 if [ "${1:-}" != "--deps-only" ]; then
+  echo "web: building the web app (frontend/dist)…"
   npm run --silent build
 fi

@@ -27,7 +27,10 @@ func TestRun_SignInLinkNamesThePortListenedOn(t *testing.T) {
 	t.Cleanup(func() {
 		cancel()
 		select {
-		case <-done:
+		case err := <-done:
+			if err != nil {
+				t.Errorf("run returned %v after shutdown", err)
+			}
 		case <-time.After(15 * time.Second):
 			t.Error("run did not stop")
 		}

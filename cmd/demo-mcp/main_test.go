@@ -106,7 +106,11 @@ func TestRunServesTheDemoAndShutsDownWithOpenStreams(t *testing.T) {
 func TestRunTakesTheTokenFromTheEnvironment(t *testing.T) {
 	t.Setenv("DEMO_MCP_TOKEN", "s3cret")
 	url, stop, out := start(t, "-addr", "127.0.0.1:0")
-	defer stop()
+	defer func() {
+		if err := stop(); err != nil {
+			t.Errorf("run returned %v, want nil after a graceful shutdown", err)
+		}
+	}()
 	if !strings.Contains(out.String(), "token_required=true") {
 		t.Errorf("log does not say a token is required:\n%s", out)
 	}

@@ -44,7 +44,8 @@ CREATE TABLE approval_requests (
     -- The label upstream used; differs from server_label in the split layout.
     upstream_label  text NOT NULL,
     tool_name       text NOT NULL,
-    -- As upstream sent them: secrets are redacted when they are shown.
+    -- Stored with secrets already redacted (mustRedacted in the turn engine):
+    -- Toolgate never needs the originals, upstream keeps them.
     arguments       text NOT NULL,
     -- The tool's annotations when it asked, as the person saw them.
     annotations     jsonb NOT NULL DEFAULT '{}',

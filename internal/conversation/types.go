@@ -96,7 +96,7 @@ type Approval struct {
 	ServerLabel    string          `json:"server_label"`
 	UpstreamLabel  string          `json:"upstream_label"`
 	ToolName       string          `json:"tool_name"`
-	RawArguments   string          `json:"-"` // as upstream sent them; never shown, may hold secrets
+	RawArguments   string          `json:"-"` // as stored: secrets already redacted (upstream keeps the originals)
 	Arguments      json.RawMessage `json:"arguments"`
 	Redacted       []string        `json:"redacted"`
 	Annotations    json.RawMessage `json:"annotations"`

@@ -48,8 +48,10 @@
 //   - Naming an offered tool calls it: bare ("get_forecast") or qualified
 //     by its server label ("weather.get_forecast"), as a whole word. A bare
 //     name offered by several servers means the first in tools order.
-//   - A JSON object right after the name is the call's arguments
-//     (get_forecast {"city": "Berlin"}); without one they are {}.
+//   - The first JSON object after the name, before the next name, is the
+//     call's arguments ("get_forecast {"city": "Berlin"}", "use
+//     get_forecast with {"city": "Berlin"}"); without one, or when it is
+//     malformed, they are {}.
 //   - Naming several tools (or one tool several times) makes several calls
 //     in one response, in the order named. Calls that need no approval run
 //     at once; the others become mcp_approval_request items, and the

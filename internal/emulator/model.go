@@ -32,11 +32,29 @@ func isNameByte(c byte) bool {
 // findMentions finds the tools named in text, in order. A name matches as a
 // whole word, either bare ("get_forecast") or qualified by its server label
 // ("weather.get_forecast"); a bare name offered by several servers means the
-// first of them in tools order. A JSON object right after the name (spaces
-// allowed) becomes the call's arguments; otherwise they are {}.
+// first of them in tools order. The first JSON object after a name, before
+// the next name, is that call's arguments, so "Use the echo tool with
+// {...}" works as well as "echo {...}"; with none, or when that first
+// object is malformed, they are {}. Tool names inside the object are its
+// text, not calls.
 func findMentions(text string, offers []offer) []mention {
 	var out []mention
+	pending := -1 // index in out of the call still waiting for its arguments
 	for i := 0; i < len(text); {
+		if text[i] == '{' && pending >= 0 {
+			end, ok := objectEnd(text, i)
+			if ok {
+				var b bytes.Buffer
+				if json.Compact(&b, []byte(text[i:end])) == nil {
+					out[pending].args = b.String()
+				}
+				i = end
+			} else { // never closed: no arguments, and the rest is text
+				i++
+			}
+			pending = -1
+			continue
+		}
 		if i > 0 && (isNameByte(text[i-1]) || text[i-1] == '.') {
 			i++
 			continue
@@ -59,27 +77,36 @@ func findMentions(text string, offers []offer) []mention {
 			continue
 		}
 		i += bestLen
-		args := "{}"
-		j := i
-		for j < len(text) && (text[j] == ' ' || text[j] == '\t' || text[j] == '\n' || text[j] == ':') {
-			j++
-		}
-		if j < len(text) && text[j] == '{' {
-			dec := json.NewDecoder(strings.NewReader(text[j:]))
-			var raw json.RawMessage
-			if dec.Decode(&raw) == nil {
-				var obj map[string]any
-				if json.Unmarshal(raw, &obj) == nil {
-					var b bytes.Buffer
-					_ = json.Compact(&b, raw)
-					args = b.String()
-					i = j + int(dec.InputOffset())
-				}
-			}
-		}
-		out = append(out, mention{offer: offers[best], args: args})
+		out = append(out, mention{offer: offers[best], args: "{}"})
+		pending = len(out) - 1
 	}
 	return out
+}
+
+// objectEnd returns the index just past the '}' that closes the brace at
+// text[start], skipping braces inside JSON strings (escapes included); ok
+// is false when it is never closed. It only balances braces: whether the
+// span is valid JSON is for the caller to decide.
+func objectEnd(text string, start int) (end int, ok bool) {
+	depth, inString := 0, false
+	for i := start; i < len(text); i++ {
+		c := text[i]
+		switch {
+		case inString && c == '\\':
+			i++ // the escaped character, whatever it is
+		case c == '"':
+			inString = !inString
+		case inString:
+		case c == '{':
+			depth++
+		case c == '}':
+			depth--
+			if depth == 0 {
+				return i + 1, true
+			}
+		}
+	}
+	return 0, false
 }
 
 // callResult is what the text answer reports about one tool call.
@@ -96,10 +123,7 @@ type denial struct {
 // compose writes the emulated model's answer. It always quotes tool output
 // and denial reasons, so that tests can see what reached the model.
 func compose(results []callResult, denials []denial, listErrs []string, userText string, hasUser bool, offers []offer) string {
-	var parts []string
-	for _, e := range listErrs {
-		parts = append(parts, e)
-	}
+	parts := append([]string(nil), listErrs...)
 	for _, d := range denials {
 		if d.reason != "" {
 			parts = append(parts, fmt.Sprintf("I did not run %s on %s because the request was denied. Reason given: %q.", d.name, d.label, d.reason))

@@ -150,6 +150,7 @@ func (e *apiEnv) start() {
 	srv := httptest.NewServer(e.api)
 	e.t.Cleanup(srv.Close)
 	e.url = srv.URL
+	specWatch(e.t, e.url) // every answer is checked against docs/openapi.yaml
 }
 
 type testWriter struct{ t testing.TB }
@@ -166,8 +167,10 @@ type response struct {
 }
 
 // call sends body (a string is sent as is, anything else as JSON).
+// The answer is checked against docs/openapi.yaml (spec_test.go).
 func (e *apiEnv) call(method, path string, body any) response {
 	e.t.Helper()
+	specWatch(e.t, e.url) // also for an env built by hand
 	var r io.Reader
 	switch b := body.(type) {
 	case nil:
@@ -314,8 +317,6 @@ func (e *apiEnv) audit() []auditEntry {
 	e.must(200, "GET", "/api/audit?limit=500", nil, &p)
 	return p.Entries
 }
-
-func ptr[T any](v T) *T { return &v }
 
 // startDemo starts another demo MCP server that requires token (if set) and
 // returns its MCP endpoint.

@@ -94,6 +94,7 @@ func newOIDCEnv(t *testing.T) *oidcEnv {
 		(*e.handler.Load()).ServeHTTP(w, r)
 	}))
 	e.apiURL = "http://" + api.Listener.Addr().String()
+	specWatch(t, e.apiURL) // every answer of the API is checked against docs/openapi.yaml
 	provider := httptest.NewUnstartedServer(nil)
 	e.issuer = "http://" + provider.Listener.Addr().String()
 	e.host = strings.Split(strings.TrimPrefix(e.issuer, "http://"), ":")[0]
@@ -128,7 +129,7 @@ func (e *oidcEnv) signIn(username string) (*http.Client, int, string) {
 	e.t.Helper()
 	jar, _ := cookiejar.New(nil)
 	// The browser stops at the callback's redirect to the web app.
-	browser := &http.Client{Jar: jar, CheckRedirect: func(r *http.Request, _ []*http.Request) error {
+	browser := &http.Client{Jar: jar, Transport: specTransport{}, CheckRedirect: func(r *http.Request, _ []*http.Request) error {
 		if r.URL.String() == e.apiURL+"/" {
 			return http.ErrUseLastResponse
 		}
@@ -219,7 +220,7 @@ func TestOIDC_SignInThroughARealProvider(t *testing.T) {
 
 	// A callback whose state does not match this browser's is refused.
 	jar, _ := cookiejar.New(nil)
-	st, body := e.get(&http.Client{Jar: jar}, "/api/auth/oidc/callback?state=forged&code=x")
+	st, body := e.get(&http.Client{Jar: jar, Transport: specTransport{}}, "/api/auth/oidc/callback?state=forged&code=x")
 	if st != 401 || !strings.Contains(body, "oidc_failed") {
 		t.Errorf("forged callback: %d %s", st, body)
 	}

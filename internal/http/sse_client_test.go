@@ -61,9 +61,12 @@ func parseSSE(t testing.TB, r io.Reader, stop func(sseEvent) bool) (events []sse
 	return events, pings
 }
 
-// open posts body to path and returns the live response.
+// open posts body to path and returns the live response. An error answer
+// is checked against docs/openapi.yaml, a stream by status and content type
+// (spec_test.go).
 func (e *apiEnv) open(ctx context.Context, path string, body any) *http.Response {
 	e.t.Helper()
+	specWatch(e.t, e.url)
 	raw, err := json.Marshal(body)
 	if err != nil {
 		e.t.Fatal(err)

@@ -2,11 +2,14 @@ package http
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"html"
 	"io/fs"
 	"net/http"
 	"path"
+	"strconv"
 	"strings"
 	"time"
 
@@ -32,7 +35,8 @@ Start Toolgate with <code>make run</code>, which builds the app, or build it wit
 
 // webApp serves the built single-page app: files as they are (hashed
 // assets cached for good), and index.html for every other path that is not
-// the API, so /c/{id} and /settings survive a reload.
+// the API, so /c/{id} and /settings survive a reload. Source maps are never
+// served, even if a build left one behind: they publish the source.
 func (s *Server) webApp(c echo.Context) error {
 	p := c.Request().URL.Path
 	if p == "/api" || strings.HasPrefix(p, "/api/") {
@@ -43,32 +47,96 @@ func (s *Server) webApp(c echo.Context) error {
 		return s.webNotBuilt(c)
 	}
 	name := strings.TrimPrefix(path.Clean("/"+p), "/")
+	if path.Ext(name) == ".map" {
+		return apperr.NotFoundf("file_not_found", "there is no file /%s in the web app", name)
+	}
 	if name != "" && name != "index.html" {
-		if body, mod, ok := readFile(s.web, name); ok {
+		if st, err := fs.Stat(s.web, name); err == nil && !st.IsDir() {
 			if strings.HasPrefix(name, "assets/") {
 				h.Set("Cache-Control", "public, max-age=31536000, immutable")
 			} else {
 				h.Set("Cache-Control", "no-cache")
 			}
 			h.Set("X-Content-Type-Options", "nosniff")
-			http.ServeContent(c.Response(), c.Request(), name, mod, bytes.NewReader(body))
-			return nil
+			if serveFile(c, s.web, name) {
+				return nil
+			}
 		}
 		if path.Ext(name) != "" {
 			return apperr.NotFoundf("file_not_found", "there is no file /%s in the web app", name)
 		}
-	}
-	body, mod, ok := readFile(s.web, "index.html")
-	if !ok { // removed since start, e.g. mid-rebuild
-		return s.webNotBuilt(c)
 	}
 	h.Set("Cache-Control", "no-cache")
 	h.Set("Content-Security-Policy", contentSecurityPolicy)
 	h.Set("X-Content-Type-Options", "nosniff")
 	h.Set("Referrer-Policy", "no-referrer")
 	h.Set("X-Frame-Options", "DENY")
-	http.ServeContent(c.Response(), c.Request(), "index.html", mod, bytes.NewReader(body))
+	if !serveFile(c, s.web, "index.html") { // removed since start, e.g. mid-rebuild
+		return s.webNotBuilt(c)
+	}
 	return nil
+}
+
+// precompressed are the encodings the web build writes next to each file
+// (name.br, name.gz; see frontend/vite.config.ts), best first.
+var precompressed = []struct{ coding, ext string }{{"br", ".br"}, {"gzip", ".gz"}}
+
+// serveFile serves name, or its precompressed sibling when the client
+// accepts that encoding, with its own ETag and Content-Length (each
+// encoding is a representation of its own, so the identity and gzip bytes
+// never share a validator). ok is false when name cannot be read.
+func serveFile(c echo.Context, fsys fs.FS, name string) (ok bool) {
+	h := c.Response().Header()
+	body, mod, ok := readFile(fsys, name)
+	if !ok {
+		return false
+	}
+	h.Add("Vary", "Accept-Encoding")
+	accept := c.Request().Header.Get("Accept-Encoding")
+	for _, enc := range precompressed {
+		if !acceptsEncoding(accept, enc.coding) {
+			continue
+		}
+		if zbody, _, ok := readFile(fsys, name+enc.ext); ok {
+			h.Set("Content-Encoding", enc.coding)
+			body = zbody
+			break
+		}
+	}
+	sum := sha256.Sum256(body)
+	h.Set("ETag", `"`+hex.EncodeToString(sum[:12])+`"`)
+	// ServeContent leaves Content-Length out once Content-Encoding is set
+	// (it expects on-the-fly compression); these bytes are final, so say
+	// how many. It still sets the length of a range itself.
+	h.Set("Content-Length", strconv.Itoa(len(body)))
+	http.ServeContent(c.Response(), c.Request(), name, mod, bytes.NewReader(body))
+	return true
+}
+
+// acceptsEncoding reads an Accept-Encoding header: coding is acceptable
+// when listed (or matched by "*") with a q-value above zero.
+func acceptsEncoding(header, coding string) bool {
+	star := false
+	for part := range strings.SplitSeq(header, ",") {
+		name, params, _ := strings.Cut(part, ";")
+		q := 1.0
+		for param := range strings.SplitSeq(params, ";") {
+			k, v, found := strings.Cut(param, "=")
+			if found && strings.EqualFold(strings.TrimSpace(k), "q") {
+				var err error
+				if q, err = strconv.ParseFloat(strings.TrimSpace(v), 64); err != nil {
+					q = 0
+				}
+			}
+		}
+		switch strings.ToLower(strings.TrimSpace(name)) {
+		case coding:
+			return q > 0
+		case "*":
+			star = q > 0
+		}
+	}
+	return star
 }
 
 func (s *Server) webNotBuilt(c echo.Context) error {

@@ -1,10 +1,14 @@
 package http_test
 
 import (
+	"bytes"
+	"compress/gzip"
 	"encoding/json"
+	"io"
 	"net/http"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -103,5 +107,161 @@ func TestWeb_NotBuiltSaysHowToBuild(t *testing.T) {
 	r := e.call("GET", "/", nil)
 	if r.status != http.StatusServiceUnavailable || !strings.Contains(string(r.body), "make run") || !strings.Contains(string(r.body), "npm run build") {
 		t.Errorf("GET / = %d %q, want 503 naming make run and npm run build", r.status, r.body)
+	}
+}
+
+// writeCompressedWebApp adds to writeWebApp's app a bundle worth
+// compressing with the .gz and .br siblings the build writes (the .br is a
+// stand-in: the server passes it through, and the Go standard library has
+// no brotli decoder), a gzipped index.html, and a source map left behind.
+func writeCompressedWebApp(t *testing.T) (dir string, js []byte) {
+	t.Helper()
+	dir = writeWebApp(t)
+	js = bytes.Repeat([]byte(`export const greeting = "hello from the bundle";`+"\n"), 200)
+	page, err := os.ReadFile(filepath.Join(dir, "index.html"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	files := map[string][]byte{
+		"assets/app-1a2b.js":     js,
+		"assets/app-1a2b.js.gz":  gzipped(t, js),
+		"assets/app-1a2b.js.br":  []byte("brotli stand-in"),
+		"assets/app-1a2b.js.map": []byte(`{"version":3,"sources":["src/secret.ts"]}`),
+		"index.html.gz":          gzipped(t, page),
+	}
+	for name, body := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), body, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir, js
+}
+
+func gzipped(t *testing.T, b []byte) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	zw := gzip.NewWriter(&buf)
+	if _, err := zw.Write(b); err != nil {
+		t.Fatal(err)
+	}
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
+// TestWeb_ServesPrecompressedAssetsToClientsThatAcceptThem: a browser that
+// accepts gzip or brotli gets the build's precompressed file, labelled and
+// sized as such, with a validator of its own; others get the file as it is;
+// caches are told the answer depends on Accept-Encoding.
+func TestWeb_ServesPrecompressedAssetsToClientsThatAcceptThem(t *testing.T) {
+	dir, js := writeCompressedWebApp(t)
+	e := newAPIWith(t, envOptions{webDir: dir})
+	tests := []struct {
+		accept, wantEncoding string
+	}{
+		{"gzip", "gzip"},
+		{"gzip, deflate, br, zstd", "br"},
+		{"br;q=0, gzip;q=0.8", "gzip"},
+		{"*", "br"},
+		{"*, br;q=0", "gzip"},
+		{"identity", ""},
+		{"gzip;q=0, br;q=0", ""},
+		{"deflate", ""},
+	}
+	etags := map[string]string{}
+	for _, tt := range tests {
+		r, _ := e.raw("GET", "/assets/app-1a2b.js", "", map[string]string{"Accept-Encoding": tt.accept})
+		if r.status != http.StatusOK {
+			t.Fatalf("Accept-Encoding %q: status %d", tt.accept, r.status)
+		}
+		if got := r.header.Get("Content-Encoding"); got != tt.wantEncoding {
+			t.Errorf("Accept-Encoding %q: Content-Encoding %q, want %q", tt.accept, got, tt.wantEncoding)
+		}
+		if got := r.header.Values("Vary"); !strings.Contains(strings.Join(got, ","), "Accept-Encoding") {
+			t.Errorf("Accept-Encoding %q: Vary %q lacks Accept-Encoding", tt.accept, got)
+		}
+		if got, want := r.header.Get("Content-Length"), strconv.Itoa(len(r.body)); got != want {
+			t.Errorf("Accept-Encoding %q: Content-Length %q, want %s (the bytes sent)", tt.accept, got, want)
+		}
+		if ct := r.header.Get("Content-Type"); !strings.HasPrefix(ct, "text/javascript") {
+			t.Errorf("Accept-Encoding %q: Content-Type %q, want the file's own type", tt.accept, ct)
+		}
+		if cc := r.header.Get("Cache-Control"); cc != "public, max-age=31536000, immutable" {
+			t.Errorf("Accept-Encoding %q: Cache-Control %q", tt.accept, cc)
+		}
+		var plain []byte
+		switch tt.wantEncoding {
+		case "gzip":
+			zr, err := gzip.NewReader(bytes.NewReader(r.body))
+			if err != nil {
+				t.Fatalf("Accept-Encoding %q: body is not gzip: %v", tt.accept, err)
+			}
+			if plain, err = io.ReadAll(zr); err != nil {
+				t.Fatal(err)
+			}
+			if len(r.body) >= len(js) {
+				t.Errorf("gzip body %d bytes, not smaller than %d", len(r.body), len(js))
+			}
+		case "br":
+			if string(r.body) != "brotli stand-in" {
+				t.Errorf("Accept-Encoding %q: body %.40q, want the .br file", tt.accept, r.body)
+			}
+			plain = js
+		default:
+			plain = r.body
+		}
+		if !bytes.Equal(plain, js) {
+			t.Errorf("Accept-Encoding %q: decodes to %d bytes %.40q, want the bundle", tt.accept, len(plain), plain)
+		}
+		etag := r.header.Get("ETag")
+		if etag == "" {
+			t.Errorf("Accept-Encoding %q: no ETag", tt.accept)
+		}
+		if prev, ok := etags[tt.wantEncoding]; ok && prev != etag {
+			t.Errorf("encoding %q: ETag %s then %s for the same bytes", tt.wantEncoding, prev, etag)
+		}
+		etags[tt.wantEncoding] = etag
+	}
+	if etags["gzip"] == etags[""] || etags["br"] == etags[""] || etags["gzip"] == etags["br"] {
+		t.Errorf("ETags %v: each encoding needs its own", etags)
+	}
+
+	// Revalidation: the gzip ETag matches the gzip answer only.
+	r, _ := e.raw("GET", "/assets/app-1a2b.js", "", map[string]string{"Accept-Encoding": "gzip", "If-None-Match": etags["gzip"]})
+	if r.status != http.StatusNotModified || len(r.body) != 0 {
+		t.Errorf("If-None-Match gzip ETag = %d %d bytes, want 304", r.status, len(r.body))
+	}
+	r, _ = e.raw("GET", "/assets/app-1a2b.js", "", map[string]string{"Accept-Encoding": "identity", "If-None-Match": etags["gzip"]})
+	if r.status != http.StatusOK || !bytes.Equal(r.body, js) {
+		t.Errorf("identity with the gzip ETag = %d, want 200 and the bundle", r.status)
+	}
+	// HEAD says how long the compressed answer is.
+	r, _ = e.raw("HEAD", "/assets/app-1a2b.js", "", map[string]string{"Accept-Encoding": "gzip"})
+	if r.status != http.StatusOK || r.header.Get("Content-Encoding") != "gzip" || r.header.Get("Content-Length") != strconv.Itoa(len(gzipped(t, js))) {
+		t.Errorf("HEAD gzip = %d, Content-Encoding %q, Content-Length %q", r.status, r.header.Get("Content-Encoding"), r.header.Get("Content-Length"))
+	}
+	// The page, at any of its routes, keeps its own headers when gzipped.
+	r, _ = e.raw("GET", "/settings", "", map[string]string{"Accept-Encoding": "gzip"})
+	if r.status != http.StatusOK || r.header.Get("Content-Encoding") != "gzip" || r.header.Get("Content-Security-Policy") == "" || r.header.Get("Cache-Control") != "no-cache" {
+		t.Errorf("GET /settings gzip = %d, Content-Encoding %q, CSP %q, Cache-Control %q", r.status, r.header.Get("Content-Encoding"), r.header.Get("Content-Security-Policy"), r.header.Get("Cache-Control"))
+	}
+	// A file with no compressed sibling goes out as it is.
+	r, _ = e.raw("GET", "/assets/index-abc.js", "", map[string]string{"Accept-Encoding": "gzip, br"})
+	if r.status != http.StatusOK || r.header.Get("Content-Encoding") != "" || string(r.body) != `console.log("app")` {
+		t.Errorf("uncompressed asset = %d, Content-Encoding %q, %q", r.status, r.header.Get("Content-Encoding"), r.body)
+	}
+}
+
+// TestWeb_SourceMapsAreNotServed: a source map publishes the source, so
+// none is served, even one a build left in the directory.
+func TestWeb_SourceMapsAreNotServed(t *testing.T) {
+	dir, _ := writeCompressedWebApp(t)
+	e := newAPIWith(t, envOptions{webDir: dir})
+	for _, path := range []string{"/assets/app-1a2b.js.map", "/assets/APP-1a2b.js.map", "/assets/./app-1a2b.js.map", "/assets/gone.js.map", "/index.js.map"} {
+		r, _ := e.raw("GET", path, "", map[string]string{"Accept-Encoding": "identity"})
+		if r.status != http.StatusNotFound || strings.Contains(string(r.body), "secret.ts") {
+			t.Errorf("GET %s = %d %.80q, want 404", path, r.status, r.body)
+		}
 	}
 }

@@ -3,12 +3,10 @@ package postgres
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"strconv"
 	"time"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/toolgate/toolgate/internal/apperr"
@@ -37,25 +35,21 @@ func (s *ConversationStore) Repo() conversation.Repo { return convRepo{s.pool} }
 type convRepo struct{ q querier }
 
 // Policy returns the policy repository on the same connection or transaction.
-func (r convRepo) Policy() policy.Repo { return repo{r.q} }
+func (r convRepo) Policy() policy.Repo { return repo(r) }
 
 func conversationNotFound(id string) error {
 	return apperr.NotFoundf("conversation_not_found", "there is no conversation with id %q", id)
 }
 
-// orMissing translates err, reporting a foreign key violation, which means
-// the conversation was deleted meanwhile, as conversation id not found.
+// orMissing translates err, reporting a missing row or a foreign key
+// violation (the conversation was deleted meanwhile) as conversation id not
+// found.
 func orMissing(err error, what, id string) error {
 	err = translate(err, what)
-	if err != nil && isCode(err, "23503") {
+	if apperr.KindOf(err) == apperr.NotFound {
 		return apperr.Wrap(err, apperr.NotFound, "conversation_not_found", "there is no conversation with id %q", id)
 	}
 	return err
-}
-
-func isCode(err error, code string) bool {
-	var pgErr *pgconn.PgError
-	return errors.As(err, &pgErr) && pgErr.Code == code
 }
 
 // convCols are a conversation's fields, on conversations aliased c.
@@ -124,19 +118,13 @@ func (r convRepo) Conversation(ctx context.Context, owner, id string, lock bool)
 		q += lockConversation
 	}
 	c, err := scanConversation(r.q.QueryRow(ctx, q, id, owner))
-	if errors.Is(err, pgx.ErrNoRows) {
-		return c, conversationNotFound(id)
-	}
-	return c, translate(err, "read conversation")
+	return c, orMissing(err, "read conversation", id)
 }
 
 func (r convRepo) RenameConversation(ctx context.Context, owner, id, title string) (conversation.Conversation, error) {
 	c, err := scanConversation(r.q.QueryRow(ctx, `UPDATE conversations c SET title = $2, updated_at = now()
 		WHERE c.id = $1 AND c.owner_id = $3 RETURNING `+convCols, id, title, owner))
-	if errors.Is(err, pgx.ErrNoRows) {
-		return c, conversationNotFound(id)
-	}
-	return c, translate(err, "rename conversation")
+	return c, orMissing(err, "rename conversation", id)
 }
 
 func (r convRepo) DeleteConversation(ctx context.Context, owner, id string) error {
@@ -220,7 +208,7 @@ func (r convRepo) AppendItem(ctx context.Context, conversationID string, it conv
 			FROM conversation_items WHERE conversation_id = $1
 			RETURNING seq, created_at`,
 			conversationID, it.Type, it.ID, it.ResponseID, string(data)).Scan(&it.Seq, &it.CreatedAt)
-		if err == nil || inTx || attempt == appendRetries || !isCode(err, "23505") {
+		if err == nil || inTx || attempt == appendRetries || apperr.KindOf(translate(err, "")) != apperr.Conflict {
 			break
 		}
 	}

@@ -31,8 +31,7 @@ func Open(ctx context.Context, url string, create bool, log *slog.Logger) (*pgxp
 		return pool, nil
 	}
 	pool.Close()
-	var pgErr *pgconn.PgError
-	if !create || !errors.As(err, &pgErr) || pgErr.Code != "3D000" { // invalid_catalog_name
+	if !create || !hasCode(translate(err, "connect"), "database_missing") {
 		return nil, fmt.Errorf("connect to the database: %w", err)
 	}
 	if err := createDatabase(ctx, cfg.ConnConfig); err != nil {
@@ -51,8 +50,7 @@ func createDatabase(ctx context.Context, target *pgx.ConnConfig) error {
 	}
 	defer conn.Close(ctx)
 	_, err = conn.Exec(ctx, "CREATE DATABASE "+pgx.Identifier{target.Database}.Sanitize())
-	var pgErr *pgconn.PgError
-	if errors.As(err, &pgErr) && pgErr.Code == "42P04" { // duplicate_database: another process won
+	if apperr.KindOf(translate(err, "create database")) == apperr.Conflict { // another process won
 		return nil
 	}
 	if err != nil {
@@ -81,7 +79,11 @@ func inTx(ctx context.Context, pool *pgxpool.Pool, fn func(pgx.Tx) error) error 
 	return translate(tx.Commit(ctx), "commit")
 }
 
-// translate is the one place where driver errors become domain errors.
+// translate is the one place where driver errors become domain errors; what
+// names the operation. No row, or a row it refers to gone meanwhile, is
+// NotFound; a duplicate is Conflict; an unreachable or missing database is
+// Unavailable. Callers that know what was missing or duplicated check the
+// Kind of the result and return a more specific error.
 func translate(err error, what string) error {
 	if err == nil {
 		return nil
@@ -92,13 +94,18 @@ func translate(err error, what string) error {
 	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 		return fmt.Errorf("%s: %w", what, err)
 	}
+	if errors.Is(err, pgx.ErrNoRows) {
+		return apperr.Wrap(err, apperr.NotFound, "not_found", "%s: it does not exist", what)
+	}
 	var pgErr *pgconn.PgError
 	if errors.As(err, &pgErr) {
 		switch pgErr.Code {
-		case "23505": // unique_violation
+		case "23505", "42P04": // unique_violation, duplicate_database
 			return apperr.Wrap(err, apperr.Conflict, "conflict", "%s: it already exists", what)
 		case "23503": // foreign_key_violation: the parent went away concurrently
 			return apperr.Wrap(err, apperr.NotFound, "not_found", "%s: what it refers to no longer exists", what)
+		case "3D000": // invalid_catalog_name
+			return apperr.Wrap(err, apperr.Unavailable, "database_missing", "%s: the database does not exist", what)
 		}
 		return fmt.Errorf("%s: %w", what, err)
 	}
@@ -110,4 +117,10 @@ func translate(err error, what string) error {
 		return apperr.Wrap(err, apperr.Unavailable, "database_unavailable", "the database is not reachable; try again shortly")
 	}
 	return fmt.Errorf("%s: %w", what, err)
+}
+
+// hasCode reports whether err carries the apperr code.
+func hasCode(err error, code string) bool {
+	e, ok := apperr.As(err)
+	return ok && e.Code == code
 }

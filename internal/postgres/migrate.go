@@ -13,18 +13,22 @@ import (
 	"github.com/toolgate/toolgate/db"
 )
 
-func provider(pool *pgxpool.Pool) (*goose.Provider, func() error, error) {
+// provider returns goose's provider on pool and a func that closes the
+// database/sql wrapper it runs on (the pool itself stays open).
+func provider(pool *pgxpool.Pool) (*goose.Provider, func(), error) {
 	sqlDB := stdlib.OpenDBFromPool(pool)
+	closeDB := func() { _ = sqlDB.Close() } // only releases the wrapper's idle connections to the pool
 	migrations, err := fs.Sub(db.Migrations, "migrations")
 	if err != nil {
+		closeDB()
 		return nil, nil, err
 	}
 	p, err := goose.NewProvider(goose.DialectPostgres, sqlDB, migrations)
 	if err != nil {
-		sqlDB.Close()
+		closeDB()
 		return nil, nil, fmt.Errorf("load migrations: %w", err)
 	}
-	return p, sqlDB.Close, nil
+	return p, closeDB, nil
 }
 
 // MigrateUp applies every pending migration. goose takes a Postgres advisory

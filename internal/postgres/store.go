@@ -3,7 +3,6 @@ package postgres
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -84,10 +83,11 @@ func (r repo) Server(ctx context.Context, label string, lock bool) (policy.Serve
 		q += ` FOR UPDATE`
 	}
 	s, err := scanServer(r.q.QueryRow(ctx, q, label))
-	if errors.Is(err, pgx.ErrNoRows) {
+	err = translate(err, "read server")
+	if apperr.KindOf(err) == apperr.NotFound {
 		return s, notFound(label)
 	}
-	return s, translate(err, "read server")
+	return s, err
 }
 
 func notFound(label string) error {
@@ -265,11 +265,12 @@ func (r repo) UpsertPolicy(ctx context.Context, p policy.ToolPolicy) error {
 func (r repo) DeletePolicy(ctx context.Context, label, tool string) (*policy.ToolPolicy, error) {
 	p, err := scanPolicy(r.q.QueryRow(ctx, `DELETE FROM tool_policies WHERE server_label = $1 AND tool_name = $2
 		RETURNING `+policyCols, label, tool))
-	if errors.Is(err, pgx.ErrNoRows) {
+	err = translate(err, "delete policy")
+	if apperr.KindOf(err) == apperr.NotFound { // there was none
 		return nil, nil
 	}
 	if err != nil {
-		return nil, translate(err, "delete policy")
+		return nil, err
 	}
 	return &p, nil
 }
@@ -313,11 +314,12 @@ func (r repo) UpsertUserPolicy(ctx context.Context, p policy.UserPolicy) error {
 func (r repo) DeleteUserPolicy(ctx context.Context, userID, label, tool string) (*policy.UserPolicy, error) {
 	p, err := scanUserPolicy(r.q.QueryRow(ctx, `DELETE FROM user_tool_policies
 		WHERE user_id = $1 AND server_label = $2 AND tool_name = $3 RETURNING `+userPolicyCols, userID, label, tool))
-	if errors.Is(err, pgx.ErrNoRows) {
+	err = translate(err, "delete personal policy")
+	if apperr.KindOf(err) == apperr.NotFound { // there was none
 		return nil, nil
 	}
 	if err != nil {
-		return nil, translate(err, "delete personal policy")
+		return nil, err
 	}
 	return &p, nil
 }

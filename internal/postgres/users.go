@@ -2,7 +2,6 @@ package postgres
 
 import (
 	"context"
-	"errors"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -37,10 +36,11 @@ func scanAccount(row pgx.Row) (auth.Account, error) {
 }
 
 func userNotFound(err error, what string) error {
-	if errors.Is(err, pgx.ErrNoRows) {
+	err = translate(err, what)
+	if apperr.KindOf(err) == apperr.NotFound {
 		return apperr.Wrap(err, apperr.NotFound, "user_not_found", "there is no such user; GET /api/users lists them")
 	}
-	return translate(err, what)
+	return err
 }
 
 // CountUsers counts every account.
@@ -301,10 +301,11 @@ func (s *UserStore) SessionUser(ctx context.Context, hash []byte) (auth.Session,
 		FROM sessions s JOIN users u ON u.id = s.user_id WHERE s.token_hash = $1`, hash).
 		Scan(&ss.Hash, &ss.UserID, &ss.CreatedAt, &ss.LastSeenAt, &ss.ExpiresAt,
 			&u.ID, &u.Email, &u.Role, &u.Disabled, &u.CreatedAt, &u.LastLoginAt)
-	if errors.Is(err, pgx.ErrNoRows) {
+	err = translate(err, "read session")
+	if apperr.KindOf(err) == apperr.NotFound {
 		return ss, u, apperr.Wrap(err, apperr.NotFound, "session_not_found", "no such session")
 	}
-	return ss, u, translate(err, "read session")
+	return ss, u, err
 }
 
 // TouchSession sets a session's last_seen_at.
@@ -364,10 +365,11 @@ func (s *UserStore) TokenUser(ctx context.Context, hash []byte) (auth.Token, aut
 		FROM api_tokens t JOIN users u ON u.id = t.user_id WHERE t.token_hash = $1`, hash).
 		Scan(&t.ID, &t.UserID, &t.Name, &t.CreatedAt, &t.LastUsedAt,
 			&u.ID, &u.Email, &u.Role, &u.Disabled, &u.CreatedAt, &u.LastLoginAt)
-	if errors.Is(err, pgx.ErrNoRows) {
+	err = translate(err, "read token")
+	if apperr.KindOf(err) == apperr.NotFound {
 		return t, u, apperr.Wrap(err, apperr.NotFound, "token_not_found", "no such token")
 	}
-	return t, u, translate(err, "read token")
+	return t, u, err
 }
 
 // TouchToken sets a token's last_used_at.
@@ -392,13 +394,14 @@ func useOneTime(ctx context.Context, q querier, hash []byte, p auth.Purpose, now
 	var userID *string
 	err := q.QueryRow(ctx, `UPDATE one_time_tokens SET used_at = $3
 		WHERE token_hash = $1 AND purpose = $2 AND used_at IS NULL AND expires_at > $3 RETURNING user_id`, hash, p, now).Scan(&userID)
-	if errors.Is(err, pgx.ErrNoRows) {
+	err = translate(err, "use one-time token")
+	if apperr.KindOf(err) == apperr.NotFound {
 		return "", apperr.Wrap(err, apperr.NotFound, "token_not_found", "no such one-time token")
 	}
-	if userID == nil {
-		return "", translate(err, "use one-time token")
+	if err != nil || userID == nil { // a setup token names no user
+		return "", err
 	}
-	return *userID, translate(err, "use one-time token")
+	return *userID, nil
 }
 
 // DeleteExpired deletes sessions past their absolute or idle expiry, used or

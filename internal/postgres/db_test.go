@@ -1,0 +1,43 @@
+package postgres_test
+
+import (
+	"log/slog"
+	"sync"
+	"testing"
+
+	"github.com/toolgate/toolgate/internal/postgres"
+	"github.com/toolgate/toolgate/internal/testdb"
+)
+
+// TestOpen_ConcurrentStartsAllCreateTheMissingDatabase: processes starting
+// at once on a fresh machine race to create the database; the losers'
+// "already exists" is success, not a failed start.
+func TestOpen_ConcurrentStartsAllCreateTheMissingDatabase(t *testing.T) {
+	url := testdb.MissingURL(t)
+	const starts = 4
+	errs := make([]error, starts)
+	var wg sync.WaitGroup
+	for i := range starts {
+		wg.Go(func() {
+			pool, err := postgres.Open(t.Context(), url, true, slog.New(slog.DiscardHandler))
+			if err == nil {
+				pool.Close()
+			}
+			errs[i] = err
+		})
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			t.Errorf("start %d: %v", i, err)
+		}
+	}
+}
+
+// TestOpen_MissingDatabaseWithoutCreateFails names the database problem.
+func TestOpen_MissingDatabaseWithoutCreateFails(t *testing.T) {
+	_, err := postgres.Open(t.Context(), testdb.MissingURL(t), false, slog.New(slog.DiscardHandler))
+	if err == nil {
+		t.Fatal("Open succeeded on a missing database with create false")
+	}
+}
