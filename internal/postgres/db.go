@@ -1,5 +1,8 @@
 // Package postgres is Toolgate's Postgres adapter: the connection pool,
-// migrations, and the policy store. It is the only package that imports pgx.
+// migrations, and the stores (policies, conversations, accounts). It is the
+// only package that uses pgx for queries; .golangci.yml lists the few places
+// that may name the pool type (cmd/api wires it, tests seed rows) and
+// internal/testdb, which creates the test databases.
 package postgres
 
 import (
