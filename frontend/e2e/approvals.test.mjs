@@ -63,7 +63,7 @@ test("deny with a reason: the tool does not run and the model is told why", () =
 
     // get_forecast ran without asking; its "change" link leads to its policy.
     const call = page.locator(".tool-call").filter({ hasText: "get_forecast" }).last();
-    await call.getByText("ran without asking (policy: never, global default)").waitFor();
+    await call.getByText("ran without asking (policy: Auto, global default)").waitFor();
     await call.getByRole("link", { name: "change" }).click();
     await page.waitForURL(/\/settings\?server=demo&tool=get_forecast/);
     await page.waitForFunction(() => document.activeElement?.closest("[role=radiogroup]")?.getAttribute("aria-label") === "Policy for get_forecast",

@@ -52,7 +52,7 @@ describe("ChatPage", () => {
       "GET /api/conversations/conv_1": () => jsonResponse(200, tr),
     });
     render(<Harness />);
-    expect(await screen.findByText("ran without asking (policy: never, server default)")).toBeInTheDocument();
+    expect(await screen.findByText("ran without asking (policy: Auto, server default)")).toBeInTheDocument();
     expect(screen.getByRole("link", { name: "change" })).toHaveAttribute("href", "/settings?server=demo&tool=list_forecasts");
     expect(screen.getByText("Listed 1 tool from", { exact: false })).toBeInTheDocument();
     expect(screen.getByText("ok")).toBeInTheDocument();

@@ -99,7 +99,8 @@ function Row({ c, current, onChanged }: { c: Conversation; current: boolean; onC
 
   return (
     <li className={`conv-row${current ? " current" : ""}`}>
-      <a className="conv-link" {...linkProps({ page: "chat", conversationId: c.id })} aria-current={current ? "page" : undefined}>
+      <a className="conv-link" {...linkProps({ page: "chat", conversationId: c.id })} aria-current={current ? "page" : undefined}
+        title={name /* the full title, for when the sidebar cuts it off */}>
         <span className="conv-title">{name}</span>
         {(c.pending_approvals > 0 || c.streaming) && (
           <span className="conv-meta">

@@ -1,7 +1,10 @@
 // How each kind of transcript item looks.
-import type { AllowedBy, Approval, CallItem, ListToolsItem, TurnError } from "../api/types";
+import { useState, type SyntheticEvent } from "react";
+import { api } from "../api/client";
+import type { AllowedBy, Approval, CallItem, ListToolsItem, Policy, TurnError } from "../api/types";
 import { Markdown } from "../markdown/Markdown";
 import { linkProps } from "../router";
+import { policyLabel } from "../settings/policy";
 import { JsonView, RedactedNote } from "./JsonView";
 
 export function UserMessage({ text, sending }: { text: string; sending?: boolean }) {
@@ -35,11 +38,27 @@ function stringify(v: unknown): string {
   try { return JSON.stringify(v); } catch { return String(v); }
 }
 
+/**
+ * The server lists all its tools, blocked ones too (Toolgate only keeps them
+ * from the model). When the list is opened, each tool's policy for the viewer
+ * is looked up as it is now, and the blocked ones get a badge; if the lookup
+ * fails (the server was removed, say) the list shows without badges.
+ */
 export function ListToolsRow({ item }: { item: ListToolsItem }) {
   const failed = item.list_error !== undefined && item.list_error !== null;
   const tools = item.tools ?? [];
+  const [policies, setPolicies] = useState<Map<string, Policy> | null>(null);
+  const [asked, setAsked] = useState(false);
+  const onToggle = (e: SyntheticEvent<HTMLDetailsElement>) => {
+    if (!e.currentTarget.open || asked || failed || tools.length === 0) return;
+    setAsked(true);
+    api.listTools(item.server_label).then(
+      (ts) => setPolicies(new Map(ts.map((t) => [t.name, t.effective_policy]))),
+      () => { /* no badges: the list itself is still right */ },
+    );
+  };
   return (
-    <details className={`event-row list-tools${failed ? " failed" : ""}`}>
+    <details className={`event-row list-tools${failed ? " failed" : ""}`} onToggle={onToggle}>
       <summary>
         <span className="event-icon" aria-hidden="true">{failed ? "⚠" : "☰"}</span>
         {failed
@@ -52,7 +71,13 @@ export function ListToolsRow({ item }: { item: ListToolsItem }) {
           : (
             <ul className="tool-list">
               {tools.map((t) => (
-                <li key={t.name}><code>{t.name}</code>{t.description && <span className="muted"> — {t.description}</span>}</li>
+                <li key={t.name}>
+                  <code>{t.name}</code>
+                  {policies?.get(t.name) === "blocked" && (
+                    <>{" "}<span className="badge blocked" title="Blocked for you: never offered to the model">{policyLabel("blocked")}</span></>
+                  )}
+                  {t.description && <span className="muted"> — {t.description}</span>}
+                </li>
               ))}
             </ul>
           )}
@@ -77,7 +102,7 @@ export function AllowedByLine({ allowed, server, tool }: { allowed?: AllowedBy; 
   if (allowed.kind === "conversation") return <span className="allowed-by">allowed for this conversation</span>;
   return (
     <span className="allowed-by">
-      <span>ran without asking (policy: {allowed.policy}, {sourceText[allowed.source] ?? allowed.source})</span>{" "}
+      <span>ran without asking (policy: {policyLabel(allowed.policy)}, {sourceText[allowed.source] ?? allowed.source})</span>{" "}
       <a {...linkProps({ page: "settings", server, tool })} title={`Change the policy of ${tool} on ${server}`}>change</a>
     </span>
   );
@@ -145,10 +170,10 @@ export function DecidedApproval({ approval }: { approval: Pick<Approval, "tool_n
   if (state === "approved") {
     text = "approved by you";
     if (scope === "conversation") notes.push("allowed for this conversation");
-    if (remember) notes.push("remembered: never ask again");
+    if (remember) notes.push(`remembered: your policy is now ${policyLabel("never")}`);
   } else if (state === "denied") {
     text = reason ? `denied: ${reason}` : "denied";
-    if (remember) notes.push("remembered: blocked");
+    if (remember) notes.push(`remembered: your policy is now ${policyLabel("blocked")}`);
   } else {
     text = reason ? `superseded: ${reason}` : "superseded";
   }
