@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"io"
 	"net/http"
 	"path/filepath"
@@ -20,21 +19,7 @@ func TestRun_SignInLinkNamesThePortListenedOn(t *testing.T) {
 	env := map[string]string{"DATABASE_URL": testdb.URL(t), "LISTEN_ADDR": "127.0.0.1:0",
 		"EMULATOR_ADDR": "127.0.0.1:0", "DEMO_MCP_ADDR": "127.0.0.1:0",
 		"SECRETS_KEY_FILE": filepath.Join(t.TempDir(), "secrets.key")}
-	ctx, cancel := context.WithCancel(context.Background())
-	logs := &syncBuffer{}
-	done := make(chan error, 1)
-	go func() { done <- run(ctx, nil, func(k string) string { return env[k] }, logs) }()
-	t.Cleanup(func() {
-		cancel()
-		select {
-		case err := <-done:
-			if err != nil {
-				t.Errorf("run returned %v after shutdown", err)
-			}
-		case <-time.After(15 * time.Second):
-			t.Error("run did not stop")
-		}
-	})
+	logs, _, _, _ := launch(t, env)
 	linkRE := regexp.MustCompile(`toolgate: sign in: (http://127\.0\.0\.1:(\d+)/api/auth/link\?token=\S+)`)
 	var m []string
 	for deadline := time.Now().Add(20 * time.Second); m == nil; {

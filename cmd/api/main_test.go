@@ -55,11 +55,7 @@ func start(t *testing.T, env map[string]string) (base string, logs *syncBuffer, 
 			env[k] = "127.0.0.1:0" // offline helpers on free ports
 		}
 	}
-	getenv := func(k string) string { return env[k] }
-	ctx, cancel := context.WithCancel(context.Background())
-	logs = &syncBuffer{}
-	done := make(chan error, 1)
-	go func() { done <- run(ctx, nil, getenv, logs) }()
+	logs, done, runErr, stop := launch(t, env)
 	base = "http://" + addr
 	deadline := time.Now().Add(20 * time.Second)
 	for {
@@ -71,13 +67,11 @@ func start(t *testing.T, env map[string]string) (base string, logs *syncBuffer, 
 			}
 		}
 		select {
-		case err := <-done:
-			cancel()
-			t.Fatalf("run exited early: %v\nlogs:\n%s", err, logs)
+		case <-done:
+			t.Fatalf("run exited early: %v\nlogs:\n%s", runErr(), logs)
 		default:
 		}
 		if time.Now().After(deadline) {
-			cancel()
 			t.Fatalf("server not healthy in time; logs:\n%s", logs)
 		}
 		time.Sleep(20 * time.Millisecond)
@@ -85,6 +79,23 @@ func start(t *testing.T, env map[string]string) (base string, logs *syncBuffer, 
 	if env["TOOLGATE_ADMIN_EMAIL"] == testAdminEmail {
 		signIn(t, base)
 	}
+	return base, logs, stop
+}
+
+// launch runs the whole program with env in the background, as main would,
+// until t ends or stop is called. done is closed when run returns, and
+// runErr then says what it returned; stop sends the equivalent of SIGTERM
+// and waits for a clean exit.
+func launch(t *testing.T, env map[string]string) (logs *syncBuffer, done <-chan struct{}, runErr func() error, stop func()) {
+	ctx, cancel := context.WithCancel(context.Background())
+	logs = &syncBuffer{}
+	exited := make(chan struct{})
+	var err error
+	go func() {
+		defer close(exited)
+		err = run(ctx, nil, func(k string) string { return env[k] }, logs)
+	}()
+	runErr = func() error { <-exited; return err }
 	stopped := false
 	stop = func() {
 		if stopped {
@@ -93,7 +104,7 @@ func start(t *testing.T, env map[string]string) (base string, logs *syncBuffer, 
 		stopped = true
 		cancel()
 		select {
-		case err := <-done:
+		case <-exited:
 			if err != nil {
 				t.Errorf("run returned %v after shutdown", err)
 			}
@@ -102,7 +113,7 @@ func start(t *testing.T, env map[string]string) (base string, logs *syncBuffer, 
 		}
 	}
 	t.Cleanup(stop)
-	return base, logs, stop
+	return logs, exited, runErr, stop
 }
 
 func freeAddr(t *testing.T) string {
