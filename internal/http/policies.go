@@ -56,9 +56,19 @@ func toolName(c echo.Context) (string, error) {
 func layer(c echo.Context) (policy.Layer, error) {
 	u, ok := auth.UserFrom(c.Request().Context())
 	if !ok {
-		return "", apperr.New(apperr.Unauthenticated, "unauthenticated", "sign in, or send a personal API token as Authorization: Bearer ...")
+		return "", auth.Unauthenticated()
 	}
 	return policy.ParseLayer(u, c.QueryParam("layer"))
+}
+
+// policyTarget is the tool and layer a one-tool policy route addresses.
+func policyTarget(c echo.Context) (string, policy.Layer, error) {
+	name, err := toolName(c)
+	if err != nil {
+		return "", "", err
+	}
+	l, err := layer(c)
+	return name, l, err
 }
 
 func (s *Server) putPolicy(c echo.Context) error {
@@ -70,11 +80,7 @@ func (s *Server) putPolicy(c echo.Context) error {
 		return apperr.Invalidf("invalid_policy", "policy",
 			"policy is required: one of always, never, blocked (DELETE the approval-policy to fall back to the default)")
 	}
-	name, err := toolName(c)
-	if err != nil {
-		return err
-	}
-	l, err := layer(c)
+	name, l, err := policyTarget(c)
 	if err != nil {
 		return err
 	}
@@ -88,11 +94,7 @@ func (s *Server) putPolicy(c echo.Context) error {
 }
 
 func (s *Server) deletePolicy(c echo.Context) error {
-	name, err := toolName(c)
-	if err != nil {
-		return err
-	}
-	l, err := layer(c)
+	name, l, err := policyTarget(c)
 	if err != nil {
 		return err
 	}
