@@ -41,7 +41,8 @@ describe("App", () => {
     history.replaceState(null, "", "/settings?server=demo");
     render(<App />);
     await screen.findByRole("heading", { name: "Sign in to Toolgate" });
-    expect(location.pathname + location.search).toBe("/login?next=%2Fsettings%3Fserver%3Ddemo");
+    // The address follows in the effect after the page renders.
+    await waitFor(() => expect(location.pathname + location.search).toBe("/login?next=%2Fsettings%3Fserver%3Ddemo"));
 
     const user = userEvent.setup();
     await user.type(screen.getByRole("textbox", { name: "Email" }), "ann@example.com");

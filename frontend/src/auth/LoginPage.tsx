@@ -6,6 +6,7 @@ import { ApiError, api, retryAfterOf } from "../api/client";
 import type { AuthStatus, Me } from "../api/types";
 import { errorMessage } from "../settings/policy";
 import "./auth.css";
+import { AuthField } from "./AuthField";
 
 export interface LoginPageProps {
   /** Called with the person once signed in. */
@@ -74,16 +75,9 @@ export function LoginPage({ onSignedIn, notice }: LoginPageProps) {
           </p>
         )}
         <form onSubmit={submit} noValidate>
-          <div className="auth-field">
-            <label htmlFor={`${id}-email`}>Email</label>
-            <input id={`${id}-email`} type="email" autoComplete="username" required value={email}
-              onChange={(e) => setEmail(e.target.value)} />
-          </div>
-          <div className="auth-field">
-            <label htmlFor={`${id}-password`}>Password</label>
-            <input id={`${id}-password`} type="password" autoComplete="current-password" required value={password}
-              onChange={(e) => setPassword(e.target.value)} />
-          </div>
+          <AuthField id={`${id}-email`} label="Email" type="email" autoComplete="username" value={email} onChange={setEmail} />
+          <AuthField id={`${id}-password`} label="Password" type="password" autoComplete="current-password"
+            value={password} onChange={setPassword} />
           {error && <p className="alert error" role="alert">{error}</p>}
           {wait > 0 && <p className="alert error" role="alert">Too many attempts, try again in {wait} s.</p>}
           <button type="submit" className="primary" disabled={busy || wait > 0 || !email.trim() || !password}>

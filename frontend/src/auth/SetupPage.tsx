@@ -5,6 +5,7 @@ import { api } from "../api/client";
 import type { Me } from "../api/types";
 import { errorMessage } from "../settings/policy";
 import "./auth.css";
+import { AuthField } from "./AuthField";
 
 export function SetupPage({ token, onSignedIn }: { token?: string; onSignedIn(me: Me): void }) {
   const id = useId();
@@ -44,23 +45,11 @@ export function SetupPage({ token, onSignedIn }: { token?: string; onSignedIn(me
           <>
             <p className="muted">Create the first administrator. They can add people, MCP servers and workspace policies.</p>
             <form onSubmit={submit} noValidate>
-              <div className="auth-field">
-                <label htmlFor={`${id}-email`}>Email</label>
-                <input id={`${id}-email`} type="email" autoComplete="username" required value={email}
-                  onChange={(e) => setEmail(e.target.value)} />
-              </div>
-              <div className="auth-field">
-                <label htmlFor={`${id}-password`}>Password</label>
-                <input id={`${id}-password`} type="password" autoComplete="new-password" required value={password}
-                  onChange={(e) => setPassword(e.target.value)} />
-              </div>
-              <div className="auth-field">
-                <label htmlFor={`${id}-again`}>Password again</label>
-                <input id={`${id}-again`} type="password" autoComplete="new-password" required value={again}
-                  aria-invalid={mismatch || undefined} aria-describedby={mismatch ? `${id}-again-err` : undefined}
-                  onChange={(e) => setAgain(e.target.value)} />
-                {mismatch && <p id={`${id}-again-err`} className="field-error">The passwords differ.</p>}
-              </div>
+              <AuthField id={`${id}-email`} label="Email" type="email" autoComplete="username" value={email} onChange={setEmail} />
+              <AuthField id={`${id}-password`} label="Password" type="password" autoComplete="new-password"
+                value={password} onChange={setPassword} />
+              <AuthField id={`${id}-again`} label="Password again" type="password" autoComplete="new-password"
+                value={again} onChange={setAgain} error={mismatch ? "The passwords differ." : undefined} />
               {error && <p className="alert error" role="alert">{error}</p>}
               <button type="submit" className="primary" disabled={busy || !email.trim() || !password || mismatch}>
                 {busy ? "Creating…" : "Create admin and sign in"}
