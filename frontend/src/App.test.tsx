@@ -61,7 +61,7 @@ describe("App", () => {
     await user.click(screen.getByRole("link", { name: "Tools & policies" }));
     await screen.findByRole("heading", { name: "Sign in to Toolgate" });
     expect(screen.getByRole("status")).toHaveTextContent("Your session ended");
-    expect(location.pathname + location.search).toBe("/login?next=%2Fsettings");
+    await waitFor(() => expect(location.pathname + location.search).toBe("/login?next=%2Fsettings"));
   });
 
   it("the user menu shows who is signed in; a member gets no Users link; Sign out posts logout", async () => {
