@@ -25,7 +25,7 @@ func TestAudit_RecordsEveryChangeNewestFirst(t *testing.T) {
 	}
 	var got []row
 	for _, en := range e.audit() {
-		got = append(got, row{en.Actor, en.Action, deref2(en.ServerID), deref2(en.ToolName), compact(en.Before), compact(en.After)})
+		got = append(got, row{en.Actor, en.Action, deref2(en.ServerLabel), deref2(en.ToolName), compact(en.Before), compact(en.After)})
 	}
 	ann := e.admin.Email // the actor is the signed-in user
 	want := []row{
@@ -86,9 +86,22 @@ func TestAudit_PagesWithCursor(t *testing.T) {
 	}
 
 	var filtered auditPage
-	e.must(200, "GET", "/api/audit?action=server.create&server_id=weather", nil, &filtered)
+	e.must(200, "GET", "/api/audit?action=server.create&server_label=weather", nil, &filtered)
 	if len(filtered.Entries) != 1 || filtered.Entries[0].Action != "server.create" {
 		t.Errorf("filtered = %+v", filtered.Entries)
+	}
+	var none auditPage
+	e.must(200, "GET", "/api/audit?server_label=no-such-server", nil, &none)
+	if len(none.Entries) != 0 {
+		t.Errorf("server_label=no-such-server matched %d entries", len(none.Entries))
+	}
+	// server_id is the deprecated alias of server_label: filter and field.
+	var old struct {
+		Entries []map[string]any `json:"entries"`
+	}
+	e.must(200, "GET", "/api/audit?action=server.create&server_id=weather", nil, &old)
+	if len(old.Entries) != 1 || old.Entries[0]["server_id"] != "weather" || old.Entries[0]["server_label"] != "weather" {
+		t.Errorf("with the deprecated server_id filter: %+v", old.Entries)
 	}
 }
 

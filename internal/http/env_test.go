@@ -134,7 +134,7 @@ func (e *apiEnv) start() {
 	}
 	up := responses.New(responses.Config{APIKey: "test-key", BaseURL: e.up.url + "/v1/", Model: "gpt-5-mini",
 		Layout: responses.Layout(e.opts.layout), MaxRetries: e.opts.retries, Logger: e.log})
-	e.chat = conversation.NewService(postgres.NewConversationStore(e.pool), svc, up,
+	e.chat = conversation.NewService(postgres.NewConversationStore(e.pool), postgres.NewConversationPolicies(svc), up,
 		conversation.Info{Offline: true, Model: "gpt-5-mini", Layout: e.opts.layout}, e.opts.limits, e.log)
 	if err := e.chat.Recover(context.Background()); err != nil {
 		e.t.Fatal(err)
@@ -252,7 +252,7 @@ type server struct {
 
 // tool mirrors the API's tool JSON.
 type tool struct {
-	ServerID        string          `json:"server_id"`
+	ServerLabel     string          `json:"server_label"`
 	Name            string          `json:"name"`
 	Title           string          `json:"title"`
 	Description     string          `json:"description"`
@@ -296,14 +296,14 @@ func (e *apiEnv) tools(label string) map[string]tool {
 }
 
 type auditEntry struct {
-	ID       int64           `json:"id"`
-	Actor    string          `json:"actor"`
-	ActorID  string          `json:"actor_id"`
-	Action   string          `json:"action"`
-	ServerID *string         `json:"server_id"`
-	ToolName *string         `json:"tool_name"`
-	Before   json.RawMessage `json:"before"`
-	After    json.RawMessage `json:"after"`
+	ID          int64           `json:"id"`
+	Actor       string          `json:"actor"`
+	ActorID     string          `json:"actor_id"`
+	Action      string          `json:"action"`
+	ServerLabel *string         `json:"server_label"`
+	ToolName    *string         `json:"tool_name"`
+	Before      json.RawMessage `json:"before"`
+	After       json.RawMessage `json:"after"`
 }
 
 type auditPage struct {

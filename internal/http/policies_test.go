@@ -64,7 +64,8 @@ func TestPolicy_PutReturnsToolAndListsExplicitPolicies(t *testing.T) {
 	}
 	var pols struct {
 		Policies []struct {
-			ServerID  string `json:"server_id"`
+			ServerID  string `json:"server_label"`
+			OldID     string `json:"server_id"`
 			ToolName  string `json:"tool_name"`
 			Policy    string `json:"policy"`
 			UpdatedAt string `json:"updated_at"`
@@ -76,7 +77,7 @@ func TestPolicy_PutReturnsToolAndListsExplicitPolicies(t *testing.T) {
 		t.Fatalf("policies = %+v", pols.Policies)
 	}
 	p := pols.Policies[0]
-	if p.ServerID != "weather" || p.ToolName != "send_alert" || p.Policy != "always" || p.UpdatedBy != e.admin.Email || p.UpdatedAt == "" {
+	if p.ServerID != "weather" || p.OldID != "weather" || p.ToolName != "send_alert" || p.Policy != "always" || p.UpdatedBy != e.admin.Email || p.UpdatedAt == "" {
 		t.Errorf("policy = %+v", p)
 	}
 }

@@ -31,7 +31,12 @@ func (s *Server) putSettings(c echo.Context) error {
 }
 
 func (s *Server) listAudit(c echo.Context) error {
-	q := policy.AuditQuery{ServerLabel: c.QueryParam("server_id"), Action: c.QueryParam("action")}
+	// server_label; server_id is its deprecated alias (README: "Deprecated fields").
+	server := c.QueryParam("server_label")
+	if server == "" {
+		server = c.QueryParam("server_id")
+	}
+	q := policy.AuditQuery{ServerLabel: server, Action: c.QueryParam("action")}
 	if v := c.QueryParam("limit"); v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 1 {

@@ -25,7 +25,7 @@ type AuditEntry struct {
 	Actor       string          `json:"actor"`    // the user's email (auth.System: "toolgate")
 	ActorID     string          `json:"actor_id"` // the user's id
 	Action      string          `json:"action"`
-	ServerLabel *string         `json:"server_id"`
+	ServerLabel *string         `json:"server_label"`
 	ToolName    *string         `json:"tool_name"`
 	Before      json.RawMessage `json:"before"`
 	After       json.RawMessage `json:"after"`
@@ -46,4 +46,13 @@ type AuditQuery struct {
 	Action      string // "": every action
 	// ActorID, when set, keeps only entries that user made (a member's view).
 	ActorID string
+}
+
+// MarshalJSON adds the deprecated server_id alias of server_label (see Tool).
+func (e AuditEntry) MarshalJSON() ([]byte, error) {
+	type plain AuditEntry
+	return json.Marshal(struct {
+		plain
+		ServerID *string `json:"server_id"`
+	}{plain(e), e.ServerLabel})
 }

@@ -53,7 +53,7 @@ func (t DiscoveredTool) Digest() string {
 // discovered, or only named by an explicit policy set before discovery saw it.
 type Tool struct {
 	DiscoveredTool
-	ServerLabel string     `json:"server_id"`
+	ServerLabel string     `json:"server_label"`
 	Discovered  bool       `json:"discovered"`
 	Digest      string     `json:"digest,omitempty"`
 	FirstSeenAt *time.Time `json:"first_seen_at"`
@@ -81,7 +81,7 @@ type Tool struct {
 
 // ToolPolicy is an explicit workspace policy for one (server, tool) pair.
 type ToolPolicy struct {
-	ServerLabel       string      `json:"server_id"`
+	ServerLabel       string      `json:"server_label"`
 	ToolName          string      `json:"tool_name"`
 	Policy            Policy      `json:"policy"`
 	Locked            bool        `json:"locked"`
@@ -95,10 +95,42 @@ type ToolPolicy struct {
 // UserPolicy is one user's personal policy for one (server, tool) pair.
 type UserPolicy struct {
 	UserID            string      `json:"user_id"`
-	ServerLabel       string      `json:"server_id"`
+	ServerLabel       string      `json:"server_label"`
 	ToolName          string      `json:"tool_name"`
 	Policy            Policy      `json:"policy"`
 	UpdatedAt         time.Time   `json:"updated_at"`
 	GrantedDigest     string      `json:"-"`
 	GrantedDefinition *Definition `json:"-"`
+}
+
+// The JSON field for a server's label is server_label everywhere, as in
+// OpenAI's MCP tool and approval items. Until the next release these
+// objects also carry the old name, server_id, with the same value, so
+// clients written against it keep working (README: "Deprecated fields").
+
+// MarshalJSON adds the deprecated server_id alias.
+func (t Tool) MarshalJSON() ([]byte, error) {
+	type plain Tool
+	return json.Marshal(struct {
+		plain
+		ServerID string `json:"server_id"`
+	}{plain(t), t.ServerLabel})
+}
+
+// MarshalJSON adds the deprecated server_id alias.
+func (p ToolPolicy) MarshalJSON() ([]byte, error) {
+	type plain ToolPolicy
+	return json.Marshal(struct {
+		plain
+		ServerID string `json:"server_id"`
+	}{plain(p), p.ServerLabel})
+}
+
+// MarshalJSON adds the deprecated server_id alias.
+func (p UserPolicy) MarshalJSON() ([]byte, error) {
+	type plain UserPolicy
+	return json.Marshal(struct {
+		plain
+		ServerID string `json:"server_id"`
+	}{plain(p), p.ServerLabel})
 }
