@@ -1,12 +1,18 @@
-// The REST client: one fetch wrapper, and one error type carrying the API's
-// {error: {code, message, fields, details}} body.
+// The REST client: generated from docs/openapi.yaml (openapi-typescript
+// writes schema.d.ts, `npm run gen:api`; openapi-fetch types every call by
+// path and method), plus one error type carrying the API's
+// {error: {code, message, fields, details}} body. Nothing here is written by
+// hand from the spec: a path, parameter or body the spec does not have is a
+// type error.
+import createClient, { type Middleware } from "openapi-fetch";
+import type { paths } from "./schema";
 import type {
-  ApiToken, AuditPage, AuthStatus, Conversation, Decision, DefaultPolicy, Info, Me, NewApiToken, NewServer, Policy,
-  PolicyLayer, Role, Server, ServerPatch, Settings, Tool, Transcript, User,
+  Decision, DefaultPolicy, NewServer, Policy, PolicyLayer, Role, ServerPatch, Transcript,
 } from "./types";
 
 /** An error the API answered with (or a network failure: status 0, code "network_error"). */
 export class ApiError extends Error {
+  retryAfter?: number;
   constructor(
     readonly status: number,
     readonly code: string,
@@ -22,10 +28,15 @@ export class ApiError extends Error {
 /** Turns a non-2xx Response into an ApiError with the server's sentence. */
 export async function errorFrom(res: Response): Promise<ApiError> {
   let body: { error?: { code?: string; message?: string; fields?: Record<string, string>; details?: unknown } } = {};
-  try { body = await res.json(); } catch { /* not JSON: a proxy's page */ }
+  try { body = await res.clone().json(); } catch { /* not JSON: a proxy's page */ }
   const e = body.error ?? {};
-  return new ApiError(res.status, e.code ?? `http_${res.status}`,
+  const err = new ApiError(res.status, e.code ?? `http_${res.status}`,
     e.message ?? `The server answered ${res.status} ${res.statusText}.`, e.fields ?? {}, e.details);
+  if (res.status === 429) {
+    const after = Number(res.headers.get("Retry-After"));
+    if (Number.isFinite(after) && after > 0) err.retryAfter = after;
+  }
+  return err;
 }
 
 // Told when the API answers 401 to a signed-in call: the session ended
@@ -41,99 +52,129 @@ export function onSignedOut(fn: () => void): () => void {
 /** The sign-in routes answer 401 as part of their job (wrong password, not signed in yet). */
 const quiet401 = (path: string) => path.startsWith("/api/auth/");
 
-/** fetch that turns network failures into ApiError too. */
+const networkError = () =>
+  new ApiError(0, "network_error", "Toolgate could not be reached. Check that it is running, then try again.");
+
+async function check(path: string, res: Response): Promise<Response> {
+  if (res.ok) return res;
+  const err = await errorFrom(res);
+  if (res.status === 401 && !quiet401(path)) signedOutListeners.forEach((l) => l());
+  throw err;
+}
+
+/** fetch for the streaming routes (text/event-stream): failures become ApiError too. */
 export async function send(path: string, init: RequestInit = {}): Promise<Response> {
   let res: Response;
   try {
     res = await fetch(path, init);
   } catch (err) {
     if (init.signal?.aborted) throw err;
-    throw new ApiError(0, "network_error", "Toolgate could not be reached. Check that it is running, then try again.");
+    throw networkError();
   }
-  if (!res.ok) {
-    const err = await errorFrom(res);
-    if (res.status === 429) {
-      const after = Number(res.headers.get("Retry-After"));
-      if (Number.isFinite(after) && after > 0) (err as ApiError & { retryAfter?: number }).retryAfter = after;
-    }
-    if (res.status === 401 && !quiet401(path)) signedOutListeners.forEach((l) => l());
-    throw err;
-  }
-  return res;
+  return check(path, res);
 }
 
 /** Seconds from a 429's Retry-After header, when it had one. */
 export function retryAfterOf(err: unknown): number | undefined {
-  return err instanceof ApiError ? (err as ApiError & { retryAfter?: number }).retryAfter : undefined;
+  return err instanceof ApiError ? err.retryAfter : undefined;
 }
 
-async function json<T>(method: string, path: string, body?: unknown): Promise<T> {
-  const res = await send(path, {
-    method,
-    headers: body === undefined ? {} : { "Content-Type": "application/json" },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  if (res.status === 204) return undefined as T;
-  return res.json() as Promise<T>;
+// Every non-2xx answer throws an ApiError, so callers (and TanStack Query)
+// see one kind of failure; a network failure throws one with status 0.
+const errors: Middleware = {
+  async onResponse({ request, response }) {
+    return check(new URL(request.url).pathname, response);
+  },
+  onError({ request, error }) {
+    if (request.signal.aborted) return error instanceof Error ? error : new Error(String(error));
+    return error instanceof ApiError ? error : networkError();
+  },
+};
+
+const origin = () => (typeof location !== "undefined" && location.origin !== "null" ? location.origin : "http://localhost");
+
+/** The typed client for every JSON route of docs/openapi.yaml. */
+export const http = createClient<paths>({
+  baseUrl: origin(),
+  // Looked up at call time, so tests can stub the global fetch.
+  fetch: (req) => globalThis.fetch(req),
+});
+http.use(errors);
+
+/** The body of a call that succeeded (errors have already thrown). */
+async function ok<T>(p: Promise<{ data?: T; error?: unknown; response: Response }>): Promise<T> {
+  const r = await p;
+  return r.data as T;
 }
 
-const seg = encodeURIComponent;
-
-const layerQuery = (layer?: PolicyLayer) => (layer ? `?layer=${layer}` : "");
-
+/** The typed calls the app makes, each one line over the generated client. */
 export const api = {
-  info: () => json<Info>("GET", "/api/info"),
+  info: () => ok(http.GET("/api/info")),
 
-  authStatus: () => json<AuthStatus>("GET", "/api/auth/status"),
-  me: () => json<Me>("GET", "/api/auth/me"),
-  login: (email: string, password: string) => json<Me>("POST", "/api/auth/login", { email, password }),
-  logout: () => json<void>("POST", "/api/auth/logout"),
-  setup: (token: string, email: string, password: string) => json<Me>("POST", "/api/auth/setup", { token, email, password }),
+  authStatus: () => ok(http.GET("/api/auth/status")),
+  me: () => ok(http.GET("/api/auth/me")),
+  login: (email: string, password: string) => ok(http.POST("/api/auth/login", { body: { email, password } })),
+  logout: () => ok(http.POST("/api/auth/logout")),
+  setup: (token: string, email: string, password: string) =>
+    ok(http.POST("/api/auth/setup", { body: { token, email, password } })),
 
-  listUsers: () => json<{ users: User[] } | User[]>("GET", "/api/users").then((r) => (Array.isArray(r) ? r : r.users)),
-  createUser: (u: { email: string; password: string; role: Role }) => json<User>("POST", "/api/users", u),
+  listUsers: () => ok(http.GET("/api/users")).then((r) => r.users),
+  createUser: (u: { email: string; password: string; role: Role }) => ok(http.POST("/api/users", { body: u })),
   updateUser: (id: string, p: { role?: Role; disabled?: boolean; password?: string }) =>
-    json<User>("PATCH", `/api/users/${seg(id)}`, p),
+    ok(http.PATCH("/api/users/{userId}", { params: { path: { userId: id } }, body: p })),
 
-  listTokens: () => json<{ tokens: ApiToken[] }>("GET", "/api/tokens").then((r) => r.tokens),
-  createToken: (name: string) => json<NewApiToken>("POST", "/api/tokens", { name }),
-  deleteToken: (id: string) => json<void>("DELETE", `/api/tokens/${seg(id)}`),
+  listTokens: () => ok(http.GET("/api/tokens")).then((r) => r.tokens),
+  createToken: (name: string) => ok(http.POST("/api/tokens", { body: { name } })),
+  deleteToken: (id: string) => ok(http.DELETE("/api/tokens/{tokenId}", { params: { path: { tokenId: id } } })),
 
-  listServers: () => json<{ servers: Server[] }>("GET", "/api/mcp/servers").then((r) => r.servers),
-  createServer: (s: NewServer) => json<Server>("POST", "/api/mcp/servers", s),
-  updateServer: (label: string, p: ServerPatch) => json<Server>("PATCH", `/api/mcp/servers/${seg(label)}`, p),
-  deleteServer: (label: string) => json<void>("DELETE", `/api/mcp/servers/${seg(label)}`),
+  listServers: () => ok(http.GET("/api/mcp/servers")).then((r) => r.servers),
+  createServer: (s: NewServer) => ok(http.POST("/api/mcp/servers", { body: s })),
+  updateServer: (label: string, p: ServerPatch) =>
+    ok(http.PATCH("/api/mcp/servers/{serverId}", { params: { path: { serverId: label } }, body: p })),
+  deleteServer: (label: string) => ok(http.DELETE("/api/mcp/servers/{serverId}", { params: { path: { serverId: label } } })),
   refreshServer: (label: string) =>
-    json<{ tools: Tool[] }>("POST", `/api/mcp/servers/${seg(label)}/refresh`).then((r) => r.tools),
+    ok(http.POST("/api/mcp/servers/{serverId}/refresh", { params: { path: { serverId: label } } })).then((r) => r.tools),
 
-  listTools: (label: string) => json<{ tools: Tool[] }>("GET", `/api/mcp/servers/${seg(label)}/tools`).then((r) => r.tools),
-  /** layer: "workspace" (admins) or "user" (the caller's own); locked applies to the workspace layer only. */
+  listTools: (label: string) =>
+    ok(http.GET("/api/mcp/servers/{serverId}/tools", { params: { path: { serverId: label } } })).then((r) => r.tools),
+  /** layer: "workspace" (admins) or "user" (the caller's own); locked applies to the workspace layer only. Returns the tool. */
   setPolicy: (label: string, tool: string, policy: Policy, layer?: PolicyLayer, locked?: boolean) =>
-    json<unknown>("PUT", `/api/mcp/servers/${seg(label)}/tools/${seg(tool)}/approval-policy${layerQuery(layer)}`,
-      locked === undefined ? { policy } : { policy, locked }),
+    ok(http.PUT("/api/mcp/servers/{serverId}/tools/{toolName}/approval-policy", {
+      params: { path: { serverId: label, toolName: tool }, query: layer ? { layer } : {} },
+      body: locked === undefined ? { policy } : { policy, locked },
+    })),
+  /** Returns the tool with its policy from the default. */
   deletePolicy: (label: string, tool: string, layer?: PolicyLayer) =>
-    json<void>("DELETE", `/api/mcp/servers/${seg(label)}/tools/${seg(tool)}/approval-policy${layerQuery(layer)}`),
+    ok(http.DELETE("/api/mcp/servers/{serverId}/tools/{toolName}/approval-policy", {
+      params: { path: { serverId: label, toolName: tool }, query: layer ? { layer } : {} },
+    })),
   /** All or nothing; null removes a tool's policy. Returns every tool of the server. */
   setPolicies: (label: string, policies: Record<string, Policy | null>) =>
-    json<{ tools: Tool[] }>("PUT", `/api/mcp/servers/${seg(label)}/tools/approval-policies`, { policies }).then((r) => r.tools),
+    ok(http.PUT("/api/mcp/servers/{serverId}/tools/approval-policies", {
+      params: { path: { serverId: label } }, body: { policies },
+    })).then((r) => r.tools),
 
-  settings: () => json<Settings>("GET", "/api/settings"),
-  updateSettings: (p: { default_policy?: DefaultPolicy; default_policy_locked?: boolean }) => json<Settings>("PUT", "/api/settings", p),
-  audit: (q: { limit?: number; cursor?: string; action?: string; server_id?: string } = {}) => {
-    const p = new URLSearchParams();
-    for (const [k, v] of Object.entries(q)) if (v !== undefined && v !== "") p.set(k, String(v));
-    const qs = p.toString();
-    return json<AuditPage>("GET", `/api/audit${qs ? "?" + qs : ""}`);
+  settings: () => ok(http.GET("/api/settings")),
+  updateSettings: (p: { default_policy?: DefaultPolicy; default_policy_locked?: boolean }) =>
+    ok(http.PUT("/api/settings", { body: p })),
+  audit: (q: { limit?: number; cursor?: string; action?: string; server_label?: string } = {}) => {
+    const query = Object.fromEntries(Object.entries(q).filter(([, v]) => v !== undefined && v !== ""));
+    return ok(http.GET("/api/audit", { params: { query } }));
   },
 
-  listConversations: () =>
-    json<{ conversations: Conversation[] }>("GET", "/api/conversations").then((r) => r.conversations),
-  createConversation: (title?: string) => json<Conversation>("POST", "/api/conversations", title ? { title } : {}),
-  conversation: (id: string) => json<Transcript>("GET", `/api/conversations/${seg(id)}`),
-  renameConversation: (id: string, title: string) => json<Conversation>("PATCH", `/api/conversations/${seg(id)}`, { title }),
-  deleteConversation: (id: string) => json<void>("DELETE", `/api/conversations/${seg(id)}`),
-  cancel: (id: string) => json<{ cancelled: boolean }>("POST", `/api/conversations/${seg(id)}/cancel`),
+  listConversations: () => ok(http.GET("/api/conversations")).then((r) => r.conversations),
+  createConversation: (title?: string) => ok(http.POST("/api/conversations", { body: title ? { title } : {} })),
+  conversation: (id: string) =>
+    ok(http.GET("/api/conversations/{conversationId}", { params: { path: { conversationId: id } } })) as Promise<Transcript>,
+  renameConversation: (id: string, title: string) =>
+    ok(http.PATCH("/api/conversations/{conversationId}", { params: { path: { conversationId: id } }, body: { title } })),
+  deleteConversation: (id: string) =>
+    ok(http.DELETE("/api/conversations/{conversationId}", { params: { path: { conversationId: id } } })),
+  cancel: (id: string) =>
+    ok(http.POST("/api/conversations/{conversationId}/cancel", { params: { path: { conversationId: id } } })),
 };
+
+const seg = encodeURIComponent;
 
 /** Stream requests: each answers text/event-stream (see useChatStream). */
 export const streams = {

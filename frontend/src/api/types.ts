@@ -1,262 +1,63 @@
-// Types of the REST API's JSON, as docs/openapi.yaml describes it.
+// Types of the REST API's JSON: every one is the generated type from
+// docs/openapi.yaml (schema.d.ts, `npm run gen:api`), named for the app.
+// Only the transcript items are narrowed here: the spec describes one item
+// object whose fields depend on `type`; these are its variants.
+import type { components, operations } from "./schema";
 
-export type Policy = "never" | "always" | "blocked";
+type S = components["schemas"];
+type JSONOf<Op extends keyof operations, Code extends number = 200> =
+  operations[Op]["responses"] extends Record<Code, { content: { "application/json": infer T } }> ? T : never;
+
+export type Policy = S["Policy"];
 /** A default may also resolve per tool from its MCP hints (the fresh-install default). */
-export type DefaultPolicy = Policy | "ask_unless_read_only";
+export type DefaultPolicy = S["DefaultPolicy"];
 /** Where a tool's effective policy comes from (see the README's policy table). */
-export type PolicySource = "tool" | "server" | "global" | "user" | "locked" | "new" | "changed";
+export type PolicySource = S["PolicySource"];
 /** Which layer a policy change is for: the workspace's (admins) or the caller's own. */
 export type PolicyLayer = "workspace" | "user";
-export type Role = "admin" | "member";
+export type Role = S["Me"]["role"];
 
-/** The signed-in person (GET /api/auth/me). */
-export interface Me {
-  id: string;
-  email: string;
-  role: Role;
-}
+export type Me = S["Me"];
+export type AuthStatus = JSONOf<"authStatus">;
+export type User = S["User"];
+export type ApiToken = JSONOf<"listTokens">["tokens"][number];
+export type NewApiToken = JSONOf<"createToken", 201>;
 
-/** GET /api/auth/status: how people sign in here. */
-export interface AuthStatus {
-  auth_mode: "local" | "oidc" | "none";
-  setup_required: boolean;
-  oidc: boolean;
-  /** The offline demo prints a one-time sign-in link at every start. */
-  sign_in_link: boolean;
-}
-
-/** An account as admins see it (GET /api/users). */
-export interface User extends Me {
-  disabled?: boolean;
-  created_at?: string;
-  last_login_at?: string | null;
-}
-
-/** A personal API token; its secret is only in the answer that creates it. */
-export interface ApiToken {
-  id: string;
-  name: string;
-  created_at: string;
-  last_used_at: string | null;
-}
-
-export interface NewApiToken {
-  id: string;
-  name: string;
-  token: string;
-  created_at: string;
-}
-
-/** Why a call asks (null when the tool runs without asking). */
-export interface AsksBecause {
-  reason: "not_read_only" | "new_tool" | "changed" | "read_only_changed" | "policy" | string;
-  fields?: string[];
-  [k: string]: unknown;
-}
-
+export type AsksBecause = S["AsksBecause"];
 export type ChangedField = "description" | "input_schema" | "annotations" | "title";
+export type Annotations = S["Annotations"];
 
-export interface Annotations {
-  title?: string;
-  readOnlyHint?: boolean | null;
-  destructiveHint?: boolean | null;
-  idempotentHint?: boolean | null;
-  openWorldHint?: boolean | null;
-}
-
-/** An MCP server as GET /api/mcp/servers shows it (header values masked). */
-export interface Server {
-  label: string;
-  url: string;
-  description: string;
-  headers: Record<string, string>;
-  default_policy: DefaultPolicy | null;
-  default_policy_locked?: boolean;
-  enabled: boolean;
-  created_at: string;
-  updated_at: string;
-  tools_refreshed_at: string | null;
-  tools_refresh_error: string | null;
-  tool_count: number;
-}
-
-export interface NewServer {
-  label: string;
-  url: string;
-  description?: string;
-  headers?: Record<string, string>;
-  default_policy?: DefaultPolicy | null;
-  enabled?: boolean;
-}
-
+export type Server = S["Server"];
+export type NewServer = S["NewServer"];
 /** PATCH body: headers map a name to a new value, or null to remove it. */
-export interface ServerPatch {
-  url?: string;
-  description?: string;
-  headers?: Record<string, string | null>;
-  default_policy?: DefaultPolicy | null;
-  default_policy_locked?: boolean;
-  enabled?: boolean;
-}
+export type ServerPatch = S["ServerPatch"];
 
-export interface DiscoveredTool {
-  name: string;
-  title?: string;
-  description: string;
-  input_schema: unknown;
-  annotations: Annotations;
-}
+export type Tool = S["Tool"];
+export type DiscoveredTool = Pick<Tool, "name" | "title" | "description" | "input_schema" | "annotations">;
+export type ToolPolicy = S["ToolPolicy"];
+export type Settings = S["Settings"];
+export type AuditEntry = S["AuditEntry"];
+export type AuditPage = S["AuditPage"];
+export type Info = S["Info"];
+export type Conversation = S["Conversation"];
+export type AllowedBy = S["AllowedBy"];
+export type Approval = S["Approval"];
+export type ApprovalState = Approval["state"];
+export type TurnError = S["TurnError"];
+/** A transcript, its items narrowed to the variants below by `type`. */
+export type Transcript = Omit<S["Transcript"], "items"> & { items: Item[] };
+/** One decision in POST /api/responses/approval-response. */
+export type Decision = S["Decision"];
 
-/** A known tool of a server with its policy. */
-export interface Tool extends DiscoveredTool {
-  server_id: string;
-  discovered: boolean;
-  digest?: string;
-  first_seen_at: string | null;
-  definition_changed_at: string | null;
-  policy: Policy | null;
-  effective_policy: Policy;
-  policy_source: PolicySource;
-  policy_updated_at: string | null;
-  policy_updated_by: string | null;
-  /** The workspace's own policy for this tool is locked (admins). */
-  policy_locked?: boolean;
-  /** The caller's own policy for the tool (the personal layer). */
-  user_policy?: Policy | null;
-  /** The workspace setting that applies is locked: personal policies cannot loosen it. */
-  locked?: boolean;
-  asks_because?: AsksBecause | null;
-  changed?: { fields: ChangedField[] | string[]; since: string | null } | null;
-}
-
-export interface Settings {
-  default_policy: DefaultPolicy;
-  default_policy_locked?: boolean;
-  updated_at: string;
-}
-
-export interface AuditEntry {
-  id: number;
-  at: string;
-  actor: string;
-  action: string; // server.create, server.update, server.delete, server.tools_changed, policy.set, policy.delete, settings.update, approval.decide
-  server_id: string | null;
-  tool_name: string | null;
-  before: unknown;
-  after: unknown;
-}
-
-export interface AuditPage {
-  entries: AuditEntry[];
-  next_cursor: string | null;
-}
-
-export interface Info {
-  offline: boolean;
-  model: string;
-  tool_layout: string;
-  base_url: string;
-}
-
-export interface Conversation {
-  id: string;
-  title: string;
-  created_at: string;
-  updated_at: string;
-  last_response_id: string | null;
-  streaming: boolean;
-  pending_approvals: number;
-}
-
-export type AllowedBy =
-  | { kind: "policy"; policy: Policy; source: PolicySource | "unknown" }
-  | { kind: "approval" }
-  | { kind: "conversation" };
-
-export type ApprovalState = "pending" | "approved" | "denied" | "superseded";
-
-/** An approval request (approval.required, pending_approvals, and items' approval). */
-export interface Approval {
-  approval_request_id: string;
-  conversation_id: string;
-  response_id: string;
-  server_label: string;
-  upstream_label: string;
-  tool_name: string;
-  arguments: unknown;
-  redacted: string[] | null;
-  annotations: Annotations;
-  asks_because: { policy: Policy; source: PolicySource | "unknown" | "conversation"; reason?: AsksBecause["reason"]; fields?: string[]; changed?: { fields: string[] } | null };
-  requested_at: string;
-  state: ApprovalState;
-  decided_at: string | null;
-  decided_by: string | null;
-  decided_by_id: string | null;
-  reason: string | null;
-  scope: "once" | "conversation" | null;
-  remember: boolean;
-  answered_in: string | null;
-}
-
-export interface TurnError {
-  code: string;
-  message: string;
-  retryable: boolean;
-}
-
-interface ItemBase {
-  seq: number;
-  id?: string;
-  response_id?: string;
-  created_at: string;
-}
-
-export interface UserMessageItem extends ItemBase { type: "user_message"; text: string }
-export interface MessageItem extends ItemBase { type: "message"; text: string; partial?: boolean }
-export interface ListToolsItem extends ItemBase {
-  type: "mcp_list_tools";
-  server_label: string;
-  upstream_label: string;
-  tools?: DiscoveredTool[];
-  list_error?: unknown;
-}
-export interface CallItem extends ItemBase {
-  type: "mcp_call";
-  server_label: string;
-  upstream_label: string;
-  name: string;
-  arguments: unknown;
-  redacted?: string[];
-  output?: string;
-  error?: unknown;
-  approval_request_id?: string;
-  allowed_by?: AllowedBy;
-}
-export interface ApprovalRequestItem extends ItemBase {
-  type: "mcp_approval_request";
-  server_label: string;
-  upstream_label: string;
-  name: string;
-  arguments: unknown;
-  redacted?: string[];
-  approval: Approval;
-}
-export interface ErrorItem extends ItemBase { type: "error"; turn_error: TurnError }
+type ItemBase = Omit<S["Item"], "type">;
+export type UserMessageItem = ItemBase & { type: "user_message"; text: string };
+export type MessageItem = ItemBase & { type: "message"; text: string };
+export type ListToolsItem = ItemBase & { type: "mcp_list_tools"; server_label: string; upstream_label: string };
+export type CallItem = ItemBase & { type: "mcp_call"; server_label: string; upstream_label: string; name: string };
+export type ApprovalRequestItem = ItemBase & {
+  type: "mcp_approval_request"; server_label: string; upstream_label: string; name: string; approval: Approval;
+};
+export type ErrorItem = ItemBase & { type: "error"; turn_error: TurnError };
 
 /** One transcript item; unknown types may appear later and are skipped. */
 export type Item = UserMessageItem | MessageItem | ListToolsItem | CallItem | ApprovalRequestItem | ErrorItem;
-
-export interface Transcript {
-  conversation: Conversation;
-  items: Item[];
-  pending_approvals: Approval[];
-}
-
-/** One decision in POST /api/responses/approval-response. */
-export interface Decision {
-  approval_request_id: string;
-  approve: boolean;
-  reason?: string;
-  remember?: boolean;
-  scope?: "once" | "conversation";
-}

@@ -33,9 +33,20 @@ type Handler = (req: { method: string; path: string; body: unknown; init: Reques
 export function mockFetch(routes: Record<string, Handler>) {
   const calls: { method: string; path: string; body: unknown }[] = [];
   const fn = vi.fn(async (input: RequestInfo | URL, init: RequestInit = {}) => {
-    const method = (init.method ?? "GET").toUpperCase();
-    const path = String(input);
-    const body = typeof init.body === "string" && init.body ? JSON.parse(init.body) : undefined;
+    // The generated client (openapi-fetch) passes a Request; the stream hook a path and init.
+    let method: string, path: string, body: unknown;
+    if (input instanceof Request) {
+      method = input.method.toUpperCase();
+      const u = new URL(input.url);
+      path = u.pathname + u.search;
+      const text = await input.clone().text();
+      body = text ? JSON.parse(text) : undefined;
+      init = { method, signal: input.signal, headers: input.headers, body: text || undefined };
+    } else {
+      method = (init.method ?? "GET").toUpperCase();
+      path = String(input);
+      body = typeof init.body === "string" && init.body ? JSON.parse(init.body) : undefined;
+    }
     calls.push({ method, path, body });
     const h = routes[`${method} ${path}`];
     if (!h) return jsonResponse(404, { error: { code: "not_found", message: `no route ${method} ${path}` } });

@@ -1,0 +1,42 @@
+// Server state lives in TanStack Query: one QueryClient, and the query keys
+// every screen shares, so a change in one place (a mutation, a stream event)
+// invalidates exactly what shows it.
+import { QueryClient } from "@tanstack/react-query";
+import { ApiError } from "./client";
+
+/** Query keys: one function per kind of server state. */
+export const keys = {
+  authStatus: ["auth", "status"] as const,
+  me: ["auth", "me"] as const,
+  info: ["info"] as const,
+  users: ["users"] as const,
+  tokens: ["tokens"] as const,
+  servers: ["servers"] as const,
+  tools: (server: string) => ["servers", server, "tools"] as const,
+  settings: ["settings"] as const,
+  audit: (filter: Record<string, string | undefined> = {}) => ["audit", filter] as const,
+  conversations: ["conversations"] as const,
+  conversation: (id: string) => ["conversations", id] as const,
+};
+
+/** Client errors (4xx) are answers, not hiccups: they are not retried. */
+function retry(failures: number, err: unknown): boolean {
+  if (err instanceof ApiError && err.status >= 400 && err.status < 500) return false;
+  return failures < 2;
+}
+
+export function newQueryClient(): QueryClient {
+  return new QueryClient({
+    defaultOptions: {
+      queries: { retry, refetchOnWindowFocus: true, staleTime: 5_000 },
+      mutations: { retry: false },
+    },
+  });
+}
+
+/** For tests: no retries, nothing kept between tests. */
+export function newTestQueryClient(): QueryClient {
+  return new QueryClient({
+    defaultOptions: { queries: { retry: false, gcTime: Infinity, staleTime: 0 }, mutations: { retry: false } },
+  });
+}
