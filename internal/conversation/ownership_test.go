@@ -48,7 +48,7 @@ func newChat(t *testing.T, limits conversation.Limits) *chatEnv {
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	policies := policy.NewService(postgres.NewStore(pool), nil, log)
 	up := &scriptedUpstream{}
-	chat := conversation.NewService(postgres.NewConversationStore(pool), policies, up, conversation.Info{Offline: true}, limits, log)
+	chat := conversation.NewService(postgres.NewConversationStore(pool), postgres.NewConversationPolicies(policies), up, conversation.Info{Offline: true}, limits, log)
 	return &chatEnv{t: t, pool: pool, chat: chat, up: up}
 }
 

@@ -114,15 +114,15 @@ func (r *relay) handle(ctx context.Context, ev Event) (done bool, err error) {
 			PendingApprovalIDs: nonNil(r.asked), Sent: true})
 		return true, nil
 	case EventFailed, EventIncomplete:
-		code, msg := "response_failed", "the model's response failed"
+		e := TurnError{Code: "response_failed", Message: "the model's response failed"}
 		if ev.Kind == EventIncomplete {
-			code, msg = "response_incomplete", "the model stopped before finishing its response"
+			e = TurnError{Code: "response_incomplete", Message: "the model stopped before finishing its response"}
 		}
 		if ev.Error != nil {
-			msg = fmt.Sprintf("%s: %s (%s)", msg, ev.Error.Message, ev.Error.Code)
+			e.Message = fmt.Sprintf("%s: %s (%s)", e.Message, ev.Error.Message, ev.Error.Code)
 		}
-		r.end(TurnError{Code: code, Message: msg})
-		r.sink.Send(EventNameFailed, FailedEvent{ResponseID: r.response, Code: code, Message: msg})
+		r.end(e)
+		r.sink.Send(EventNameFailed, FailedEvent{ResponseID: r.response, Code: e.Code, Message: e.Message})
 		return true, nil
 	case EventError:
 		e := TurnError{Code: "upstream_error", Message: "the model's provider reported an error"}
@@ -210,7 +210,7 @@ func (r *relay) approval(u *UpstreamItem, it Item) error {
 	a := Approval{ID: u.ID, ConversationID: t.conv.ID, ResponseID: r.response, ServerLabel: u.ServerLabel,
 		UpstreamLabel: u.UpstreamLabel, ToolName: u.Name, Reason: r.askReason(u.ServerLabel, u.Name),
 		State: Pending, RequestedAt: s.now()}
-	a.RawArguments = string(mustRedacted(u.Arguments))
+	a.StoredArguments = string(mustRedacted(u.Arguments))
 	a.Annotations = r.annotations(u.ServerLabel, u.Name)
 	it.Name = u.Name
 	it.Arguments, it.Redacted = Redact(u.Arguments)
@@ -229,22 +229,21 @@ func (r *relay) approval(u *UpstreamItem, it Item) error {
 	return nil
 }
 
-// mustRedacted stores arguments with secrets already hidden: Toolgate never
-// needs them again (upstream keeps the originals), so it does not keep them.
+// mustRedacted is raw with its secrets hidden, as an approval request stores
+// its arguments: Toolgate never needs the originals again (upstream keeps
+// them and runs an approved call with them), so it does not keep them.
 func mustRedacted(raw string) []byte {
 	b, _ := Redact(raw)
 	return b
 }
 
+// annotations are what the tool declared, as discovery stored it: shown to
+// the person deciding. A tool Toolgate has not discovered declared nothing.
 func (r *relay) annotations(server, tool string) []byte {
-	tools, err := r.t.s.store.Repo().Policy().Tools(r.store, server)
-	if err == nil {
-		for _, x := range tools {
-			if x.Name == tool && x.Discovered {
-				if b, err := json.Marshal(x.Annotations); err == nil {
-					return b
-				}
-			}
+	t, ok, err := r.t.s.policies.DiscoveredTool(r.store, server, tool)
+	if err == nil && ok {
+		if b, err := json.Marshal(t.Annotations); err == nil {
+			return b
 		}
 	}
 	return []byte("{}")

@@ -16,11 +16,35 @@ import (
 	"github.com/toolgate/toolgate/internal/policy"
 )
 
-// Policies is what turns need from the policy service.
+// Policies is all that turns need of the policy side: the tools a request
+// offers, the tools a response listed, what a tool declared, and for a
+// decision the tool's effective policy, the personal policy it remembers
+// and its audit entry. postgres.ConversationPolicies implements it over
+// policy.Service.
+//
+// The methods that take tx act in that transaction of the conversation
+// store (the Repo that Store.Tx passes to its function), so a decision, the
+// policy it remembers and its audit entry commit together or not at all.
 type Policies interface {
+	// RequestTools groups the tools of every enabled server for one
+	// request of userID; grants are the conversation's allowances, by
+	// server label.
 	RequestTools(ctx context.Context, userID string, grants map[string]map[string]bool) ([]policy.ServerTools, error)
+	// RecordListed stores the tools a response listed for a server that
+	// Toolgate had not discovered yet.
 	RecordListed(ctx context.Context, label string, tools []policy.DiscoveredTool) error
-	Remember(ctx context.Context, r policy.Repo, u auth.User, label, tool string, p policy.Policy) error
+	// DiscoveredTool returns a tool as discovery stored it; false when
+	// Toolgate has not discovered it.
+	DiscoveredTool(ctx context.Context, label, tool string) (policy.DiscoveredTool, bool, error)
+
+	// Effective returns the tool's effective policy for userID, read in tx.
+	// A server that no longer exists blocks its tools.
+	Effective(ctx context.Context, tx Repo, userID, label, tool string) (policy.Policy, error)
+	// Remember sets u's personal policy for the tool in tx (audited there
+	// as a policy change); it never changes the workspace's policy.
+	Remember(ctx context.Context, tx Repo, u auth.User, label, tool string, p policy.Policy) error
+	// Audit records e in the audit log in tx.
+	Audit(ctx context.Context, tx Repo, e policy.AuditEntry) error
 }
 
 // Info describes the upstream for the browser.
@@ -297,10 +321,11 @@ func (s *Service) unregister(id string, r *running) {
 	close(r.done)
 }
 
-// present fills the parts of an approval shown to people: the arguments
-// with secrets redacted.
+// present fills the parts of an approval shown to people: the arguments,
+// whose secrets were redacted before they were stored, and the paths of
+// those secrets (Redact finds them again under their keys).
 func present(a Approval) Approval {
-	a.Arguments, a.Redacted = Redact(a.RawArguments)
+	a.Arguments, a.Redacted = Redact(a.StoredArguments)
 	if a.Redacted == nil {
 		a.Redacted = []string{}
 	}

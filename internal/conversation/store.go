@@ -3,13 +3,13 @@ package conversation
 import (
 	"context"
 	"time"
-
-	"github.com/toolgate/toolgate/internal/policy"
 )
 
 // Store runs work against the conversation tables.
 type Store interface {
-	// Tx runs fn in one transaction: committed if fn returns nil.
+	// Tx runs fn in one transaction: committed if fn returns nil. The
+	// Policies methods that take a Repo act in the same transaction when
+	// given fn's.
 	Tx(ctx context.Context, fn func(Repo) error) error
 	// Repo reads and writes outside a transaction, one statement at a time.
 	Repo() Repo
@@ -23,10 +23,6 @@ type Store interface {
 // (or listed) exactly as a missing one. The rest act on a conversation the
 // caller has already found under its owner's scope (and holds locked).
 type Repo interface {
-	// Policy is the policy repository on the same transaction, so that a
-	// decision and the policy it remembers are stored together.
-	Policy() policy.Repo
-
 	CreateConversation(ctx context.Context, owner, id, title string) (Conversation, error)
 	ListConversations(ctx context.Context, owner string, limit int) ([]Conversation, error)
 	// Conversation returns one conversation; lock holds it until the

@@ -227,7 +227,7 @@ func (s *Service) decide(ctx context.Context, r Repo, a Approval, d Decision, u 
 			// Blocked since it asked (settings changed, server disabled or
 			// removed): blocked means never run, so an approval cannot
 			// override it; remembering the approval changes the policy.
-			p, _, err := policy.Effective(ctx, r.Policy(), u.ID, a.ServerLabel, a.ToolName)
+			p, err := s.policies.Effective(ctx, r, u.ID, a.ServerLabel, a.ToolName)
 			if err != nil {
 				return DecisionEvent{}, err
 			}
@@ -257,7 +257,7 @@ func (s *Service) decide(ctx context.Context, r Repo, a Approval, d Decision, u 
 		if *d.Approve {
 			p = policy.Never
 		}
-		if err := s.policies.Remember(ctx, r.Policy(), u, a.ServerLabel, a.ToolName, p); err != nil {
+		if err := s.policies.Remember(ctx, r, u, a.ServerLabel, a.ToolName, p); err != nil {
 			return DecisionEvent{}, err
 		}
 		change = &PolicyChange{ServerLabel: a.ServerLabel, ToolName: a.ToolName, Policy: string(p), Layer: LayerUser}
@@ -270,7 +270,7 @@ func (s *Service) decide(ctx context.Context, r Repo, a Approval, d Decision, u 
 	after, _ := json.Marshal(map[string]any{"approval_request_id": a.ID, "conversation_id": a.ConversationID,
 		"state": a.State, "reason": a.DecisionReason, "scope": scope, "remember": d.Remember})
 	before, _ := json.Marshal(map[string]any{"approval_request_id": a.ID, "state": Pending})
-	err := r.Policy().InsertAudit(ctx, policy.AuditEntry{Actor: u.Email, ActorID: u.ID, Action: policy.ActionDecision,
+	err := s.policies.Audit(ctx, r, policy.AuditEntry{Actor: u.Email, ActorID: u.ID, Action: policy.ActionDecision,
 		ServerLabel: &a.ServerLabel, ToolName: &a.ToolName, Before: before, After: after})
 	return decisionEvent(a, change), err
 }
@@ -357,11 +357,11 @@ func validateDecisions(ds []Decision) error {
 
 func notPending(a Approval) error {
 	a = present(a)
-	code, msg := "approval_already_decided", "approval request %q was already %s"
+	e := apperr.New(apperr.Conflict, "approval_already_decided", "approval request %q was already %s", a.ID, a.State)
 	if a.State == Superseded {
-		code, msg = "approval_superseded", "approval request %q was %s by a newer message and can no longer be decided"
+		e = apperr.New(apperr.Conflict, "approval_superseded",
+			"approval request %q was %s by a newer message and can no longer be decided", a.ID, a.State)
 	}
-	e := apperr.New(apperr.Conflict, code, msg, a.ID, a.State)
 	e.Details = map[string]any{"approval": a}
 	return e
 }

@@ -53,7 +53,7 @@ type Item struct {
 	ListError json.RawMessage         `json:"list_error,omitempty"`
 	// mcp_call, mcp_approval_request
 	Name      string          `json:"name,omitempty"`
-	Arguments json.RawMessage `json:"arguments,omitempty"` // redacted object (or string when not JSON)
+	Arguments json.RawMessage `json:"arguments,omitempty"` // redacted before it is stored (a JSON string when not JSON)
 	Redacted  []string        `json:"redacted,omitempty"`  // argument paths whose values were hidden
 	// mcp_call
 	Output            *string         `json:"output,omitempty"`
@@ -90,26 +90,29 @@ const (
 
 // Approval is one approval request with its decision.
 type Approval struct {
-	ID             string          `json:"approval_request_id"`
-	ConversationID string          `json:"conversation_id"`
-	ResponseID     string          `json:"response_id"`
-	ServerLabel    string          `json:"server_label"`
-	UpstreamLabel  string          `json:"upstream_label"`
-	ToolName       string          `json:"tool_name"`
-	RawArguments   string          `json:"-"` // as stored: secrets already redacted (upstream keeps the originals)
-	Arguments      json.RawMessage `json:"arguments"`
-	Redacted       []string        `json:"redacted"`
-	Annotations    json.RawMessage `json:"annotations"`
-	Reason         AskReason       `json:"asks_because"`
-	RequestedAt    time.Time       `json:"requested_at"`
-	State          string          `json:"state"`
-	DecidedAt      *time.Time      `json:"decided_at"`
-	DecidedBy      *string         `json:"decided_by"`    // the decider's email (Toolgate's own: null)
-	DecidedByID    *string         `json:"decided_by_id"` // the decider's user id
-	DecisionReason *string         `json:"reason"`
-	Scope          *string         `json:"scope"`
-	Remember       bool            `json:"remember"`
-	AnsweredIn     *string         `json:"answered_in"`
+	ID             string `json:"approval_request_id"`
+	ConversationID string `json:"conversation_id"`
+	ResponseID     string `json:"response_id"`
+	ServerLabel    string `json:"server_label"`
+	UpstreamLabel  string `json:"upstream_label"`
+	ToolName       string `json:"tool_name"`
+	// StoredArguments are the arguments as Toolgate stores them: JSON text
+	// with secrets already redacted (mustRedacted), never the originals,
+	// which only upstream keeps. Arguments and Redacted are derived from it.
+	StoredArguments string          `json:"-"`
+	Arguments       json.RawMessage `json:"arguments"`
+	Redacted        []string        `json:"redacted"`
+	Annotations     json.RawMessage `json:"annotations"`
+	Reason          AskReason       `json:"asks_because"`
+	RequestedAt     time.Time       `json:"requested_at"`
+	State           string          `json:"state"`
+	DecidedAt       *time.Time      `json:"decided_at"`
+	DecidedBy       *string         `json:"decided_by"`    // the decider's email (Toolgate's own: null)
+	DecidedByID     *string         `json:"decided_by_id"` // the decider's user id
+	DecisionReason  *string         `json:"reason"`
+	Scope           *string         `json:"scope"`
+	Remember        bool            `json:"remember"`
+	AnsweredIn      *string         `json:"answered_in"`
 }
 
 // AskReason says why a tool asks: its policy and where that came from, or

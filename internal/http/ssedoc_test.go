@@ -62,12 +62,13 @@ func TestSSEDoc_DescribesEveryEventAndField(t *testing.T) {
 }
 
 // TestSSEDoc_WebAppUnionMirrorsEveryEventAndField keeps the web app's typed
-// event union (frontend/src/api/events.ts, types.ts) in step with the same
+// event union (frontend/src/api/events.ts; types.ts over the generated
+// schema.d.ts) in step with the same
 // payloads: every event is a member of the union and every JSON field is a
 // property of some type there.
 func TestSSEDoc_WebAppUnionMirrorsEveryEventAndField(t *testing.T) {
 	var ts strings.Builder
-	for _, f := range []string{"../../frontend/src/api/events.ts", "../../frontend/src/api/types.ts"} {
+	for _, f := range []string{"../../frontend/src/api/events.ts", "../../frontend/src/api/types.ts", "../../frontend/src/api/schema.d.ts"} {
 		raw, err := os.ReadFile(f)
 		if err != nil {
 			t.Fatal(err)

@@ -24,7 +24,8 @@ func NewConversationStore(pool *pgxpool.Pool) *ConversationStore {
 	return &ConversationStore{pool: pool}
 }
 
-// Tx runs fn in one transaction; fn's repository and its Policy() share it.
+// Tx runs fn in one transaction; ConversationPolicies, given fn's
+// repository, works in it too.
 func (s *ConversationStore) Tx(ctx context.Context, fn func(conversation.Repo) error) error {
 	return inTx(ctx, s.pool, func(tx pgx.Tx) error { return fn(convRepo{tx}) })
 }
@@ -33,9 +34,6 @@ func (s *ConversationStore) Tx(ctx context.Context, fn func(conversation.Repo) e
 func (s *ConversationStore) Repo() conversation.Repo { return convRepo{s.pool} }
 
 type convRepo struct{ q querier }
-
-// Policy returns the policy repository on the same connection or transaction.
-func (r convRepo) Policy() policy.Repo { return repo(r) }
 
 func conversationNotFound(id string) error {
 	return apperr.NotFoundf("conversation_not_found", "there is no conversation with id %q", id)
@@ -195,8 +193,8 @@ const appendRetries = 20
 // inside one, the caller holds the conversation's lock, as the turn engine
 // does, and it is reported as a Conflict.
 func (r convRepo) AppendItem(ctx context.Context, conversationID string, it conversation.Item) (conversation.Item, error) {
-	it.Seq, it.CreatedAt = 0, time.Time{}
-	data, err := json.Marshal(it)
+	it.Seq, it.CreatedAt, it.Approval = 0, time.Time{}, nil // the row's columns; joined in when read
+	data, err := encodeItem(it)
 	if err != nil {
 		return it, translate(err, "encode transcript item")
 	}
@@ -216,7 +214,8 @@ func (r convRepo) AppendItem(ctx context.Context, conversationID string, it conv
 }
 
 // Items returns the transcript in order, empty for a missing conversation
-// or another owner's.
+// or another owner's. Approval requests come without their Approval, which
+// the service joins in.
 func (r convRepo) Items(ctx context.Context, owner, conversationID string) ([]conversation.Item, error) {
 	rows, err := r.q.Query(ctx, `SELECT seq, created_at, data FROM conversation_items
 		WHERE conversation_id = $1`+ownedBy(2)+` ORDER BY seq`, conversationID, owner)
@@ -225,19 +224,16 @@ func (r convRepo) Items(ctx context.Context, owner, conversationID string) ([]co
 	}
 	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (conversation.Item, error) {
 		var (
-			it   conversation.Item
 			seq  int
 			at   time.Time
 			data []byte
 		)
 		if err := row.Scan(&seq, &at, &data); err != nil {
-			return it, err
+			return conversation.Item{}, err
 		}
-		if err := json.Unmarshal(data, &it); err != nil {
-			return it, err
-		}
+		it, err := decodeItem(data)
 		it.Seq, it.CreatedAt = seq, at
-		return it, nil
+		return it, err
 	})
 	if out == nil {
 		out = []conversation.Item{}
@@ -255,7 +251,7 @@ func (r convRepo) InsertApproval(ctx context.Context, a conversation.Approval) e
 			upstream_label, tool_name, arguments, annotations, reason_source, asks_reason, asks_fields)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8::jsonb, $9, nullif($10, ''), $11)
 		ON CONFLICT (id) DO NOTHING`,
-		a.ID, a.ConversationID, a.ResponseID, a.ServerLabel, a.UpstreamLabel, a.ToolName, a.RawArguments,
+		a.ID, a.ConversationID, a.ResponseID, a.ServerLabel, a.UpstreamLabel, a.ToolName, a.StoredArguments,
 		string(ann), string(a.Reason.Source), a.Reason.Reason, a.Reason.Fields)
 	return orMissing(err, "store approval request", a.ConversationID)
 }
@@ -278,7 +274,7 @@ func (r convRepo) approvals(ctx context.Context, what, where string, args ...any
 			fields []string
 		)
 		err := row.Scan(&a.ID, &a.ConversationID, &a.ResponseID, &a.ServerLabel, &a.UpstreamLabel, &a.ToolName,
-			&a.RawArguments, &ann, &source, &why, &fields, &a.RequestedAt, &a.State, &a.DecidedAt, &a.DecidedBy,
+			&a.StoredArguments, &ann, &source, &why, &fields, &a.RequestedAt, &a.State, &a.DecidedAt, &a.DecidedBy,
 			&a.DecidedByID, &a.DecisionReason, &a.Scope, &a.Remember, &a.AnsweredIn)
 		a.Annotations = json.RawMessage(ann)
 		// Only tools whose policy is always ask (or unknown tools) are asked about.
@@ -293,7 +289,8 @@ func (r convRepo) approvals(ctx context.Context, what, where string, args ...any
 
 // Approvals returns the conversation's approval requests, or with ids only
 // those of them, oldest first; none of another owner's. Arguments and
-// Redacted are left for the service to fill from RawArguments.
+// Redacted are left for the service to fill from StoredArguments (stored
+// redacted).
 func (r convRepo) Approvals(ctx context.Context, owner, conversationID string, ids []string, lock bool) ([]conversation.Approval, error) {
 	where, args := `conversation_id = $1`+ownedBy(2), []any{conversationID, owner}
 	if len(ids) > 0 {

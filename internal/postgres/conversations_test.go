@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"sync"
 	"testing"
 	"time"
@@ -14,6 +15,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/toolgate/toolgate/internal/apperr"
+	"github.com/toolgate/toolgate/internal/auth"
 	"github.com/toolgate/toolgate/internal/conversation"
 	"github.com/toolgate/toolgate/internal/policy"
 	"github.com/toolgate/toolgate/internal/postgres"
@@ -82,15 +84,15 @@ func mustApprovals(t *testing.T, r conversation.Repo, convID string, ids ...stri
 
 func approval(id, convID, response string) conversation.Approval {
 	return conversation.Approval{
-		ID:             id,
-		ConversationID: convID,
-		ResponseID:     response,
-		ServerLabel:    "crm",
-		UpstreamLabel:  "crm_up",
-		ToolName:       "delete_contact",
-		RawArguments:   `{"id":"c_1","api_key":"sk-secret"}`,
-		Annotations:    json.RawMessage(`{"destructiveHint":true}`),
-		Reason:         conversation.AskReason{Policy: policy.Always, Source: policy.FromTool},
+		ID:              id,
+		ConversationID:  convID,
+		ResponseID:      response,
+		ServerLabel:     "crm",
+		UpstreamLabel:   "crm_up",
+		ToolName:        "delete_contact",
+		StoredArguments: `{"id":"c_1","api_key":"[redacted]"}`, // the turn engine stores them redacted
+		Annotations:     json.RawMessage(`{"destructiveHint":true}`),
+		Reason:          conversation.AskReason{Policy: policy.Always, Source: policy.FromTool},
 	}
 }
 
@@ -475,7 +477,9 @@ func TestConversations_ItemsRoundTripEveryType(t *testing.T) {
 	for _, it := range items {
 		it.Seq, it.CreatedAt = 99, time.Unix(1, 0) // ignored: the row decides
 		got := mustAppend(t, r, "conv_1", it)
-		it.Seq, it.CreatedAt = got.Seq, got.CreatedAt
+		// The approval's state is not part of the item: the service joins
+		// in the current one when the transcript is read.
+		it.Seq, it.CreatedAt, it.Approval = got.Seq, got.CreatedAt, nil
 		want = append(want, it)
 	}
 	got, err := r.Items(t.Context(), owner, "conv_1")
@@ -505,7 +509,7 @@ func TestConversations_ApprovalsRoundTripOldestFirst(t *testing.T) {
 	}
 	// The same request read twice from upstream is stored once.
 	again := a1
-	again.ToolName, again.RawArguments = "other_tool", `{}`
+	again.ToolName, again.StoredArguments = "other_tool", `{}`
 	mustInsertApproval(t, r, again)
 
 	got := mustApprovals(t, r, "conv_1")
@@ -701,33 +705,55 @@ func TestConversations_DeleteRemovesItsItemsApprovalsAndGrants(t *testing.T) {
 	}
 }
 
-func TestConversations_DecisionAndPolicyCommitTogether(t *testing.T) {
+// A decision, the personal policy it remembers and its audit entries
+// (conversation.Policies given the transaction's repository) commit
+// together or not at all.
+func TestConversations_DecisionPolicyAndAuditCommitTogether(t *testing.T) {
 	store, pool := newConversations(t)
 	ctx := t.Context()
 	r := store.Repo()
-	if _, err := r.Policy().InsertServer(ctx, policy.Server{Label: "crm", URL: "https://crm.example/mcp",
+	if _, err := postgres.NewStore(pool).Repo().InsertServer(ctx, policy.Server{Label: "crm", URL: "https://crm.example/mcp",
 		Headers: map[string]string{}, Enabled: true}); err != nil {
 		t.Fatal(err)
 	}
 	mustCreate(t, r, "conv_1")
 	mustInsertApproval(t, r, approval("mcpr_1", "conv_1", "resp_1"))
+	policies := postgres.NewConversationPolicies(policy.NewService(postgres.NewStore(pool), nil, slog.New(slog.DiscardHandler)))
+	u := auth.User{ID: owner, Email: "owner@example.com", Role: auth.Member}
 
 	decideAndRemember := func(r conversation.Repo) error {
 		a := mustApprovals(t, r, "conv_1", "mcpr_1")[0]
-		a.State, a.DecidedBy, a.Remember = conversation.Approved, ptr("local"), true
+		a.State, a.DecidedBy, a.Remember = conversation.Approved, ptr("owner@example.com"), true
 		if err := r.Decide(ctx, owner, a); err != nil {
 			return err
 		}
-		return r.Policy().UpsertPolicy(ctx, policy.ToolPolicy{ServerLabel: "crm", ToolName: "delete_contact",
-			Policy: policy.Never, UpdatedBy: "local"})
+		if err := policies.Remember(ctx, r, u, "crm", "delete_contact", policy.Never); err != nil {
+			return err
+		}
+		return policies.Audit(ctx, r, policy.AuditEntry{Actor: u.Email, ActorID: u.ID, Action: policy.ActionDecision,
+			ServerLabel: ptr("crm"), ToolName: ptr("delete_contact"), Before: json.RawMessage(`{}`), After: json.RawMessage(`{}`)})
 	}
-	state := func() (string, int) {
+	type state struct {
+		Approval  string
+		Personal  policy.Policy
+		Decisions int // audit entries of decisions
+		Policies  int // audit entries of policy changes
+	}
+	read := func() state {
 		t.Helper()
-		policies, err := postgres.NewStore(pool).Repo().Policies(ctx, "crm")
+		var s state
+		s.Approval = mustApprovals(t, r, "conv_1", "mcpr_1")[0].State
+		if p, err := policies.Effective(ctx, r, owner, "crm", "delete_contact"); err != nil {
+			t.Fatal(err)
+		} else if p == policy.Never {
+			s.Personal = p
+		}
+		err := pool.QueryRow(ctx, `SELECT count(*) FILTER (WHERE action = 'approval.decide'),
+			count(*) FILTER (WHERE action = 'policy.set') FROM audit_log`).Scan(&s.Decisions, &s.Policies)
 		if err != nil {
 			t.Fatal(err)
 		}
-		return mustApprovals(t, r, "conv_1", "mcpr_1")[0].State, len(policies)
+		return s
 	}
 
 	errRollback := errors.New("roll back")
@@ -740,15 +766,27 @@ func TestConversations_DecisionAndPolicyCommitTogether(t *testing.T) {
 	if !errors.Is(err, errRollback) {
 		t.Fatalf("Tx = %v, want the error fn returned", err)
 	}
-	if st, n := state(); st != conversation.Pending || n != 0 {
-		t.Errorf("after rollback: state %s and %d policies, want pending and none", st, n)
+	if got, want := read(), (state{Approval: conversation.Pending}); got != want {
+		t.Errorf("after rollback: %+v, want %+v", got, want)
 	}
 
 	if err := store.Tx(ctx, decideAndRemember); err != nil {
 		t.Fatal(err)
 	}
-	if st, n := state(); st != conversation.Approved || n != 1 {
-		t.Errorf("after commit: state %s and %d policies, want approved and one", st, n)
+	if got, want := read(), (state{Approval: conversation.Approved, Personal: policy.Never, Decisions: 1, Policies: 1}); got != want {
+		t.Errorf("after commit: %+v, want %+v", got, want)
+	}
+}
+
+// The policy work of a decision refuses a repository that cannot share
+// the conversation's transaction, rather than work outside it.
+func TestConversationPolicies_RefuseAForeignRepository(t *testing.T) {
+	store, pool := newConversations(t)
+	policies := postgres.NewConversationPolicies(policy.NewService(postgres.NewStore(pool), nil, slog.New(slog.DiscardHandler)))
+	foreign := struct{ conversation.Repo }{store.Repo()}
+	err := policies.Audit(t.Context(), foreign, policy.AuditEntry{Actor: "x", ActorID: owner, Action: policy.ActionDecision})
+	if e, ok := apperr.As(err); !ok || e.Kind != apperr.Internal {
+		t.Errorf("Audit with a foreign repository = %v, want an internal error", err)
 	}
 }
 

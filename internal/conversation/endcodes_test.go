@@ -1,0 +1,449 @@
+package conversation_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/toolgate/toolgate/internal/apperr"
+	"github.com/toolgate/toolgate/internal/conversation"
+	"github.com/toolgate/toolgate/internal/policy"
+)
+
+// endCase drives a turn, through the real engine, to one way of ending
+// without completing: a terminal error or failed event with Code.
+// TestEndCodes_EveryCodeHasACase makes sure every code the engine's source
+// can end a turn with has one.
+type endCase struct {
+	name      string
+	code      string
+	failed    bool // ends with a failed event (the response failed upstream), not an error event
+	retryable bool
+	opts      engineOptions
+	// start prepares what the case needs (faults included) and starts the turn.
+	start func(e *engine) *conversation.Turn
+	// stop, when set, stops the running turn from outside once the model's
+	// text streams.
+	stop func(e *engine, turn *conversation.Turn)
+	// check, when set, checks what else the case promises.
+	check func(t *testing.T, e *engine, turn *conversation.Turn, rec *recorder, tr conversation.Transcript)
+}
+
+// streaming is a behavior whose answer streams two text deltas, then stalls
+// until the turn is stopped.
+const streaming = "deltas=4; stall=1m; at=12"
+
+var endCases = []endCase{
+	{name: "the tool policies cannot be read", code: "policy_unavailable", retryable: true,
+		start: func(e *engine) *conversation.Turn {
+			turn := e.message(ana, "", "hello")
+			e.exec(`ALTER TABLE settings RENAME TO settings_gone`)
+			return turn
+		},
+		check: func(t *testing.T, e *engine, _ *conversation.Turn, _ *recorder, _ conversation.Transcript) {
+			if n := e.up.count(); n != 0 {
+				t.Errorf("%d requests reached the model, want none", n)
+			}
+		}},
+	{name: "what the model sent cannot be stored", code: "storage_failed", retryable: true,
+		start: func(e *engine) *conversation.Turn {
+			turn := e.message(ana, "", "hello")
+			e.exec(`ALTER TABLE conversation_items ADD CONSTRAINT no_answers CHECK (type <> 'message') NOT VALID`)
+			return turn
+		},
+		check: func(t *testing.T, _ *engine, _ *conversation.Turn, rec *recorder, tr conversation.Transcript) {
+			if it := find(tr.Items, conversation.ItemMessage); it != nil {
+				t.Errorf("the answer that could not be stored is in the transcript: %+v", it)
+			}
+			if rec.count(conversation.EventNameTextDelta) == 0 {
+				t.Error("the turn stopped before the answer streamed: the fault is not where this case puts it")
+			}
+		}},
+	{name: "the response failed after asking", code: "response_failed", failed: true,
+		start: func(e *engine) *conversation.Turn {
+			e.up.setBehavior("failed=server_error")
+			return e.message(ana, "", `delete_forecast {"city": "Berlin"}`)
+		},
+		check: func(t *testing.T, e *engine, turn *conversation.Turn, rec *recorder, tr conversation.Transcript) {
+			a, ok := rec.first(conversation.EventNameApproval).(conversation.Approval)
+			if !ok {
+				t.Fatalf("the model did not ask before failing: %v", rec.names())
+			}
+			// A response that failed cannot be continued: what it asked is superseded.
+			stored := e.approval(turn.ConversationID(), a.ID)
+			if stored.State != conversation.Superseded || !strings.Contains(deref(stored.DecisionReason), "(response_failed)") {
+				t.Errorf("its approval request is %s (%q), want superseded saying why", stored.State, deref(stored.DecisionReason))
+			}
+		}},
+	{name: "the response stopped incomplete", code: "response_incomplete", failed: true,
+		start: func(e *engine) *conversation.Turn {
+			e.up.setBehavior("incomplete=max_output_tokens")
+			return e.message(ana, "", "hello")
+		},
+		check: func(t *testing.T, _ *engine, _ *conversation.Turn, rec *recorder, _ conversation.Transcript) {
+			if f, _ := rec.lastData().(conversation.FailedEvent); !strings.Contains(f.Message, "max_output_tokens") {
+				t.Errorf("failed event %+v does not say why", f)
+			}
+		}},
+	{name: "the provider sent an error event", code: "upstream_error", retryable: true,
+		start: func(e *engine) *conversation.Turn {
+			e.up.setBehavior("error-event=server_error")
+			return e.message(ana, "", "hello")
+		}},
+	{name: "the server shuts down", code: "server_shutdown", retryable: true,
+		start: func(e *engine) *conversation.Turn {
+			e.up.setBehavior(streaming)
+			return e.message(ana, "", "hello")
+		},
+		stop: func(e *engine, _ *conversation.Turn) { e.chat.Stop(e.t.Context()) },
+		check: func(t *testing.T, _ *engine, _ *conversation.Turn, _ *recorder, tr conversation.Transcript) {
+			wantPartial(t, tr)
+		}},
+	{name: "an admin disables the account", code: "account_disabled",
+		start: func(e *engine) *conversation.Turn {
+			e.up.setBehavior(streaming)
+			return e.message(ana, "", "hello")
+		},
+		stop: func(e *engine, _ *conversation.Turn) {
+			if n := e.chat.StopUser(ben.ID); n != 0 {
+				e.t.Errorf("StopUser(ben) stopped %d turns, want none of ana's", n)
+			}
+			if n := e.chat.StopUser(ana.ID); n != 1 {
+				e.t.Errorf("StopUser(ana) stopped %d turns, want 1", n)
+			}
+		},
+		check: func(t *testing.T, _ *engine, _ *conversation.Turn, _ *recorder, tr conversation.Transcript) {
+			wantPartial(t, tr)
+		}},
+	{name: "the person cancels", code: "cancelled",
+		start: func(e *engine) *conversation.Turn {
+			e.up.setBehavior(streaming)
+			return e.message(ana, "", "hello")
+		},
+		stop: func(e *engine, turn *conversation.Turn) {
+			if err := e.chat.Cancel(as(e.t.Context(), ana), turn.ConversationID()); err != nil {
+				e.t.Errorf("Cancel: %v", err)
+			}
+		},
+		check: func(t *testing.T, _ *engine, _ *conversation.Turn, _ *recorder, tr conversation.Transcript) {
+			wantPartial(t, tr)
+		}},
+	{name: "the provider cannot be reached", code: conversation.CodeUnreachable, retryable: true,
+		opts: engineOptions{unreachable: true},
+		start: func(e *engine) *conversation.Turn {
+			return e.message(ana, "", "hello")
+		}},
+	{name: "the provider rate limits past the retries", code: "upstream_rate_limited", retryable: true,
+		start: func(e *engine) *conversation.Turn {
+			e.up.setBehavior("status=429; retry-after=0")
+			return e.message(ana, "", "hello")
+		},
+		check: func(t *testing.T, e *engine, _ *conversation.Turn, _ *recorder, _ conversation.Transcript) {
+			if n := e.up.count(); n != 3 {
+				t.Errorf("%d requests, want 3 (a message retries twice)", n)
+			}
+		}},
+	{name: "the provider fails", code: "upstream_unavailable", retryable: true,
+		start: func(e *engine) *conversation.Turn {
+			e.up.setBehavior("status=503; retry-after=0")
+			return e.message(ana, "", "hello")
+		}},
+	{name: "a gateway error on decisions that may have been delivered", code: "upstream_unavailable", retryable: true,
+		start: func(e *engine) *conversation.Turn {
+			conv, a := e.asking(ana, "")
+			e.up.setBehavior("status=502")
+			turn, err := e.decide(ana, conv, a.ID, true)
+			if err != nil {
+				e.t.Fatal(err)
+			}
+			return turn
+		},
+		check: func(t *testing.T, e *engine, turn *conversation.Turn, rec *recorder, tr conversation.Transcript) {
+			if te, _ := rec.lastData().(conversation.TurnError); !strings.Contains(te.Message, "may have reached") {
+				t.Errorf("error %q does not say the decisions may have been delivered", te.Message)
+			}
+			var answered *string
+			if err := e.pool.QueryRow(t.Context(), `SELECT answered_in FROM approval_requests`).Scan(&answered); err != nil {
+				t.Fatal(err)
+			}
+			if deref(answered) != "unknown" {
+				t.Errorf("answered_in = %v, want unknown: the decision must never be sent again", answered)
+			}
+			if n := e.up.count(); n != 2 {
+				t.Errorf("%d requests, want 2: a follow-up is never retried", n)
+			}
+		}},
+	{name: "the provider cannot list an MCP server's tools", code: "mcp_server_failed", retryable: true,
+		start: func(e *engine) *conversation.Turn {
+			e.up.setBehavior("mcp-error=list")
+			return e.message(ana, "", "hello")
+		}},
+	{name: "the provider forgot the previous response", code: "previous_response_not_found",
+		start: func(e *engine) *conversation.Turn {
+			conv, _ := e.send(ana, "", "hello")
+			e.up.replace(e.t)
+			return e.message(ana, conv, "hello again")
+		}},
+	{name: "the provider refuses the request", code: "upstream_rejected",
+		start: func(e *engine) *conversation.Turn {
+			e.up.setBehavior("status=401")
+			return e.message(ana, "", "hello")
+		}},
+	{name: "the connection breaks off", code: "upstream_cut", retryable: true,
+		start: func(e *engine) *conversation.Turn {
+			e.up.setBehavior("deltas=4; cut; at=12")
+			return e.message(ana, "", "hello")
+		},
+		check: func(t *testing.T, _ *engine, _ *conversation.Turn, rec *recorder, tr conversation.Transcript) {
+			if te, _ := rec.lastData().(conversation.TurnError); !strings.Contains(te.Message, "broke off") {
+				t.Errorf("error %q does not say the connection broke off", te.Message)
+			}
+			wantPartial(t, tr)
+		}},
+	{name: "the stream ends without a terminal event", code: "upstream_cut", retryable: true,
+		start: func(e *engine) *conversation.Turn {
+			e.up.endStreamsAfter(12)
+			return e.message(ana, "", "hello")
+		},
+		check: func(t *testing.T, _ *engine, _ *conversation.Turn, rec *recorder, tr conversation.Transcript) {
+			if te, _ := rec.lastData().(conversation.TurnError); !strings.Contains(te.Message, "ended without saying") {
+				t.Errorf("error %q does not say the stream ended unfinished", te.Message)
+			}
+			wantPartial(t, tr)
+		}},
+}
+
+// Every way a turn can end without completing, through the real engine:
+// the stream ends with exactly one terminal event carrying the code, the
+// transcript ends with an error item saying the same, the conversation no
+// longer runs a turn and stays at the last response that completed, and
+// nothing is left pending.
+func TestEndCodes(t *testing.T) {
+	for _, tc := range endCases {
+		t.Run(tc.code+"/"+tc.name, func(t *testing.T) {
+			t.Parallel()
+			e := newEngine(t, tc.opts)
+			turn := tc.start(e)
+			conv := turn.ConversationID()
+			before := e.transcript(ana, conv).Conversation.LastResponseID
+
+			rec := newRecorder()
+			done := make(chan struct{})
+			go func() {
+				defer close(done)
+				turn.Run(as(context.Background(), ana), rec)
+			}()
+			if tc.stop != nil {
+				rec.waitFor(t, conversation.EventNameTextDelta)
+				tc.stop(e, turn)
+			}
+			select {
+			case <-done:
+			case <-time.After(30 * time.Second):
+				t.Fatalf("the turn did not end within 30s; events %v", rec.names())
+			}
+
+			terminal := conversation.EventNameError
+			if tc.failed {
+				terminal = conversation.EventNameFailed
+			}
+			n := rec.count(conversation.EventNameError) + rec.count(conversation.EventNameFailed) + rec.count(conversation.EventNameCompleted)
+			if rec.last() != terminal || n != 1 {
+				t.Fatalf("events %v; want exactly one terminal event, %s, last", rec.names(), terminal)
+			}
+			switch ev := rec.lastData().(type) {
+			case conversation.TurnError:
+				if ev.Code != tc.code || ev.Retryable != tc.retryable || ev.Message == "" {
+					t.Errorf("error event %+v; want code %s, retryable %v, a message", ev, tc.code, tc.retryable)
+				}
+			case conversation.FailedEvent:
+				if ev.Code != tc.code || ev.ResponseID == "" || ev.Message == "" {
+					t.Errorf("failed event %+v; want code %s, the response, a message", ev, tc.code)
+				}
+			default:
+				t.Fatalf("terminal event data %T", ev)
+			}
+
+			tr := e.transcript(ana, conv)
+			last := tr.Items[len(tr.Items)-1]
+			if last.Type != conversation.ItemError || last.Error == nil || last.Error.Code != tc.code || last.Error.Retryable != tc.retryable {
+				t.Errorf("last transcript item %+v (%+v); want the error %s, retryable %v", last, last.Error, tc.code, tc.retryable)
+			}
+			if c := tr.Conversation; c.Streaming || deref(c.LastResponseID) != deref(before) {
+				t.Errorf("conversation streaming %v at response %q; want no turn, still at %q", c.Streaming, deref(c.LastResponseID), deref(before))
+			}
+			if len(tr.Pending) != 0 {
+				t.Errorf("%d approval requests left pending", len(tr.Pending))
+			}
+			err := e.chat.Cancel(as(t.Context(), ana), conv)
+			wantCode(t, "Cancel after the end", err, apperr.Conflict, "no_turn_running")
+			if tc.check != nil {
+				tc.check(t, e, turn, rec, tr)
+			}
+		})
+	}
+}
+
+// refusalCase drives a request to start (or act on) a turn, through the
+// real engine, to one refusal: an apperr error with Code.
+type refusalCase struct {
+	name string
+	code string
+	kind apperr.Kind
+	opts engineOptions
+	do   func(e *engine) error
+}
+
+var refusalCases = []refusalCase{
+	{name: "no signed-in user", code: "no_caller", kind: apperr.Internal,
+		do: func(e *engine) error {
+			_, err := e.chat.StartMessage(context.Background(), "", "hello")
+			return err
+		}},
+	{name: "an empty message", code: "invalid_input", kind: apperr.Invalid,
+		do: func(e *engine) error {
+			_, err := e.chat.StartMessage(as(e.t.Context(), ana), "", " \x00 ")
+			return err
+		}},
+	{name: "a title too long", code: "invalid_title", kind: apperr.Invalid,
+		do: func(e *engine) error {
+			_, err := e.chat.Create(as(e.t.Context(), ana), strings.Repeat("t", conversation.MaxTitleLen+1))
+			return err
+		}},
+	{name: "a list too long", code: "invalid_limit", kind: apperr.Invalid,
+		do: func(e *engine) error {
+			_, err := e.chat.List(as(e.t.Context(), ana), 501)
+			return err
+		}},
+	{name: "a message while a turn runs", code: "turn_in_progress", kind: apperr.Conflict,
+		do: func(e *engine) error {
+			turn := e.message(ana, "", "hello") // prepared, not run: it stays running
+			_, err := e.chat.StartMessage(as(e.t.Context(), ana), turn.ConversationID(), "again")
+			return err
+		}},
+	{name: "too many turns at once", code: "too_many_turns", kind: apperr.TooMany,
+		opts: engineOptions{limits: conversation.Limits{MaxConcurrentTurns: 1}},
+		do: func(e *engine) error {
+			e.message(ana, "", "hello")
+			_, err := e.chat.StartMessage(as(e.t.Context(), ana), "", "elsewhere")
+			return err
+		}},
+	{name: "too many messages in a minute", code: "too_many_messages", kind: apperr.TooMany,
+		opts: engineOptions{limits: conversation.Limits{MessagesPerMinute: 1}},
+		do: func(e *engine) error {
+			conv, _ := e.send(ana, "", "hello")
+			_, err := e.chat.StartMessage(as(e.t.Context(), ana), conv, "again")
+			return err
+		}},
+	{name: "cancel with no turn running", code: "no_turn_running", kind: apperr.Conflict,
+		do: func(e *engine) error {
+			conv, _ := e.send(ana, "", "hello")
+			return e.chat.Cancel(as(e.t.Context(), ana), conv)
+		}},
+	{name: "retry after a turn that completed", code: "nothing_to_retry", kind: apperr.Conflict,
+		do: func(e *engine) error {
+			conv, _ := e.send(ana, "", "hello")
+			_, err := e.chat.StartRetry(as(e.t.Context(), ana), conv)
+			return err
+		}},
+	{name: "no decisions", code: "invalid_decisions", kind: apperr.Invalid,
+		do: func(e *engine) error {
+			conv, _ := e.asking(ana, "")
+			_, err := e.chat.StartDecisions(as(e.t.Context(), ana), conv, nil)
+			return err
+		}},
+	{name: "a decision without approve", code: "invalid_decision", kind: apperr.Invalid,
+		do: func(e *engine) error {
+			conv, a := e.asking(ana, "")
+			_, err := e.chat.StartDecisions(as(e.t.Context(), ana), conv, []conversation.Decision{{ApprovalRequestID: a.ID}})
+			return err
+		}},
+	{name: "a decision on a request that does not exist", code: "approval_not_found", kind: apperr.NotFound,
+		do: func(e *engine) error {
+			conv, _ := e.asking(ana, "")
+			_, err := e.decide(ana, conv, "mcpr_missing", true)
+			return err
+		}},
+	{name: "a second decision", code: "approval_already_decided", kind: apperr.Conflict,
+		do: func(e *engine) error {
+			conv, a := e.asking(ana, "")
+			turn, err := e.decide(ana, conv, a.ID, false)
+			if err != nil {
+				e.t.Fatal(err)
+			}
+			e.run(ana, turn)
+			_, err = e.decide(ana, conv, a.ID, true)
+			return err
+		}},
+	{name: "a decision on a request a new message superseded", code: "approval_superseded", kind: apperr.Conflict,
+		do: func(e *engine) error {
+			conv, a := e.asking(ana, "")
+			e.send(ana, conv, "never mind")
+			_, err := e.decide(ana, conv, a.ID, true)
+			return err
+		}},
+	{name: "approving a tool blocked since it asked", code: "tool_blocked", kind: apperr.Conflict,
+		do: func(e *engine) error {
+			conv, a := e.asking(ana, "")
+			blocked := policy.Blocked
+			if _, err := e.policies.SetPolicy(as(e.t.Context(), admin), "demo", "delete_forecast",
+				policy.PolicyChange{Layer: policy.LayerWorkspace, Policy: &blocked}); err != nil {
+				e.t.Fatal(err)
+			}
+			_, err := e.decide(ana, conv, a.ID, true)
+			if got := e.approval(conv, a.ID); got.State != conversation.Pending {
+				e.t.Errorf("the refused decision was recorded: %s", got.State)
+			}
+			return err
+		}},
+}
+
+// Every refusal a turn can meet before it starts, through the real engine.
+func TestRefusalCodes(t *testing.T) {
+	for _, tc := range refusalCases {
+		t.Run(tc.code, func(t *testing.T) {
+			t.Parallel()
+			e := newEngine(t, tc.opts)
+			wantCode(t, tc.name, tc.do(e), tc.kind, tc.code)
+		})
+	}
+}
+
+func (e *engine) exec(sql string) {
+	e.t.Helper()
+	if _, err := e.pool.Exec(e.t.Context(), sql); err != nil {
+		e.t.Fatal(err)
+	}
+}
+
+// approval is one approval request as ana's transcript shows it.
+func (e *engine) approval(conv, id string) conversation.Approval {
+	e.t.Helper()
+	for _, it := range e.transcript(ana, conv).Items {
+		if it.Type == conversation.ItemApprovalRequest && it.ID == id && it.Approval != nil {
+			return *it.Approval
+		}
+	}
+	e.t.Fatalf("conversation %s has no approval request %s", conv, id)
+	return conversation.Approval{}
+}
+
+func find(items []conversation.Item, typ string) *conversation.Item {
+	for i := range items {
+		if items[i].Type == typ {
+			return &items[i]
+		}
+	}
+	return nil
+}
+
+// wantPartial wants the text that streamed before the turn stopped kept in
+// the transcript as a partial message.
+func wantPartial(t *testing.T, tr conversation.Transcript) {
+	t.Helper()
+	it := find(tr.Items, conversation.ItemMessage)
+	if it == nil || !it.Partial || it.Text == "" {
+		t.Errorf("the text that arrived is not kept as a partial message: %+v", it)
+	}
+}

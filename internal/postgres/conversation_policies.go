@@ -1,0 +1,79 @@
+package postgres
+
+import (
+	"context"
+
+	"github.com/toolgate/toolgate/internal/apperr"
+	"github.com/toolgate/toolgate/internal/auth"
+	"github.com/toolgate/toolgate/internal/conversation"
+	"github.com/toolgate/toolgate/internal/policy"
+)
+
+// ConversationPolicies is the policy service as the turn engine sees it
+// (conversation.Policies). Its decision methods run on the transaction of
+// the conversation store they are given: both stores keep their tables in
+// the same database, so a decision, the policy it remembers and its audit
+// entry commit together or not at all.
+type ConversationPolicies struct{ svc *policy.Service }
+
+var _ conversation.Policies = ConversationPolicies{}
+
+// NewConversationPolicies returns svc as conversation.Policies.
+func NewConversationPolicies(svc *policy.Service) ConversationPolicies {
+	return ConversationPolicies{svc: svc}
+}
+
+// RequestTools groups the tools of every enabled server for one request.
+func (p ConversationPolicies) RequestTools(ctx context.Context, userID string, grants map[string]map[string]bool) ([]policy.ServerTools, error) {
+	return p.svc.RequestTools(ctx, userID, grants)
+}
+
+// RecordListed stores the tools a response listed that were not discovered yet.
+func (p ConversationPolicies) RecordListed(ctx context.Context, label string, tools []policy.DiscoveredTool) error {
+	return p.svc.RecordListed(ctx, label, tools)
+}
+
+// DiscoveredTool returns a tool as discovery stored it.
+func (p ConversationPolicies) DiscoveredTool(ctx context.Context, label, tool string) (policy.DiscoveredTool, bool, error) {
+	return p.svc.DiscoveredTool(ctx, label, tool)
+}
+
+// Effective returns one tool's effective policy for userID, read in tx.
+func (p ConversationPolicies) Effective(ctx context.Context, tx conversation.Repo, userID, label, tool string) (policy.Policy, error) {
+	r, err := policyRepo(tx)
+	if err != nil {
+		return "", err
+	}
+	pol, _, err := policy.Effective(ctx, r, userID, label, tool)
+	return pol, err
+}
+
+// Remember sets u's personal policy for a tool in tx.
+func (p ConversationPolicies) Remember(ctx context.Context, tx conversation.Repo, u auth.User, label, tool string, pol policy.Policy) error {
+	r, err := policyRepo(tx)
+	if err != nil {
+		return err
+	}
+	return p.svc.Remember(ctx, r, u, label, tool, pol)
+}
+
+// Audit records e in the audit log in tx.
+func (p ConversationPolicies) Audit(ctx context.Context, tx conversation.Repo, e policy.AuditEntry) error {
+	r, err := policyRepo(tx)
+	if err != nil {
+		return err
+	}
+	return r.InsertAudit(ctx, e)
+}
+
+// policyRepo is the policy repository on tx's connection or transaction.
+// Only a ConversationStore's repository has one: given another, the work
+// would not be part of the conversation's transaction, so it is refused.
+func policyRepo(tx conversation.Repo) (policy.Repo, error) {
+	c, ok := tx.(convRepo)
+	if !ok {
+		return nil, apperr.New(apperr.Internal, "foreign_repository",
+			"the policy work of a decision was given a conversation repository (%T) that is not Postgres's, so it cannot share its transaction", tx)
+	}
+	return repo(c), nil
+}

@@ -1,0 +1,149 @@
+package postgres
+
+import (
+	"encoding/json"
+	"fmt"
+
+	"github.com/toolgate/toolgate/internal/apperr"
+	"github.com/toolgate/toolgate/internal/conversation"
+	"github.com/toolgate/toolgate/internal/policy"
+)
+
+// storedItemVersion is the layout of storedItem that AppendItem writes.
+const storedItemVersion = 1
+
+// storedItem is a transcript item as conversation_items.data keeps it. It is
+// not conversation.Item, the API's type: the API's JSON names may change, the
+// names of rows already written may not, so every field is converted
+// explicitly both ways (toStored, fromStored) and a field the API renames or
+// adds cannot silently go missing from transcripts. The JSON names below are
+// the stored ones; never rename them, add a field (or a version) instead.
+//
+// V is the layout version: 1 is this one. Rows without it (0) were written
+// before storedItem existed, by marshalling conversation.Item itself, under
+// the same names, so they read the same way (plus a "seq" and a zero
+// "created_at", which the row's columns hold instead and are ignored).
+type storedItem struct {
+	V             int             `json:"v"`
+	Type          string          `json:"type"`
+	ID            string          `json:"id,omitempty"`
+	ResponseID    string          `json:"response_id,omitempty"`
+	Text          string          `json:"text,omitempty"`
+	Partial       bool            `json:"partial,omitempty"`
+	ServerLabel   string          `json:"server_label,omitempty"`
+	UpstreamLabel string          `json:"upstream_label,omitempty"`
+	Tools         []storedTool    `json:"tools,omitempty"`
+	ListError     json.RawMessage `json:"list_error,omitempty"`
+	Name          string          `json:"name,omitempty"`
+	// Arguments are stored redacted, as the turn engine hands them over
+	// (conversation.Redact): secrets never reach the transcript.
+	Arguments         json.RawMessage  `json:"arguments,omitempty"`
+	Redacted          []string         `json:"redacted,omitempty"`
+	Output            *string          `json:"output,omitempty"`
+	CallError         json.RawMessage  `json:"error,omitempty"`
+	ApprovalRequestID string           `json:"approval_request_id,omitempty"`
+	AllowedBy         *storedAllowedBy `json:"allowed_by,omitempty"`
+	TurnError         *storedTurnError `json:"turn_error,omitempty"`
+}
+
+// storedTool is a policy.DiscoveredTool in a stored mcp_list_tools item.
+type storedTool struct {
+	Name        string            `json:"name"`
+	Title       string            `json:"title,omitempty"`
+	Description string            `json:"description"`
+	InputSchema json.RawMessage   `json:"input_schema"`
+	Annotations storedAnnotations `json:"annotations"`
+}
+
+// storedAnnotations are a stored tool's policy.Annotations.
+type storedAnnotations struct {
+	Title           string `json:"title,omitempty"`
+	ReadOnlyHint    *bool  `json:"readOnlyHint"`
+	DestructiveHint *bool  `json:"destructiveHint"`
+	IdempotentHint  *bool  `json:"idempotentHint"`
+	OpenWorldHint   *bool  `json:"openWorldHint"`
+}
+
+// storedAllowedBy is a stored call's conversation.AllowedBy.
+type storedAllowedBy struct {
+	Kind   string `json:"kind"`
+	Policy string `json:"policy,omitempty"`
+	Source string `json:"source,omitempty"`
+}
+
+// storedTurnError is a stored error item's conversation.TurnError.
+type storedTurnError struct {
+	Code      string `json:"code"`
+	Message   string `json:"message"`
+	Retryable bool   `json:"retryable"`
+}
+
+// toStored is it as conversation_items.data keeps it. Seq and CreatedAt are
+// columns of the row; Approval is joined in from approval_requests when the
+// transcript is read, so neither is part of the data.
+func toStored(it conversation.Item) storedItem {
+	s := storedItem{V: storedItemVersion, Type: it.Type, ID: it.ID, ResponseID: it.ResponseID, Text: it.Text,
+		Partial: it.Partial, ServerLabel: it.ServerLabel, UpstreamLabel: it.UpstreamLabel, ListError: it.ListError,
+		Name: it.Name, Arguments: it.Arguments, Redacted: it.Redacted, Output: it.Output, CallError: it.CallError,
+		ApprovalRequestID: it.ApprovalRequestID}
+	if it.Tools != nil {
+		s.Tools = make([]storedTool, len(it.Tools))
+		for i, t := range it.Tools {
+			a := t.Annotations
+			s.Tools[i] = storedTool{Name: t.Name, Title: t.Title, Description: t.Description, InputSchema: t.InputSchema,
+				Annotations: storedAnnotations{Title: a.Title, ReadOnlyHint: a.ReadOnlyHint, DestructiveHint: a.DestructiveHint,
+					IdempotentHint: a.IdempotentHint, OpenWorldHint: a.OpenWorldHint}}
+		}
+	}
+	if b := it.AllowedBy; b != nil {
+		s.AllowedBy = &storedAllowedBy{Kind: b.Kind, Policy: string(b.Policy), Source: string(b.Source)}
+	}
+	if e := it.Error; e != nil {
+		s.TurnError = &storedTurnError{Code: e.Code, Message: e.Message, Retryable: e.Retryable}
+	}
+	return s
+}
+
+// fromStored is the API's item for s; the caller sets Seq and CreatedAt
+// from the row.
+func fromStored(s storedItem) conversation.Item {
+	it := conversation.Item{Type: s.Type, ID: s.ID, ResponseID: s.ResponseID, Text: s.Text, Partial: s.Partial,
+		ServerLabel: s.ServerLabel, UpstreamLabel: s.UpstreamLabel, ListError: s.ListError, Name: s.Name,
+		Arguments: s.Arguments, Redacted: s.Redacted, Output: s.Output, CallError: s.CallError,
+		ApprovalRequestID: s.ApprovalRequestID}
+	if s.Tools != nil {
+		it.Tools = make([]policy.DiscoveredTool, len(s.Tools))
+		for i, t := range s.Tools {
+			a := t.Annotations
+			it.Tools[i] = policy.DiscoveredTool{Name: t.Name, Title: t.Title, Description: t.Description, InputSchema: t.InputSchema,
+				Annotations: policy.Annotations{Title: a.Title, ReadOnlyHint: a.ReadOnlyHint, DestructiveHint: a.DestructiveHint,
+					IdempotentHint: a.IdempotentHint, OpenWorldHint: a.OpenWorldHint}}
+		}
+	}
+	if b := s.AllowedBy; b != nil {
+		it.AllowedBy = &conversation.AllowedBy{Kind: b.Kind, Policy: policy.Policy(b.Policy), Source: policy.Source(b.Source)}
+	}
+	if e := s.TurnError; e != nil {
+		it.Error = &conversation.TurnError{Code: e.Code, Message: e.Message, Retryable: e.Retryable}
+	}
+	return it
+}
+
+// encodeItem is the data column of it.
+func encodeItem(it conversation.Item) ([]byte, error) {
+	return json.Marshal(toStored(it))
+}
+
+// decodeItem reads a data column of any version this code knows. A newer
+// one is an error rather than a transcript with parts silently missing.
+func decodeItem(data []byte) (conversation.Item, error) {
+	var s storedItem
+	if err := json.Unmarshal(data, &s); err != nil {
+		return conversation.Item{}, fmt.Errorf("decode transcript item: %w", err)
+	}
+	if s.V > storedItemVersion {
+		return conversation.Item{}, apperr.New(apperr.Internal, "unknown_item_version",
+			"a transcript item was stored in layout version %d, newer than this Toolgate reads (%d); upgrade Toolgate", s.V, storedItemVersion)
+	}
+	return fromStored(s), nil
+}
