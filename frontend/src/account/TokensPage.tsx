@@ -1,149 +1,157 @@
 // Personal API tokens, for curl and scripts (Authorization: Bearer …). A new
-// token's secret is shown once, right after creating it; the list only has
+// token's secret is shown once, right after creating it, from the answer to
+// the create call: it never goes into the query cache, whose list only has
 // names and dates. Deleting asks first.
-import { useCallback, useEffect, useId, useRef, useState } from "react";
+import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
+import { useEffect, useId, useRef, useState } from "react";
+import { Trans, useTranslation } from "react-i18next";
 import { api } from "../api/client";
+import { keys } from "../api/query";
 import type { ApiToken, NewApiToken } from "../api/types";
-import { errorMessage } from "../settings/policy";
+import { useErrorText } from "../auth/errorText";
+import { useFormat } from "../i18n/format";
 import "./account.css";
 
 function NewToken({ token, onDone }: { token: NewApiToken; onDone(): void }) {
-  const [copied, setCopied] = useState<string>("");
+  const { t } = useTranslation("account");
+  const [copied, setCopied] = useState<"" | "copied" | "failed">("");
   const ref = useRef<HTMLDivElement>(null);
   useEffect(() => { ref.current?.focus(); }, []);
   const copy = async () => {
     try {
       await navigator.clipboard.writeText(token.token);
-      setCopied("Copied.");
+      setCopied("copied");
     } catch {
-      setCopied("Could not copy: select the token and copy it by hand.");
+      setCopied("failed");
     }
   };
   return (
-    <div className="new-token" role="region" aria-label={`New token ${token.name}`} tabIndex={-1} ref={ref}>
-      <p><strong>Copy the token {token.name} now: it is shown only this once.</strong> Toolgate stores only a hash of it; if you lose it, delete it and create another.</p>
+    <div className="new-token" role="region" aria-label={t("tokens.new.label", { name: token.name })} tabIndex={-1} ref={ref}>
+      <p><Trans t={t} i18nKey="tokens.new.warning" values={{ name: token.name }} components={{ strong: <strong /> }} /></p>
       <div className="new-token-value">
-        <code aria-label="Token">{token.token}</code>
-        <button type="button" onClick={copy}>Copy</button>
-        <span role="status">{copied}</span>
+        <code aria-label={t("tokens.new.token")}>{token.token}</code>
+        <button type="button" onClick={copy}>{t("tokens.new.copy")}</button>
+        <span role="status">{copied && t(`tokens.new.${copied}`)}</span>
       </div>
-      <p className="muted small">Use it as <code>Authorization: Bearer …</code>.</p>
-      <button type="button" onClick={onDone}>I have copied it</button>
+      <p className="muted small"><Trans t={t} i18nKey="tokens.new.usage" components={{ code: <code /> }} /></p>
+      <button type="button" onClick={onDone}>{t("tokens.new.done")}</button>
     </div>
   );
 }
 
 function TokenRow({ token, onDeleted }: { token: ApiToken; onDeleted(id: string): void }) {
+  const { t } = useTranslation("account");
+  const errorText = useErrorText();
+  const { dateTime } = useFormat();
+  const client = useQueryClient();
   const [confirm, setConfirm] = useState(false);
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState<string | null>(null);
-  const remove = async () => {
-    setBusy(true);
-    setError(null);
-    try {
-      await api.deleteToken(token.id);
+  const remove = useMutation({
+    mutationFn: () => api.deleteToken(token.id),
+    onSuccess: () => {
       onDeleted(token.id);
-    } catch (err) {
-      setError(errorMessage(err));
-      setBusy(false);
-    }
-  };
-  const date = (iso: string | null) => (iso ? new Date(iso).toLocaleString() : "never");
+      client.setQueryData<ApiToken[]>(keys.tokens, (ts) => ts?.filter((x) => x.id !== token.id));
+      return client.invalidateQueries({ queryKey: keys.tokens });
+    },
+  });
+  const date = (iso: string | null) => (iso ? dateTime(iso) : t("tokens.never"));
   return (
     <tr>
       <th scope="row">{token.name}</th>
-      <td>{date(token.created_at)}</td>
-      <td>{date(token.last_used_at)}</td>
+      <td data-label={t("tokens.created")}>{date(token.created_at)}</td>
+      <td data-label={t("tokens.lastUsed")}>{date(token.last_used_at)}</td>
       <td>
         {confirm ? (
-          <span role="group" aria-label={`Confirm deleting ${token.name}`} className="confirm-inline">
-            <span>Scripts using it stop working.</span>{" "}
-            <button type="button" className="danger solid" disabled={busy} onClick={remove}>{busy ? "Deleting…" : "Delete"}</button>{" "}
-            <button type="button" disabled={busy} onClick={() => setConfirm(false)}>Cancel</button>
+          <span role="group" aria-label={t("tokens.delete.confirmLabel", { name: token.name })} className="confirm-inline">
+            <span>{t("tokens.delete.consequence")}</span>{" "}
+            <button type="button" className="danger solid" disabled={remove.isPending} onClick={() => remove.mutate()}>
+              {remove.isPending ? t("tokens.delete.deleting") : t("tokens.delete.confirm")}
+            </button>{" "}
+            <button type="button" disabled={remove.isPending} onClick={() => setConfirm(false)}>{t("tokens.delete.cancel")}</button>
           </span>
         ) : (
-          <button type="button" className="danger" onClick={() => setConfirm(true)}>Delete {token.name}</button>
+          <button type="button" className="danger" onClick={() => setConfirm(true)}>{t("tokens.delete.button", { name: token.name })}</button>
         )}
-        {error && <p className="alert error row-error" role="alert">{error}</p>}
+        {remove.error && <p className="alert error row-error" role="alert">{errorText(remove.error)}</p>}
       </td>
     </tr>
   );
 }
 
+function TokenTable({ tokens, onDeleted }: { tokens: ApiToken[]; onDeleted(id: string): void }) {
+  const { t } = useTranslation("account");
+  if (tokens.length === 0) return <p className="muted">{t("tokens.none")}</p>;
+  return (
+    <div className="table-scroll">
+      <table className="account-table">
+        <caption className="sr-only">{t("tokens.caption")}</caption>
+        <thead>
+          <tr>
+            <th scope="col">{t("tokens.name")}</th><th scope="col">{t("tokens.created")}</th>
+            <th scope="col">{t("tokens.lastUsed")}</th><th scope="col">{t("tokens.actions")}</th>
+          </tr>
+        </thead>
+        <tbody>
+          {tokens.map((tok) => <TokenRow key={tok.id} token={tok} onDeleted={onDeleted} />)}
+        </tbody>
+      </table>
+    </div>
+  );
+}
+
 export function TokensPage() {
+  const { t } = useTranslation("account");
+  const errorText = useErrorText();
   const id = useId();
-  const [tokens, setTokens] = useState<ApiToken[] | null>(null);
-  const [loadError, setLoadError] = useState<string | null>(null);
+  const client = useQueryClient();
   const [name, setName] = useState("");
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState<string | null>(null);
-  const [created, setCreated] = useState<NewApiToken | null>(null);
-
-  const load = useCallback(async () => {
-    setLoadError(null);
-    try {
-      setTokens(await api.listTokens());
-    } catch (err) {
-      setLoadError(errorMessage(err));
-    }
-  }, []);
-  useEffect(() => { void load(); }, [load]);
-
-  const create = async (e: React.FormEvent) => {
-    e.preventDefault();
-    setBusy(true);
-    setError(null);
-    try {
-      const t = await api.createToken(name.trim());
-      setCreated(t);
+  const tokens = useQuery({ queryKey: keys.tokens, queryFn: () => api.listTokens() });
+  const create = useMutation({
+    mutationFn: (n: string) => api.createToken(n),
+    // The secret lives in this mutation's answer only: dropped as soon as the page lets go of it.
+    gcTime: 0,
+    onSuccess: (tok) => {
       setName("");
-      setTokens((ts) => [...(ts ?? []), { id: t.id, name: t.name, created_at: t.created_at, last_used_at: null }]);
-    } catch (err) {
-      setError(errorMessage(err));
-    } finally {
-      setBusy(false);
-    }
+      const listed: ApiToken = { id: tok.id, name: tok.name, created_at: tok.created_at, last_used_at: null };
+      client.setQueryData<ApiToken[]>(keys.tokens, (ts) => ts && [...ts.filter((x) => x.id !== tok.id), listed]);
+      void client.invalidateQueries({ queryKey: keys.tokens });
+    },
+  });
+
+  const submit = (e: React.FormEvent) => {
+    e.preventDefault();
+    create.mutate(name.trim());
   };
 
   return (
     <div className="account-page">
       <header>
-        <h1>API tokens</h1>
-        <p className="muted">Personal tokens act as you from curl and scripts. They can do what you can do in the app.</p>
+        <h1>{t("tokens.title")}</h1>
+        <p className="muted">{t("tokens.intro")}</p>
       </header>
-      {loadError && (
+      {tokens.isError && (
         <div className="alert error" role="alert">
-          Could not load your tokens: {loadError} <button type="button" className="link" onClick={() => void load()}>Try again</button>
+          {t("tokens.loadFailed", { error: errorText(tokens.error) })}{" "}
+          <button type="button" className="link" onClick={() => void tokens.refetch()}>{t("common:app.tryAgain")}</button>
         </div>
       )}
-      <form className="account-form card" onSubmit={create} aria-labelledby={`${id}-h`}>
-        <h2 id={`${id}-h`}>Create a token</h2>
+      <form className="account-form card" onSubmit={submit} aria-labelledby={`${id}-h`}>
+        <h2 id={`${id}-h`}>{t("tokens.create.title")}</h2>
         <div className="account-form-row">
           <div className="account-field">
-            <label htmlFor={`${id}-name`}>Token name</label>
-            <input id={`${id}-name`} value={name} maxLength={100} placeholder="e.g. laptop curl"
+            <label htmlFor={`${id}-name`}>{t("tokens.create.name")}</label>
+            <input id={`${id}-name`} value={name} maxLength={100} placeholder={t("tokens.create.placeholder")}
               onChange={(e) => setName(e.target.value)} />
           </div>
-          <button type="submit" className="primary" disabled={busy || !name.trim()}>{busy ? "Creating…" : "Create token"}</button>
+          <button type="submit" className="primary" disabled={create.isPending || !name.trim()}>
+            {create.isPending ? t("tokens.create.creating") : t("tokens.create.submit")}
+          </button>
         </div>
-        {error && <p className="alert error" role="alert">Could not create the token: {error}</p>}
+        {create.error && <p className="alert error" role="alert">{t("tokens.create.failed", { error: errorText(create.error) })}</p>}
       </form>
-      {created && <NewToken token={created} onDone={() => setCreated(null)} />}
-      {tokens === null && !loadError && <p className="muted">Loading…</p>}
-      {tokens && tokens.length === 0 && <p className="muted">You have no tokens.</p>}
-      {tokens && tokens.length > 0 && (
-        <table className="account-table">
-          <caption className="sr-only">Your API tokens</caption>
-          <thead><tr><th scope="col">Name</th><th scope="col">Created</th><th scope="col">Last used</th><th scope="col">Actions</th></tr></thead>
-          <tbody>
-            {tokens.map((t) => (
-              <TokenRow key={t.id} token={t} onDeleted={(tid) => {
-                setTokens((ts) => ts && ts.filter((x) => x.id !== tid));
-                if (created?.id === tid) setCreated(null);
-              }} />
-            ))}
-          </tbody>
-        </table>
+      {create.data && <NewToken token={create.data} onDone={() => create.reset()} />}
+      {tokens.isPending && <p className="muted">{t("common:app.loading")}</p>}
+      {tokens.data && (
+        <TokenTable tokens={tokens.data} onDeleted={(tid) => { if (create.data?.id === tid) create.reset(); }} />
       )}
     </div>
   );

@@ -1,8 +1,8 @@
 // Server state lives in TanStack Query: one QueryClient, and the query keys
 // every screen shares, so a change in one place (a mutation, a stream event)
 // invalidates exactly what shows it.
-import { QueryClient } from "@tanstack/react-query";
-import { ApiError } from "./client";
+import { QueryClient, queryOptions } from "@tanstack/react-query";
+import { ApiError, api } from "./client";
 
 /** Query keys: one function per kind of server state. */
 export const keys = {
@@ -18,6 +18,9 @@ export const keys = {
   conversations: ["conversations"] as const,
   conversation: (id: string) => ["conversations", id] as const,
 };
+
+/** /api/info does not change while Toolgate runs: read once per page load, shared by the top bar and the chat. */
+export const infoQuery = queryOptions({ queryKey: keys.info, queryFn: () => api.info(), staleTime: Infinity });
 
 /** Client errors (4xx) are answers, not hiccups: they are not retried. */
 function retry(failures: number, err: unknown): boolean {

@@ -1,12 +1,15 @@
 // The login page: email and password, the API's sentence when it refuses,
 // a countdown when too many attempts were made (429 + Retry-After), and
 // "Sign in with SSO" when the server uses OIDC.
+import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { useEffect, useId, useState } from "react";
+import { Trans, useTranslation } from "react-i18next";
 import { ApiError, api, retryAfterOf } from "../api/client";
-import type { AuthStatus, Me } from "../api/types";
-import { errorMessage } from "../settings/policy";
+import type { Me } from "../api/types";
 import "./auth.css";
 import { AuthField } from "./AuthField";
+import { useErrorText } from "./errorText";
+import { authStatusQuery, setSignedIn } from "./session";
 
 export interface LoginPageProps {
   /** Called with the person once signed in. */
@@ -27,67 +30,60 @@ function useCountdown(): [number, (s: number) => void] {
 }
 
 export function LoginPage({ onSignedIn, notice }: LoginPageProps) {
+  const { t } = useTranslation("common");
+  const errorText = useErrorText();
   const id = useId();
+  const client = useQueryClient();
   const [email, setEmail] = useState("");
   const [password, setPassword] = useState("");
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState<string | null>(null);
   const [wait, setWait] = useCountdown();
-  const [status, setStatus] = useState<AuthStatus | null>(null);
+  const { data: status } = useQuery(authStatusQuery);
 
-  useEffect(() => {
-    api.authStatus().then(setStatus, () => setStatus(null));
-  }, []);
-
-  const submit = async (e: React.FormEvent) => {
-    e.preventDefault();
-    if (busy || wait > 0) return;
-    setBusy(true);
-    setError(null);
-    try {
-      onSignedIn(await api.login(email.trim(), password));
-    } catch (err) {
+  const login = useMutation({
+    mutationFn: (v: { email: string; password: string }) => api.login(v.email, v.password),
+    onSuccess: (me) => {
+      setSignedIn(client, me);
+      onSignedIn(me);
+    },
+    onError: (err) => {
       setPassword("");
-      if (err instanceof ApiError && err.status === 429) {
-        const s = retryAfterOf(err) ?? 30;
-        setWait(s);
-        setError(null);
-      } else {
-        setError(errorMessage(err));
-      }
-    } finally {
-      setBusy(false);
-    }
+      if (err instanceof ApiError && err.status === 429) setWait(retryAfterOf(err) ?? 30);
+    },
+  });
+  // A 429 shows as the countdown, not as a sentence.
+  const error = login.error && !(login.error instanceof ApiError && login.error.status === 429) ? login.error : null;
+
+  const submit = (e: React.FormEvent) => {
+    e.preventDefault();
+    if (login.isPending || wait > 0) return;
+    login.mutate({ email: email.trim(), password });
   };
 
   return (
     <div className="auth-page">
       <main className="auth-card" aria-labelledby={`${id}-h`}>
-        <h1 id={`${id}-h`}>Sign in to Toolgate</h1>
+        <h1 id={`${id}-h`}>{t("login.title")}</h1>
         {notice && <p className="alert info" role="status">{notice}</p>}
-        {status?.setup_required && (
-          <p className="alert info">No account exists yet: open the one-time setup link Toolgate printed when it started.</p>
-        )}
+        {status?.setup_required && <p className="alert info">{t("login.setupRequired")}</p>}
         {status?.sign_in_link && !status.setup_required && (
           <p className="alert info">
-            Offline demo: open the sign-in link Toolgate printed in its terminal
-            (<code>toolgate: sign in: http://…</code>). Each start prints a new one.
+            <Trans t={t} i18nKey="login.signInLink" components={{ code: <code /> }} />
           </p>
         )}
         <form onSubmit={submit} noValidate>
-          <AuthField id={`${id}-email`} label="Email" type="email" autoComplete="username" value={email} onChange={setEmail} />
-          <AuthField id={`${id}-password`} label="Password" type="password" autoComplete="current-password"
+          <AuthField id={`${id}-email`} label={t("auth.email")} type="email" autoComplete="username" value={email} onChange={setEmail} />
+          <AuthField id={`${id}-password`} label={t("auth.password")} type="password" autoComplete="current-password"
             value={password} onChange={setPassword} />
-          {error && <p className="alert error" role="alert">{error}</p>}
-          {wait > 0 && <p className="alert error" role="alert">Too many attempts, try again in {wait} s.</p>}
-          <button type="submit" className="primary" disabled={busy || wait > 0 || !email.trim() || !password}>
-            {busy ? "Signing in…" : "Sign in"}
+          {error && <p className="alert error" role="alert">{errorText(error)}</p>}
+          {wait > 0 && <p className="alert error" role="alert">{t("login.tooMany", { seconds: wait })}</p>}
+          <button type="submit" className="primary" disabled={login.isPending || wait > 0 || !email.trim() || !password}>
+            {login.isPending ? t("login.signingIn") : t("login.submit")}
           </button>
         </form>
         {status?.oidc && (
           <div className="auth-sso">
-            <span className="muted">or</span>
-            <a className="button" href="/api/auth/oidc/login">Sign in with SSO</a>
+            <span className="muted">{t("login.or")}</span>
+            <a className="button" href="/api/auth/oidc/login">{t("login.sso")}</a>
           </div>
         )}
       </main>

@@ -1,23 +1,50 @@
-// The user menu in the top bar: who is signed in, their pages, sign out.
-// A disclosure (button + list of links), closed by Escape or a click elsewhere.
+// The user menu in the top bar: who is signed in, their pages, the language,
+// sign out. A disclosure (button + panel), closed by Escape or a click
+// elsewhere.
 import { useEffect, useId, useRef, useState } from "react";
+import { useTranslation } from "react-i18next";
 import type { Me } from "../api/types";
-import { linkProps } from "../router";
+import { languages } from "../i18n";
+import { linkProps, navigate } from "../router";
+import { useSignOut } from "./session";
 
-export function UserMenu({ me, onSignOut }: { me: Me; onSignOut(): Promise<void> }) {
+function LanguageSelect() {
+  const { t, i18n } = useTranslation("common");
+  const id = useId();
+  return (
+    <div className="user-language">
+      <label htmlFor={id}>{t("menu.language")}</label>
+      <select id={id} value={i18n.resolvedLanguage ?? "en"} onChange={(e) => void i18n.changeLanguage(e.target.value)}>
+        {languages.map((l) => <option key={l.code} value={l.code} lang={l.code}>{l.name}</option>)}
+      </select>
+    </div>
+  );
+}
+
+export function UserMenu({ me }: { me: Me }) {
+  const { t } = useTranslation("common");
   const id = useId();
   const [open, setOpen] = useState(false);
-  const [busy, setBusy] = useState(false);
   const root = useRef<HTMLDivElement>(null);
   const button = useRef<HTMLButtonElement>(null);
+  const signOut = useSignOut(() => navigate({ page: "login" }, { replace: true }));
 
   useEffect(() => {
     if (!open) return;
     const onDown = (e: MouseEvent) => {
       if (!root.current?.contains(e.target as Node)) setOpen(false);
     };
+    const onKey = (e: KeyboardEvent) => {
+      if (e.key !== "Escape") return;
+      setOpen(false);
+      if (root.current?.contains(document.activeElement)) button.current?.focus();
+    };
     document.addEventListener("mousedown", onDown);
-    return () => document.removeEventListener("mousedown", onDown);
+    document.addEventListener("keydown", onKey);
+    return () => {
+      document.removeEventListener("mousedown", onDown);
+      document.removeEventListener("keydown", onKey);
+    };
   }, [open]);
 
   const link = (to: Parameters<typeof linkProps>[0]) => {
@@ -26,26 +53,26 @@ export function UserMenu({ me, onSignOut }: { me: Me; onSignOut(): Promise<void>
   };
 
   return (
-    <div className="user-menu" ref={root}
-      onKeyDown={(e) => { if (e.key === "Escape" && open) { setOpen(false); button.current?.focus(); } }}>
+    <div className="user-menu" ref={root}>
       <button type="button" ref={button} aria-expanded={open} aria-controls={`${id}-panel`}
-        aria-label={`Account: ${me.email}`} onClick={() => setOpen(!open)}>
+        aria-label={t("menu.account", { email: me.email })} onClick={() => setOpen(!open)}>
+        <span className="user-initial" aria-hidden="true">{me.email.charAt(0).toUpperCase()}</span>
         <span className="user-email">{me.email}</span> <span aria-hidden="true">▾</span>
       </button>
       {open && (
         <div id={`${id}-panel`} className="user-menu-panel">
           <p className="user-who">
             <strong>{me.email}</strong>
-            <span className={`badge role-${me.role}`}>{me.role}</span>
+            <span className={`badge role-${me.role}`}>{t(`menu.roleBadge.${me.role}`)}</span>
           </p>
           <ul>
-            <li><a {...link({ page: "tokens" })}>API tokens</a></li>
-            {me.role === "admin" && <li><a {...link({ page: "users" })}>Users</a></li>}
+            <li><a {...link({ page: "tokens" })}>{t("menu.tokens")}</a></li>
+            {me.role === "admin" && <li><a {...link({ page: "users" })}>{t("menu.users")}</a></li>}
+            <li><LanguageSelect /></li>
             <li>
-              <button type="button" disabled={busy} onClick={async () => {
-                setBusy(true);
-                try { await onSignOut(); } finally { setBusy(false); setOpen(false); }
-              }}>{busy ? "Signing out…" : "Sign out"}</button>
+              <button type="button" disabled={signOut.isPending} onClick={() => signOut.mutate()}>
+                {signOut.isPending ? t("menu.signingOut") : t("menu.signOut")}
+              </button>
             </li>
           </ul>
         </div>

@@ -1,0 +1,51 @@
+// A phone-sized window (390 px): the top bar, the user menu and the account
+// pages fit the width; nothing makes the page scroll sideways. In English and
+// in German (longer words).
+import type { Page } from "@playwright/test";
+import { expect, scenario, test } from "./fixtures";
+
+test.use({ viewport: { width: 390, height: 844 } });
+
+/** Where something sticks out past the right edge of the window, if anywhere. */
+async function overflow(page: Page, selector: string): Promise<string[]> {
+  return page.evaluate((sel) => {
+    const width = document.documentElement.clientWidth;
+    const out: string[] = [];
+    if (document.documentElement.scrollWidth > width) out.push(`the page is ${document.documentElement.scrollWidth}px wide`);
+    for (const el of document.querySelectorAll(sel)) {
+      const r = el.getBoundingClientRect();
+      if (r.width > 0 && (r.right > width + 0.5 || r.left < -0.5)) {
+        out.push(`${el.tagName.toLowerCase()}.${el.className} "${(el.textContent ?? "").trim().slice(0, 30)}" spans ${Math.round(r.left)}–${Math.round(r.right)}px`);
+      }
+    }
+    return out;
+  }, selector);
+}
+
+const shellParts = ".topbar, .topbar > *, .topbar nav a, .user-menu-panel, .user-menu-panel *";
+
+for (const lang of ["en", "de"] as const) {
+  test(`at 390 px the shell and the account pages fit the width (${lang})`, scenario(`shell-mobile-${lang}`), async ({ page, shot }) => {
+    await page.evaluate((l) => localStorage.setItem("toolgate.language", l), lang);
+    const menu = lang === "en" ? /^Account: / : /^Konto: /;
+    const found: Record<string, string[]> = {};
+    for (const path of ["/", "/settings", "/audit", "/tokens", "/users"]) {
+      await page.goto(path);
+      await page.getByRole("button", { name: menu }).waitFor();
+      await page.waitForLoadState("networkidle");
+      // The chat, settings and audit pages are their own; the shell's top bar must fit on each.
+      found[path] = await overflow(page, path === "/tokens" || path === "/users" ? `${shellParts}, .account-page, .account-page *` : shellParts);
+    }
+    await page.getByRole("button", { name: menu }).click();
+    await page.locator(".user-menu-panel").waitFor();
+    found["user menu open"] = await overflow(page, shellParts);
+    await shot("menu");
+    // The top bar keeps to two short rows: brand, model and menu; then the pages.
+    expect((await page.locator(".topbar").boundingBox())!.height).toBeLessThan(110);
+
+    await page.getByRole("button", { name: lang === "en" ? "Sign out" : "Abmelden" }).click();
+    await page.getByRole("heading", { name: lang === "en" ? "Sign in to Toolgate" : "Bei Toolgate anmelden" }).waitFor();
+    found["login"] = await overflow(page, ".auth-card, .auth-card *");
+    expect(found).toEqual({ "/": [], "/settings": [], "/audit": [], "/tokens": [], "/users": [], "user menu open": [], login: [] });
+  });
+}
