@@ -1,0 +1,239 @@
+package termchat
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+)
+
+// indent starts every line of what the model, a tool or an MCP server
+// produced, so that such text can never stand at the start of a line where
+// the client's own prompts do ("you> ", the decision keys).
+const indent = "  "
+
+// DecisionKeys is the line that asks for a decision on an approval request.
+const DecisionKeys = "[y] approve once  [c] this conversation  [a] always  [n] deny  [r] deny with reason"
+
+// term writes to the terminal and remembers whether the cursor is at the
+// start of a line.
+type term struct {
+	w         io.Writer
+	midLine   bool // the last byte written was not a newline
+	textStart bool // inside server text: the next character starts a line
+}
+
+func (t *term) write(s string) {
+	if s == "" {
+		return
+	}
+	_, _ = io.WriteString(t.w, s)
+	t.midLine = s[len(s)-1] != '\n'
+}
+
+// newline ends the current line, if one was started.
+func (t *term) newline() {
+	if t.midLine {
+		t.write("\n")
+	}
+}
+
+// linef writes one line of the client's own, starting on a fresh line.
+func (t *term) linef(format string, args ...any) {
+	t.newline()
+	t.write(fmt.Sprintf(format, args...) + "\n")
+}
+
+// prompt starts a fresh line with the prompt and leaves the cursor after it.
+func (t *term) prompt(p string) {
+	t.newline()
+	t.write(p)
+}
+
+// text writes server text (an answer, as it streams): cleaned, and every
+// line indented. begin starts a new block of text on a fresh line.
+func (t *term) text(s string, begin bool) {
+	if begin {
+		t.newline()
+		t.textStart = true
+	}
+	var b strings.Builder
+	for _, r := range Clean(s, true) {
+		if r == '\n' {
+			b.WriteByte('\n')
+			t.textStart = true
+			continue
+		}
+		if t.textStart {
+			b.WriteString(indent)
+			t.textStart = false
+		}
+		b.WriteRune(r)
+	}
+	t.write(b.String())
+}
+
+// approval is an approval request as approval.required sends it
+// (docs/sse-events.md).
+type approval struct {
+	ID          string          `json:"approval_request_id"`
+	ServerLabel string          `json:"server_label"`
+	ToolName    string          `json:"tool_name"`
+	Arguments   json.RawMessage `json:"arguments"`
+	Redacted    []string        `json:"redacted"`
+	Annotations map[string]any  `json:"annotations"`
+	AsksBecause *asksBecause    `json:"asks_because"`
+}
+
+type asksBecause struct {
+	Policy  string   `json:"policy"`
+	Source  string   `json:"source"`
+	Reason  string   `json:"reason"`
+	Fields  []string `json:"fields"`
+	Changed *struct {
+		Fields []string `json:"fields"`
+	} `json:"changed"`
+}
+
+// whyText says why a tool asks, in the web app's words
+// (frontend/src/chat/ApprovalCard.tsx, asksBecauseText).
+func whyText(ab *asksBecause) string {
+	if ab == nil {
+		return "Asks because Toolgate has not seen this tool before (unknown tools always ask)"
+	}
+	switch ab.Reason {
+	case "not_read_only":
+		return "Asks because it is not read-only"
+	case "new_tool":
+		return "New: asks until someone sets its policy"
+	case "changed":
+		fields := ab.Fields
+		if ab.Changed != nil && ab.Changed.Fields != nil {
+			fields = ab.Changed.Fields
+		}
+		if len(fields) > 0 {
+			words := make([]string, len(fields))
+			for i, f := range fields {
+				words[i] = fieldWord(f)
+			}
+			return "Changed since you allowed it: " + strings.Join(words, ", ")
+		}
+		return "Changed since you allowed it"
+	case "read_only_changed":
+		return "Says it is read-only, but changed after it was first seen: asks until someone sets its policy"
+	}
+	switch ab.Source {
+	case "tool":
+		return "Asks because this tool's policy is Ask"
+	case "server":
+		return "Asks because the server default is Ask"
+	case "global":
+		return "Asks because the global default is Ask"
+	case "user":
+		return "Asks because your own policy for this tool is Ask"
+	case "locked":
+		return "Asks because an admin locked this tool at Ask"
+	case "new":
+		return "New: asks until someone sets its policy"
+	case "changed":
+		return "Changed since you allowed it"
+	}
+	return "Asks because Toolgate has not seen this tool before (unknown tools always ask)"
+}
+
+func fieldWord(f string) string {
+	switch f {
+	case "input_schema":
+		return "input schema"
+	case "annotations":
+		return "hints"
+	}
+	return strings.ReplaceAll(f, "_", " ")
+}
+
+// hints are the annotation badges of the web card.
+func hints(a map[string]any) []string {
+	var out []string
+	for _, h := range []struct{ key, label string }{
+		{"readOnlyHint", "read-only"}, {"destructiveHint", "destructive"}, {"openWorldHint", "open-world"},
+	} {
+		if a[h.key] == true {
+			out = append(out, h.label)
+		}
+	}
+	return out
+}
+
+// prettyJSON indents a JSON value for the terminal, keeping the server's
+// key order and string escapes; it falls back to the raw text.
+func prettyJSON(raw json.RawMessage) string {
+	if len(bytes.TrimSpace(raw)) == 0 {
+		return "{}"
+	}
+	var b bytes.Buffer
+	if err := json.Indent(&b, raw, "", "  "); err != nil {
+		return string(raw)
+	}
+	return unescapeHTML(b.String())
+}
+
+// unescapeHTML turns the escapes Go's JSON encoder writes for <, > and &
+// (\u003c, \u003e, \u0026) back into the characters, for people to read.
+// Every other escape stays as it was.
+func unescapeHTML(s string) string {
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] != '\\' || i+1 >= len(s) {
+			b.WriteByte(s[i])
+			continue
+		}
+		if s[i+1] == 'u' && i+6 <= len(s) {
+			switch strings.ToLower(s[i+2 : i+6]) {
+			case "003c":
+				b.WriteByte('<')
+				i += 5
+				continue
+			case "003e":
+				b.WriteByte('>')
+				i += 5
+				continue
+			case "0026":
+				b.WriteByte('&')
+				i += 5
+				continue
+			}
+		}
+		b.WriteString(s[i : i+2]) // an escape: its second character is not the start of another
+		i++
+	}
+	return b.String()
+}
+
+// card writes an approval request as the web app's card shows it: tool and
+// server, title, hints, why it asks, the arguments, what was hidden.
+func (t *term) card(a approval, n, of int) {
+	head := "Approval needed"
+	if of > 1 {
+		head = fmt.Sprintf("Approval needed (%d of %d)", n, of)
+	}
+	t.linef("── %s: %s on %s", head, line(a.ToolName), line(a.ServerLabel))
+	if title, ok := a.Annotations["title"].(string); ok && title != "" {
+		t.linef("%s%s", indent, line(title))
+	}
+	if h := hints(a.Annotations); len(h) > 0 {
+		t.linef("%sHints from the MCP server (not verified): %s", indent, strings.Join(h, ", "))
+	}
+	t.linef("%s%s.", indent, line(whyText(a.AsksBecause)))
+	t.linef("%sArguments:", indent)
+	for _, l := range strings.Split(prettyJSON(a.Arguments), "\n") {
+		t.linef("%s%s%s", indent, indent, line(l))
+	}
+	if len(a.Redacted) > 0 {
+		paths := make([]string, len(a.Redacted))
+		for i, p := range a.Redacted {
+			paths[i] = line(p)
+		}
+		t.linef("%sHidden by Toolgate (the key looks secret): %s. The tool receives the real values.", indent, strings.Join(paths, ", "))
+	}
+}
