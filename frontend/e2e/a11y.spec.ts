@@ -1,0 +1,65 @@
+// Accessibility: axe-core finds no violations on any page of the app, in the
+// states people use it in (an approval card pending, a tool call opened, the
+// add-server form open, a new API token shown, the user menu open). Keyboard
+// use is covered in approvals.spec.ts.
+import { readFileSync } from "node:fs";
+import { createRequire } from "node:module";
+import type { Page } from "@playwright/test";
+import { setPolicy } from "./api";
+import { expect, scenario, test } from "./fixtures";
+import { ChatPage } from "./pages";
+
+const axeSource = readFileSync(createRequire(import.meta.url).resolve("axe-core/axe.min.js"), "utf8");
+
+type Axe = { run: (ctx: Document, opts: object) => Promise<{ violations: { id: string; impact: string; help: string; nodes: { target: string[] }[] }[] }> };
+
+/** Runs axe on the page as it is now; the page's CSP forbids injected script tags, so it is evaluated directly. */
+async function violations(page: Page): Promise<string[]> {
+  await page.evaluate(axeSource);
+  return page.evaluate(async () =>
+    (await (window as unknown as { axe: Axe }).axe.run(document, { resultTypes: ["violations"] })).violations.map((v) =>
+      `${v.id} (${v.impact}): ${v.help} — ${v.nodes.slice(0, 3).map((n) => n.target.join(" ")).join(", ")}`));
+}
+
+test("no axe violations on the chat, settings, audit, tokens, users and login pages", scenario("a11y"), async ({ page, api }) => {
+  await setPolicy(api, "demo", "delete_forecast", "always");
+  const found: Record<string, string[]> = {};
+  await page.goto("/");
+  found["empty chat"] = await violations(page);
+
+  const chat = new ChatPage(page);
+  await chat.send('list_forecasts delete_forecast {"city": "Oslo", "api_token": "secret-123"}');
+  await chat.card("delete_forecast").waitFor();
+  await chat.idle();
+  await chat.openCall("list_forecasts");
+  found["chat with a card pending and a call open"] = await violations(page);
+
+  await page.goto("/settings");
+  await page.getByRole("radiogroup", { name: "Policy for get_forecast", exact: true }).waitFor();
+  found["settings"] = await violations(page);
+  await page.getByRole("button", { name: "Add server" }).click();
+  await page.getByRole("button", { name: /Add header/ }).click();
+  found["settings, add-server form"] = await violations(page);
+
+  await page.goto("/audit");
+  await page.getByRole("table").waitFor();
+  found["audit log"] = await violations(page);
+
+  await page.goto("/tokens");
+  await page.getByRole("textbox", { name: "Token name" }).fill("a11y");
+  await page.getByRole("button", { name: "Create token" }).click();
+  await page.getByRole("region", { name: "New token a11y" }).waitFor();
+  found["tokens, a new token shown"] = await violations(page);
+
+  await page.goto("/users");
+  await page.getByRole("table").waitFor();
+  found["users"] = await violations(page);
+
+  await page.getByRole("button", { name: /^Account: / }).click();
+  found["user menu open"] = await violations(page);
+  await page.getByRole("button", { name: "Sign out" }).click();
+  await page.getByRole("heading", { name: "Sign in to Toolgate" }).waitFor();
+  found["login"] = await violations(page);
+
+  expect(found).toEqual(Object.fromEntries(Object.keys(found).map((k) => [k, []])));
+});
