@@ -33,9 +33,8 @@ echo "== web app: type check, component tests, build"
 (cd frontend && npm run --silent check:api && npm run --silent typecheck && npm run --silent lint && npx vitest run && npm run --silent build)
 
 echo "== end-to-end in Chromium (screenshots: frontend/test-results/e2e/)"
-# bin/toolgate embeds the app just built, stamped as make build stamps it.
+# bin/toolgate embeds the app just built, stamped as make build stamps it;
+# @playwright/test (frontend/playwright.config.ts, frontend/e2e/README.md)
+# starts it per test on a fresh database.
 ./scripts/build.sh
-# Temporary: the e2e harness still starts bin/api; drop this copy once it
-# starts bin/toolgate.
-cp bin/toolgate bin/api
 (cd frontend && npm run --silent e2e)

@@ -100,7 +100,7 @@ func browserHost(listen string) string {
 }
 
 // issueToken prints a new personal API token for the account with email:
-// `api token create EMAIL [NAME]`, for scripts and the README's curl
+// `toolgate token create EMAIL [NAME]`, for scripts and the README's curl
 // walk-through without a browser.
 func issueToken(ctx context.Context, cfg config.Config, log *slog.Logger, email, name string, stdout io.Writer) error {
 	pool, err := postgres.Open(ctx, cfg.DatabaseURL, false, log)

@@ -1,7 +1,12 @@
-// Command api is the Toolgate API server.
+// Command toolgate is Toolgate in one binary (built as bin/toolgate by
+// make build, with the web app embedded; see frontend/webapp.go):
 //
-//	api                       serve the API (migrations are applied at start)
-//	api migrate up|down|status
+//	toolgate [serve]                 serve the API and the web app (migrations are applied at start)
+//	toolgate migrate up|down|status
+//	toolgate version                 the version, commit and build date stamped by make build
+//	toolgate chat [flags]            a terminal client of a running Toolgate (chat.go)
+//	toolgate token create EMAIL [NAME]
+//	toolgate healthcheck             exit 0 when the server at LISTEN_ADDR answers /healthz
 package main
 
 import (
@@ -17,6 +22,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/toolgate/toolgate/frontend"
 	"github.com/toolgate/toolgate/internal/auth"
 	"github.com/toolgate/toolgate/internal/config"
 	"github.com/toolgate/toolgate/internal/conversation"
@@ -27,17 +33,90 @@ import (
 	"github.com/toolgate/toolgate/internal/responses"
 )
 
+const usage = "usage: toolgate [serve | migrate up|down|status | version | chat [flags] | token create EMAIL [NAME] | healthcheck]"
+
+// help is printed by toolgate help (-h, --help).
+const help = usage + `
+
+  serve (the default)        serve the API and the web app at LISTEN_ADDR;
+                             pending database migrations are applied first
+  migrate up|down|status     apply the pending migrations, roll back the
+                             last one, or list them
+  version                    print the version, commit and build date
+  chat [flags]               chat with a running Toolgate in the terminal
+                             (toolgate chat -h lists its flags)
+  token create EMAIL [NAME]  print a new personal API token for the account
+                             EMAIL (and nothing else, for TOKEN=$(...))
+  healthcheck                exit 0 when the server at LISTEN_ADDR answers
+                             GET /healthz, 1 otherwise (container health checks)
+
+Settings come from the environment (DATABASE_URL, OPENAI_API_KEY, ...): see
+the README's configuration table.
+`
+
+// usageError is a command line that is none of the commands: main exits 2.
+type usageError struct{ problem string }
+
+func (e usageError) Error() string { return e.problem + "\n" + usage }
+
 func main() {
+	// The chat client talks to a running Toolgate over HTTP: it needs none
+	// of the server's configuration (no DATABASE_URL) and handles its own
+	// stdin, stdout and signals.
+	if len(os.Args) > 1 && os.Args[1] == "chat" {
+		os.Exit(runChat(os.Args[2:]))
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	if err := run(ctx, os.Args[1:], os.Getenv, os.Stdout); err != nil {
-		fmt.Fprintln(os.Stderr, "api:", err)
+	err := run(ctx, os.Args[1:], os.Getenv, os.Stdout)
+	stop()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "toolgate:", err)
+		if errors.As(err, new(usageError)) {
+			os.Exit(2)
+		}
 		os.Exit(1)
 	}
 }
 
-// run is the whole program; tests call it with their own env and context.
+// run is the whole program but chat; tests call it with their own env and
+// context. The command line is checked before the configuration is read,
+// so a mistyped command says so even when the environment is not set up.
 func run(ctx context.Context, args []string, getenv func(string) string, stdout io.Writer) error {
+	if len(args) > 0 && args[0] == "serve" {
+		if len(args) > 1 {
+			return usageError{"serve takes no arguments (settings come from the environment)"}
+		}
+		args = nil
+	}
+	if len(args) > 0 {
+		switch cmd := args[0]; cmd {
+		case "help", "-h", "--help":
+			_, err := io.WriteString(stdout, help)
+			return err
+		case "version":
+			if len(args) != 1 {
+				return usageError{"version takes no arguments"}
+			}
+			return writeVersion(stdout, currentBuild())
+		case "healthcheck":
+			if len(args) != 1 {
+				return usageError{"healthcheck takes no arguments (it checks LISTEN_ADDR)"}
+			}
+			return healthcheck(ctx, getenv, stdout)
+		case "migrate":
+			if len(args) != 2 || (args[1] != "up" && args[1] != "down" && args[1] != "status") {
+				return usageError{"migrate needs one of up, down or status"}
+			}
+		case "token":
+			if len(args) < 3 || len(args) > 4 || args[1] != "create" {
+				return usageError{"token needs: token create EMAIL [NAME]"}
+			}
+		case "chat":
+			return usageError{"chat runs from main"} // main dispatches it before run
+		default:
+			return usageError{fmt.Sprintf("unknown command %q", cmd)}
+		}
+	}
 	cfg, err := config.Load(getenv)
 	if err != nil {
 		return err
@@ -46,17 +125,15 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 	switch {
 	case len(args) == 0:
 		return serve(ctx, cfg, log, stdout)
-	case args[0] == "migrate" && len(args) == 2:
+	case args[0] == "migrate":
 		return migrate(ctx, cfg, log, args[1], stdout)
-	case args[0] == "token" && (len(args) == 3 || len(args) == 4) && args[1] == "create":
+	default: // token create
 		name := "terminal"
 		if len(args) == 4 {
 			name = args[3]
 		}
-		// Only the token goes to stdout, so that TOKEN=$(api token create ...) works.
+		// Only the token goes to stdout, so that TOKEN=$(toolgate token create ...) works.
 		return issueToken(ctx, cfg, slog.New(slog.DiscardHandler), args[2], name, stdout)
-	default:
-		return errors.New("usage: api [migrate up|down|status | token create EMAIL [NAME]]")
 	}
 }
 
@@ -69,7 +146,8 @@ func newLogger(cfg config.Config, w io.Writer) *slog.Logger {
 }
 
 func serve(ctx context.Context, cfg config.Config, log *slog.Logger, stdout io.Writer) error {
-	log.Info("starting toolgate", "config", cfg)
+	build := currentBuild()
+	log.Info("starting toolgate", "version", build.Version, "commit", build.Commit, "config", cfg)
 	pool, err := postgres.Open(ctx, cfg.DatabaseURL, cfg.CreateDatabase, log)
 	if err != nil {
 		return err
@@ -116,7 +194,7 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, stdout io.W
 		info.BaseURL = "https://api.openai.com/v1/"
 	}
 	limits := conversation.Limits{MaxConcurrentTurns: cfg.UserMaxConcurrentTurns, MessagesPerMinute: cfg.UserMessagesPerMinute}
-	chat := conversation.NewService(postgres.NewConversationStore(pool), policies, responses.New(upCfg), info, limits, log)
+	chat := conversation.NewService(postgres.NewConversationStore(pool), postgres.NewConversationPolicies(policies), responses.New(upCfg), info, limits, log)
 	if err := chat.Recover(ctx); err != nil {
 		return err
 	}
@@ -136,7 +214,8 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, stdout io.W
 	if err := prepareAccounts(ctx, linkCfg, authn, log, stdout); err != nil {
 		return err
 	}
-	api := toolhttp.NewServer(log, policies, chat, authn, store, toolhttp.Options{MaxBodyBytes: cfg.MaxBodyBytes, Heartbeat: cfg.SSEHeartbeat, WebDir: cfg.WebDir,
+	api := toolhttp.NewServer(log, policies, chat, authn, store, toolhttp.Options{MaxBodyBytes: cfg.MaxBodyBytes, Heartbeat: cfg.SSEHeartbeat,
+		WebDir: cfg.WebDir, Web: frontend.App(), Version: build.Version,
 		TrustProxyHeaders: cfg.Auth.TrustProxy, AllowedHosts: cfg.AllowedHosts})
 
 	// No WriteTimeout: streamed responses live as long as their turn.
@@ -144,7 +223,7 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, stdout io.W
 		ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
-	log.Info("toolgate is listening", "url", "http://"+ln.Addr().String(), "offline", cfg.Offline(), "model", cfg.OpenAIModel)
+	log.Info("toolgate is listening", "url", "http://"+ln.Addr().String(), "version", build.Version, "offline", cfg.Offline(), "model", cfg.OpenAIModel)
 
 	select {
 	case err := <-errc:

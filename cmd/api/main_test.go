@@ -231,7 +231,7 @@ func TestRun_MigrateSubcommand(t *testing.T) {
 		t.Helper()
 		var out syncBuffer
 		if err := run(context.Background(), args, getenv, &out); err != nil {
-			t.Fatalf("api %v: %v\n%s", args, err, out.String())
+			t.Fatalf("toolgate %v: %v\n%s", args, err, out.String())
 		}
 		return out.String()
 	}

@@ -11,7 +11,7 @@ import (
 	"github.com/toolgate/toolgate/internal/testdb"
 )
 
-// TestRun_TokenCreatePrintsAWorkingToken: `api token create EMAIL NAME`
+// TestRun_TokenCreatePrintsAWorkingToken: `toolgate token create EMAIL NAME`
 // prints only a personal API token, which then signs requests in as that
 // account; an unknown email is an error and prints nothing.
 func TestRun_TokenCreatePrintsAWorkingToken(t *testing.T) {

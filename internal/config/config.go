@@ -33,7 +33,7 @@ type Config struct {
 	EmulatorAddr     string        // EMULATOR_ADDR: where the in-process emulator listens when offline
 	DemoMCPAddr      string        // DEMO_MCP_ADDR: where the in-process demo MCP server listens when offline
 	OfflineDemo      bool          // OFFLINE_DEMO: when offline, start the demo MCP server and register it as "demo"
-	WebDir           string        // WEB_DIR: the built web app (frontend/dist), served at /
+	WebDir           string        // WEB_DIR: a built web app on disk served at / instead of the one embedded in the binary ("": the embedded one)
 	// Per-user limits on starting turns (429 with Retry-After beyond them).
 	UserMaxConcurrentTurns int // USER_MAX_CONCURRENT_TURNS: a user's conversations running a turn at once
 	UserMessagesPerMinute  int // USER_MESSAGES_PER_MINUTE: messages a user may send in any 60 seconds
@@ -53,6 +53,9 @@ func (c Config) Offline() bool { return c.OpenAIAPIKey == "" }
 // DefaultDatabaseURL is the local Postgres the run command uses.
 const DefaultDatabaseURL = "postgres://postgres@127.0.0.1:5432/toolgate?sslmode=disable"
 
+// DefaultListenAddr is where the API listens without LISTEN_ADDR.
+const DefaultListenAddr = "127.0.0.1:8080"
+
 // Load reads the configuration through getenv and validates it, reporting
 // every problem at once.
 func Load(getenv func(string) string) (Config, error) {
@@ -64,7 +67,7 @@ func Load(getenv func(string) string) (Config, error) {
 	}
 	var errs []string
 	c := Config{
-		ListenAddr:  get("LISTEN_ADDR", "127.0.0.1:8080"),
+		ListenAddr:  get("LISTEN_ADDR", DefaultListenAddr),
 		DatabaseURL: get("DATABASE_URL", DefaultDatabaseURL),
 		LogFormat:   get("LOG_FORMAT", "text"),
 	}
@@ -118,7 +121,7 @@ func Load(getenv func(string) string) (Config, error) {
 	if c.OfflineDemo, err = strconv.ParseBool(get("OFFLINE_DEMO", "true")); err != nil {
 		errs = append(errs, fmt.Sprintf("OFFLINE_DEMO must be true or false (got %q)", getenv("OFFLINE_DEMO")))
 	}
-	c.WebDir = get("WEB_DIR", "frontend/dist")
+	c.WebDir = get("WEB_DIR", "")
 	if c.UserMaxConcurrentTurns, err = strconv.Atoi(get("USER_MAX_CONCURRENT_TURNS", "4")); err != nil || c.UserMaxConcurrentTurns < 1 || c.UserMaxConcurrentTurns > 1000 {
 		errs = append(errs, fmt.Sprintf("USER_MAX_CONCURRENT_TURNS must be a whole number from 1 to 1000 (got %q)", getenv("USER_MAX_CONCURRENT_TURNS")))
 	}

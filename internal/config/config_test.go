@@ -20,7 +20,7 @@ func TestLoad_Defaults(t *testing.T) {
 		LogLevel: slog.LevelInfo, LogFormat: "text", DiscoveryTimeout: 10 * time.Second,
 		MaxBodyBytes: 1 << 20, ShutdownTimeout: 10 * time.Second,
 		OpenAIModel: "gpt-5-mini", OpenAIMaxRetries: 2, ToolLayout: "default", SSEHeartbeat: 15 * time.Second,
-		EmulatorAddr: "127.0.0.1:8091", DemoMCPAddr: "127.0.0.1:8090", OfflineDemo: true, WebDir: "frontend/dist"}
+		EmulatorAddr: "127.0.0.1:8091", DemoMCPAddr: "127.0.0.1:8090", OfflineDemo: true}
 	want.AllowedHosts = []string{"127.0.0.1", "localhost", "::1"} // ALLOWED_HOSTS: LISTEN_ADDR's host first
 	want.UserMaxConcurrentTurns, want.UserMessagesPerMinute = 4, 30
 	want.Secrets = Secrets{KeyFile: ".toolgate/secrets.key"} // SECRETS_KEY unset: offline uses the key file

@@ -89,8 +89,14 @@ func (s *Server) cancelConversation(c echo.Context) error {
 	return c.JSON(http.StatusAccepted, map[string]bool{"cancelled": true})
 }
 
+// infoResponse is GET /api/info: the upstream, and which Toolgate this is.
+type infoResponse struct {
+	conversation.Info
+	Version string `json:"version"` // `toolgate version`
+}
+
 func (s *Server) info(c echo.Context) error {
-	return c.JSON(http.StatusOK, s.chat.Info())
+	return c.JSON(http.StatusOK, infoResponse{Info: s.chat.Info(), Version: s.version})
 }
 
 type responseRequest struct {

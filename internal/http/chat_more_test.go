@@ -156,10 +156,24 @@ func TestConversations_CreateListRenameDelete(t *testing.T) {
 	var info struct {
 		Offline bool   `json:"offline"`
 		Model   string `json:"model"`
+		Version string `json:"version"`
 	}
 	e.must(200, "GET", "/api/info", nil, &info)
-	if !info.Offline || info.Model == "" {
-		t.Errorf("info %+v", info)
+	if !info.Offline || info.Model == "" || info.Version != "dev" {
+		t.Errorf("info %+v, want offline, a model and version dev (none given)", info)
+	}
+}
+
+// TestInfo_SaysWhichToolgateThisIs: GET /api/info carries the binary's
+// version, as `toolgate version` prints it.
+func TestInfo_SaysWhichToolgateThisIs(t *testing.T) {
+	e := newAPIWith(t, envOptions{version: "v1.2.0-3-gd28f8d6-dirty"})
+	var info struct {
+		Version string `json:"version"`
+	}
+	e.must(200, "GET", "/api/info", nil, &info)
+	if info.Version != "v1.2.0-3-gd28f8d6-dirty" {
+		t.Errorf("version %q", info.Version)
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -52,6 +53,8 @@ type envOptions struct {
 	heartbeat  time.Duration       // SSE_HEARTBEAT
 	retries    int                 // OPENAI_MAX_RETRIES
 	webDir     string              // WEB_DIR
+	web        fs.FS               // the web app embedded in the binary (frontend.App())
+	version    string              // the binary's version
 	limits     conversation.Limits // USER_MAX_CONCURRENT_TURNS, USER_MESSAGES_PER_MINUTE (zero: none)
 	authMode   auth.Mode           // AUTH_MODE ("": local)
 	trustProxy bool                // TRUST_PROXY_HEADERS
@@ -141,7 +144,7 @@ func (e *apiEnv) start() {
 	}
 	e.auth = auth.NewService(postgres.NewUserStore(e.pool), auth.Options{Mode: e.opts.authMode}, e.log)
 	e.api = toolhttp.NewServer(e.log, svc, e.chat, e.auth, store, toolhttp.Options{MaxBodyBytes: 64 << 10, Heartbeat: e.opts.heartbeat, WebDir: e.opts.webDir,
-		TrustProxyHeaders: e.opts.trustProxy})
+		Web: e.opts.web, Version: e.opts.version, TrustProxyHeaders: e.opts.trustProxy})
 	if e.opts.authMode == auth.ModeNone {
 		if _, err := e.auth.EnsureLocalUser(context.Background()); err != nil {
 			e.t.Fatal(err)

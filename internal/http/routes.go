@@ -55,7 +55,8 @@ func (s *Server) routes() {
 	e.POST("/api/responses/approval-response", s.postApprovalResponse)
 	e.POST("/api/conversations/:conversationId/retry", s.retryConversation)
 
-	// The web app (frontend/dist): files, and index.html for its own routes.
+	// The web app (embedded in the binary, or WEB_DIR; web.go): files, and
+	// index.html for its own routes.
 	e.GET("/*", s.webApp)
 	e.HEAD("/*", s.webApp)
 }

@@ -4,6 +4,7 @@
 package http
 
 import (
+	"cmp"
 	"context"
 	"io/fs"
 	"log/slog"
@@ -35,7 +36,8 @@ type Server struct {
 	maxBodyBytes int64
 	heartbeat    time.Duration
 	web          fs.FS  // the built web app; nil: not built
-	webDir       string // where it was looked for, for the "not built" page
+	webDir       string // WEB_DIR, where it was looked for ("": the app embedded in the binary), for the "not built" page
+	version      string // Toolgate's version, for GET /api/info
 
 	allowedHosts []string                    // ALLOWED_HOSTS, normalized (guard.go)
 	crossOrigin  *http.CrossOriginProtection // refuses state changes from other origins (guard.go)
@@ -48,8 +50,16 @@ type Server struct {
 type Options struct {
 	MaxBodyBytes int64         // limit on a request body
 	Heartbeat    time.Duration // interval of SSE heartbeat comments (at most 15 s)
-	WebDir       string        // the built web app served at / ("" or no index.html: a page saying how to build it)
-	AllowedHosts []string      // ALLOWED_HOSTS: the Host names answered (nil: DefaultAllowedHosts)
+	// WebDir (WEB_DIR) is a built web app on disk served at /; when set it
+	// overrides Web. Without an index.html there, / answers a page saying
+	// how to build the app.
+	WebDir string
+	// Web is the web app embedded in the binary (frontend.App()), served at
+	// / when WebDir is ""; nil (a binary built without it): a page saying
+	// how to build the binary with it.
+	Web          fs.FS
+	Version      string   // Toolgate's version, reported by GET /api/info ("": "dev")
+	AllowedHosts []string // ALLOWED_HOSTS: the Host names answered (nil: DefaultAllowedHosts)
 	// TrustProxyHeaders (TRUST_PROXY_HEADERS): take the client address from
 	// X-Forwarded-For and https from X-Forwarded-Proto.
 	TrustProxyHeaders bool
@@ -62,13 +72,23 @@ func NewServer(log *slog.Logger, policies *policy.Service, chat *conversation.Se
 	if opts.Heartbeat <= 0 || opts.Heartbeat > 15*time.Second {
 		opts.Heartbeat = 15 * time.Second
 	}
-	s := &Server{echo: e, policies: policies, chat: chat, db: db, log: log, maxBodyBytes: opts.MaxBodyBytes, heartbeat: opts.Heartbeat, webDir: opts.WebDir}
-	if opts.WebDir != "" {
+	s := &Server{echo: e, policies: policies, chat: chat, db: db, log: log, maxBodyBytes: opts.MaxBodyBytes, heartbeat: opts.Heartbeat,
+		webDir: opts.WebDir, version: cmp.Or(opts.Version, "dev")}
+	switch {
+	case opts.WebDir != "":
 		if st, err := os.Stat(filepath.Join(opts.WebDir, "index.html")); err == nil && !st.IsDir() {
 			s.web = os.DirFS(opts.WebDir)
 		} else {
 			log.Warn("web app not built: / explains how to build it", "web_dir", opts.WebDir)
 		}
+	case opts.Web != nil:
+		if st, err := fs.Stat(opts.Web, "index.html"); err == nil && !st.IsDir() {
+			s.web = opts.Web
+		} else {
+			log.Warn("the web app embedded in this binary has no index.html: / explains how to build it")
+		}
+	default:
+		log.Warn("this binary was built without the web app and WEB_DIR is not set: / explains how to build it")
 	}
 	s.allowedHosts = make([]string, 0, len(opts.AllowedHosts))
 	for _, h := range cmpOr(opts.AllowedHosts, DefaultAllowedHosts) {

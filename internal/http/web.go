@@ -26,14 +26,25 @@ const contentSecurityPolicy = "default-src 'self'; script-src 'self'; style-src 
 	"img-src 'self' data: https:; connect-src 'self'; object-src 'none'; base-uri 'none'; " +
 	"form-action 'self'; frame-ancestors 'none'"
 
-// notBuilt is served at / when WEB_DIR holds no built app.
-const notBuilt = `<!doctype html><meta charset="utf-8"><title>Toolgate</title>
+// notBuiltDir is served at / when WEB_DIR names a directory with no built
+// app; notBuiltBinary when WEB_DIR is not set and the binary was built
+// without the app (a plain go build, not make build).
+const (
+	notBuiltDir = `<!doctype html><meta charset="utf-8"><title>Toolgate</title>
 <h1>Toolgate's web app is not built</h1>
-<p>The API is running, but <code>%s</code> has no <code>index.html</code>.
-Start Toolgate with <code>make run</code>, which builds the app, or build it with
-<code>cd frontend &amp;&amp; npm ci &amp;&amp; npm run build</code> (or point <code>WEB_DIR</code> at a built app).</p>`
+<p>The API is running, but <code>WEB_DIR</code> (<code>%s</code>) has no <code>index.html</code>.
+Build the app there with <code>cd frontend &amp;&amp; npm ci &amp;&amp; npm run build</code>, or unset
+<code>WEB_DIR</code> to serve the app built into the binary by <code>make build</code> (<code>bin/toolgate</code>).</p>`
+	notBuiltBinary = `<!doctype html><meta charset="utf-8"><title>Toolgate</title>
+<h1>This Toolgate binary has no web app</h1>
+<p>The API is running, but this binary was built without the web app (a plain <code>go build</code>).
+Build it with <code>make build</code>, which builds the app and then <code>bin/toolgate</code> with the app inside,
+or start it with <code>make run</code>. To serve an app built on disk instead, set <code>WEB_DIR</code>
+(e.g. <code>WEB_DIR=frontend/dist</code> after <code>cd frontend &amp;&amp; npm ci &amp;&amp; npm run build</code>).</p>`
+)
 
-// webApp serves the built single-page app: files as they are (hashed
+// webApp serves the built single-page app (WEB_DIR, or the copy embedded
+// in the binary): files as they are (hashed
 // assets cached for good), and index.html for every other path that is not
 // the API, so /c/{id} and /settings survive a reload. Source maps are never
 // served, even if a build left one behind: they publish the source.
@@ -141,7 +152,10 @@ func acceptsEncoding(header, coding string) bool {
 
 func (s *Server) webNotBuilt(c echo.Context) error {
 	c.Response().Header().Set("Cache-Control", "no-store")
-	return c.HTML(http.StatusServiceUnavailable, fmt.Sprintf(notBuilt, html.EscapeString(s.webDir)))
+	if s.webDir == "" {
+		return c.HTML(http.StatusServiceUnavailable, notBuiltBinary)
+	}
+	return c.HTML(http.StatusServiceUnavailable, fmt.Sprintf(notBuiltDir, html.EscapeString(s.webDir)))
 }
 
 // readFile reads a regular file of the app; ok is false for a missing file

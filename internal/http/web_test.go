@@ -5,12 +5,14 @@ import (
 	"compress/gzip"
 	"encoding/json"
 	"io"
+	"io/fs"
 	"net/http"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
+	"testing/fstest"
 )
 
 func writeWebApp(t *testing.T) string {
@@ -101,12 +103,101 @@ func TestWeb_MissingFilesAndAPIRoutesAre404(t *testing.T) {
 }
 
 // TestWeb_NotBuiltSaysHowToBuild: with no built app, / says what to run
-// instead of a bare 404.
+// instead of a bare 404: for a WEB_DIR without an app, how to build one
+// there; for a binary built without the app (a plain go build) and no
+// WEB_DIR, how to build the binary with it.
 func TestWeb_NotBuiltSaysHowToBuild(t *testing.T) {
-	e := newAPIWith(t, envOptions{webDir: filepath.Join(t.TempDir(), "dist")})
+	tests := []struct {
+		name string
+		opts envOptions
+		want []string
+	}{
+		{"WEB_DIR without index.html", envOptions{webDir: filepath.Join(t.TempDir(), "dist")}, []string{"WEB_DIR", "dist", "npm run build", "make build"}},
+		{"binary built without the app", envOptions{}, []string{"built without the web app", "make build", "bin/toolgate", "WEB_DIR"}},
+		{"embedded app without index.html", envOptions{web: fstest.MapFS{"assets/a.js": {Data: []byte("x")}}}, []string{"built without the web app", "make build"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e := newAPIWith(t, tt.opts)
+			r := e.call("GET", "/settings", nil)
+			if r.status != http.StatusServiceUnavailable || r.header.Get("Cache-Control") != "no-store" {
+				t.Errorf("GET /settings = %d, Cache-Control %q, want 503 no-store", r.status, r.header.Get("Cache-Control"))
+			}
+			for _, want := range tt.want {
+				if !strings.Contains(string(r.body), want) {
+					t.Errorf("GET /settings: the page does not say %q:\n%s", want, r.body)
+				}
+			}
+		})
+	}
+}
+
+// embeddedApp is writeCompressedWebApp's app as the binary embeds it: an
+// fs.FS that is no directory, whose files have no modification time.
+func embeddedApp(t *testing.T) (fstest.MapFS, []byte) {
+	t.Helper()
+	dir, js := writeCompressedWebApp(t)
+	app := fstest.MapFS{}
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		body, err := os.ReadFile(p)
+		rel, _ := filepath.Rel(dir, p)
+		app[filepath.ToSlash(rel)] = &fstest.MapFile{Data: body, Mode: 0o444}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return app, js
+}
+
+// TestWeb_ServesTheAppEmbeddedInTheBinary: with no WEB_DIR the app built
+// into the binary is served as one on disk would be: the page at its
+// routes, hashed assets cached for good, precompressed siblings to clients
+// that accept them, and never a source map.
+func TestWeb_ServesTheAppEmbeddedInTheBinary(t *testing.T) {
+	app, js := embeddedApp(t)
+	e := newAPIWith(t, envOptions{web: app})
+	for _, path := range []string{"/", "/c/conv_123", "/settings"} {
+		r := e.call("GET", path, nil)
+		if r.status != http.StatusOK || !strings.Contains(string(r.body), `<div id="root">`) || r.header.Get("Content-Security-Policy") == "" {
+			t.Errorf("GET %s = %d %.80q, CSP %q: want 200 and index.html with its CSP", path, r.status, r.body, r.header.Get("Content-Security-Policy"))
+		}
+	}
+	r, _ := e.raw("GET", "/assets/app-1a2b.js", "", map[string]string{"Accept-Encoding": "gzip"})
+	if r.status != http.StatusOK || r.header.Get("Content-Encoding") != "gzip" || r.header.Get("Cache-Control") != "public, max-age=31536000, immutable" {
+		t.Fatalf("gzip asset = %d, Content-Encoding %q, Cache-Control %q", r.status, r.header.Get("Content-Encoding"), r.header.Get("Cache-Control"))
+	}
+	if !bytes.Equal(r.body, app["assets/app-1a2b.js.gz"].Data) || r.header.Get("ETag") == "" {
+		t.Errorf("gzip asset: %d bytes, ETag %q; want the .gz file with a validator", len(r.body), r.header.Get("ETag"))
+	}
+	r, _ = e.raw("GET", "/assets/app-1a2b.js", "", map[string]string{"Accept-Encoding": "identity"})
+	if r.status != http.StatusOK || !bytes.Equal(r.body, js) {
+		t.Errorf("identity asset = %d, %d bytes; want the bundle", r.status, len(r.body))
+	}
+	if r := e.call("GET", "/assets/app-1a2b.js.map", nil); r.status != http.StatusNotFound || strings.Contains(string(r.body), "secret.ts") {
+		t.Errorf("source map = %d %.80q, want 404", r.status, r.body)
+	}
+	if r := e.call("GET", "/assets/gone.js", nil); r.status != http.StatusNotFound {
+		t.Errorf("missing asset = %d, want 404", r.status)
+	}
+}
+
+// TestWeb_WebDirOverridesTheEmbeddedApp: WEB_DIR (for development: serve
+// what npm run build just wrote) wins over the copy in the binary.
+func TestWeb_WebDirOverridesTheEmbeddedApp(t *testing.T) {
+	embedded := fstest.MapFS{"index.html": {Data: []byte(`<!doctype html><p>embedded copy</p>`)}}
+	e := newAPIWith(t, envOptions{webDir: writeWebApp(t), web: embedded})
 	r := e.call("GET", "/", nil)
-	if r.status != http.StatusServiceUnavailable || !strings.Contains(string(r.body), "make run") || !strings.Contains(string(r.body), "npm run build") {
-		t.Errorf("GET / = %d %q, want 503 naming make run and npm run build", r.status, r.body)
+	if r.status != http.StatusOK || !strings.Contains(string(r.body), `<div id="root">`) {
+		t.Errorf("GET / = %d %.80q, want WEB_DIR's index.html", r.status, r.body)
+	}
+	// A WEB_DIR with no app is a mistake to show, not a reason to fall back.
+	e = newAPIWith(t, envOptions{webDir: filepath.Join(t.TempDir(), "dist"), web: embedded})
+	if r := e.call("GET", "/", nil); r.status != http.StatusServiceUnavailable {
+		t.Errorf("GET / with an empty WEB_DIR = %d %.80q, want 503", r.status, r.body)
 	}
 }
 
