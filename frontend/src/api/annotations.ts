@@ -1,15 +1,24 @@
 // A tool's MCP annotations as the badges both the approval card and the
 // settings panel show. They come from the MCP server: hints, not guarantees.
+// The words are the "settings" namespace's (badge.*): pass the `t` of
+// useTranslation("settings") from a component so a language change shows at
+// once; without it, the current language is used.
+import type { TFunction } from "i18next";
+import i18n from "../i18n";
 import type { Annotations } from "./types";
 
 export interface Hint { key: "read-only" | "destructive" | "open-world"; label: string; title: string }
 
+const KEYS = [
+  ["read-only", "readOnly", (a: Annotations) => a.readOnlyHint === true],
+  ["destructive", "destructive", (a: Annotations) => a.destructiveHint === true],
+  ["open-world", "openWorld", (a: Annotations) => a.openWorldHint === true],
+] as const;
+
 /** The badges a tool's annotations earn, in a fixed order. */
-export function annotationBadges(a: Annotations | null | undefined): Hint[] {
-  const out: Hint[] = [];
-  if (!a) return out;
-  if (a.readOnlyHint === true) out.push({ key: "read-only", label: "read-only", title: "The server says this tool does not change anything" });
-  if (a.destructiveHint === true) out.push({ key: "destructive", label: "destructive", title: "The server says this tool may delete or overwrite data" });
-  if (a.openWorldHint === true) out.push({ key: "open-world", label: "open-world", title: "The server says this tool reaches outside systems or people (web, email, …)" });
-  return out;
+export function annotationBadges(a: Annotations | null | undefined, t: TFunction<"settings"> = i18n.getFixedT(null, "settings")): Hint[] {
+  if (!a) return [];
+  return KEYS.filter(([, , has]) => has(a)).map(([key, word]) => ({
+    key, label: t(`badge.${word}`), title: t(`badge.${word}Title`),
+  }));
 }

@@ -31,6 +31,8 @@ export interface CompletedEvent {
 }
 export interface FailedEvent { response_id: string; code: "response_failed" | "response_incomplete"; message: string }
 export interface ErrorEvent { code: string; message: string; retryable: boolean }
+/** How a turn ends that did not complete: the `failed` or `error` payload. */
+export type TurnEndEvent = FailedEvent | ErrorEvent;
 
 export type ChatEvent =
   | { event: "conversation"; id: number; data: ConversationEvent }

@@ -1,6 +1,7 @@
 import { render, screen, within } from "@testing-library/react";
 import userEvent from "@testing-library/user-event";
 import { describe, expect, it, vi } from "vitest";
+import i18n from "../i18n";
 import type { Approval } from "../api/types";
 import { ApprovalCard } from "./ApprovalCard";
 
@@ -190,5 +191,33 @@ describe("ApprovalCard", () => {
     expect(screen.getByRole("button", { name: "Approve" })).toHaveFocus();
     await user.keyboard("{Enter}");
     expect(onDecide).toHaveBeenCalledWith({ approval_request_id: "mcpr_1", approve: true, scope: "conversation", reason: "ok for now" });
+  });
+
+  it("lets the person decide again when the page is done sending and the request is still pending", async () => {
+    const onDecide = vi.fn();
+    const user = userEvent.setup();
+    const a = approval();
+    const { rerender } = render(<ApprovalCard approval={a} busy={false} onDecide={onDecide} />);
+    await user.click(screen.getByRole("button", { name: "Deny" }));
+    rerender(<ApprovalCard approval={a} busy onDecide={onDecide} busyText="Sending your decision…" />);
+    expect(screen.getByRole("button", { name: "Approve" })).toBeDisabled();
+    rerender(<ApprovalCard approval={a} busy={false} onDecide={onDecide} />);
+    expect(screen.getByRole("button", { name: "Approve" })).toBeEnabled();
+  });
+
+  it("reads in German: Bestätigung erforderlich, Genehmigen, Ablehnen, Auswahl für dieses Tool merken", async () => {
+    await i18n.changeLanguage("de");
+    const onDecide = vi.fn();
+    const user = userEvent.setup();
+    render(<ApprovalCard approval={approval({ asks_because: { policy: "always", source: "changed", reason: "changed", fields: ["description", "input_schema"] } })} busy={false} onDecide={onDecide} />);
+    const card = screen.getByRole("article", { name: "Bestätigungsanfrage: send_alert auf demo" });
+    expect(within(card).getByText("Bestätigung erforderlich")).toBeInTheDocument();
+    expect(within(card).getByText("Geändert, seit Sie es erlaubt haben: Beschreibung, Eingabeschema.")).toBeInTheDocument();
+    expect(within(card).getByRole("list", { name: "Hinweise des MCP-Servers" })).toHaveTextContent("destruktiv");
+    expect(within(card).getByRole("region", { name: "Argumente" })).toHaveTextContent("verborgen");
+    await user.click(within(card).getByRole("checkbox", { name: "Auswahl für dieses Tool merken" }));
+    await user.click(within(card).getByRole("button", { name: "Ablehnen" }));
+    expect(onDecide).toHaveBeenCalledWith({ approval_request_id: "mcpr_1", approve: false, remember: true });
+    expect(within(card).getByRole("button", { name: "Genehmigen" })).toBeDisabled();
   });
 });

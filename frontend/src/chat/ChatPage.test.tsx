@@ -1,17 +1,26 @@
-import { render, screen, waitFor, within } from "@testing-library/react";
+import { screen, waitFor, within } from "@testing-library/react";
 import userEvent from "@testing-library/user-event";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import type { Approval, Conversation, Item, Transcript } from "../api/types";
+import { useQuery } from "@tanstack/react-query";
+import { infoQuery } from "../api/query";
 import { useRoute } from "../router";
+import { renderWithClient } from "../testing";
 import { ChatPage } from "./ChatPage";
 import { jsonResponse, mockFetch, sse, sseResponse } from "./testutil";
+
+/** The shell's use of /api/info (its top bar shows the mode). */
+function ShellMode() {
+  const q = useQuery(infoQuery);
+  return <p>{q.data ? `offline: ${q.data.offline}` : ""}</p>;
+}
 
 function Harness() {
   const r = useRoute();
   return r.page === "chat" ? <ChatPage conversationId={r.conversationId} /> : null;
 }
 
-const info = { offline: true, model: "gpt-5-mini", tool_layout: "default", base_url: "" };
+const info = { offline: true, model: "gpt-5-mini", tool_layout: "default", base_url: "", version: "dev" };
 
 function conversation(over: Partial<Conversation> = {}): Conversation {
   return { id: "conv_1", title: "Weather chores", created_at: "t", updated_at: "t", last_response_id: "resp_1", streaming: false, pending_approvals: 0, ...over };
@@ -34,7 +43,7 @@ const approvalItem = (seq: number, a: Approval): Item => ({
 const baseItems: Item[] = [
   { seq: 1, type: "user_message", id: "u1", created_at: "t", text: "delete_forecast and send_alert please" },
   { seq: 2, type: "mcp_list_tools", id: "l1", response_id: "resp_1", created_at: "t", server_label: "demo", upstream_label: "demo",
-    tools: [{ name: "list_forecasts", description: "List", input_schema: {}, annotations: {} }] },
+    tools: [{ name: "list_forecasts", description: "List", input_schema: {}, annotations: { readOnlyHint: true, destructiveHint: null, idempotentHint: null, openWorldHint: null } }] },
   { seq: 3, type: "mcp_call", id: "c1", response_id: "resp_1", created_at: "t", server_label: "demo", upstream_label: "demo",
     name: "list_forecasts", arguments: { api_key: "[redacted]" }, redacted: ["api_key"], output: "2 forecasts",
     allowed_by: { kind: "policy", policy: "never", source: "server" } },
@@ -51,7 +60,7 @@ describe("ChatPage", () => {
       "GET /api/conversations": () => jsonResponse(200, { conversations: [tr.conversation] }),
       "GET /api/conversations/conv_1": () => jsonResponse(200, tr),
     });
-    render(<Harness />);
+    renderWithClient(<Harness />);
     expect(await screen.findByText("ran without asking (policy: Auto, server default)")).toBeInTheDocument();
     expect(screen.getByRole("link", { name: "change" })).toHaveAttribute("href", "/settings?server=demo&tool=list_forecasts");
     expect(screen.getByText("Listed 1 tool from", { exact: false })).toBeInTheDocument();
@@ -84,7 +93,7 @@ describe("ChatPage", () => {
       },
     });
     const user = userEvent.setup();
-    render(<Harness />);
+    renderWithClient(<Harness />);
     const first = await screen.findByRole("article", { name: "Approval request: delete_forecast on demo" });
     expect(screen.getByRole("article", { name: "Approval request: send_alert on demo" })).toBeInTheDocument();
     await waitFor(() => expect(first).toHaveFocus());
@@ -130,7 +139,7 @@ describe("ChatPage", () => {
       },
     });
     const user = userEvent.setup();
-    render(<Harness />);
+    renderWithClient(<Harness />);
     expect(await screen.findByText("the provider answered 503", { exact: false })).toBeInTheDocument();
     await user.click(screen.getByRole("button", { name: "Retry" }));
     expect(await screen.findByText("sunny")).toHaveProperty("tagName", "STRONG");
@@ -161,7 +170,7 @@ describe("ChatPage", () => {
       },
     });
     const user = userEvent.setup();
-    render(<Harness />);
+    renderWithClient(<Harness />);
     expect(await screen.findByRole("button", { name: "list_forecasts" })).toBeInTheDocument(); // an offline suggestion
     const box = screen.getByRole("textbox", { name: "Message" });
     await user.type(box, "list_forecasts{Enter}");
@@ -180,7 +189,7 @@ describe("ChatPage", () => {
       "POST /api/responses": () => jsonResponse(409, { error: { code: "turn_in_progress", message: "a turn is streaming in conversation conv_1; wait for it to finish or cancel it" } }),
     });
     const user = userEvent.setup();
-    render(<Harness />);
+    renderWithClient(<Harness />);
     await screen.findByText("2 forecasts");
     const box = screen.getByRole("textbox", { name: "Message" });
     await user.type(box, "again");
@@ -202,7 +211,7 @@ describe("ChatPage", () => {
       "DELETE /api/conversations/conv_2": () => { list = [list[0]]; return new Response(null, { status: 204 }); },
     });
     const user = userEvent.setup();
-    render(<Harness />);
+    renderWithClient(<Harness />);
     const nav = await screen.findByRole("navigation", { name: "Conversations" });
     await user.click(await within(nav).findByRole("button", { name: "Rename Other" }));
     const input = within(nav).getByRole("textbox", { name: "New title for Other" });
@@ -219,5 +228,57 @@ describe("ChatPage", () => {
     await user.click(within(within(nav).getByRole("group", { name: "Delete Trip?" })).getByRole("button", { name: "Delete" }));
     await waitFor(() => expect(within(nav).queryByRole("link", { name: "Trip" })).toBeNull());
     expect(calls.some((c) => c.method === "DELETE" && c.path === "/api/conversations/conv_2")).toBe(true);
+  });
+
+  it("reads /api/info once, with the shell that shows it too, however often the conversation changes", async () => {
+    const list = [conversation(), conversation({ id: "conv_2", title: "Other" })];
+    const { calls } = mockFetch({
+      "GET /api/info": () => jsonResponse(200, info),
+      "GET /api/conversations": () => jsonResponse(200, { conversations: list }),
+      "GET /api/conversations/conv_1": () => jsonResponse(200, { conversation: list[0], items: baseItems, pending_approvals: [] }),
+      "GET /api/conversations/conv_2": () => jsonResponse(200, { conversation: list[1], items: [], pending_approvals: [] }),
+    });
+    const user = userEvent.setup();
+    renderWithClient(<><ShellMode /><Harness /></>);
+    expect(await screen.findByText("offline: true")).toBeInTheDocument();
+    const nav = await screen.findByRole("navigation", { name: "Conversations" });
+    await user.click(await within(nav).findByRole("link", { name: "Other" }));
+    await screen.findByText("No messages yet. Say something below.");
+    await user.click(within(nav).getByRole("link", { name: "Weather chores" }));
+    await screen.findByText("2 forecasts");
+    await user.click(within(nav).getByRole("button", { name: "New chat" }));
+    await screen.findByRole("heading", { name: "Chat with tools, under your control" });
+    expect(calls.filter((c) => c.path === "/api/info")).toHaveLength(1);
+  });
+
+  it("keeps a draft with the conversation it was written in", async () => {
+    const list = [conversation(), conversation({ id: "conv_2", title: "Other" })];
+    mockFetch({
+      "GET /api/info": () => jsonResponse(200, info),
+      "GET /api/conversations": () => jsonResponse(200, { conversations: list }),
+      "GET /api/conversations/conv_1": () => jsonResponse(200, { conversation: list[0], items: baseItems, pending_approvals: [] }),
+      "GET /api/conversations/conv_2": () => jsonResponse(200, { conversation: list[1], items: [], pending_approvals: [] }),
+    });
+    const user = userEvent.setup();
+    renderWithClient(<Harness />);
+    const box = screen.getByRole("textbox", { name: "Message" });
+    await user.type(box, "half a thought");
+    const nav = screen.getByRole("navigation", { name: "Conversations" });
+    await user.click(await within(nav).findByRole("link", { name: "Other" }));
+    await waitFor(() => expect(box).toHaveValue(""));
+    expect(screen.getByRole("button", { name: "Send" })).toBeDisabled();
+  });
+
+  it("says when a conversation does not exist", async () => {
+    mockFetch({
+      "GET /api/info": () => jsonResponse(200, info),
+      "GET /api/conversations": () => jsonResponse(200, { conversations: [] }),
+      "GET /api/conversations/conv_1": () => jsonResponse(404, { error: { code: "conversation_not_found", message: "no such conversation" } }),
+    });
+    const user = userEvent.setup();
+    renderWithClient(<Harness />);
+    expect(await screen.findByText("This conversation does not exist (it may have been deleted).")).toBeInTheDocument();
+    await user.click(screen.getByRole("button", { name: "Start a new chat" }));
+    await waitFor(() => expect(location.pathname).toBe("/"));
   });
 });

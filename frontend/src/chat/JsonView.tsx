@@ -1,6 +1,7 @@
 // Pretty-printed JSON whose redacted values show as a "hidden" chip instead of
 // the "[redacted]" placeholder Toolgate stored in their place.
 import type { ReactNode } from "react";
+import { useTranslation } from "react-i18next";
 
 export const REDACTED = "[redacted]";
 
@@ -19,9 +20,10 @@ function LockIcon() {
 }
 
 function RedactedChip() {
+  const { t } = useTranslation("chat");
   return (
-    <span className="redacted-chip" title="Toolgate hid this value because its key looks secret. The tool still receives the real value.">
-      <LockIcon />hidden<span className="sr-only"> (redacted value)</span>
+    <span className="redacted-chip" title={t("json.hiddenTitle")}>
+      <LockIcon />{t("json.hidden")}<span className="sr-only"> {t("json.hiddenSr")}</span>
     </span>
   );
 }
@@ -82,18 +84,19 @@ export function JsonView({ value, redacted, label }: { value: unknown; redacted?
 
 /** A sentence naming the argument paths Toolgate hid, or null when none. */
 export function RedactedNote({ redacted }: { redacted?: string[] | null }) {
+  const { t } = useTranslation("chat");
   if (!redacted || redacted.length === 0) return null;
   return (
     <p className="redacted-note">
       <LockIcon />
-      Hidden by Toolgate (the key looks secret):{" "}
+      {t("json.redactedBefore")}{" "}
       {redacted.map((p, i) => (
         <span key={p}>
           {i > 0 && ", "}
           <code>{p}</code>
         </span>
       ))}
-      . The tool receives the real value{redacted.length > 1 ? "s" : ""}.
+      . {t("json.redactedAfter", { count: redacted.length })}
     </p>
   );
 }

@@ -1,32 +1,38 @@
 // How each kind of transcript item looks.
+import { useQuery } from "@tanstack/react-query";
 import { useState, type SyntheticEvent } from "react";
+import { Trans, useTranslation } from "react-i18next";
 import { api } from "../api/client";
-import type { AllowedBy, Approval, CallItem, ListToolsItem, Policy, TurnError } from "../api/types";
+import { keys } from "../api/query";
+import type { AllowedBy, Approval, CallItem, ListToolsItem, TurnError } from "../api/types";
+import { useFormat } from "../i18n/format";
 import { Markdown } from "../markdown/Markdown";
 import { linkProps } from "../router";
-import { policyLabel } from "../settings/policy";
 import { JsonView, RedactedNote } from "./JsonView";
+import type { Outcome } from "./transcript";
 
 export function UserMessage({ text, sending }: { text: string; sending?: boolean }) {
+  const { t } = useTranslation("chat");
   return (
     <div className={`msg user${sending ? " sending" : ""}`}>
-      <span className="sr-only">You said:</span>
+      <span className="sr-only">{t("item.youSaid")}</span>
       <div className="bubble">{text}</div>
     </div>
   );
 }
 
 export function AssistantMessage({ text, partial, streaming }: { text: string; partial?: boolean; streaming?: boolean }) {
+  const { t } = useTranslation("chat");
   return (
     <div className={`msg assistant${partial ? " partial" : ""}`} aria-busy={streaming || undefined}>
-      <span className="sr-only">The model answered:</span>
+      <span className="sr-only">{t("item.modelSaid")}</span>
       <div className={`assistant-body${streaming ? " streaming" : ""}`}>
         <Markdown text={text} />
       </div>
       {partial && (
         <p className="cut-short">
-          <span className="badge cut-short-badge">cut short</span>{" "}
-          <span className="muted">The answer broke off here; this is the part that arrived.</span>
+          <span className="badge cut-short-badge">{t("item.cutShort")}</span>{" "}
+          <span className="muted">{t("item.cutShortText")}</span>
         </p>
       )}
     </div>
@@ -40,43 +46,44 @@ function stringify(v: unknown): string {
 
 /**
  * The server lists all its tools, blocked ones too (Toolgate only keeps them
- * from the model). When the list is opened, each tool's policy for the viewer
- * is looked up as it is now, and the blocked ones get a badge; if the lookup
- * fails (the server was removed, say) the list shows without badges.
+ * from the model). When the list is opened, the server's tools are read (the
+ * settings page shares them) and the ones blocked for the viewer get a badge;
+ * if that fails (the server was removed, say) the list shows without badges.
  */
 export function ListToolsRow({ item }: { item: ListToolsItem }) {
+  const { t } = useTranslation("chat");
   const failed = item.list_error !== undefined && item.list_error !== null;
   const tools = item.tools ?? [];
-  const [policies, setPolicies] = useState<Map<string, Policy> | null>(null);
-  const [asked, setAsked] = useState(false);
-  const onToggle = (e: SyntheticEvent<HTMLDetailsElement>) => {
-    if (!e.currentTarget.open || asked || failed || tools.length === 0) return;
-    setAsked(true);
-    api.listTools(item.server_label).then(
-      (ts) => setPolicies(new Map(ts.map((t) => [t.name, t.effective_policy]))),
-      () => { /* no badges: the list itself is still right */ },
-    );
-  };
+  const [opened, setOpened] = useState(false);
+  const current = useQuery({
+    queryKey: keys.tools(item.server_label),
+    queryFn: () => api.listTools(item.server_label),
+    enabled: opened && !failed && tools.length > 0,
+    retry: false,
+  });
+  const blocked = new Set(current.data?.filter((x) => x.effective_policy === "blocked").map((x) => x.name));
+  const onToggle = (e: SyntheticEvent<HTMLDetailsElement>) => { if (e.currentTarget.open) setOpened(true); };
+  const server = { server: <strong>{item.server_label}</strong> };
   return (
     <details className={`event-row list-tools${failed ? " failed" : ""}`} onToggle={onToggle}>
       <summary>
         <span className="event-icon" aria-hidden="true">{failed ? "⚠" : "☰"}</span>
         {failed
-          ? <>Could not list the tools of <strong>{item.server_label}</strong></>
-          : <>Listed {tools.length} tool{tools.length === 1 ? "" : "s"} from <strong>{item.server_label}</strong></>}
+          ? <Trans t={t} i18nKey="item.listFailed" components={server} />
+          : <Trans t={t} i18nKey="item.listed" count={tools.length} components={server} />}
       </summary>
       <div className="event-body">
         {failed
           ? <p className="alert error">{stringify(item.list_error)}</p>
           : (
             <ul className="tool-list">
-              {tools.map((t) => (
-                <li key={t.name}>
-                  <code>{t.name}</code>
-                  {policies?.get(t.name) === "blocked" && (
-                    <>{" "}<span className="badge blocked" title="Blocked for you: never offered to the model">{policyLabel("blocked")}</span></>
+              {tools.map((x, i) => (
+                <li key={x.name ?? i}>
+                  <code>{x.name}</code>
+                  {x.name !== undefined && blocked.has(x.name) && (
+                    <>{" "}<span className="badge blocked" title={t("item.blockedTitle")}>{t("policy.blocked")}</span></>
                   )}
-                  {t.description && <span className="muted"> — {t.description}</span>}
+                  {x.description && <span className="muted"> — {x.description}</span>}
                 </li>
               ))}
             </ul>
@@ -86,24 +93,17 @@ export function ListToolsRow({ item }: { item: ListToolsItem }) {
   );
 }
 
-const sourceText: Record<string, string> = {
-  tool: "set on the tool",
-  server: "server default",
-  global: "global default",
-  user: "your own policy",
-  locked: "locked by an admin",
-  conversation: "allowed for this conversation",
-  unknown: "a tool Toolgate did not know",
-};
-
 export function AllowedByLine({ allowed, server, tool }: { allowed?: AllowedBy; server: string; tool: string }) {
+  const { t } = useTranslation("chat");
   if (!allowed) return null;
-  if (allowed.kind === "approval") return <span className="allowed-by">approved by you</span>;
-  if (allowed.kind === "conversation") return <span className="allowed-by">allowed for this conversation</span>;
+  if (allowed.kind === "approval") return <span className="allowed-by">{t("item.allowed.approval")}</span>;
+  if (allowed.kind === "conversation") return <span className="allowed-by">{t("item.allowed.conversation")}</span>;
+  const policy = t(`policy.${allowed.policy ?? "never"}`);
+  const source = t(`item.allowed.source.${allowed.source ?? "unknown"}`);
   return (
     <span className="allowed-by">
-      <span>ran without asking (policy: {policyLabel(allowed.policy)}, {sourceText[allowed.source] ?? allowed.source})</span>{" "}
-      <a {...linkProps({ page: "settings", server, tool })} title={`Change the policy of ${tool} on ${server}`}>change</a>
+      <span>{t("item.allowed.policy", { policy, source })}</span>{" "}
+      <a {...linkProps({ page: "settings", server, tool })} title={t("item.allowed.changeTitle", { tool, server })}>{t("item.allowed.change")}</a>
     </span>
   );
 }
@@ -125,6 +125,7 @@ function errorText(err: unknown): string {
 }
 
 export function ToolCallRow({ item }: { item: CallItem }) {
+  const { t } = useTranslation("chat");
   const failed = item.error !== undefined && item.error !== null;
   const errType = failed && item.error && typeof item.error === "object" ? (item.error as { type?: unknown }).type : undefined;
   return (
@@ -134,23 +135,23 @@ export function ToolCallRow({ item }: { item: CallItem }) {
           <span className="event-icon" aria-hidden="true">⚙</span>
           <span className="call-name">
             <span className="call-server">{item.server_label}</span>
-            <span aria-hidden="true"> · </span><span className="sr-only"> tool </span>
+            <span aria-hidden="true"> · </span><span className="sr-only"> {t("item.tool")} </span>
             <code>{item.name}</code>
           </span>
-          <span className={`status ${failed ? "error" : "ok"}`}>{failed ? "error" : "ok"}</span>
+          <span className={`status ${failed ? "error" : "ok"}`}>{failed ? t("item.statusError") : t("item.statusOk")}</span>
         </summary>
         <div className="event-body">
-          <h2>Arguments</h2>
+          <h2>{t("card.arguments")}</h2>
           <JsonView value={item.arguments} redacted={item.redacted} />
           <RedactedNote redacted={item.redacted} />
           {failed ? (
             <>
-              <h2>Error{typeof errType === "string" ? <span className="muted"> ({errType})</span> : null}</h2>
+              <h2>{t("item.error")}{typeof errType === "string" ? <span className="muted"> ({errType})</span> : null}</h2>
               <pre className="call-output error">{errorText(item.error)}</pre>
             </>
           ) : (
             <>
-              <h2>Output</h2>
+              <h2>{t("item.output")}</h2>
               <pre className="call-output">{item.output ?? ""}</pre>
             </>
           )}
@@ -163,28 +164,27 @@ export function ToolCallRow({ item }: { item: CallItem }) {
   );
 }
 
-export function DecidedApproval({ approval }: { approval: Pick<Approval, "tool_name" | "server_label" | "state" | "reason" | "remember" | "scope"> }) {
+type Decided = Pick<Approval, "tool_name" | "server_label" | "state" | "reason" | "remember" | "scope" | "decided_at">;
+
+/** A decided request; for an approved one, whether its tool ran (see outcomeOf). */
+export function DecidedApproval({ approval, outcome }: { approval: Decided; outcome?: Outcome | "running" }) {
+  const { t } = useTranslation("chat");
+  const { dateTime } = useFormat();
   const { state, reason, remember, scope } = approval;
-  let text: string;
   const notes: string[] = [];
-  if (state === "approved") {
-    text = "approved by you";
-    if (scope === "conversation") notes.push("allowed for this conversation");
-    if (remember) notes.push(`remembered: your policy is now ${policyLabel("never")}`);
-  } else if (state === "denied") {
-    text = reason ? `denied: ${reason}` : "denied";
-    if (remember) notes.push(`remembered: your policy is now ${policyLabel("blocked")}`);
-  } else {
-    text = reason ? `superseded: ${reason}` : "superseded";
-  }
+  if (state === "approved" && scope === "conversation") notes.push(t("decided.forConversation"));
+  if (remember && state !== "superseded") notes.push(t("decided.remembered", { policy: t(state === "approved" ? "policy.never" : "policy.blocked") }));
+  const text = reason ? t(`decided.${state}Reason`, { reason }) : t(`decided.${state}`);
+  const ran = state === "approved" && outcome && outcome !== "not_run" && outcome !== "waiting" ? outcome : null;
   return (
-    <div className={`decided decided-${state}`}>
+    <div className={`decided decided-${state}`} title={approval.decided_at ? dateTime(approval.decided_at) : undefined}>
       <span className="decided-icon" aria-hidden="true">{state === "approved" ? "✓" : state === "denied" ? "✕" : "↷"}</span>
       <span className="decided-what">
-        Approval request for <code>{approval.tool_name}</code> on {approval.server_label}:
+        <Trans t={t} i18nKey="decided.what" components={{ tool: <code>{approval.tool_name}</code>, server: <span>{approval.server_label}</span> }} />
       </span>{" "}
       <span className="decided-state">{text}</span>
       {notes.map((n) => <span key={n} className="decided-note">{n}</span>)}
+      {ran && <p className={`decided-outcome outcome-${ran}`}>{t(`decided.outcome.${ran}`, { tool: approval.tool_name })}</p>}
     </div>
   );
 }
@@ -195,18 +195,20 @@ export function TurnErrorRow({ error, onRetry, retrying, retryError }: {
   retrying?: boolean;
   retryError?: string | null;
 }) {
+  const { t } = useTranslation("chat");
+  const stopped = error.code === "cancelled";
   return (
     <div className="turn-error">
       {/* Stop is the person's own doing, not a fault: shown calmly. */}
-      <div className={error.code === "cancelled" ? "alert info" : "alert error"}>
+      <div className={stopped ? "alert info" : "alert error"}>
         <p className="turn-error-text">
-          <strong>{error.code === "cancelled" ? "Stopped." : "The response did not finish."}</strong> {error.message}
+          <strong>{stopped ? t("turnError.stopped") : t("turnError.failed")}</strong> {error.message}
           <span className="turn-error-code"> ({error.code})</span>
         </p>
         {onRetry && (
           <div className="turn-error-actions">
-            <button type="button" onClick={onRetry} disabled={retrying}>Retry</button>
-            <span className="muted">Sends the last turn again.</span>
+            <button type="button" onClick={onRetry} disabled={retrying}>{t("turnError.retry")}</button>
+            <span className="muted">{t("turnError.retryHint")}</span>
           </div>
         )}
       </div>

@@ -1,5 +1,6 @@
 // Test helpers: a fake fetch that routes by method and path, and SSE bodies.
 import { vi } from "vitest";
+import type { Approval, Conversation, Item, Transcript } from "../api/types";
 
 export function sse(events: [string, unknown][]): string {
   let s = ": ping\n\n";
@@ -56,3 +57,47 @@ export function mockFetch(routes: Record<string, Handler>) {
   vi.stubGlobal("fetch", fn);
   return { fn, calls };
 }
+
+// ---- the server's objects, as tests need them ----
+
+export const info = { offline: true, model: "gpt-5-mini", tool_layout: "default", base_url: "", version: "dev" };
+
+export function conversation(over: Partial<Conversation> = {}): Conversation {
+  return { id: "conv_1", title: "Weather chores", created_at: "t", updated_at: "t", last_response_id: "resp_1", streaming: false, pending_approvals: 0, ...over };
+}
+
+export function approval(id: string, tool: string, over: Partial<Approval> = {}): Approval {
+  return {
+    approval_request_id: id, conversation_id: "conv_1", response_id: "resp_1", server_label: "demo", upstream_label: "demo",
+    tool_name: tool, arguments: { city: "Berlin" }, redacted: [], annotations: {}, asks_because: { policy: "always", source: "tool" },
+    requested_at: "t", state: "pending", decided_at: null, decided_by: null, decided_by_id: null, reason: null, scope: null, remember: false, answered_in: null,
+    ...over,
+  };
+}
+
+export const approvalItem = (seq: number, a: Approval): Item => ({
+  seq, type: "mcp_approval_request", id: a.approval_request_id, response_id: a.response_id, created_at: "t",
+  server_label: a.server_label, upstream_label: a.upstream_label, name: a.tool_name, arguments: a.arguments, approval: a,
+});
+
+export const callItem = (seq: number, tool: string, over: Partial<Extract<Item, { type: "mcp_call" }>> = {}): Item => ({
+  seq, type: "mcp_call", id: `mcp_${seq}`, response_id: "resp_2", created_at: "t", server_label: "demo", upstream_label: "demo",
+  name: tool, arguments: { city: "Berlin" }, output: "done", allowed_by: { kind: "approval" }, ...over,
+});
+
+export const userItem = (seq: number, text: string): Item => ({ seq, type: "user_message", id: `u${seq}`, created_at: "t", text });
+
+/** A transcript of conv_1 whose pending approvals are those of its items that are pending. */
+export function transcript(items: Item[], over: Partial<Conversation> = {}): Transcript {
+  const pending = items.flatMap((it) => (it.type === "mcp_approval_request" && it.approval.state === "pending" ? [it.approval] : []));
+  return { conversation: conversation({ pending_approvals: pending.length, ...over }), items, pending_approvals: pending };
+}
+
+/** The SSE events that open a turn. */
+export const opened = (kind: "message" | "decisions", id = "conv_1"): [string, unknown] =>
+  ["conversation", { conversation_id: id, turn_id: "turn_x", kind, offline: true, model: "m" }];
+
+export const recordedEvent = (a: Approval, over: Record<string, unknown> = {}): [string, unknown] => ["decision.recorded", {
+  approval_request_id: a.approval_request_id, server_label: a.server_label, tool_name: a.tool_name, state: "approved", reason: null,
+  scope: "once", remember: false, policy_changed: null, decided_at: "t", pending_approval_ids: [], ...over,
+}];

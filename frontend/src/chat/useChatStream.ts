@@ -1,55 +1,42 @@
 // One hook owns one chat stream: a POST answered with text/event-stream, read
-// with parseSSE into typed events, and an AbortController to leave it. The
-// server owns the conversation; this keeps only the live turn (what arrived
-// since the stream opened) until the caller has reloaded the transcript.
-import { useCallback, useEffect, useRef, useState } from "react";
+// with parseSSE into typed events, and an AbortController to leave it. What
+// the server stores (items, approval requests, decisions) goes straight into
+// the query cache as it arrives; the transcript is read back when the turn
+// ends. The hook itself keeps only what is not stored yet: the message being
+// sent, answer text still streaming, and which approved tools run now.
+//
+// The returned object, and every function on it, keeps its identity until
+// the stream's state changes, so effects and memoised children can depend on
+// them.
+import { useQueryClient } from "@tanstack/react-query";
+import { useCallback, useEffect, useMemo, useRef, useState } from "react";
 import { ApiError, api, send, streams } from "../api/client";
-import {
-  isTerminal, parseSSE, toChatEvent,
-  type ChatEvent, type CompletedEvent, type DecisionRecordedEvent, type ErrorEvent, type FailedEvent,
-} from "../api/events";
-import type { Approval, Decision, Item } from "../api/types";
+import { isTerminal, parseSSE, toChatEvent, type ChatEvent } from "../api/events";
+import { keys } from "../api/query";
+import type { Transcript } from "../api/types";
+import i18n from "../i18n";
+import { invalidateList } from "./queries";
+import { advance, newTurn, type LiveTurn, type StreamRequest } from "./liveTurn";
+import { newTranscript, setStreaming, withEvent, withTurnEnd } from "./transcript";
 
-export type StreamRequest =
-  | { kind: "message"; input: string; conversationId?: string }
-  | { kind: "decisions"; conversationId: string; decisions: Decision[] }
-  | { kind: "retry"; conversationId: string };
-
-export type Terminal =
-  | { event: "completed"; data: CompletedEvent }
-  | { event: "failed"; data: FailedEvent }
-  | { event: "error"; data: ErrorEvent };
-
-/** What the running turn has shown so far, in arrival order. */
-export type LiveEntry =
-  | { type: "pending_user"; key: string; text: string }
-  | { type: "item"; key: string; item: Item }
-  | { type: "text"; key: string; itemId: string; text: string }
-  | { type: "approval"; key: string; approval: Approval };
-
-export interface LiveTurn {
-  /** Counts turns started by this hook. */
-  no: number;
-  request: StreamRequest;
-  /** Known from the request, the X-Conversation-Id header or the conversation event. */
-  conversationId: string | null;
-  phase: "connecting" | "streaming" | "ended";
-  entries: LiveEntry[];
-  terminal: Terminal | null;
-  /** Why the stream ended without a terminal event: Stop, leaving the page, or the connection broke. */
-  cut: "stopped" | "detached" | "broken" | null;
-}
+export type { LiveText, LiveTurn, StreamRequest, Terminal } from "./liveTurn";
 
 export type StartResult =
-  | { ok: true; conversationId: string | null }
+  | { ok: true; conversationId: string | null; ended: Promise<LiveTurn> }
   | { ok: false; error: ApiError; aborted: boolean };
 
 export interface ChatStreamOptions {
   /** The stream's conversation became known (a new conversation's id arrives with the headers). */
-  onConversation?(id: string): void;
-  /** The stream ended: a terminal event, Stop, or the connection broke. */
+  onConversation?(id: string, turn: LiveTurn): void;
+  /** The stream ended: a terminal event, Stop, leaving, or the connection broke. */
   onEnd?(turn: LiveTurn): void;
 }
+
+/** How long Stop waits for the stream to end by itself once the server cancelled the turn. */
+export const stopGraceMs = 2000;
+
+/** Refused without asking the server: this page streams already. */
+export const BUSY = "stream_busy";
 
 function requestFor(req: StreamRequest) {
   switch (req.kind) {
@@ -59,86 +46,84 @@ function requestFor(req: StreamRequest) {
   }
 }
 
-/** Applies one event to the live turn (pure). */
-export function applyEvent(t: LiveTurn, ev: ChatEvent): LiveTurn {
-  switch (ev.event) {
-    case "conversation":
-      return t.conversationId ? t : { ...t, conversationId: ev.data.conversation_id };
-    case "text.delta": {
-      const i = t.entries.findIndex((e) => e.type === "text" && e.itemId === ev.data.item_id);
-      const entries = t.entries.slice();
-      if (i >= 0) {
-        const e = entries[i] as Extract<LiveEntry, { type: "text" }>;
-        entries[i] = { ...e, text: e.text + ev.data.delta };
-      } else {
-        entries.push({ type: "text", key: `text-${ev.data.item_id}`, itemId: ev.data.item_id, text: ev.data.delta });
-      }
-      return { ...t, entries };
-    }
-    case "item.done": {
-      const item = ev.data.item;
-      const entry: LiveEntry = { type: "item", key: `item-${item.seq}-${item.id ?? ""}`, item };
-      const entries = t.entries.slice();
-      let i = -1;
-      if (item.type === "user_message") i = entries.findIndex((e) => e.type === "pending_user");
-      if (i < 0 && item.type === "message" && item.id) i = entries.findIndex((e) => e.type === "text" && e.itemId === item.id);
-      if (i < 0) i = entries.findIndex((e) => e.type === "item" && e.item.seq === item.seq);
-      if (i >= 0) entries[i] = entry;
-      else entries.push(entry);
-      return { ...t, entries };
-    }
-    case "approval.required": {
-      const id = ev.data.approval_request_id;
-      if (t.entries.some((e) => e.type === "approval" && e.approval.approval_request_id === id)) return t;
-      return { ...t, entries: [...t.entries, { type: "approval", key: `approval-${id}`, approval: ev.data }] };
-    }
-    case "decision.recorded":
-      return t;
-    case "completed":
-    case "failed":
-    case "error":
-      return { ...t, terminal: { event: ev.event, data: ev.data } as Terminal };
-  }
+interface Live {
+  ctl: AbortController;
+  reason: "stopped" | "detached" | null;
+  ended: Promise<LiveTurn>;
+  turn: () => LiveTurn;
 }
 
 export function useChatStream(options: ChatStreamOptions = {}) {
+  const qc = useQueryClient();
   const optsRef = useRef(options);
   useEffect(() => { optsRef.current = options; });
 
   const [turn, setTurn] = useState<LiveTurn | null>(null);
   const [stopping, setStopping] = useState(false);
-  /** Decisions recorded by streams of this page (they are final, so they can outlive their turn). */
-  const [recorded, setRecorded] = useState<Record<string, DecisionRecordedEvent>>({});
-  const turnRef = useRef<LiveTurn | null>(null);
-  const ctlRef = useRef<AbortController | null>(null);
-  const endReason = useRef<"stopped" | "detached" | null>(null);
-  const counter = useRef(0);
+  const live = useRef<Live | null>(null);
 
   // Leaving the page leaves the stream; the turn goes on on the server.
   useEffect(() => () => {
-    endReason.current = "detached";
-    ctlRef.current?.abort();
+    const l = live.current;
+    if (l) { l.reason = "detached"; l.ctl.abort(); }
   }, []);
 
   const start = useCallback(async (req: StreamRequest): Promise<StartResult> => {
-    if (ctlRef.current) {
-      return { ok: false, aborted: false, error: new ApiError(409, "turn_in_progress", "A response is still streaming. Wait for it to finish, or stop it.") };
-    }
+    if (live.current) return { ok: false, aborted: false, error: new ApiError(409, BUSY, i18n.t("chat:stream.busy")) };
     const ctl = new AbortController();
-    ctlRef.current = ctl;
-    endReason.current = null;
+    let resolveEnded!: (t: LiveTurn) => void;
+    const ended = new Promise<LiveTurn>((r) => { resolveEnded = r; });
+    let t = newTurn(req);
+    const entry: Live = { ctl, reason: null, ended, turn: () => t };
+    live.current = entry;
+    const commit = (next: LiveTurn) => { t = next; setTurn(next); };
     setStopping(false);
-    let t: LiveTurn = {
-      no: ++counter.current,
-      request: req,
-      conversationId: req.conversationId ?? null,
-      phase: "connecting",
-      entries: req.kind === "message" ? [{ type: "pending_user", key: "pending-user", text: req.input }] : [],
-      terminal: null,
-      cut: null,
-    };
-    const commit = (next: LiveTurn) => { t = next; turnRef.current = next; setTurn(next); };
     commit(t);
+
+    const cached = () => (t.conversationId ? qc.getQueryData<Transcript>(keys.conversation(t.conversationId)) : undefined);
+    const update = (fn: (tr: Transcript) => Transcript) => {
+      if (!t.conversationId) return;
+      const key = keys.conversation(t.conversationId);
+      // A read that started before this event must not overwrite it.
+      void qc.cancelQueries({ queryKey: key, exact: true });
+      qc.setQueryData<Transcript>(key, (tr) => (tr ? fn(tr) : tr));
+    };
+    /** The turn runs in this conversation: the cache and the list say so. */
+    const begin = (id: string) => {
+      const isNew = t.conversationId === null;
+      if (isNew) commit({ ...t, conversationId: id });
+      if (!qc.getQueryData(keys.conversation(id))) qc.setQueryData(keys.conversation(id), newTranscript(id));
+      update((tr) => setStreaming(tr, true));
+      void invalidateList(qc);
+      if (isNew) optsRef.current.onConversation?.(id, t);
+    };
+
+    const finish = async () => {
+      live.current = null;
+      const done: LiveTurn = { ...t, phase: "ended", running: [], cut: t.terminal ? null : entry.reason ?? "broken" };
+      const term = t.terminal;
+      if (term?.event === "completed") update((tr) => setStreaming(tr, false));
+      else if (term) update((tr) => withTurnEnd(tr, term.data, t.texts));
+      commit(done);
+      setStopping(false);
+      optsRef.current.onEnd?.(done);
+      resolveEnded(done);
+      if (done.conversationId) {
+        void invalidateList(qc);
+        await qc.invalidateQueries({ queryKey: keys.conversation(done.conversationId), exact: true });
+      }
+      // The transcript read back holds everything the turn showed.
+      setTurn((cur) => (cur === done ? null : cur));
+    };
+
+    const handle = (ev: ChatEvent) => {
+      if (ev.event === "conversation" && t.conversationId === null) begin(ev.data.conversation_id);
+      update((tr) => withEvent(tr, ev));
+      if (ev.event === "decision.recorded" && ev.data.policy_changed) {
+        void qc.invalidateQueries({ queryKey: keys.tools(ev.data.policy_changed.server_label) });
+      }
+      commit(advance(t, ev, cached(), Date.now()));
+    };
 
     const { path, body } = requestFor(req);
     let res: Response;
@@ -150,20 +135,24 @@ export function useChatStream(options: ChatStreamOptions = {}) {
         signal: ctl.signal,
       });
     } catch (err) {
-      ctlRef.current = null;
       const aborted = ctl.signal.aborted;
-      turnRef.current = null;
+      live.current = null;
       setTurn(null);
       setStopping(false);
+      resolveEnded({ ...t, phase: "ended", cut: entry.reason ?? "stopped" });
       // Stopped before the answer came: the server may have started the turn.
-      if (aborted) optsRef.current.onEnd?.({ ...t, phase: "ended", cut: endReason.current ?? "stopped" });
+      if (aborted) {
+        optsRef.current.onEnd?.({ ...t, phase: "ended", cut: entry.reason ?? "stopped" });
+        void invalidateList(qc);
+        if (t.conversationId) void qc.invalidateQueries({ queryKey: keys.conversation(t.conversationId), exact: true });
+      }
       const error = err instanceof ApiError ? err : new ApiError(0, "network_error", err instanceof Error ? err.message : String(err));
       return { ok: false, aborted, error };
     }
 
-    const headerId = res.headers.get("X-Conversation-Id");
-    commit({ ...t, phase: "streaming", conversationId: t.conversationId ?? headerId });
-    if (t.conversationId) optsRef.current.onConversation?.(t.conversationId);
+    commit({ ...t, phase: "streaming" });
+    const id = t.conversationId ?? res.headers.get("X-Conversation-Id");
+    if (id) begin(id);
 
     void (async () => {
       try {
@@ -172,58 +161,49 @@ export function useChatStream(options: ChatStreamOptions = {}) {
           let ev: ChatEvent | null;
           try { ev = toChatEvent(raw); } catch { continue; } // data that is not JSON: skip the event
           if (!ev) continue;
-          if (ev.event === "decision.recorded") {
-            const d = ev.data;
-            setRecorded((r) => ({ ...r, [d.approval_request_id]: d }));
-          }
-          const known = t.conversationId;
-          commit(applyEvent(t, ev));
-          if (!known && t.conversationId) optsRef.current.onConversation?.(t.conversationId);
+          handle(ev);
           if (isTerminal(ev)) break;
         }
       } catch {
-        // The connection broke, or we aborted: decided below.
+        // The connection broke, or we aborted: finish says which.
       }
-      ctlRef.current = null;
-      commit({ ...t, phase: "ended", cut: t.terminal ? null : endReason.current ?? "broken" });
-      setStopping(false);
-      optsRef.current.onEnd?.(t);
+      await finish();
     })();
-    return { ok: true, conversationId: t.conversationId };
-  }, []);
+    return { ok: true, conversationId: t.conversationId, ended };
+  }, [qc]);
 
-  /** Stop: cancel the turn on the server, and leave the stream. */
+  /**
+   * Stop: cancel the turn on the server. Its stream then ends with the
+   * `cancelled` error, which says what was kept; if that does not come soon
+   * (or the cancel failed), leave the stream anyway.
+   */
   const stop = useCallback(async () => {
-    const ctl = ctlRef.current;
-    const cur = turnRef.current;
-    if (!ctl) return;
-    endReason.current = "stopped";
+    const l = live.current;
+    if (!l) return;
+    l.reason = "stopped";
     setStopping(true);
-    if (cur?.conversationId) {
-      try { await api.cancel(cur.conversationId); } catch { /* no turn running any more, or unreachable: leave anyway */ }
+    const id = l.turn().conversationId;
+    let cancelled = false;
+    if (id) {
+      try { await api.cancel(id); cancelled = true; } catch { /* no turn running any more, or unreachable: leave anyway */ }
     }
-    ctl.abort();
+    if (cancelled) await Promise.race([l.ended, new Promise((r) => setTimeout(r, stopGraceMs))]);
+    l.ctl.abort();
   }, []);
 
   /** Leave the stream without cancelling the turn (the person went to another conversation). */
   const detach = useCallback(() => {
-    if (!ctlRef.current) return;
-    endReason.current = "detached";
-    ctlRef.current.abort();
+    const l = live.current;
+    if (!l) return;
+    l.reason = "detached";
+    l.ctl.abort();
   }, []);
 
-  /** Drops the ended turn once the transcript has been reloaded. */
-  const clear = useCallback((no: number) => {
-    if (turnRef.current?.no === no && turnRef.current.phase === "ended") {
-      turnRef.current = null;
-      setTurn(null);
-    }
-  }, []);
-
-  const resetRecorded = useCallback(() => setRecorded({}), []);
-  const isRunning = useCallback(() => ctlRef.current !== null, []);
-  const current = useCallback(() => turnRef.current, []);
+  /** Resolves once no stream of this hook runs. */
+  const idle = useCallback((): Promise<void> => (live.current ? live.current.ended.then(() => undefined) : Promise.resolve()), []);
 
   const running = turn !== null && turn.phase !== "ended";
-  return { turn, running, stopping, recorded, start, stop, detach, clear, resetRecorded, isRunning, current };
+  return useMemo(() => ({ turn, running, stopping, start, stop, detach, idle }), [turn, running, stopping, start, stop, detach, idle]);
 }
+
+export type ChatStream = ReturnType<typeof useChatStream>;

@@ -3,6 +3,7 @@
 // mailto, and images are not fetched until the person asks for them (an image
 // URL can carry data out of the conversation, or track who reads it).
 import { memo, useState } from "react";
+import { useTranslation } from "react-i18next";
 import ReactMarkdown, { defaultUrlTransform, type Components } from "react-markdown";
 import remarkGfm from "remark-gfm";
 import "./markdown.css";
@@ -30,9 +31,10 @@ function hostOf(url: string): string {
 
 /** An image that loads only after a click, from the host the button names. */
 export function DeferredImage({ src, alt, title }: { src?: string; alt?: string; title?: string }) {
+  const { t } = useTranslation("chat");
   const [load, setLoad] = useState(false);
   const text = alt?.trim();
-  if (!src) return <span className="md-image-blocked">{text ? `[image: ${text}]` : "[image]"}</span>;
+  if (!src) return <span className="md-image-blocked">{text ? t("markdown.imageAlt", { alt: text }) : t("markdown.image")}</span>;
   if (load) {
     return <img className="md-image" src={src} alt={alt ?? ""} title={title} referrerPolicy="no-referrer" loading="lazy" />;
   }
@@ -41,7 +43,7 @@ export function DeferredImage({ src, alt, title }: { src?: string; alt?: string;
     <span className="md-image-placeholder">
       <button type="button" className="md-image-load" onClick={() => setLoad(true)} title={src}>
         <svg aria-hidden="true" viewBox="0 0 16 16" width="14" height="14"><path fill="currentColor" d="M2 3h12a1 1 0 0 1 1 1v8a1 1 0 0 1-1 1H2a1 1 0 0 1-1-1V4a1 1 0 0 1 1-1Zm0 1v6.3l3-3 3 3 2-2 4 4V4H2Zm8.5 1.5a1.25 1.25 0 1 1 0 2.5 1.25 1.25 0 0 1 0-2.5Z" /></svg>
-        Load image from {host}
+        {t("markdown.loadImage", { host })}
       </button>
       {text && <span className="md-image-alt">{text}</span>}
     </span>

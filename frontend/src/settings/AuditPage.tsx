@@ -1,198 +1,107 @@
 // The audit log: every change to servers, policies and settings, and every
-// approval decision, newest first, in plain words.
-import { useCallback, useEffect, useRef, useState } from "react";
+// approval decision, newest first, in plain words. Pages come from one
+// useInfiniteQuery per group of actions (auditPaging.ts merges the API's
+// one-action streams for a group).
+import { useInfiniteQuery } from "@tanstack/react-query";
+import { useCallback, useState } from "react";
+import { useTranslation } from "react-i18next";
 import { api } from "../api/client";
-import type { AuditEntry } from "../api/types";
-import { linkProps } from "../router";
-import { ACTION_GROUPS, describe, type ActionGroup, type Part } from "./auditText";
-import { errorMessage } from "./policy";
-import { absoluteTime, relativeTime, useNow } from "./time";
+import { keys } from "../api/query";
+import { useErrorText } from "../auth/errorText";
+import { AuditRow } from "./AuditRow";
+import { firstCursor, readMerged } from "./auditPaging";
+import { ACTION_GROUPS, type ActionGroup } from "./auditText";
+import { useNow } from "./time";
 import "./settings.css";
 
 const PAGE = 50;
 
-interface Stream { action?: string; cursor: string | null; buf: AuditEntry[]; started: boolean }
-
-/**
- * Pages through the audit log for a group of actions. The API filters by
- * one action, so a group reads one stream per action and merges them by id
- * (newest first).
- */
-export class AuditPager {
-  private streams: Stream[];
-  constructor(actions?: string[]) {
-    this.streams = (actions?.length ? actions : [undefined]).map((action) => ({ action, cursor: null, buf: [], started: false }));
-  }
-
-  private async fill(s: Stream) {
-    const page = await api.audit({ limit: PAGE, cursor: s.cursor ?? undefined, action: s.action });
-    s.buf.push(...page.entries);
-    s.cursor = page.entries.length ? page.next_cursor : null;
-    s.started = true;
-  }
-
-  async next(limit = PAGE): Promise<{ entries: AuditEntry[]; more: boolean }> {
-    const out: AuditEntry[] = [];
-    while (out.length < limit) {
-      await Promise.all(this.streams.filter((s) => !s.buf.length && (!s.started || s.cursor !== null)).map((s) => this.fill(s)));
-      let best: Stream | null = null;
-      for (const s of this.streams) if (s.buf.length && (!best || s.buf[0].id > best.buf[0].id)) best = s;
-      if (!best) break;
-      out.push(best.buf.shift()!);
-    }
-    return { entries: out, more: this.streams.some((s) => s.buf.length > 0 || s.cursor !== null || !s.started) };
-  }
-}
-
 export function AuditPage() {
+  const { t } = useTranslation("settings");
+  const errorText = useErrorText();
   const [group, setGroup] = useState<ActionGroup>("all");
-  const [entries, setEntries] = useState<AuditEntry[] | null>(null);
-  const [more, setMore] = useState(false);
-  const [loading, setLoading] = useState(false);
-  const [error, setError] = useState<string | null>(null);
-  const pager = useRef<AuditPager | null>(null);
-  const generation = useRef(0);
-  const firstNew = useRef<number | null>(null);
-  const tableRef = useRef<HTMLTableElement>(null);
+  // The first entry "Load more" brought: focused, so keyboard users continue where the list grew.
+  const [focusId, setFocusId] = useState<number | null>(null);
   const now = useNow();
+  const actions = ACTION_GROUPS.find((g) => g.value === group)?.actions;
+  const audit = useInfiniteQuery({
+    queryKey: keys.audit({ group }),
+    queryFn: ({ pageParam }) => readMerged(pageParam, PAGE, (q) => api.audit(q)),
+    initialPageParam: firstCursor(actions),
+    getNextPageParam: (last) => last.next,
+  });
+  const entries = audit.data?.pages.flatMap((p) => p.entries);
+  const groupName = t(`auditGroupText.${group}`);
+  const focusRow = useCallback((el: HTMLElement | null) => el?.focus({ preventScroll: true }), []);
 
-  const loadMore = useCallback(async (reset: boolean) => {
-    const gen = reset ? ++generation.current : generation.current;
-    if (reset) {
-      pager.current = new AuditPager(ACTION_GROUPS.find((g) => g.value === group)?.actions);
-      setEntries(null);
-    }
-    setLoading(true);
-    setError(null);
-    try {
-      const page = await pager.current!.next();
-      if (gen !== generation.current) return;
-      firstNew.current = reset ? null : page.entries[0]?.id ?? null;
-      setEntries((cur) => (reset ? page.entries : [...(cur ?? []), ...page.entries]));
-      setMore(page.more);
-    } catch (err) {
-      if (gen !== generation.current) return;
-      setError(errorMessage(err));
-      if (reset) setEntries([]);
-    } finally {
-      if (gen === generation.current) setLoading(false);
-    }
-  }, [group]);
-
-  useEffect(() => {
-    void loadMore(true);
-  }, [loadMore]);
-
-  // After "Load more", move focus to the first new row so keyboard users
-  // continue where the list grew.
-  useEffect(() => {
-    if (firstNew.current === null) return;
-    tableRef.current?.querySelector<HTMLElement>(`[data-entry="${firstNew.current}"]`)?.focus({ preventScroll: true });
-    firstNew.current = null;
-  }, [entries]);
-
-  const groupLabel = ACTION_GROUPS.find((g) => g.value === group)!.label;
+  const loadMore = async () => {
+    const r = await audit.fetchNextPage();
+    const pages = r.data?.pages ?? [];
+    setFocusId(pages[pages.length - 1]?.entries[0]?.id ?? null);
+  };
 
   return (
     <div className="settings audit">
       <header className="settings-header audit-header">
         <div>
-          <h1>Audit log</h1>
-          <p className="muted">Every change to servers, policies and settings, and every approval decision, newest first.</p>
+          <h1>{t("audit.title")}</h1>
+          <p className="muted">{t("audit.intro")}</p>
         </div>
         <div className="audit-controls">
           <div className="toolbar-field">
-            <label htmlFor="audit-action">Action</label>
+            <label htmlFor="audit-action">{t("audit.action")}</label>
             <select id="audit-action" value={group} onChange={(e) => setGroup(e.target.value as ActionGroup)}>
-              {ACTION_GROUPS.map((g) => <option key={g.value} value={g.value}>{g.label}</option>)}
+              {ACTION_GROUPS.map((g) => <option key={g.value} value={g.value}>{t(`auditGroup.${g.value}`)}</option>)}
             </select>
           </div>
-          <button type="button" onClick={() => void loadMore(true)} disabled={loading}>Reload</button>
+          <button type="button" onClick={() => void audit.refetch()} disabled={audit.isFetching}>{t("audit.reload")}</button>
         </div>
       </header>
 
-      {error && (
+      {audit.isError && (
         <div className="alert error" role="alert">
-          Could not load the audit log: {error}{" "}
-          <button type="button" className="link" onClick={() => void loadMore(entries === null || entries.length === 0)}>Try again</button>
+          {t("audit.loadFailed", { message: errorText(audit.error) })}{" "}
+          <button type="button" className="link"
+            onClick={() => void (audit.isFetchNextPageError ? audit.fetchNextPage() : audit.refetch())}>
+            {t("tryAgain")}
+          </button>
         </div>
       )}
 
-      {entries === null ? (
-        <p className="muted" role="status">Loading…</p>
-      ) : entries.length === 0 && !error ? (
+      {audit.isPending ? (
+        <p className="muted" role="status">{t("page.loading")}</p>
+      ) : entries && entries.length === 0 && !audit.isError ? (
         <div className="empty-state">
-          <p><strong>{group === "all" ? "Nothing recorded yet." : `No ${groupLabel.toLowerCase()} recorded.`}</strong></p>
-          <p className="muted">Changes to servers, policies and settings, and approval decisions in the chat, appear here.</p>
+          <p><strong>{group === "all" ? t("audit.empty") : t("audit.emptyGroup", { group: groupName })}</strong></p>
+          <p className="muted">{t("audit.emptyHint")}</p>
         </div>
-      ) : entries.length > 0 ? (
-        <table className="audit-table" ref={tableRef}>
-          <caption className="sr-only">Audit log: {groupLabel.toLowerCase()}, newest first</caption>
+      ) : entries && entries.length > 0 ? (
+        <table className="audit-table">
+          <caption className="sr-only">{t("audit.caption", { group: groupName })}</caption>
           <thead>
             <tr>
-              <th scope="col" className="col-when">When</th>
-              <th scope="col" className="col-who">Who</th>
-              <th scope="col">What</th>
+              <th scope="col" className="col-when">{t("audit.when")}</th>
+              <th scope="col" className="col-who">{t("audit.who")}</th>
+              <th scope="col" className="col-what">{t("audit.what")}</th>
             </tr>
           </thead>
           <tbody>
-            {entries.map((e) => <AuditRow key={e.id} entry={e} now={now} />)}
+            {entries.map((e) => <AuditRow key={e.id} entry={e} now={now} focusRef={e.id === focusId ? focusRow : undefined} />)}
           </tbody>
         </table>
       ) : null}
 
-      {entries !== null && entries.length > 0 && (
+      {entries && entries.length > 0 && (
         <div className="audit-footer">
-          {more ? (
-            <button type="button" onClick={() => void loadMore(false)} disabled={loading}>
-              {loading ? "Loading…" : "Load more"}
+          {audit.hasNextPage ? (
+            <button type="button" onClick={() => void loadMore()} disabled={audit.isFetchingNextPage}>
+              {audit.isFetchingNextPage ? t("page.loading") : t("audit.loadMore")}
             </button>
           ) : (
-            <span className="muted small">That is everything{group === "all" ? "" : ` for ${groupLabel.toLowerCase()}`}.</span>
+            <span className="muted small">{group === "all" ? t("audit.everything") : t("audit.everythingGroup", { group: groupName })}</span>
           )}
         </div>
       )}
     </div>
-  );
-}
-
-function AuditRow({ entry, now }: { entry: AuditEntry; now: number }) {
-  const d = describe(entry);
-  return (
-    <tr data-entry={entry.id} tabIndex={-1} className={d.tone ? `tone-${d.tone}` : undefined}>
-      <td className="col-when">
-        <time dateTime={entry.at} title={absoluteTime(entry.at)}>{relativeTime(entry.at, now)}</time>
-        <span className="abs-time">{absoluteTime(entry.at)}</span>
-      </td>
-      <td className="col-who">{entry.actor}</td>
-      <td className="col-what">
-        <div className="what">
-          <span className="action-tag">{entry.action}</span>
-          <span className="what-text">{d.parts.map((p, i) => <PartView key={i} part={p} />)}</span>
-        </div>
-        {d.details.map((t, i) => <div key={i} className="what-detail">{t}</div>)}
-        <div className="what-links">
-          {d.conversationId && <a {...linkProps({ page: "chat", conversationId: d.conversationId })}>Open the conversation</a>}
-          <details>
-            <summary>Before and after</summary>
-            <div className="before-after">
-              <div><span className="muted small">Before</span><pre>{JSON.stringify(entry.before, null, 2)}</pre></div>
-              <div><span className="muted small">After</span><pre>{JSON.stringify(entry.after, null, 2)}</pre></div>
-            </div>
-          </details>
-        </div>
-      </td>
-    </tr>
-  );
-}
-
-function PartView({ part }: { part: Part }) {
-  if (typeof part === "string") return <>{part}</>;
-  if (!part.server) return null;
-  const text = part.tool ? `${part.server}/${part.tool}` : part.server;
-  return (
-    <a className="ref" {...linkProps({ page: "settings", server: part.server, tool: part.tool })}>
-      {text}
-    </a>
   );
 }

@@ -1,28 +1,34 @@
 // The admins' lock on a workspace setting: while locked, personal policies
-// cannot loosen it. A checkbox saved at once, back to its old state with the
-// server's sentence when saving fails.
+// cannot loosen it. A checkbox saved at once; the value shown is the caller's
+// (optimistic in the query cache), the status its mutation's.
 import { useId } from "react";
-import { useOptimisticChoice } from "./PolicyControl";
+import { useTranslation } from "react-i18next";
+import { useErrorText } from "../auth/errorText";
+import type { SaveStatus } from "./queries";
 
-export function LockToggle({ label, locked, disabled, disabledWhy, onChange }: {
+export function LockToggle({ label, locked, status, disabled, disabledWhy, onChange }: {
   /** Accessible name, e.g. "Lock the policy for delete_forecast". */
   label: string;
   locked: boolean;
+  status: SaveStatus;
   disabled?: boolean;
   /** Why it cannot be used now (e.g. nothing set to lock). */
   disabledWhy?: string;
-  onChange(next: boolean): Promise<unknown>;
+  onChange(next: boolean): void;
 }) {
+  const { t } = useTranslation("settings");
+  const errorText = useErrorText();
   const id = useId();
-  const { shown, state, choose, saving } = useOptimisticChoice<boolean>(locked, onChange);
+  const saving = status.kind === "saving";
   return (
-    <span className={`lock-toggle${shown ? " is-locked" : ""}`}>
-      <input id={id} type="checkbox" checked={shown} disabled={disabled || saving}
+    <span className={`lock-toggle${locked ? " is-locked" : ""}`}>
+      <input id={id} type="checkbox" checked={locked} disabled={disabled || saving}
         aria-label={label} title={disabled ? disabledWhy : undefined}
-        onChange={(e) => void choose(e.target.checked)} />
-      <label htmlFor={id} aria-hidden="true"><LockIcon open={!shown} /> {shown ? "Locked" : "Lock"}</label>
-      <span role="status" className={`policy-status ${state.kind}`}>
-        {state.kind === "error" ? `Could not save: ${state.message}` : state.kind === "saving" ? "Saving…" : ""}
+        onChange={(e) => onChange(e.target.checked)} />
+      <label htmlFor={id} aria-hidden="true"><LockIcon open={!locked} /> {locked ? t("lock.locked") : t("lock.lock")}</label>
+      <span role="status" className={`policy-status ${status.kind}`}>
+        {status.kind === "error" ? t("control.couldNotSave", { message: errorText(status.error) })
+          : saving ? t("control.saving") : ""}
       </span>
     </span>
   );

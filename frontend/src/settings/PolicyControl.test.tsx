@@ -2,144 +2,131 @@ import { act, render, screen, within } from "@testing-library/react";
 import userEvent from "@testing-library/user-event";
 import { useState } from "react";
 import { describe, expect, it, vi } from "vitest";
-import type { Policy } from "../api/types";
 import { ApiError } from "../api/client";
+import type { Policy } from "../api/types";
+import i18n from "../i18n";
 import { PolicyControl, type Choice } from "./PolicyControl";
+import type { SaveStatus } from "./queries";
 
-function deferred<T = void>() {
-  let resolve!: (v: T) => void;
-  let reject!: (e: unknown) => void;
-  const promise = new Promise<T>((res, rej) => { resolve = res; reject = rej; });
-  return { promise, resolve, reject };
-}
+const idle: SaveStatus = { kind: "idle" };
 
-function renderControl(value: Choice, onChange: (next: Choice) => Promise<unknown>) {
-  render(
-    <PolicyControl
-      label="Policy for delete_forecast"
-      value={value}
-      onChange={onChange}
-      inherit={{ label: "Use default", detail: "(Ask, server default)" }}
-    />,
+function renderControl(value: Choice, onChange: (next: Choice) => void = vi.fn(), status: SaveStatus = idle) {
+  const view = render(
+    <PolicyControl label="Policy for delete_forecast" value={value} onChange={onChange} status={status}
+      inherit={{ label: "Use default", detail: "(Ask, server default)" }} />,
   );
-  return screen.getByRole("radiogroup", { name: "Policy for delete_forecast" });
+  return { group: screen.getByRole("radiogroup", { name: "Policy for delete_forecast" }), ...view };
 }
+
+const radio = (group: HTMLElement, name: string) => within(group).getByRole("radio", { name });
 
 describe("PolicyControl", () => {
   it("renders the four options with the current one checked", () => {
-    const group = renderControl("never", vi.fn());
+    const { group } = renderControl("never");
     const radios = within(group).getAllByRole("radio");
-    expect(radios.map((r) => r.getAttribute("aria-labelledby") && (document.getElementById(r.getAttribute("aria-labelledby")!)?.textContent)))
+    expect(radios.map((r) => document.getElementById(r.getAttribute("aria-labelledby")!)?.textContent))
       .toEqual(["Auto", "Ask", "Blocked", "Use default"]);
-    expect(within(group).getByRole("radio", { name: "Auto" })).toBeChecked();
-    expect(within(group).getByRole("radio", { name: "Ask" })).not.toBeChecked();
-    expect(within(group).getByRole("radio", { name: "Blocked" })).not.toBeChecked();
-    const inherit = within(group).getByRole("radio", { name: "Use default" });
+    expect(radio(group, "Auto")).toBeChecked();
+    expect(radio(group, "Ask")).not.toBeChecked();
+    expect(radio(group, "Blocked")).not.toBeChecked();
+    const inherit = radio(group, "Use default");
     expect(inherit).not.toBeChecked();
     // What the default resolves to is shown, and read as the option's description.
     expect(inherit).toHaveAccessibleDescription("(Ask, server default)");
     expect(screen.getByText("(Ask, server default)")).toBeVisible();
+    // The group says how the keyboard chooses.
+    expect(group).toHaveAccessibleDescription("Arrow keys move between the options; Space or Enter chooses one.");
   });
 
   it("checks Use default when there is no explicit policy", () => {
-    const group = renderControl(null, vi.fn());
-    expect(within(group).getByRole("radio", { name: "Use default" })).toBeChecked();
+    const { group } = renderControl(null);
+    expect(radio(group, "Use default")).toBeChecked();
   });
 
-  it("saves Ask as always and shows Saving… then Saved", async () => {
+  it("a click chooses: Ask is saved as always; Use default as null", async () => {
     const user = userEvent.setup();
-    const save = deferred();
-    const onChange = vi.fn(() => save.promise);
-    const group = renderControl("never", onChange);
-
-    await user.click(within(group).getByRole("radio", { name: "Ask" }));
-    expect(onChange).toHaveBeenCalledTimes(1);
-    expect(onChange).toHaveBeenCalledWith("always");
-    // Optimistic: Ask is shown at once.
-    expect(within(group).getByRole("radio", { name: "Ask" })).toBeChecked();
-    expect(screen.getByRole("status")).toHaveTextContent("Saving…");
-
-    await act(async () => save.resolve());
-    expect(screen.getByRole("status")).toHaveTextContent("Saved");
-    expect(within(group).getByRole("radio", { name: "Ask" })).toBeChecked();
-    expect(within(group).getByRole("radio", { name: "Auto" })).not.toBeChecked();
-  });
-
-  it("rolls back to the previous choice and shows the server's message when saving fails", async () => {
-    const user = userEvent.setup();
-    const save = deferred();
-    const group = renderControl("never", () => save.promise);
-
-    await user.click(within(group).getByRole("radio", { name: "Blocked" }));
-    expect(within(group).getByRole("radio", { name: "Blocked" })).toBeChecked();
-
-    await act(async () => save.reject(new ApiError(503, "database_unavailable", "the database is not reachable; try again shortly")));
-    expect(within(group).getByRole("radio", { name: "Auto" })).toBeChecked();
-    expect(within(group).getByRole("radio", { name: "Blocked" })).not.toBeChecked();
-    expect(screen.getByRole("status")).toHaveTextContent("Could not save: the database is not reachable; try again shortly");
-    expect(screen.getByRole("status")).not.toHaveTextContent("Saved");
-
-    // The control works again after a failure.
-    expect(within(group).getByRole("radio", { name: "Ask" })).toBeEnabled();
-  });
-
-  it("Use default asks for the explicit policy to be removed (null)", async () => {
-    const user = userEvent.setup();
-    const onChange = vi.fn(() => Promise.resolve());
-    const group = renderControl("blocked", onChange);
-
-    await user.click(within(group).getByRole("radio", { name: "Use default" }));
-    expect(onChange).toHaveBeenCalledWith(null);
-    expect(await screen.findByText("Saved")).toBeInTheDocument();
-    expect(within(group).getByRole("radio", { name: "Use default" })).toBeChecked();
-  });
-
-  it("is disabled while saving and enabled again afterwards", async () => {
-    const user = userEvent.setup();
-    const save = deferred();
-    const onChange = vi.fn(() => save.promise);
-    const group = renderControl("never", onChange);
-
-    await user.click(within(group).getByRole("radio", { name: "Ask" }));
-    for (const r of within(group).getAllByRole("radio")) expect(r).toBeDisabled();
-    expect(group).toHaveAttribute("aria-busy", "true");
-
-    // A click while saving does nothing.
-    await user.click(within(group).getByRole("radio", { name: "Blocked" }));
-    expect(onChange).toHaveBeenCalledTimes(1);
-    expect(within(group).getByRole("radio", { name: "Ask" })).toBeChecked();
-
-    await act(async () => save.resolve());
-    for (const r of within(group).getAllByRole("radio")) expect(r).toBeEnabled();
+    const onChange = vi.fn();
+    const { group } = renderControl("never", onChange);
+    await user.click(radio(group, "Ask"));
+    expect(onChange).toHaveBeenCalledExactlyOnceWith("always");
+    await user.click(radio(group, "Use default"));
+    expect(onChange).toHaveBeenLastCalledWith(null);
   });
 
   it("does not save when the current choice is picked again", async () => {
     const user = userEvent.setup();
-    const onChange = vi.fn(() => Promise.resolve());
-    const group = renderControl("always", onChange);
-    await user.click(within(group).getByRole("radio", { name: "Ask" }));
+    const onChange = vi.fn();
+    const { group } = renderControl("always", onChange);
+    await user.click(radio(group, "Ask"));
     expect(onChange).not.toHaveBeenCalled();
     expect(screen.getByRole("status")).toHaveTextContent("");
   });
 
-  it("moves with arrow keys like native radios, saving each step", async () => {
+  it("arrow keys move the focus without choosing; Enter chooses the focused option, once", async () => {
     const user = userEvent.setup();
-    const onChange = vi.fn(() => Promise.resolve());
-    const group = renderControl("never", onChange);
-    within(group).getByRole("radio", { name: "Auto" }).focus();
-    await user.keyboard("{ArrowRight}");
-    expect(onChange).toHaveBeenLastCalledWith("always");
-    expect(await screen.findByText("Saved")).toBeInTheDocument();
-    expect(within(group).getByRole("radio", { name: "Ask" })).toBeChecked();
+    const onChange = vi.fn();
+    const { group } = renderControl(null, onChange);
+    radio(group, "Use default").focus();
+    // From Use default to Blocked: Auto, Ask, Blocked on the way (wrapping).
+    await user.keyboard("{ArrowRight}{ArrowRight}{ArrowRight}");
+    expect(radio(group, "Blocked")).toHaveFocus();
+    expect(onChange).not.toHaveBeenCalled();
+    expect(radio(group, "Use default")).toBeChecked();
+    await user.keyboard("{ArrowLeft}{ArrowRight}");
+    expect(radio(group, "Blocked")).toHaveFocus();
+    await user.keyboard("{Enter}");
+    expect(onChange).toHaveBeenCalledExactlyOnceWith("blocked");
   });
 
-  it("shows a new saved value that arrives from outside (a reload)", () => {
+  it("Space chooses the focused option; Home and End jump", async () => {
+    const user = userEvent.setup();
+    const onChange = vi.fn();
+    const { group } = renderControl("never", onChange);
+    radio(group, "Auto").focus();
+    await user.keyboard("{End}");
+    expect(radio(group, "Use default")).toHaveFocus();
+    await user.keyboard("{Home}{ArrowDown}");
+    expect(radio(group, "Ask")).toHaveFocus();
+    expect(onChange).not.toHaveBeenCalled();
+    await user.keyboard(" ");
+    expect(onChange).toHaveBeenCalledExactlyOnceWith("always");
+  });
+
+  it("the arrows skip options that cannot be chosen", async () => {
+    const user = userEvent.setup();
+    render(<PolicyControl label="My policy" value={null} onChange={vi.fn()} status={idle}
+      inherit={{ label: "Use workspace" }} unavailable={{ choices: ["never"], why: "locked at Ask" }} />);
+    const group = screen.getByRole("radiogroup", { name: "My policy" });
+    expect(radio(group, "Auto")).toBeDisabled();
+    radio(group, "Use workspace").focus();
+    await user.keyboard("{ArrowRight}");
+    expect(radio(group, "Ask")).toHaveFocus();
+  });
+
+  it("is disabled and busy while saving, says so, then Saved", () => {
+    const onChange = vi.fn();
+    const { group, rerender } = renderControl("always", onChange, { kind: "saving" });
+    for (const r of within(group).getAllByRole("radio")) expect(r).toBeDisabled();
+    expect(group).toHaveAttribute("aria-busy", "true");
+    expect(screen.getByRole("status")).toHaveTextContent("Saving…");
+    rerender(<PolicyControl label="Policy for delete_forecast" value="always" onChange={onChange} status={{ kind: "saved" }}
+      inherit={{ label: "Use default" }} />);
+    for (const r of within(group).getAllByRole("radio")) expect(r).toBeEnabled();
+    expect(screen.getByRole("status")).toHaveTextContent("Saved");
+  });
+
+  it("shows the API's sentence when saving failed", () => {
+    renderControl("never", vi.fn(), { kind: "error", error: new ApiError(503, "database_unavailable", "the database is not reachable; try again shortly") });
+    expect(screen.getByRole("status")).toHaveTextContent("Could not save: the database is not reachable; try again shortly");
+  });
+
+  it("shows a new value that arrives from outside (a reload)", () => {
     function Harness() {
       const [v, setV] = useState<Policy | null>("never");
       return (
         <>
           <button onClick={() => setV("blocked")}>reload</button>
-          <PolicyControl label="Global default" value={v} onChange={() => Promise.resolve()} />
+          <PolicyControl label="Global default" value={v} onChange={vi.fn()} status={idle} />
         </>
       );
     }
@@ -149,6 +136,16 @@ describe("PolicyControl", () => {
     expect(within(group).getAllByRole("radio")).toHaveLength(3);
     expect(within(group).queryByRole("radio", { name: "Use default" })).toBeNull();
     act(() => screen.getByRole("button", { name: "reload" }).click());
-    expect(within(group).getByRole("radio", { name: "Blocked" })).toBeChecked();
+    expect(radio(group, "Blocked")).toBeChecked();
+  });
+
+  it("speaks German: Automatisch, Nachfragen, Blockiert", async () => {
+    await act(() => i18n.changeLanguage("de"));
+    render(<PolicyControl label="Richtlinie" value="always" onChange={vi.fn()} status={{ kind: "saved" }}
+      inherit={{ label: "Standard verwenden" }} />);
+    const group = screen.getByRole("radiogroup", { name: "Richtlinie" });
+    expect(within(group).getAllByRole("radio").map((r) => document.getElementById(r.getAttribute("aria-labelledby")!)?.textContent))
+      .toEqual(["Automatisch", "Nachfragen", "Blockiert", "Standard verwenden"]);
+    expect(screen.getByRole("status")).toHaveTextContent("Gespeichert");
   });
 });

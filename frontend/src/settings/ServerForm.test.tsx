@@ -1,17 +1,20 @@
-import { render, screen, within } from "@testing-library/react";
+import { screen, waitFor, within } from "@testing-library/react";
 import userEvent from "@testing-library/user-event";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { ApiError, api } from "../api/client";
 import type { Server } from "../api/types";
-import { headersPatch, rowsFromHeaders, ServerForm } from "./ServerForm";
+import { jsonResponse, mockFetch } from "../chat/testutil";
+import { renderWithClient } from "../testing";
+import { checkRows, headersPatch, rowsFromHeaders } from "./headers";
+import { settingsT } from "./policy";
+import { ServerForm } from "./ServerForm";
+import { server as makeServer } from "./testdata";
 
-const server: Server = {
+const server: Server = makeServer({
   label: "crm", url: "https://mcp.example.com/mcp", description: "Customer records",
-  headers: { Authorization: "********cdef", "X-Legacy": "********" }, default_policy: null, enabled: true,
-  created_at: "", updated_at: "", tools_refreshed_at: null, tools_refresh_error: null, tool_count: 0,
-};
+  headers: { Authorization: "********cdef", "X-Legacy": "********" }, tool_count: 0,
+});
 
-afterEach(() => vi.restoreAllMocks());
+afterEach(() => vi.unstubAllGlobals());
 
 describe("headersPatch", () => {
   it("sends nothing when no header changed", () => {
@@ -25,12 +28,23 @@ describe("headersPatch", () => {
   });
 });
 
+describe("checkRows", () => {
+  it("finds a missing name or value and a header named twice", () => {
+    const t = settingsT();
+    expect(Object.values(checkRows([
+      { key: "a", name: "", value: "x" },
+      { key: "b", name: "X-Team", value: "" },
+      { key: "c", name: "x-team", value: "y" },
+    ], t))).toEqual(["Enter the header's name.", "Enter the header's value.", "“x-team” is already set above (header names ignore case)."]);
+  });
+});
+
 describe("ServerForm", () => {
   it("never puts the masked value into the password field, and PATCHes only what changed", async () => {
     const user = userEvent.setup();
-    const update = vi.spyOn(api, "updateServer").mockResolvedValue(server);
+    const { calls } = mockFetch({ "PATCH /api/mcp/servers/crm": () => jsonResponse(200, server) });
     const onSaved = vi.fn();
-    render(<ServerForm server={server} onSaved={onSaved} onCancel={() => {}} />);
+    renderWithClient(<ServerForm server={server} onSaved={onSaved} onCancel={() => {}} />);
     const values = screen.getAllByLabelText("Header value");
     expect(values).toHaveLength(2);
     for (const v of values) {
@@ -41,25 +55,61 @@ describe("ServerForm", () => {
 
     await user.type(values[0], "Bearer rotated");
     await user.click(screen.getByRole("button", { name: "Remove header X-Legacy" }));
+    expect(screen.getByText(/Will be removed:/)).toHaveTextContent("Will be removed: X-Legacy");
     await user.click(screen.getByRole("button", { name: "Save changes" }));
-    expect(update).toHaveBeenCalledWith("crm", { headers: { Authorization: "Bearer rotated", "X-Legacy": null } });
-    expect(onSaved).toHaveBeenCalled();
+    await waitFor(() => expect(onSaved).toHaveBeenCalled());
+    expect(calls.filter((c) => c.method === "PATCH")).toEqual([
+      { method: "PATCH", path: "/api/mcp/servers/crm", body: { headers: { Authorization: "Bearer rotated", "X-Legacy": null } } },
+    ]);
+  });
+
+  it("checks the headers before sending and focuses the first problem", async () => {
+    const user = userEvent.setup();
+    const { calls } = mockFetch({});
+    renderWithClient(<ServerForm onSaved={vi.fn()} onCancel={() => {}} />);
+    await user.type(screen.getByLabelText("Label"), "crm");
+    await user.type(screen.getByLabelText("URL"), "https://mcp.example.com/mcp");
+    await user.click(screen.getByRole("button", { name: "+ Add header" }));
+    await user.type(screen.getByLabelText("Header name"), "Authorization");
+    await user.click(screen.getByRole("button", { name: "Add server" }));
+    const value = screen.getByLabelText("Header value");
+    expect(value).toHaveAttribute("aria-invalid", "true");
+    expect(value).toHaveAccessibleDescription("Enter the header's value.");
+    await waitFor(() => expect(value).toHaveFocus());
+    expect(calls).toHaveLength(0);
   });
 
   it("shows the API's field errors next to the fields", async () => {
     const user = userEvent.setup();
-    vi.spyOn(api, "createServer").mockRejectedValue(new ApiError(400, "invalid_label", "the server is not valid", {
-      label: "label must be 1-64 characters of letters, digits, '_' and '-' (got \"a b\")",
-      url: "url must be an absolute http or https URL",
-    }));
-    render(<ServerForm onSaved={() => {}} onCancel={() => {}} />);
+    mockFetch({
+      "POST /api/mcp/servers": () => jsonResponse(400, { error: {
+        code: "invalid_label", message: "the server is not valid", fields: {
+          label: "label must be 1-64 characters of letters, digits, '_' and '-' (got \"a b\")",
+          url: "url must be an absolute http or https URL",
+        },
+      } }),
+    });
+    renderWithClient(<ServerForm onSaved={() => {}} onCancel={() => {}} />);
     await user.type(screen.getByLabelText("Label"), "a b");
     await user.type(screen.getByLabelText("URL"), "nope");
     await user.click(screen.getByRole("button", { name: "Add server" }));
     const label = screen.getByLabelText("Label");
-    expect(label).toHaveAttribute("aria-invalid", "true");
+    await waitFor(() => expect(label).toHaveAttribute("aria-invalid", "true"));
     expect(label).toHaveAccessibleDescription(expect.stringContaining("label must be 1-64 characters"));
     expect(screen.getByLabelText("URL")).toHaveAccessibleDescription("url must be an absolute http or https URL");
     expect(within(screen.getByRole("form", { name: "Add server" })).queryByRole("alert")).toBeNull();
+  });
+
+  it("shows a refusal that names no field on top, and Escape cancels", async () => {
+    const user = userEvent.setup();
+    mockFetch({ "POST /api/mcp/servers": () => jsonResponse(409, { error: { code: "conflict", message: "try again" } }) });
+    const onCancel = vi.fn();
+    renderWithClient(<ServerForm onSaved={() => {}} onCancel={onCancel} />);
+    await user.type(screen.getByLabelText("Label"), "crm");
+    await user.type(screen.getByLabelText("URL"), "https://x/mcp");
+    await user.click(screen.getByRole("button", { name: "Add server" }));
+    expect(await screen.findByRole("alert")).toHaveTextContent("try again");
+    await user.type(screen.getByLabelText("URL"), "{Escape}");
+    expect(onCancel).toHaveBeenCalled();
   });
 });

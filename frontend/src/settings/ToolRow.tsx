@@ -1,20 +1,18 @@
 // One tool in the settings panel: what it is, the workspace policy (admins
 // change it and can lock it; members see it), my own policy, and what applies
-// to me in the end with the reason.
-import { useEffect, useRef } from "react";
-import { ApiError, api } from "../api/client";
+// to me in the end with the reason. Each control saves through its own
+// mutation (optimistic in the query cache, see queries.ts).
+import { useTranslation } from "react-i18next";
 import { annotationBadges } from "../api/annotations";
 import type { DefaultPolicy, Policy, Server, Tool } from "../api/types";
+import { rowId } from "./filters";
 import { LockIcon, LockToggle } from "./LockToggle";
 import { PolicyControl } from "./PolicyControl";
 import {
-  asksBecausePhrase, hasNoHints, inheritedDetail, looser, policyLabel, POLICIES, sourceLabel, workspacePolicy,
+  asksBecausePhrase, hasNoHints, inheritedDetail, looser, policyLabel, POLICIES, sourceLabel, workspacePolicy, type SettingsT,
 } from "./policy";
+import { saveStatus, usePolicyMutation } from "./queries";
 import { RelativeTime } from "./time";
-
-export function rowId(server: string, tool: string): string {
-  return `tool-${server}-${tool}`.replace(/[^A-Za-z0-9_-]/g, "_");
-}
 
 export interface ToolRowProps {
   tool: Tool;
@@ -22,17 +20,14 @@ export interface ToolRowProps {
   globalDefault: DefaultPolicy | undefined;
   admin: boolean;
   now: number;
+  /** The tool the page's link names: marked, and focused once (then onFocused). */
   highlight: boolean;
-  claimFocus: (key: string) => boolean;
-  onToolChanged: (t: Tool) => void;
-  /** Loads the server's tools again (after a change whose answer is not the tool, or a refusal that says ours is stale). */
-  reload?: () => Promise<void>;
+  focus?: boolean;
+  onFocused?: () => void;
 }
 
-const isTool = (v: unknown): v is Tool => !!v && typeof v === "object" && "effective_policy" in v;
-
 /** The personal choices a lock (or an admin's block) rules out, and why; undefined when nothing is ruled out. */
-export function personalLimits(tool: Tool, workspace: Policy | undefined): { choices: Policy[]; why: string } | undefined {
+export function personalLimits(tool: Tool, workspace: Policy | undefined, t: SettingsT): { choices: Policy[]; why: string } | undefined {
   if (!workspace) return undefined;
   const blocked = workspace === "blocked";
   if (!tool.locked && !blocked) return undefined;
@@ -40,125 +35,113 @@ export function personalLimits(tool: Tool, workspace: Policy | undefined): { cho
   if (!choices.length) return undefined;
   return {
     choices,
-    why: blocked && !tool.locked
-      ? "An admin blocked this tool for everyone."
-      : `An admin locked this tool at ${policyLabel(workspace)}: your own policy can only be stricter.`,
+    why: blocked && !tool.locked ? t("tool.blockedForEveryone") : t("tool.lockedAt", { policy: policyLabel(workspace, t) }),
   };
 }
 
-/** "Effective: Ask · server default — asks because it is not read-only". */
+/** "Effective for me: Ask · server default — asks because it is not read-only". */
 export function EffectiveLine({ tool }: { tool: Tool }) {
-  const phrase = asksBecausePhrase(tool.asks_because, tool.changed?.fields);
+  const { t } = useTranslation("settings");
+  const phrase = asksBecausePhrase(tool.asks_because, tool.changed?.fields, t);
   return (
     <p className={`tool-effective eff-${tool.effective_policy}`}>
-      Effective for me: <strong>{policyLabel(tool.effective_policy)}</strong>
-      <span className="muted"> · {sourceLabel(tool.policy_source)}</span>
+      {t("tool.effective")} <strong>{policyLabel(tool.effective_policy, t)}</strong>
+      <span className="muted"> · {sourceLabel(tool.policy_source, t)}</span>
       {phrase && <span className="tool-why"> — {phrase}</span>}
     </p>
   );
 }
 
-export function ToolRow({ tool, server, globalDefault, admin, now, highlight, claimFocus, onToolChanged, reload }: ToolRowProps) {
-  const ref = useRef<HTMLLIElement>(null);
-  const badges = annotationBadges(tool.annotations);
+function ToolInfo({ tool, now }: { tool: Tool; now: number }) {
+  const { t } = useTranslation("settings");
+  const badges = annotationBadges(tool.annotations, t);
   const title = tool.title ?? tool.annotations?.title;
-  const workspace = workspacePolicy(tool, server.default_policy, globalDefault);
-  const toolLocked = tool.policy !== null && (tool.policy_locked ?? !!tool.locked);
-  const limits = personalLimits(tool, workspace);
+  return (
+    <div className="tool-info">
+      <div className="tool-title-line">
+        <h5 className="tool-name">{tool.name}</h5>
+        {title && title !== tool.name && <span className="tool-title">{title}</span>}
+        {badges.map((b) => <span key={b.key} className={`badge ${b.key}`} title={b.title}>{b.label}</span>)}
+        {tool.discovered && hasNoHints(tool.annotations) && (
+          <span className="badge" title={t("tool.noHintsTitle")}>{t("tool.noHints")}</span>
+        )}
+        {!tool.discovered && <span className="badge undiscovered-badge">{t("tool.notDiscovered")}</span>}
+        {tool.locked && (
+          <span className="badge locked-badge" title={t("tool.lockedTitle")}><LockIcon /> {t("tool.locked")}</span>
+        )}
+      </div>
+      {tool.description && <p className="tool-desc">{tool.description}</p>}
+      {!tool.discovered && <p className="tool-meta">{t("tool.undiscoveredNote")}</p>}
+      {tool.policy && tool.policy_updated_at && (
+        <p className="tool-meta">
+          {tool.policy_updated_by
+            ? t("tool.setBy", { policy: policyLabel(tool.policy, t), who: tool.policy_updated_by })
+            : t("tool.set", { policy: policyLabel(tool.policy, t) })}{" "}
+          <RelativeTime iso={tool.policy_updated_at} now={now} />
+        </p>
+      )}
+      <EffectiveLine tool={tool} />
+    </div>
+  );
+}
 
-  useEffect(() => {
-    if (!highlight || !claimFocus(`${server.label}/${tool.name}`)) return;
-    const el = ref.current;
-    if (!el) return;
+export function ToolRow({ tool, server, globalDefault, admin, now, highlight, focus, onFocused }: ToolRowProps) {
+  const { t } = useTranslation("settings");
+  const workspaceSave = usePolicyMutation(server.label, tool.name, "workspace");
+  const lockSave = usePolicyMutation(server.label, tool.name, "workspace");
+  const mineSave = usePolicyMutation(server.label, tool.name, "user");
+  const workspace = workspacePolicy(tool, server.default_policy, globalDefault);
+  const toolLocked = tool.policy !== null && tool.policy_locked;
+  const limits = personalLimits(tool, workspace, t);
+  const inherited = inheritedDetail(server.default_policy, globalDefault, tool.annotations, t);
+
+  // The tool a link names: scroll to it and focus its policy, once.
+  const focusRow = (el: HTMLLIElement | null) => {
+    if (!el || !focus) return;
     el.scrollIntoView?.({ block: "center" });
     el.querySelector<HTMLInputElement>("input[type=radio]:checked")?.focus({ preventScroll: true });
-  }, [highlight]);
-
-  const after = async (answer: unknown) => {
-    if (isTool(answer)) onToolChanged(answer);
-    else await reload?.().catch(() => undefined);
-  };
-
-  const saveWorkspace = async (next: Policy | null) => {
-    await after(next === null
-      ? await api.deletePolicy(server.label, tool.name, "workspace")
-      : await api.setPolicy(server.label, tool.name, next, "workspace", toolLocked));
-  };
-
-  const lock = async (locked: boolean) => {
-    if (!tool.policy) return;
-    await after(await api.setPolicy(server.label, tool.name, tool.policy, "workspace", locked));
-  };
-
-  const saveMine = async (next: Policy | null) => {
-    try {
-      await after(next === null
-        ? await api.deletePolicy(server.label, tool.name, "user")
-        : await api.setPolicy(server.label, tool.name, next, "user"));
-    } catch (err) {
-      // Locked since this page loaded: show the lock as it is now.
-      if (err instanceof ApiError && err.code === "policy_locked") void reload?.().catch(() => undefined);
-      throw err;
-    }
+    onFocused?.();
   };
 
   return (
-    <li ref={ref} id={rowId(server.label, tool.name)} className={`tool-row${highlight ? " is-focused" : ""}${tool.discovered ? "" : " undiscovered"}`}>
-      <div className="tool-info">
-        <div className="tool-title-line">
-          <h5 className="tool-name">{tool.name}</h5>
-          {title && title !== tool.name && <span className="tool-title">{title}</span>}
-          {badges.map((b) => (
-            <span key={b.key} className={`badge ${b.key}`} title={b.title}>{b.label}</span>
-          ))}
-          {tool.discovered && hasNoHints(tool.annotations) && (
-            <span className="badge" title="The server declared no hints; MCP then assumes a tool may be destructive and reach outside systems">no hints</span>
-          )}
-          {!tool.discovered && <span className="badge undiscovered-badge">not discovered</span>}
-          {tool.locked && <span className="badge locked-badge" title="Personal policies cannot loosen the workspace setting"><LockIcon /> locked</span>}
-        </div>
-        {tool.description && <p className="tool-desc">{tool.description}</p>}
-        {!tool.discovered && (
-          <p className="tool-meta">A policy was set for this name before discovery listed it; it applies once the server lists the tool.</p>
-        )}
-        {tool.policy && tool.policy_updated_at && (
-          <p className="tool-meta">
-            Workspace set to {policyLabel(tool.policy)}{tool.policy_updated_by ? ` by ${tool.policy_updated_by}` : ""}{" "}
-            <RelativeTime iso={tool.policy_updated_at} now={now} />
-          </p>
-        )}
-        <EffectiveLine tool={tool} />
-      </div>
+    <li ref={focusRow} id={rowId(server.label, tool.name)}
+      className={`tool-row${highlight ? " is-focused" : ""}${tool.discovered ? "" : " undiscovered"}`}>
+      <ToolInfo tool={tool} now={now} />
       <div className="tool-layers">
         <div className="tool-layer">
-          <span className="layer-name">Workspace</span>
+          <span className="layer-name">{t("tool.workspace")}</span>
           {admin ? (
             <div className="default-controls">
               <PolicyControl
-                label={`Policy for ${tool.name}`}
+                label={t("tool.policyFor", { tool: tool.name })}
                 value={tool.policy}
-                inherit={{ label: "Use default", detail: inheritedDetail(server.default_policy, globalDefault, tool.annotations) }}
-                onChange={saveWorkspace}
+                inherit={{ label: t("tool.useDefault"), detail: inherited }}
+                status={saveStatus(workspaceSave)}
+                disabled={lockSave.isPending}
+                onChange={(policy) => workspaceSave.mutate({ policy, locked: policy === null ? undefined : toolLocked })}
               />
-              <LockToggle label={`Lock the policy for ${tool.name}`} locked={toolLocked}
-                disabled={!tool.policy} disabledWhy="Choose Auto, Ask or Blocked to lock it" onChange={lock} />
+              <LockToggle label={t("tool.lockFor", { tool: tool.name })} locked={toolLocked}
+                status={saveStatus(lockSave)} disabled={!tool.policy || workspaceSave.isPending}
+                disabledWhy={t("tool.lockWhyDisabled")}
+                onChange={(locked) => tool.policy && lockSave.mutate({ policy: tool.policy, locked })} />
             </div>
           ) : (
-            <div className="readonly-setting" role="group" aria-label={`Workspace policy for ${tool.name}`}>
-              <strong>{policyLabel(workspace)}</strong>
-              <span className="muted"> {tool.policy ? "(set for this tool)" : inheritedDetail(server.default_policy, globalDefault, tool.annotations)}</span>
-              {tool.locked && <span className="lock-note"><LockIcon /> locked</span>}
+            <div className="readonly-setting" role="group" aria-label={t("tool.workspacePolicyFor", { tool: tool.name })}>
+              <strong>{policyLabel(workspace, t)}</strong>
+              <span className="muted"> {tool.policy ? t("tool.setForThisTool") : inherited}</span>
+              {tool.locked && <span className="lock-note"><LockIcon /> {t("tool.locked")}</span>}
             </div>
           )}
         </div>
         <div className="tool-layer">
-          <span className="layer-name">Mine</span>
+          <span className="layer-name">{t("tool.mine")}</span>
           <PolicyControl
-            label={`My policy for ${tool.name}`}
+            label={t("tool.myPolicyFor", { tool: tool.name })}
             value={tool.user_policy ?? null}
-            inherit={{ label: "Use workspace", detail: workspace ? `(${policyLabel(workspace)})` : undefined }}
+            inherit={{ label: t("tool.useWorkspace"), detail: workspace ? t("tool.paren", { text: policyLabel(workspace, t) }) : undefined }}
             unavailable={limits}
-            onChange={saveMine}
+            status={saveStatus(mineSave)}
+            onChange={(policy) => mineSave.mutate({ policy })}
           />
         </div>
         {limits && <p className="lock-why small"><LockIcon /> {limits.why}</p>}

@@ -1,13 +1,11 @@
 import { describe as suite, expect, it } from "vitest";
 import type { AuditEntry } from "../api/types";
+import i18n from "../i18n";
 import { describe, partsText } from "./auditText";
+import { entry } from "./testdata";
 
-const entry = (e: Partial<AuditEntry>): AuditEntry => ({
-  id: 1, at: "2026-11-21T10:25:12.53421Z", actor: "local", action: "policy.set",
-  server_id: "demo", tool_name: "delete_forecast", before: null, after: null, ...e,
-});
-const text = (e: Partial<AuditEntry>) => {
-  const d = describe(entry(e));
+const text = (e: Partial<AuditEntry>, lng = "en") => {
+  const d = describe(entry(e), i18n.getFixedT(lng, "settings"));
   return [partsText(d.parts), ...d.details].join(" | ");
 };
 
@@ -15,8 +13,17 @@ suite("audit entries in plain words", () => {
   it("policy.set and policy.delete", () => {
     expect(text({ before: { policy: "never" }, after: { policy: "always" } })).toBe("Set demo/delete_forecast to Ask (was Auto)");
     expect(text({ before: null, after: { policy: "blocked" } })).toBe("Set demo/delete_forecast to Blocked (had no policy of its own)");
+    expect(text({ before: null, after: { policy: "blocked", locked: true } }))
+      .toBe("Set demo/delete_forecast to Blocked (had no policy of its own) | Locked: personal policies cannot loosen it");
+    expect(text({ before: { policy: "always" }, after: { policy: "never", layer: "user" } }))
+      .toBe("Set the personal policy for demo/delete_forecast to Auto (was Ask)");
     expect(text({ action: "policy.delete", before: { policy: "always" }, after: null }))
       .toBe("Removed the policy of demo/delete_forecast (was Ask); it uses the default again");
+  });
+
+  it("links the tool where the sentence names it", () => {
+    const d = describe(entry({ before: { policy: "never" }, after: { policy: "always" } }), i18n.getFixedT("en", "settings"));
+    expect(d.parts).toEqual(["Set ", { server: "demo", tool: "delete_forecast" }, " to Ask (was Auto)"]);
   });
 
   it("approval.decide", () => {
@@ -24,7 +31,7 @@ suite("audit entries in plain words", () => {
       action: "approval.decide",
       before: { state: "pending", approval_request_id: "mcpr_1" },
       after: { scope: "once", state: "denied", reason: "keep Oslo", remember: true, conversation_id: "conv_1", approval_request_id: "mcpr_1" },
-    }));
+    }), i18n.getFixedT("en", "settings"));
     expect(partsText(d.parts)).toBe("Denied a call of demo/delete_forecast and blocked the tool from now on");
     expect(d.details).toEqual(["Reason: “keep Oslo”"]);
     expect(d.conversationId).toBe("conv_1");
@@ -39,12 +46,14 @@ suite("audit entries in plain words", () => {
   it("servers", () => {
     expect(text({ action: "server.create", tool_name: null, after: { label: "demo", url: "http://x/mcp", headers: {}, enabled: true, default_policy: null, description: "" } }))
       .toBe("Added server demo | http://x/mcp");
-    const srv = { label: "demo", url: "http://x/mcp", headers: { A: "********" }, enabled: true, default_policy: null, description: "" };
+    const srv = { label: "demo", url: "http://x/mcp", headers: { A: "********" }, enabled: true, default_policy: null, default_policy_locked: false, description: "" };
     expect(text({ action: "server.update", tool_name: null, before: srv, after: { ...srv, enabled: false } })).toBe("Disabled server demo");
     expect(text({ action: "server.update", tool_name: null, before: srv, after: { ...srv, default_policy: "always" } }))
       .toBe("Set the default of demo to Ask (was the global default)");
     expect(text({ action: "server.update", tool_name: null, before: srv, after: { ...srv, url: "http://y/mcp", headers: { B: "********" } } }))
       .toBe("Changed server demo: URL, headers | URL: http://x/mcp → http://y/mcp | Headers: added B; removed A");
+    expect(text({ action: "server.update", tool_name: null, before: srv, after: { ...srv, default_policy_locked: true } }))
+      .toBe("Changed server demo: default locked");
     expect(text({ action: "server.delete", tool_name: null, before: { server: srv, policies: { send_alert: "always", delete_forecast: "blocked" } } }))
       .toBe("Deleted server demo and its 2 tool policies | delete_forecast: Blocked, send_alert: Ask");
   });
@@ -59,11 +68,26 @@ suite("audit entries in plain words", () => {
   });
 
   it("settings.update", () => {
-    expect(text({ action: "settings.update", server_id: null, tool_name: null,
-      before: { default_policy: "never", local_user: "local" }, after: { default_policy: "always", local_user: "local" } }))
+    expect(text({ action: "settings.update", server_label: null, tool_name: null,
+      before: { default_policy: "never", default_policy_locked: false }, after: { default_policy: "always", default_policy_locked: false } }))
       .toBe("Changed the global default from Auto to Ask");
-    expect(text({ action: "settings.update", server_id: null, tool_name: null,
+    expect(text({ action: "settings.update", server_label: null, tool_name: null,
+      before: { default_policy: "never", default_policy_locked: false }, after: { default_policy: "never", default_policy_locked: true } }))
+      .toBe("Locked the global default");
+    expect(text({ action: "settings.update", server_label: null, tool_name: null,
       before: { default_policy: "never", local_user: "local" }, after: { default_policy: "never", local_user: "ann" } }))
       .toBe("Renamed the local user from local to ann");
+  });
+
+  it("in German", () => {
+    expect(text({ before: { policy: "never" }, after: { policy: "always" } }, "de"))
+      .toBe("demo/delete_forecast auf Nachfragen gesetzt (vorher Automatisch)");
+    expect(text({ action: "approval.decide", after: { scope: "once", state: "denied", reason: "nein", remember: true } }, "de"))
+      .toBe("Einen Aufruf von demo/delete_forecast abgelehnt und das Tool ab jetzt blockiert | Grund: „nein“");
+    expect(text({ action: "server.tools_changed", tool_name: null, before: { error: null, tools: {} }, after: { error: null, tools: { a: "1" } } }, "de"))
+      .toBe("1 Tool auf demo erkannt | a");
+    expect(text({ action: "settings.update", server_label: null, tool_name: null,
+      before: { default_policy: "ask_unless_read_only" }, after: { default_policy: "blocked" } }, "de"))
+      .toBe("Globalen Standard von Nachfragen außer bei nur lesenden Tools auf Blockiert geändert");
   });
 });

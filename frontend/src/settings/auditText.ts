@@ -1,8 +1,10 @@
-// Audit entries in plain words: "Set demo/delete_forecast to Ask (was Auto)".
-// The shapes of `before` / `after` per action are in docs/openapi.yaml
-// (AuditAction).
+// Audit entries in plain words: "Set demo/delete_forecast to Ask (was Auto)",
+// "demo/delete_forecast auf Nachfragen gesetzt (vorher Automatisch)". The
+// shapes of `before` / `after` per action are in docs/openapi.yaml
+// (AuditAction). Sentences with a link to a server or tool are
+// translations with <ref/> where the link goes (see toParts).
 import type { AuditEntry } from "../api/types";
-import { isPolicy, policyLabel } from "./policy";
+import { isDefaultPolicy, isPolicy, policyLabel, type SettingsT } from "./policy";
 
 /** A piece of a sentence: text, or a reference the page can link. */
 export type Part = string | { server: string; tool?: string };
@@ -19,103 +21,124 @@ export interface Described {
 
 export type ActionGroup = "all" | "policy" | "approval" | "servers" | "settings";
 
-export const ACTION_GROUPS: { value: ActionGroup; label: string; actions?: string[] }[] = [
-  { value: "all", label: "All actions" },
-  { value: "policy", label: "Policy changes", actions: ["policy.set", "policy.delete"] },
-  { value: "approval", label: "Approval decisions", actions: ["approval.decide"] },
-  { value: "servers", label: "Servers", actions: ["server.create", "server.update", "server.delete", "server.tools_changed"] },
-  { value: "settings", label: "Settings", actions: ["settings.update"] },
+export const ACTION_GROUPS: { value: ActionGroup; actions?: string[] }[] = [
+  { value: "all" },
+  { value: "policy", actions: ["policy.set", "policy.delete"] },
+  { value: "approval", actions: ["approval.decide"] },
+  { value: "servers", actions: ["server.create", "server.update", "server.delete", "server.tools_changed"] },
+  { value: "settings", actions: ["settings.update"] },
 ];
 
 type Obj = Record<string, unknown>;
 const obj = (v: unknown): Obj | null => (v && typeof v === "object" && !Array.isArray(v) ? (v as Obj) : null);
 const str = (v: unknown): string | null => (typeof v === "string" ? v : null);
-const plural = (n: number, one: string, many = `${one}s`) => `${n} ${n === 1 ? one : many}`;
-const pol = (v: unknown) => (isPolicy(v) ? policyLabel(v) : String(v));
-const list = (xs: string[], max = 6) => (xs.length > max ? `${xs.slice(0, max).join(", ")} and ${xs.length - max} more` : xs.join(", "));
 
-export function describe(e: AuditEntry): Described {
-  const server = e.server_id ?? "";
+/** A translated sentence split at its <ref/> into text and the reference. */
+function toParts(text: string, ref: Part): Part[] {
+  const [head, ...rest] = text.split("<ref/>");
+  if (!rest.length) return [text];
+  return [head, ref, rest.join("")].filter((p) => p !== "");
+}
+
+export function describe(e: AuditEntry, t: SettingsT): Described {
+  const server = e.server_label ?? "";
   const ref: Part = { server, tool: e.tool_name ?? undefined };
+  const srv: Part = { server };
   const before = obj(e.before);
   const after = obj(e.after);
+  const pol = (v: unknown) => (isDefaultPolicy(v) ? policyLabel(v, t) : String(v));
+  const list = (xs: string[], max = 6) =>
+    xs.length > max ? t("audit.listMore", { list: xs.slice(0, max).join(", "), count: xs.length - max }) : xs.join(", ");
+  const say = (key: string, at: Part, vars: Record<string, unknown> = {}) => toParts(t(key, vars), at);
 
   switch (e.action) {
     case "policy.set": {
-      const was = before && isPolicy(before.policy) ? `was ${pol(before.policy)}` : "had no policy of its own";
-      return { parts: ["Set ", ref, ` to ${pol(after?.policy)} (${was})`], details: [] };
+      const personal = after?.layer === "user" ? "Personal" : "";
+      const to = pol(after?.policy);
+      return {
+        parts: isPolicy(before?.policy)
+          ? say(`audit.policySet${personal}`, ref, { policy: to, was: pol(before!.policy) })
+          : say(`audit.policySetNew${personal}`, ref, { policy: to }),
+        details: after?.locked === true ? [t("audit.lockedDetail")] : [],
+      };
     }
     case "policy.delete":
       return {
-        parts: ["Removed the policy of ", ref, before?.policy ? ` (was ${pol(before.policy)}); it uses the default again` : "; it uses the default again"],
+        parts: isPolicy(before?.policy)
+          ? say("audit.policyDeleted", ref, { was: pol(before!.policy) })
+          : say("audit.policyDeletedNone", ref),
         details: [],
       };
-    case "approval.decide": {
-      const state = str(after?.state);
-      const remember = after?.remember === true;
-      const scope = str(after?.scope);
-      const reason = str(after?.reason);
-      const parts: Part[] =
-        state === "approved"
-          ? scope === "conversation"
-            ? ["Allowed ", ref, " for the rest of a conversation"]
-            : ["Approved a call of ", ref]
-          : state === "denied"
-            ? ["Denied a call of ", ref]
-            : [`Decided (${state ?? "?"}) on a call of `, ref];
-      if (remember) parts.push(state === "denied" ? " and blocked the tool from now on" : " and let it run without asking from now on");
-      const details: string[] = [];
-      if (reason) details.push(`Reason: “${reason}”`);
-      return { parts, details, conversationId: str(after?.conversation_id) ?? undefined };
-    }
+    case "approval.decide":
+      return describeDecision(ref, after, t);
     case "server.create": {
       const extras: string[] = [];
       const headers = obj(after?.headers);
-      if (headers && Object.keys(headers).length) extras.push(`headers ${Object.keys(headers).join(", ")}`);
-      if (isPolicy(after?.default_policy)) extras.push(`default ${pol(after!.default_policy)}`);
-      if (after?.enabled === false) extras.push("disabled");
+      if (headers && Object.keys(headers).length) extras.push(t("audit.withHeaders", { names: Object.keys(headers).join(", ") }));
+      if (isDefaultPolicy(after?.default_policy)) extras.push(t("audit.withDefault", { policy: pol(after!.default_policy) }));
+      if (after?.enabled === false) extras.push(t("audit.withDisabled"));
       const details = [str(after?.url) ?? ""].filter(Boolean);
-      if (extras.length) details.push(`With ${extras.join(", ")}`);
-      return { parts: ["Added server ", { server }], details };
+      if (extras.length) details.push(t("audit.with", { extras: extras.join(", ") }));
+      return { parts: say("audit.serverCreated", srv), details };
     }
     case "server.update":
-      return describeServerUpdate(server, before, after);
+      return describeServerUpdate(srv, before, after, t, pol);
     case "server.delete": {
       const policies = obj(before?.policies) ?? {};
       const names = Object.keys(policies).sort();
       return {
-        parts: ["Deleted server ", { server }, names.length ? ` and its ${plural(names.length, "tool policy", "tool policies")}` : ""],
+        parts: names.length ? say("audit.serverDeletedPolicies", srv, { count: names.length }) : say("audit.serverDeleted", srv),
         details: names.length ? [list(names.map((n) => `${n}: ${pol(policies[n])}`))] : [],
       };
     }
     case "server.tools_changed":
-      return describeToolsChanged(server, before, after);
+      return describeToolsChanged(srv, before, after, t, list);
     case "settings.update": {
       const changes: string[] = [];
       if (before?.default_policy !== after?.default_policy) {
-        changes.push(`changed the global default from ${pol(before?.default_policy)} to ${pol(after?.default_policy)}`);
+        changes.push(t("audit.globalDefault", { from: pol(before?.default_policy), to: pol(after?.default_policy) }));
+      }
+      if (after && "default_policy_locked" in after && before?.default_policy_locked !== after.default_policy_locked) {
+        changes.push(t(after.default_policy_locked ? "audit.globalLocked" : "audit.globalUnlocked"));
       }
       if (before?.local_user !== after?.local_user) {
-        changes.push(`renamed the local user from ${str(before?.local_user) ?? "?"} to ${str(after?.local_user) ?? "?"}`);
+        changes.push(t("audit.localUser", { from: str(before?.local_user) ?? "?", to: str(after?.local_user) ?? "?" }));
       }
-      const text = changes.length ? changes.join(" and ") : "changed the settings";
+      const text = changes.length ? changes.join(t("audit.and")) : t("audit.settingsChanged");
       return { parts: [text[0].toUpperCase() + text.slice(1)], details: [] };
     }
     default:
-      return { parts: [`${e.action}`, e.server_id ? " on " : "", ...(e.server_id ? [ref] : [])], details: [] };
+      return { parts: e.server_label ? say("audit.otherOn", ref, { action: e.action }) : [e.action], details: [] };
   }
 }
 
-function describeServerUpdate(server: string, before: Obj | null, after: Obj | null): Described {
+function describeDecision(ref: Part, after: Obj | null, t: SettingsT): Described {
+  const state = str(after?.state);
+  const remember = after?.remember === true;
+  const reason = str(after?.reason);
+  const key =
+    state === "approved" ? (after?.scope === "conversation" ? "audit.allowedConversation" : "audit.approved")
+    : state === "denied" ? "audit.denied" : "audit.decided";
+  const parts = toParts(t(key, { state: state ?? "?" }), ref);
+  if (remember) parts.push(t(state === "denied" ? "audit.rememberBlocked" : "audit.rememberAllowed"));
+  return {
+    parts,
+    details: reason ? [t("audit.reason", { reason })] : [],
+    conversationId: str(after?.conversation_id) ?? undefined,
+  };
+}
+
+function describeServerUpdate(srv: Part, before: Obj | null, after: Obj | null, t: SettingsT, pol: (v: unknown) => string): Described {
   const changes: string[] = [];
   const details: string[] = [];
+  const defaultOf = (v: unknown) => (isDefaultPolicy(v) ? pol(v) : t("policy.globalDefault"));
   if (before?.url !== after?.url) {
-    changes.push("URL");
-    details.push(`URL: ${str(before?.url) ?? "?"} → ${str(after?.url) ?? "?"}`);
+    changes.push(t("audit.change.url"));
+    details.push(t("audit.urlDetail", { from: str(before?.url) ?? "?", to: str(after?.url) ?? "?" }));
   }
   if (before?.description !== after?.description) {
-    changes.push("description");
-    details.push(`Description: “${str(after?.description) ?? ""}”`);
+    changes.push(t("audit.change.description"));
+    details.push(t("audit.descriptionDetail", { text: str(after?.description) ?? "" }));
   }
   const hb = obj(before?.headers) ?? {};
   const ha = obj(after?.headers) ?? {};
@@ -123,58 +146,71 @@ function describeServerUpdate(server: string, before: Obj | null, after: Obj | n
   const removed = Object.keys(hb).filter((k) => !(k in ha));
   const changed = Object.keys(ha).filter((k) => k in hb && ha[k] !== hb[k]);
   if (added.length || removed.length || changed.length) {
-    changes.push("headers");
+    changes.push(t("audit.change.headers"));
     const h: string[] = [];
-    if (added.length) h.push(`added ${added.join(", ")}`);
-    if (changed.length) h.push(`changed ${changed.join(", ")}`);
-    if (removed.length) h.push(`removed ${removed.join(", ")}`);
-    details.push(`Headers: ${h.join("; ")}`);
+    if (added.length) h.push(t("audit.headersAdded", { names: added.join(", ") }));
+    if (changed.length) h.push(t("audit.headersChanged", { names: changed.join(", ") }));
+    if (removed.length) h.push(t("audit.headersRemoved", { names: removed.join(", ") }));
+    details.push(t("audit.headersDetail", { changes: h.join("; ") }));
   }
   if (before?.default_policy !== after?.default_policy) {
-    const from = isPolicy(before?.default_policy) ? pol(before!.default_policy) : "the global default";
-    const to = isPolicy(after?.default_policy) ? pol(after!.default_policy) : "the global default";
-    changes.push("default");
-    details.push(`Server default: ${from} → ${to}`);
+    changes.push(t("audit.change.default"));
+    details.push(t("audit.defaultDetail", { from: defaultOf(before?.default_policy), to: defaultOf(after?.default_policy) }));
+  }
+  if (after && "default_policy_locked" in after && before?.default_policy_locked !== after.default_policy_locked) {
+    changes.push(t(after.default_policy_locked ? "audit.change.locked" : "audit.change.unlocked"));
   }
   const toggled = before?.enabled !== after?.enabled;
-  const enabledWord = after?.enabled === false ? "Disabled" : "Enabled";
+  const off = after?.enabled === false;
   // The common single changes read best as one sentence.
-  if (changes.length === 0 && toggled) return { parts: [`${enabledWord} server `, { server }], details: [] };
-  if (changes.length === 1 && changes[0] === "default" && !toggled) {
-    const to = isPolicy(after?.default_policy) ? pol(after!.default_policy) : "the global default";
-    const from = isPolicy(before?.default_policy) ? pol(before!.default_policy) : "the global default";
-    return { parts: ["Set the default of ", { server }, ` to ${to} (was ${from})`], details: [] };
+  if (changes.length === 0 && toggled) return { parts: toParts(t(off ? "audit.serverDisabled" : "audit.serverEnabled"), srv), details: [] };
+  if (changes.length === 1 && before?.default_policy !== after?.default_policy && !toggled) {
+    return {
+      parts: toParts(t("audit.serverDefault", { to: defaultOf(after?.default_policy), from: defaultOf(before?.default_policy) }), srv),
+      details: [],
+    };
   }
-  if (toggled) details.push(enabledWord);
-  return { parts: ["Changed server ", { server }, changes.length ? `: ${changes.join(", ")}${toggled ? `, ${enabledWord.toLowerCase()}` : ""}` : ""], details };
+  if (toggled) {
+    details.push(t(off ? "audit.disabled" : "audit.enabled"));
+    changes.push(t(off ? "audit.change.disabled" : "audit.change.enabled"));
+  }
+  return {
+    parts: changes.length ? toParts(t("audit.serverChanged", { changes: changes.join(", ") }), srv) : toParts(t("audit.serverChangedNothing"), srv),
+    details,
+  };
 }
 
-function describeToolsChanged(server: string, before: Obj | null, after: Obj | null): Described {
+function describeToolsChanged(srv: Part, before: Obj | null, after: Obj | null, t: SettingsT, list: (xs: string[]) => string): Described {
   const err = str(after?.error);
-  if (err) return { parts: ["Tool discovery failed for ", { server }], details: [err], tone: "error" };
+  if (err) return { parts: toParts(t("audit.discoveryFailed"), srv), details: [err], tone: "error" };
   const tb = obj(before?.tools) ?? {};
   const ta = obj(after?.tools) ?? {};
   const added = Object.keys(ta).filter((k) => !(k in tb)).sort();
   const removed = Object.keys(tb).filter((k) => !(k in ta)).sort();
   const changed = Object.keys(ta).filter((k) => k in tb && ta[k] !== tb[k]).sort();
-  const details: string[] = [];
-  if (added.length) details.push(`New: ${list(added)}`);
-  if (changed.length) details.push(`Definition changed: ${list(changed)}`);
-  if (removed.length) details.push(`No longer listed: ${list(removed)}`);
   const recovered = str(before?.error) !== null;
+  const tone = recovered ? ("good" as const) : undefined;
   if (!added.length && !removed.length && !changed.length) {
-    return { parts: [recovered ? "Tool discovery works again for " : "Tools of ", { server }, recovered ? "" : " were discovered again"], details, tone: recovered ? "good" : undefined };
+    return { parts: toParts(t(recovered ? "audit.discoveryWorks" : "audit.rediscovered"), srv), details: [], tone };
+  }
+  if (Object.keys(tb).length === 0 && !removed.length && !changed.length) {
+    return { parts: toParts(t("audit.discovered", { count: added.length }), srv), details: [list(added)], tone };
   }
   const bits: string[] = [];
-  if (added.length) bits.push(`${added.length} new`);
-  if (changed.length) bits.push(`${changed.length} changed`);
-  if (removed.length) bits.push(`${removed.length} removed`);
-  const first = Object.keys(tb).length === 0 && !removed.length && !changed.length;
-  return {
-    parts: first ? [`Discovered ${plural(added.length, "tool")} on `, { server }] : ["Tools of ", { server }, ` changed: ${bits.join(", ")}`],
-    details: first ? [list(added)] : details,
-    tone: recovered ? "good" : undefined,
-  };
+  const details: string[] = [];
+  if (added.length) {
+    bits.push(t("audit.countNew", { count: added.length }));
+    details.push(t("audit.newDetail", { names: list(added) }));
+  }
+  if (changed.length) {
+    bits.push(t("audit.countChanged", { count: changed.length }));
+    details.push(t("audit.changedDetail", { names: list(changed) }));
+  }
+  if (removed.length) {
+    bits.push(t("audit.countRemoved", { count: removed.length }));
+    details.push(t("audit.removedDetail", { names: list(removed) }));
+  }
+  return { parts: toParts(t("audit.toolsChanged", { changes: bits.join(", ") }), srv), details, tone };
 }
 
 /** The sentence as plain text (for tests and titles). */

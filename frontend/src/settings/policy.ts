@@ -1,27 +1,31 @@
 // Words for policies as people see them. The API says never / always /
-// blocked; the UI says Auto / Ask / Blocked.
+// blocked; the UI says Auto / Ask / Blocked (Automatisch / Nachfragen /
+// Blockiert). Every word comes from the "settings" namespace: components pass
+// the `t` of their useTranslation("settings") (so a language change renders
+// them again); callers outside a component may leave it out and get the
+// current language.
+import type { TFunction } from "i18next";
+import i18n from "../i18n";
 import type { Annotations, AsksBecause, DefaultPolicy, Policy, PolicySource, Tool } from "../api/types";
+
+/** The `t` of useTranslation("settings"). */
+export type SettingsT = TFunction<"settings">;
+
+/** The settings words in the current language, for callers without a hook. */
+export const settingsT = (): SettingsT => i18n.getFixedT(null, "settings");
 
 export const POLICIES: readonly Policy[] = ["never", "always", "blocked"];
 /** What a default (global or server) can be: the policies, and "ask unless read-only" (the fresh-install default). */
 export const DEFAULT_POLICIES: readonly DefaultPolicy[] = ["ask_unless_read_only", "never", "always", "blocked"];
 
-const LABELS: Record<DefaultPolicy, string> = {
-  never: "Auto", always: "Ask", blocked: "Blocked", ask_unless_read_only: "Ask unless read-only",
-};
-const HINTS: Record<DefaultPolicy, string> = {
-  never: "Runs without asking",
-  always: "Asks you before every call",
-  blocked: "Never offered to the model",
-  ask_unless_read_only: "Runs tools the server declares read-only; asks before every other one",
-};
-
-export function policyLabel(p: DefaultPolicy | null | undefined): string {
-  return p ? LABELS[p] ?? p : "the default";
+/** "Auto", "Ask", "Blocked", "Ask unless read-only"; "the default" for none. */
+export function policyLabel(p: DefaultPolicy | null | undefined, t: SettingsT = settingsT()): string {
+  return p ? t(`policy.${p}`, { defaultValue: p }) : t("policy.theDefault");
 }
 
-export function policyHint(p: DefaultPolicy): string {
-  return HINTS[p];
+/** "Runs without asking", … */
+export function policyHint(p: DefaultPolicy, t: SettingsT = settingsT()): string {
+  return t(`policyHint.${p}`);
 }
 
 const STRICTNESS: Record<Policy, number> = { never: 0, always: 1, blocked: 2 };
@@ -44,13 +48,9 @@ export function workspacePolicy(t: Tool, serverDefault: DefaultPolicy | null, gl
   return d ? resolveDefault(d, t.annotations) : undefined;
 }
 
-const FIELD_WORDS: Record<string, string> = {
-  description: "description", input_schema: "input schema", annotations: "hints", title: "title",
-};
-
 /** "description, input schema": what changed in a tool's definition. */
-export function changedFieldsText(fields: readonly string[] | null | undefined): string {
-  return (fields ?? []).map((f) => FIELD_WORDS[f] ?? f.replace(/_/g, " ")).join(", ");
+export function changedFieldsText(fields: readonly string[] | null | undefined, t: SettingsT = settingsT()): string {
+  return (fields ?? []).map((f) => t(`field.${f}`, { defaultValue: f.replace(/_/g, " ") })).join(", ");
 }
 
 /**
@@ -59,18 +59,20 @@ export function changedFieldsText(fields: readonly string[] | null | undefined):
  * policy", "changed since you allowed it: description, input schema".
  * Undefined when the reason is plainly a policy (the source says which).
  */
-export function asksBecausePhrase(ab: AsksBecause | null | undefined, changedFields?: readonly string[] | null): string | undefined {
+export function asksBecausePhrase(
+  ab: AsksBecause | null | undefined, changedFields?: readonly string[] | null, t: SettingsT = settingsT(),
+): string | undefined {
   switch (ab?.reason) {
     case "not_read_only":
-      return "asks because it is not read-only";
+      return t("asks.notReadOnly");
     case "new_tool":
-      return "new: asks until someone sets its policy";
+      return t("asks.newTool");
     case "changed": {
-      const fields = changedFieldsText(changedFields ?? (Array.isArray(ab.fields) ? ab.fields : undefined));
-      return `changed since you allowed it${fields ? `: ${fields}` : ""}`;
+      const fields = changedFieldsText(changedFields ?? (Array.isArray(ab.fields) ? ab.fields : undefined), t);
+      return fields ? t("asks.changedFields", { fields }) : t("asks.changed");
     }
     case "read_only_changed":
-      return "says it is read-only, but changed after it was first seen: asks until someone sets its policy";
+      return t("asks.readOnlyChanged");
     default:
       return undefined;
   }
@@ -84,18 +86,11 @@ export function isPolicy(v: unknown): v is Policy {
   return v === "never" || v === "always" || v === "blocked";
 }
 
-const SOURCES: Record<PolicySource, string> = {
-  tool: "set for this tool",
-  server: "server default",
-  global: "global default",
-  user: "your policy",
-  locked: "locked by an admin",
-  new: "new tool",
-  changed: "changed tool",
-};
+const SOURCES: readonly string[] = ["tool", "server", "global", "user", "locked", "new", "changed"];
 
-export function sourceLabel(s: PolicySource | string): string {
-  return SOURCES[s as PolicySource] ?? s;
+/** "set for this tool", "server default", … */
+export function sourceLabel(s: PolicySource | string, t: SettingsT = settingsT()): string {
+  return SOURCES.includes(s) ? t(`source.${s}`) : s;
 }
 
 /** What a tool without its own policy falls back to, and from where. */
@@ -104,11 +99,13 @@ export function inheritedPolicy(serverDefault: DefaultPolicy | null, globalDefau
 }
 
 /** "(Ask, server default)" — the detail shown next to "Use default"; a per-tool default shows what it is for this tool. */
-export function inheritedDetail(serverDefault: DefaultPolicy | null, globalDefault: DefaultPolicy | undefined, a?: Annotations | null): string | undefined {
+export function inheritedDetail(
+  serverDefault: DefaultPolicy | null, globalDefault: DefaultPolicy | undefined, a?: Annotations | null, t: SettingsT = settingsT(),
+): string | undefined {
   const { policy, source } = inheritedPolicy(serverDefault, globalDefault);
   if (!policy) return undefined;
   const shown = policy === "ask_unless_read_only" && a !== undefined ? resolveDefault(policy, a) : policy;
-  return `(${LABELS[shown]}, ${sourceLabel(source)})`;
+  return t("inheritedDetail", { policy: policyLabel(shown, t), source: sourceLabel(source, t) });
 }
 
 /** True when the server declared no hints at all (MCP then assumes the worst). */
@@ -118,11 +115,4 @@ export function hasNoHints(a: Annotations | null | undefined): boolean {
 
 export function isDestructive(a: Annotations | null | undefined): boolean {
   return a?.destructiveHint === true;
-}
-
-/** The message of an error, for "Could not save: …". */
-export function errorMessage(err: unknown): string {
-  if (err instanceof Error && err.message) return err.message;
-  if (typeof err === "string" && err) return err;
-  return "something went wrong";
 }

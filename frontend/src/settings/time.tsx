@@ -1,26 +1,9 @@
-// Relative times ("3 minutes ago") with the absolute time at hand.
+// Relative times ("3 minutes ago", "vor 3 Minuten") with the absolute time
+// at hand, in the app's language (useFormat).
 import { useEffect, useState } from "react";
+import { formatRelative, useFormat } from "../i18n/format";
 
-const rtf = new Intl.RelativeTimeFormat(undefined, { numeric: "auto" });
-const abs = new Intl.DateTimeFormat(undefined, { dateStyle: "medium", timeStyle: "medium" });
-
-export function absoluteTime(iso: string): string {
-  const d = new Date(iso);
-  return Number.isNaN(d.getTime()) ? iso : abs.format(d);
-}
-
-export function relativeTime(iso: string, now: number = Date.now()): string {
-  const t = new Date(iso).getTime();
-  if (Number.isNaN(t)) return iso;
-  const s = Math.round((t - now) / 1000);
-  const a = Math.abs(s);
-  if (a < 45) return "just now";
-  if (a < 45 * 60) return rtf.format(Math.round(s / 60), "minute");
-  if (a < 22 * 3600) return rtf.format(Math.round(s / 3600), "hour");
-  if (a < 26 * 86400) return rtf.format(Math.round(s / 86400), "day");
-  if (a < 320 * 86400) return rtf.format(Math.round(s / (30 * 86400)), "month");
-  return rtf.format(Math.round(s / (365 * 86400)), "year");
-}
+const valid = (iso: string) => !Number.isNaN(new Date(iso).getTime());
 
 /** The current time, updated every `ms` so relative times stay true. */
 export function useNow(ms = 30_000): number {
@@ -32,11 +15,21 @@ export function useNow(ms = 30_000): number {
   return now;
 }
 
+/** The formatters the settings pages use for times. */
+export function useTimes() {
+  const fmt = useFormat();
+  return {
+    absolute: (iso: string) => (valid(iso) ? fmt.dateTime(iso, { dateStyle: "medium", timeStyle: "medium" }) : iso),
+    relative: (iso: string, now: number) => (valid(iso) ? formatRelative(iso, fmt.lng, now) : iso),
+  };
+}
+
 /** <time> showing "3 minutes ago", with the absolute time as its tooltip. */
 export function RelativeTime({ iso, now }: { iso: string; now: number }) {
+  const times = useTimes();
   return (
-    <time dateTime={iso} title={absoluteTime(iso)}>
-      {relativeTime(iso, now)}
+    <time dateTime={iso} title={times.absolute(iso)}>
+      {times.relative(iso, now)}
     </time>
   );
 }

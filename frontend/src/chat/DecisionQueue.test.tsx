@@ -1,0 +1,117 @@
+import { screen, waitFor, within } from "@testing-library/react";
+import userEvent from "@testing-library/user-event";
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import type { Transcript } from "../api/types";
+import { useRoute } from "../router";
+import { renderWithClient } from "../testing";
+import { ChatPage } from "./ChatPage";
+import {
+  approval, approvalItem, callItem, controlledBody, info, jsonResponse, mockFetch, opened, recordedEvent, sse, sseResponse, transcript, userItem,
+} from "./testutil";
+
+function Harness() {
+  const r = useRoute();
+  return r.page === "chat" ? <ChatPage conversationId={r.conversationId} /> : null;
+}
+
+const a1 = approval("mcpr_1", "delete_forecast");
+const a2 = approval("mcpr_2", "send_alert");
+const card = (tool: string) => screen.findByRole("article", { name: `Approval request: ${tool} on demo` });
+
+beforeEach(() => { history.replaceState(null, "", "/c/conv_1"); });
+afterEach(() => vi.unstubAllGlobals());
+
+describe("the decision queue", () => {
+  it("decisions made while the response still streams wait, then go together as one follow-up", async () => {
+    let tr: Transcript = transcript([userItem(1, "two tools")], { streaming: false });
+    const body = controlledBody();
+    const { calls } = mockFetch({
+      "GET /api/info": () => jsonResponse(200, info),
+      "GET /api/conversations": () => jsonResponse(200, { conversations: [tr.conversation] }),
+      "GET /api/conversations/conv_1": () => jsonResponse(200, tr),
+      "POST /api/responses": () => sseResponse(body.stream, { "X-Conversation-Id": "conv_1" }),
+      "POST /api/responses/approval-response": () => {
+        tr = transcript([userItem(1, "two tools"), approvalItem(2, { ...a1, state: "approved" }), approvalItem(3, { ...a2, state: "denied" }), callItem(4, "delete_forecast", { approval_request_id: "mcpr_1" })]);
+        return sseResponse(sse([
+          opened("decisions"),
+          recordedEvent(a1, { pending_approval_ids: ["mcpr_2"] }),
+          recordedEvent(a2, { state: "denied" }),
+          ["item.done", { item: callItem(4, "delete_forecast", { approval_request_id: "mcpr_1" }) }],
+          ["completed", { response_id: "resp_2", pending_approvals: 0, pending_approval_ids: [], sent: true }],
+        ]));
+      },
+    });
+    const user = userEvent.setup();
+    renderWithClient(<Harness />);
+    await screen.findByText("two tools");
+    await user.type(screen.getByRole("textbox", { name: "Message" }), "again{Enter}");
+    body.push(sse([opened("message"), ["item.done", { item: userItem(5, "again") }], ["approval.required", a1], ["approval.required", a2]]));
+
+    // The response has not finished: deciding is possible, sending waits.
+    const first = await card("delete_forecast");
+    await user.click(within(first).getByRole("button", { name: "Approve" }));
+    expect(within(first).getByRole("status")).toHaveTextContent("Queued: sent when the model's response has finished…");
+    const second = await card("send_alert");
+    await user.click(within(second).getByRole("button", { name: "Deny" }));
+    expect(calls.filter((c) => c.path === "/api/responses/approval-response")).toEqual([]);
+
+    body.push(sse([["completed", { response_id: "resp_1", pending_approvals: 2, pending_approval_ids: ["mcpr_1", "mcpr_2"], sent: true }]]));
+    body.close();
+    expect(await screen.findByText("delete_forecast ran: its result is below.")).toBeInTheDocument();
+    const posts = calls.filter((c) => c.path === "/api/responses/approval-response");
+    expect(posts).toEqual([{
+      method: "POST", path: "/api/responses/approval-response",
+      body: { conversation_id: "conv_1", decisions: [{ approval_request_id: "mcpr_1", approve: true }, { approval_request_id: "mcpr_2", approve: false }] },
+    }]);
+    expect(screen.queryByRole("article")).toBeNull();
+  });
+
+  it("a refused decision shows the server's reason on the card, which can be decided again", async () => {
+    let tr = transcript([userItem(1, "go"), approvalItem(2, a1)]);
+    let refuse = true;
+    const { calls } = mockFetch({
+      "GET /api/info": () => jsonResponse(200, info),
+      "GET /api/conversations": () => jsonResponse(200, { conversations: [tr.conversation] }),
+      "GET /api/conversations/conv_1": () => jsonResponse(200, tr),
+      "POST /api/responses/approval-response": () => {
+        if (refuse) {
+          refuse = false;
+          return jsonResponse(409, { error: { code: "tool_blocked", message: "delete_forecast on demo is blocked" } });
+        }
+        tr = transcript([userItem(1, "go"), approvalItem(2, { ...a1, state: "approved", remember: true })]);
+        return sseResponse(sse([opened("decisions"), recordedEvent(a1, { remember: true }), ["completed", { response_id: "r", pending_approvals: 0, pending_approval_ids: [], sent: true }]]));
+      },
+    });
+    const user = userEvent.setup();
+    renderWithClient(<Harness />);
+    const c = await card("delete_forecast");
+    await user.click(within(c).getByRole("button", { name: "Approve" }));
+    expect(await within(c).findByRole("alert")).toHaveTextContent(
+      "delete_forecast on demo was blocked after it asked (its policy changed, or its server was disabled or removed), so it cannot simply be approved.");
+    await user.click(within(c).getByRole("checkbox", { name: "Remember for this tool" }));
+    await user.click(within(c).getByRole("button", { name: "Approve" }));
+    expect(await screen.findByText("remembered: your policy is now Auto")).toBeInTheDocument();
+    expect(calls.filter((c) => c.method === "POST").map((c) => c.body)).toEqual([
+      { conversation_id: "conv_1", decisions: [{ approval_request_id: "mcpr_1", approve: true }] },
+      { conversation_id: "conv_1", decisions: [{ approval_request_id: "mcpr_1", approve: true, remember: true }] },
+    ]);
+  });
+
+  it("cards cannot be decided while a turn runs that this page does not stream, until the server says it ended", async () => {
+    let tr = transcript([userItem(1, "go"), approvalItem(2, a1)], { streaming: true });
+    mockFetch({
+      "GET /api/info": () => jsonResponse(200, info),
+      "GET /api/conversations": () => jsonResponse(200, { conversations: [tr.conversation] }),
+      "GET /api/conversations/conv_1": () => jsonResponse(200, tr),
+    });
+    renderWithClient(<Harness />);
+    const c = await card("delete_forecast");
+    expect(within(c).getByRole("button", { name: "Approve" })).toBeDisabled();
+    expect(within(c).getByRole("status")).toHaveTextContent("You can decide once the response running in this conversation has finished…");
+    expect(screen.getByText("A response is still running in this conversation…")).toBeInTheDocument();
+    tr = transcript([userItem(1, "go"), approvalItem(2, a1)], { streaming: false });
+    // Read again by the query itself (refetchInterval), no click needed.
+    await waitFor(() => expect(within(c).getByRole("button", { name: "Approve" })).toBeEnabled(), { timeout: 4000 });
+    expect(screen.queryByText("A response is still running in this conversation…")).toBeNull();
+  });
+});

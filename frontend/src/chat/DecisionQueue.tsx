@@ -1,0 +1,144 @@
+// The person's decisions on approval requests: a decision is sent as soon
+// as nothing streams; decisions made while a response still streams wait,
+// and then go together as one follow-up (one decisions stream). The server's
+// answer (decision.recorded) turns a card into its decided row; a refusal
+// shows on the card, which can then be decided again. Also here: moving
+// focus to the card that can be decided, and how far a group of requests of
+// one response has got.
+import { useQueryClient } from "@tanstack/react-query";
+import { useCallback, useEffect, useRef, useState, type RefObject } from "react";
+import { useTranslation } from "react-i18next";
+import type { ApiError } from "../api/client";
+import { keys } from "../api/query";
+import type { Approval, Decision } from "../api/types";
+import { ApprovalCard } from "./ApprovalCard";
+import { DecidedApproval } from "./items";
+import type { Outcome } from "./transcript";
+import { BUSY, type ChatStream } from "./useChatStream";
+
+export type DecisionStatus = { state: "queued" | "sending" } | { state: "error"; error: string };
+
+interface Queued { conversationId: string; decision: Decision; approval: Approval }
+
+export function useDecisionQueue({ start, idle }: Pick<ChatStream, "start" | "idle">) {
+  const { t } = useTranslation("chat");
+  const qc = useQueryClient();
+  const [status, setStatus] = useState<Record<string, DecisionStatus>>({});
+  const queue = useRef<Queued[]>([]);
+
+  const mark = useCallback((ids: string[], s: DecisionStatus | null) => setStatus((cur) => {
+    const next = { ...cur };
+    for (const id of ids) {
+      if (s) next[id] = s;
+      else delete next[id];
+    }
+    return next;
+  }), []);
+
+  const refused = useCallback((e: ApiError, batch: Queued[]): string => {
+    const a = batch[0].approval;
+    return e.code === "tool_blocked" && batch.length === 1 ? t("queue.toolBlocked", { tool: a.tool_name, server: a.server_label }) : e.message;
+  }, [t]);
+
+  /** Sends what waits, once nothing streams: the decisions of one conversation in one request. */
+  const flush = useCallback(async () => {
+    for (;;) {
+      await idle();
+      const first = queue.current[0];
+      if (!first) return;
+      const batch = queue.current.filter((q) => q.conversationId === first.conversationId);
+      queue.current = queue.current.filter((q) => q.conversationId !== first.conversationId);
+      const ids = batch.map((q) => q.decision.approval_request_id);
+      mark(ids, { state: "sending" });
+      const r = await start({ kind: "decisions", conversationId: first.conversationId, decisions: batch.map((q) => q.decision) });
+      if (r.ok) {
+        // Recorded decisions are in the transcript by the end; ones that were not can be decided again.
+        void r.ended.then(() => mark(ids, null));
+      } else if (r.error.code === BUSY) {
+        queue.current = [...batch, ...queue.current];
+        mark(ids, { state: "queued" });
+      } else {
+        mark(ids, { state: "error", error: r.aborted ? t("queue.stopped") : refused(r.error, batch) });
+        if (r.error.code === "approval_already_decided" || r.error.code === "approval_superseded") {
+          void qc.invalidateQueries({ queryKey: keys.conversation(first.conversationId), exact: true });
+        }
+      }
+    }
+  }, [idle, start, mark, refused, t, qc]);
+
+  const decide = useCallback((approval: Approval, d: Decision) => {
+    const id = d.approval_request_id;
+    if (queue.current.some((q) => q.decision.approval_request_id === id)) return; // never twice
+    queue.current.push({ conversationId: approval.conversation_id, decision: d, approval });
+    mark([id], { state: "queued" });
+    if (queue.current.length === 1) void flush();
+  }, [flush, mark]);
+
+  return { status, decide };
+}
+
+/**
+ * Focus: a new request that can be decided gets it (the first one); when the
+ * card that had it is decided, the next card does, or the composer.
+ */
+export function useCardFocus(actionable: string[], fallback: RefObject<{ focus(): void } | null>) {
+  const cards = useRef(new Map<string, HTMLElement>());
+  const seen = useRef(new Set<string>());
+  const before = useRef(0);
+  const key = actionable.join(" ");
+  useEffect(() => {
+    const ids = key ? key.split(" ") : [];
+    const fresh = ids.filter((id) => !seen.current.has(id));
+    fresh.forEach((id) => seen.current.add(id));
+    const first = ids.length ? cards.current.get(ids[0]) : undefined;
+    const lost = document.activeElement === document.body || document.activeElement === null;
+    if (fresh.length && first) first.focus();
+    else if (lost && ids.length < before.current) (first ?? fallback.current)?.focus();
+    before.current = ids.length;
+  }, [key, fallback]);
+  return useCallback((id: string) => (el: HTMLElement | null) => {
+    if (el) cards.current.set(id, el);
+    else cards.current.delete(id);
+  }, []);
+}
+
+export interface Group { total: number; decided: number }
+
+function Progress({ group }: { group: Group }) {
+  const { t } = useTranslation("chat");
+  return (
+    <p className="approval-progress">
+      <span className="progress-dots" aria-hidden="true">
+        {Array.from({ length: group.total }, (_, i) => <span key={i} className={i < group.decided ? "done" : ""} />)}
+      </span>
+      {group.decided === 0 ? t("queue.groupWaiting", { count: group.total }) : t("queue.groupProgress", { decided: group.decided, total: group.total })}
+    </p>
+  );
+}
+
+/** One approval request in the transcript: the card while pending, else the decision (and whether the tool ran). */
+export function ApprovalSlot({ approval, outcome, status, blocked, group, onDecide, cardRef }: {
+  approval: Approval;
+  outcome: Outcome | "running";
+  status?: DecisionStatus;
+  /** A turn this page does not stream runs: decisions would be refused. */
+  blocked: boolean;
+  /** Shown under the last request of a response that asked several. */
+  group?: Group;
+  onDecide(a: Approval, d: Decision): void;
+  cardRef(el: HTMLElement | null): void;
+}) {
+  const { t } = useTranslation("chat");
+  const progress = group && group.total > 1 && group.decided < group.total ? <Progress group={group} /> : null;
+  if (approval.state !== "pending") return <><DecidedApproval approval={approval} outcome={outcome} />{progress}</>;
+  const st = status?.state;
+  const busy = blocked || st === "queued" || st === "sending";
+  const busyText = blocked ? t("queue.blocked") : st === "queued" ? t("queue.queued") : t("card.sending");
+  return (
+    <>
+      <ApprovalCard ref={cardRef} approval={approval} busy={busy} busyText={busyText}
+        error={status?.state === "error" ? status.error : undefined} onDecide={(d) => onDecide(approval, d)} />
+      {progress}
+    </>
+  );
+}

@@ -1,0 +1,86 @@
+// The live turn: what a chat stream has shown that the server has not
+// stored yet (the message being sent, answer text still streaming), which
+// approved tools run now, and how the stream ended. Pure: the stream hook
+// applies each event with advance().
+import type { ChatEvent, CompletedEvent, ErrorEvent, FailedEvent } from "../api/events";
+import type { Decision, Transcript } from "../api/types";
+import { approvalsOf, awaitingRun, type RunningCall } from "./transcript";
+
+export type StreamRequest =
+  | { kind: "message"; input: string; conversationId?: string }
+  | { kind: "decisions"; conversationId: string; decisions: Decision[] }
+  | { kind: "retry"; conversationId: string };
+
+export type Terminal =
+  | { event: "completed"; data: CompletedEvent }
+  | { event: "failed"; data: FailedEvent }
+  | { event: "error"; data: ErrorEvent };
+
+export interface LiveText { itemId: string; text: string }
+
+export interface LiveTurn {
+  request: StreamRequest;
+  /** Known from the request, the X-Conversation-Id header or the conversation event. */
+  conversationId: string | null;
+  phase: "connecting" | "streaming" | "ended";
+  /** The person's message, until the server's user_message item stands for it. */
+  pendingInput: string | null;
+  /** Answer text per message item, until that item is done. */
+  texts: LiveText[];
+  /** Approved tools the model runs now (their results have not arrived). */
+  running: RunningCall[];
+  terminal: Terminal | null;
+  /** Why the stream ended without a terminal event: Stop, leaving the page, or the connection broke. */
+  cut: "stopped" | "detached" | "broken" | null;
+}
+
+export function newTurn(req: StreamRequest): LiveTurn {
+  return {
+    request: req, conversationId: req.conversationId ?? null, phase: "connecting",
+    pendingInput: req.kind === "message" ? req.input : null, texts: [], running: [], terminal: null, cut: null,
+  };
+}
+
+/**
+ * One event applied to the live turn. tr is the conversation as cached,
+ * with this event already applied: it says which approved requests run once
+ * every request of their response is decided.
+ */
+export function advance(t: LiveTurn, ev: ChatEvent, tr: Transcript | undefined, now: number): LiveTurn {
+  switch (ev.event) {
+    case "conversation": {
+      const id = t.conversationId ?? ev.data.conversation_id;
+      // A retry that sends recorded decisions runs the approved tools that never reached the model.
+      const running = t.request.kind === "retry" && ev.data.kind === "decisions" && tr ? awaitingRun(tr, null, now) : t.running;
+      return { ...t, conversationId: id, running };
+    }
+    case "text.delta": {
+      const { item_id: itemId, delta } = ev.data;
+      const has = t.texts.some((x) => x.itemId === itemId);
+      return { ...t, texts: has ? t.texts.map((x) => (x.itemId === itemId ? { ...x, text: x.text + delta } : x)) : [...t.texts, { itemId, text: delta }] };
+    }
+    case "item.done": {
+      const item = ev.data.item;
+      return {
+        ...t,
+        pendingInput: item.type === "user_message" ? null : t.pendingInput,
+        texts: t.texts.filter((x) => x.itemId !== item.id),
+        running: item.type === "mcp_call" ? t.running.filter((r) => r.approvalId !== item.approval_request_id) : t.running,
+      };
+    }
+    case "approval.required":
+      return t;
+    case "decision.recorded": {
+      const d = ev.data;
+      if (!tr || d.pending_approval_ids?.length) return t;
+      // Every request of that response is decided: the answers go to the model, and the approved tools run.
+      const asked = approvalsOf(tr).find((a) => a.approval_request_id === d.approval_request_id);
+      const run = awaitingRun(tr, asked?.response_id ?? null, now).filter((r) => !t.running.some((x) => x.approvalId === r.approvalId));
+      return run.length ? { ...t, running: [...t.running, ...run] } : t;
+    }
+    case "completed":
+    case "failed":
+    case "error":
+      return { ...t, terminal: { event: ev.event, data: ev.data } as Terminal };
+  }
+}
