@@ -1,6 +1,6 @@
 // Page objects: how a person uses Toolgate's web app, by what they see
 // (roles and accessible names), so the tests read like the steps.
-import type { Locator, Page } from "@playwright/test";
+import { expect, type Locator, type Page } from "@playwright/test";
 
 /** The settings page ("Tools & policies"). */
 export class SettingsPage {
@@ -26,7 +26,12 @@ export class SettingsPage {
   /** Chooses Auto, Ask, Blocked or Use default for a tool and waits until it is saved. */
   async setPolicy(tool: string, choice: string, server = "demo"): Promise<void> {
     const group = this.policy(tool, server);
-    await radio(group, choice).check();
+    // Not .check(): the checked state comes from the query cache, updated
+    // optimistically a task after the click (TanStack Query notifies React
+    // on its next tick), so it is asserted with retries instead.
+    const option = radio(group, choice);
+    await option.click();
+    await expect(option).toBeChecked();
     await this.savedNear(group);
   }
 
