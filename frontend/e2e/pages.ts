@@ -97,3 +97,19 @@ export class ChatPage {
     return call.innerText();
   }
 }
+
+/** Where something sticks out past either edge of the window, if anywhere (and whether the page scrolls sideways). */
+export async function overflow(page: Page, selector: string): Promise<string[]> {
+  return page.evaluate((sel) => {
+    const width = document.documentElement.clientWidth;
+    const out: string[] = [];
+    if (document.documentElement.scrollWidth > width) out.push(`the page is ${document.documentElement.scrollWidth}px wide`);
+    for (const el of document.querySelectorAll(sel)) {
+      const r = el.getBoundingClientRect();
+      if (r.width > 0 && (r.right > width + 0.5 || r.left < -0.5)) {
+        out.push(`${el.tagName.toLowerCase()}.${el.className} "${(el.textContent ?? "").trim().slice(0, 30)}" spans ${Math.round(r.left)}–${Math.round(r.right)}px`);
+      }
+    }
+    return out;
+  }, selector);
+}

@@ -5,7 +5,7 @@
 import type { Page } from "@playwright/test";
 import { ok, setPolicy } from "./api";
 import { expect, scenario, test } from "./fixtures";
-import { radio, SettingsPage } from "./pages";
+import { overflow, radio, SettingsPage } from "./pages";
 
 test("arrow keys in a policy control move without saving; only the option chosen is saved", scenario("policy-arrow-keys"),
   async ({ page, api }) => {
@@ -41,22 +41,6 @@ test("arrow keys in a policy control move without saving; only the option chosen
     const audit = await ok(api.GET("/api/audit", { params: { query: { action: "policy.set" } } }));
     expect(audit.entries.filter((e) => e.tool_name === "get_forecast").map((e) => e.after?.policy)).toEqual(["blocked"]);
   });
-
-/** Where something sticks out past either edge of the window, if anywhere (and whether the page scrolls sideways). */
-async function overflow(page: Page, selector: string): Promise<string[]> {
-  return page.evaluate((sel) => {
-    const width = document.documentElement.clientWidth;
-    const out: string[] = [];
-    if (document.documentElement.scrollWidth > width) out.push(`the page is ${document.documentElement.scrollWidth}px wide`);
-    for (const el of document.querySelectorAll(sel)) {
-      const r = el.getBoundingClientRect();
-      if (r.width > 0 && (r.right > width + 0.5 || r.left < -0.5)) {
-        out.push(`${el.tagName.toLowerCase()}.${el.className} "${(el.textContent ?? "").trim().slice(0, 30)}" spans ${Math.round(r.left)}–${Math.round(r.right)}px`);
-      }
-    }
-    return out;
-  }, selector);
-}
 
 /** Elements whose own content is wider than their box (cut off or scrolling sideways); not the 1 px boxes kept for screen readers. */
 async function clipped(page: Page, selector: string): Promise<string[]> {

@@ -1,26 +1,10 @@
 // A phone-sized window (390 px): the top bar, the user menu and the account
 // pages fit the width; nothing makes the page scroll sideways. In English and
 // in German (longer words).
-import type { Page } from "@playwright/test";
 import { expect, scenario, test } from "./fixtures";
+import { overflow } from "./pages";
 
 test.use({ viewport: { width: 390, height: 844 } });
-
-/** Where something sticks out past the right edge of the window, if anywhere. */
-async function overflow(page: Page, selector: string): Promise<string[]> {
-  return page.evaluate((sel) => {
-    const width = document.documentElement.clientWidth;
-    const out: string[] = [];
-    if (document.documentElement.scrollWidth > width) out.push(`the page is ${document.documentElement.scrollWidth}px wide`);
-    for (const el of document.querySelectorAll(sel)) {
-      const r = el.getBoundingClientRect();
-      if (r.width > 0 && (r.right > width + 0.5 || r.left < -0.5)) {
-        out.push(`${el.tagName.toLowerCase()}.${el.className} "${(el.textContent ?? "").trim().slice(0, 30)}" spans ${Math.round(r.left)}–${Math.round(r.right)}px`);
-      }
-    }
-    return out;
-  }, selector);
-}
 
 const shellParts = ".topbar, .topbar > *, .topbar nav a, .user-menu-panel, .user-menu-panel *";
 
