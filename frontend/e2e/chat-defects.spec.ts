@@ -1,12 +1,26 @@
 // Chat defects, each fixed and kept fixed: the sidebar and the approval card
-// on a phone-sized window; what runs while a tool runs; whether an approved
-// tool ran after Stop.
+// on a phone-sized window; what runs while a tool runs, asked or not;
+// whether a tool ran after Stop.
 import type { Locator, Page } from "@playwright/test";
 import { ok } from "./api";
-import { expect, slowTest } from "./chat-helpers";
+import { expect, slowTest, startEmulator } from "./chat-helpers";
 import { scenario, test } from "./fixtures";
 
 const oslo = 'delete_forecast {"city":"Oslo"}';
+const forecast = 'get_forecast {"city":"Oslo"}';
+
+/**
+ * A model whose every stream event comes 800 ms after the one before: a
+ * tool that runs without asking (get_forecast, read-only) is running for
+ * seconds between the provider's start of the call and its result.
+ */
+const pacedTest = test.extend<{ pacedModel: string }>({
+  pacedModel: async ({ browserName: _ }, provide) => {
+    const emu = await startEmulator("event-delay=800ms; deltas=2");
+    try { await provide(emu.url); } finally { await emu.stop(); }
+  },
+  toolgateEnv: async ({ pacedModel }, provide) => provide({ OPENAI_BASE_URL: pacedModel }),
+});
 
 async function send(page: Page, text: string): Promise<void> {
   await page.getByRole("textbox", { name: "Message" }).fill(text);
@@ -122,4 +136,39 @@ slowTest("after Stop, the transcript says whether the approved tool ran, from wh
     // The same after a reload: it comes from the server, not from this page.
     await page.reload();
     await expect(outcome).toBeVisible();
+  });
+
+pacedTest("while a tool that runs without asking runs, the chat names it and counts the seconds",
+  scenario("chat-auto-running-tool"), async ({ page, shot }) => {
+    await page.goto("/");
+    await send(page, forecast);
+    const status = page.getByRole("status").filter({ hasText: "Running get_forecast…" });
+    await expect(status).toBeVisible({ timeout: 20000 });
+    await expect(status).toContainText(/Running get_forecast… [1-9]\d* s/, { timeout: 3000 });
+    await expect(page.getByText("The model is working…")).toHaveCount(0);
+    await shot("running");
+    // Its result arrives: the call is in the transcript, and nothing is named running any more.
+    await expect(page.getByText(/^ran without asking \(policy: Auto/)).toBeVisible({ timeout: 20000 });
+    await expect(status).toHaveCount(0);
+  });
+
+pacedTest("after Stop while a tool that runs without asking runs, the transcript says it may have run",
+  scenario("chat-stop-auto-tool"), async ({ page, api, shot }) => {
+    await page.goto("/");
+    await send(page, forecast);
+    await expect(page.getByRole("status").filter({ hasText: "Running get_forecast…" })).toBeVisible({ timeout: 20000 });
+    await page.getByRole("button", { name: "Stop" }).click();
+    await expect(page.getByText("Stopped.")).toBeVisible();
+    const mayHaveRun = page.getByText("get_forecast may have run: Toolgate stopped waiting before the provider reported its result.");
+    await expect(mayHaveRun).toBeVisible();
+    await expect(page.getByText("ok", { exact: true })).toHaveCount(0);
+    await shot("stopped");
+    const id = new URL(page.url()).pathname.split("/").pop()!;
+    const tr = await ok(api.GET("/api/conversations/{conversationId}", { params: { path: { conversationId: id } } }));
+    const calls = tr.items.filter((i) => i.type === "mcp_call");
+    expect(calls).toHaveLength(1);
+    expect(calls[0]).toMatchObject({ name: "get_forecast", server_label: "demo", interrupted: true });
+    // The same after a reload: it comes from the server, not from this page.
+    await page.reload();
+    await expect(mayHaveRun).toBeVisible();
   });

@@ -14,6 +14,7 @@ const (
 	EventNameConversation = "conversation"
 	EventNameTextDelta    = "text.delta"
 	EventNameItem         = "item.done"
+	EventNameToolStarted  = "tool.started"
 	EventNameApproval     = "approval.required"
 	EventNameDecision     = "decision.recorded"
 	EventNameCompleted    = "completed" // terminal
@@ -40,6 +41,21 @@ type TextDeltaEvent struct {
 // ItemEvent carries one finished transcript item.
 type ItemEvent struct {
 	Item Item `json:"item"`
+}
+
+// ToolStartedEvent says the provider began a tool call: sent for every
+// call, asked or not, before the call's item.done. Arguments are left out:
+// they arrive later and may hold secrets.
+type ToolStartedEvent struct {
+	ItemID        string `json:"item_id"` // the mcp_call item's id; its item.done carries the same
+	ResponseID    string `json:"response_id"`
+	ServerLabel   string `json:"server_label"`
+	UpstreamLabel string `json:"upstream_label"`
+	ToolName      string `json:"tool_name"`
+	// ApprovalRequestID is the request the call answers; nil when it runs
+	// without asking.
+	ApprovalRequestID *string   `json:"approval_request_id"`
+	StartedAt         time.Time `json:"started_at"`
 }
 
 // DecisionEvent says a decision was recorded.

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/toolgate/toolgate/internal/policy"
 )
@@ -48,6 +49,7 @@ type relay struct {
 	response string            // the upstream response id, once created
 	asked    []string          // approval requests this response made
 	texts    map[string]string // message item id -> text so far (for a cut stream)
+	running  []*UpstreamItem   // calls begun (tool.started) whose item.done has not arrived, in order
 }
 
 func (r *relay) run(ctx context.Context) {
@@ -102,6 +104,8 @@ func (r *relay) handle(ctx context.Context, ev Event) (done bool, err error) {
 	case EventTextDelta:
 		r.texts[ev.ItemID] += ev.Delta
 		r.sink.Send(EventNameTextDelta, TextDeltaEvent{ItemID: ev.ItemID, ResponseID: r.response, Delta: ev.Delta})
+	case EventItemStarted:
+		r.started(ev.Item)
 	case EventItemDone:
 		return false, r.item(ev.Item)
 	case EventCompleted:
@@ -162,8 +166,35 @@ func (r *relay) item(u *UpstreamItem) error {
 	if err != nil {
 		return err
 	}
+	if u.Type == ItemCall {
+		r.running = slices.DeleteFunc(r.running, func(x *UpstreamItem) bool { return x.ID == u.ID })
+	}
 	r.sink.Send(EventNameItem, ItemEvent{Item: stored})
 	return nil
+}
+
+// started relays that the provider began a call, asked or not; the call
+// counts as running until its item is done.
+func (r *relay) started(u *UpstreamItem) {
+	if u == nil || u.Type != ItemCall || slices.ContainsFunc(r.running, func(x *UpstreamItem) bool { return x.ID == u.ID }) {
+		return
+	}
+	r.running = append(r.running, u)
+	var approval *string
+	if u.ApprovalID != "" {
+		id := u.ApprovalID
+		approval = &id
+	}
+	r.sink.Send(EventNameToolStarted, ToolStartedEvent{ItemID: u.ID, ResponseID: r.response, ServerLabel: u.ServerLabel,
+		UpstreamLabel: u.UpstreamLabel, ToolName: u.Name, ApprovalRequestID: approval, StartedAt: r.t.s.now()})
+}
+
+// interrupted is the transcript's trace of a call that began but never
+// finished: the turn ended before the provider reported a result, so the
+// tool may or may not have run.
+func (r *relay) interrupted(u *UpstreamItem) Item {
+	return Item{Type: ItemCall, ID: u.ID, ResponseID: r.response, ServerLabel: u.ServerLabel, UpstreamLabel: u.UpstreamLabel,
+		Name: u.Name, ApprovalRequestID: u.ApprovalID, AllowedBy: r.allowedBy(u), Interrupted: true}
 }
 
 func (r *relay) allowedBy(u *UpstreamItem) *AllowedBy {
@@ -286,7 +317,9 @@ func (r *relay) fail(e TurnError) {
 }
 
 // end records how the turn ended without completing: an error item in the
-// transcript; the approval requests it made are superseded, since a
+// transcript, after the calls that began and never finished (interrupted)
+// and the text of messages cut short; the approval requests it made are
+// superseded, since a
 // response that did not complete cannot be continued; the conversation's
 // last response stays where it was.
 func (r *relay) end(e TurnError) {
@@ -306,6 +339,11 @@ func (r *relay) end(e TurnError) {
 						return err
 					}
 				}
+			}
+		}
+		for _, u := range r.running { // calls that may or may not have run
+			if _, err := repo.AppendItem(r.store, t.conv.ID, r.interrupted(u)); err != nil {
+				return err
 			}
 		}
 		for id, text := range r.texts { // what the browser saw of a message cut short

@@ -60,6 +60,10 @@ type Item struct {
 	CallError         json.RawMessage `json:"error,omitempty"` // OpenAI's error object, as sent
 	ApprovalRequestID string          `json:"approval_request_id,omitempty"`
 	AllowedBy         *AllowedBy      `json:"allowed_by,omitempty"`
+	// Interrupted: the call began (tool.started) but the turn ended before
+	// the provider reported its result, so it may or may not have run. Such
+	// an item has neither Output nor CallError, and no Arguments.
+	Interrupted bool `json:"interrupted,omitempty"`
 	// mcp_approval_request: its current state is joined in when read.
 	Approval *Approval `json:"approval,omitempty"`
 	// error

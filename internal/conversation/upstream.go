@@ -53,13 +53,14 @@ type EventKind int
 
 // The upstream events a turn acts on.
 const (
-	EventCreated    EventKind = iota + 1 // the response exists upstream: ResponseID
-	EventTextDelta                       // ItemID, Delta
-	EventItemDone                        // Item
-	EventCompleted                       // ResponseID
-	EventFailed                          // ResponseID, Error (response.failed)
-	EventIncomplete                      // ResponseID, Error (response.incomplete)
-	EventError                           // Error (the top-level error event)
+	EventCreated     EventKind = iota + 1 // the response exists upstream: ResponseID
+	EventTextDelta                        // ItemID, Delta
+	EventItemDone                         // Item
+	EventCompleted                        // ResponseID
+	EventFailed                           // ResponseID, Error (response.failed)
+	EventIncomplete                       // ResponseID, Error (response.incomplete)
+	EventError                            // Error (the top-level error event)
+	EventItemStarted                      // Item: an mcp_call began (its name and labels; no arguments, output or error yet)
 )
 
 // Event is one upstream event, with labels already mapped back to servers.
@@ -72,7 +73,8 @@ type Event struct {
 	Error      *UpstreamError
 }
 
-// UpstreamItem is a finished output item.
+// UpstreamItem is an output item: finished (EventItemDone), or, for an
+// mcp_call, as it began (EventItemStarted).
 type UpstreamItem struct {
 	Type          string // message, mcp_list_tools, mcp_call, mcp_approval_request (others are dropped)
 	ID            string

@@ -13,10 +13,10 @@ import (
 // sseEventNames and ssePayloads are what the chat streams send.
 var (
 	sseEventNames = []string{conversation.EventNameConversation, conversation.EventNameTextDelta, conversation.EventNameItem,
-		conversation.EventNameApproval, conversation.EventNameDecision, conversation.EventNameCompleted,
+		conversation.EventNameToolStarted, conversation.EventNameApproval, conversation.EventNameDecision, conversation.EventNameCompleted,
 		conversation.EventNameFailed, conversation.EventNameError}
 	ssePayloads = []any{conversation.ConversationEvent{}, conversation.TextDeltaEvent{}, conversation.ItemEvent{},
-		conversation.Item{}, conversation.AllowedBy{}, conversation.Approval{}, conversation.AskReason{},
+		conversation.ToolStartedEvent{}, conversation.Item{}, conversation.AllowedBy{}, conversation.Approval{}, conversation.AskReason{},
 		conversation.DecisionEvent{}, conversation.PolicyChange{}, conversation.CompletedEvent{},
 		conversation.FailedEvent{}, conversation.TurnError{}}
 )

@@ -43,7 +43,10 @@ type storedItem struct {
 	CallError         json.RawMessage  `json:"error,omitempty"`
 	ApprovalRequestID string           `json:"approval_request_id,omitempty"`
 	AllowedBy         *storedAllowedBy `json:"allowed_by,omitempty"`
-	TurnError         *storedTurnError `json:"turn_error,omitempty"`
+	// Interrupted (added in layout 1; absent in older rows, which read as
+	// false): a call that began and never reported a result.
+	Interrupted bool             `json:"interrupted,omitempty"`
+	TurnError   *storedTurnError `json:"turn_error,omitempty"`
 }
 
 // storedTool is a policy.DiscoveredTool in a stored mcp_list_tools item.
@@ -85,7 +88,7 @@ func toStored(it conversation.Item) storedItem {
 	s := storedItem{V: storedItemVersion, Type: it.Type, ID: it.ID, ResponseID: it.ResponseID, Text: it.Text,
 		Partial: it.Partial, ServerLabel: it.ServerLabel, UpstreamLabel: it.UpstreamLabel, ListError: it.ListError,
 		Name: it.Name, Arguments: it.Arguments, Redacted: it.Redacted, Output: it.Output, CallError: it.CallError,
-		ApprovalRequestID: it.ApprovalRequestID}
+		ApprovalRequestID: it.ApprovalRequestID, Interrupted: it.Interrupted}
 	if it.Tools != nil {
 		s.Tools = make([]storedTool, len(it.Tools))
 		for i, t := range it.Tools {
@@ -110,7 +113,7 @@ func fromStored(s storedItem) conversation.Item {
 	it := conversation.Item{Type: s.Type, ID: s.ID, ResponseID: s.ResponseID, Text: s.Text, Partial: s.Partial,
 		ServerLabel: s.ServerLabel, UpstreamLabel: s.UpstreamLabel, ListError: s.ListError, Name: s.Name,
 		Arguments: s.Arguments, Redacted: s.Redacted, Output: s.Output, CallError: s.CallError,
-		ApprovalRequestID: s.ApprovalRequestID}
+		ApprovalRequestID: s.ApprovalRequestID, Interrupted: s.Interrupted}
 	if s.Tools != nil {
 		it.Tools = make([]policy.DiscoveredTool, len(s.Tools))
 		for i, t := range s.Tools {

@@ -15,7 +15,8 @@ import (
 // Convert turns one upstream stream event into the event a turn acts on,
 // with server labels mapped back through l. Event types a turn does not
 // need, unknown event types and output items other than message,
-// mcp_list_tools, mcp_call and mcp_approval_request give false. Items are
+// mcp_list_tools, mcp_call and mcp_approval_request give false; of the
+// items that begin (output_item.added), only an mcp_call is converted. Items are
 // read from their raw JSON, so unknown keys and fields of unexpected types
 // never fail the conversion.
 func (l Labels) Convert(ev responses.ResponseStreamEventUnion) (conversation.Event, bool) {
@@ -24,6 +25,16 @@ func (l Labels) Convert(ev responses.ResponseStreamEventUnion) (conversation.Eve
 		return conversation.Event{Kind: conversation.EventCreated, ResponseID: ev.Response.ID}, true
 	case "response.output_text.delta":
 		return conversation.Event{Kind: conversation.EventTextDelta, ItemID: ev.ItemID, Delta: ev.Delta}, true
+	case "response.output_item.added":
+		// Only an mcp_call's start is news: the provider is about to run a
+		// tool. The item names it; its arguments come later (and are not
+		// needed to say what runs).
+		item, ok := l.item([]byte(ev.Item.RawJSON()))
+		if !ok || item.Type != "mcp_call" {
+			return conversation.Event{}, false
+		}
+		item.Arguments, item.Output, item.CallError = "", nil, nil
+		return conversation.Event{Kind: conversation.EventItemStarted, ItemID: item.ID, Item: item}, true
 	case "response.output_item.done":
 		item, ok := l.item([]byte(ev.Item.RawJSON()))
 		if !ok {

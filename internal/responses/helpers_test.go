@@ -237,7 +237,7 @@ func kindName(k conversation.EventKind) string {
 		conversation.EventCreated: "created", conversation.EventTextDelta: "delta",
 		conversation.EventItemDone: "item", conversation.EventCompleted: "completed",
 		conversation.EventFailed: "failed", conversation.EventIncomplete: "incomplete",
-		conversation.EventError: "error",
+		conversation.EventError: "error", conversation.EventItemStarted: "started",
 	}[k]
 }
 

@@ -11,6 +11,17 @@ export interface ConversationEvent {
 }
 export interface TextDeltaEvent { item_id: string; response_id: string; delta: string }
 export interface ItemDoneEvent { item: Item }
+/** The provider began a tool call, asked or not; its item.done (same item_id) follows. */
+export interface ToolStartedEvent {
+  item_id: string;
+  response_id: string;
+  server_label: string;
+  upstream_label: string;
+  tool_name: string;
+  /** The approval request the call answers; null when it runs without asking. */
+  approval_request_id: string | null;
+  started_at: string;
+}
 export interface DecisionRecordedEvent {
   approval_request_id: string;
   server_label: string;
@@ -38,6 +49,7 @@ export type ChatEvent =
   | { event: "conversation"; id: number; data: ConversationEvent }
   | { event: "text.delta"; id: number; data: TextDeltaEvent }
   | { event: "item.done"; id: number; data: ItemDoneEvent }
+  | { event: "tool.started"; id: number; data: ToolStartedEvent }
   | { event: "approval.required"; id: number; data: Approval }
   | { event: "decision.recorded"; id: number; data: DecisionRecordedEvent }
   | { event: "completed"; id: number; data: CompletedEvent }
@@ -47,7 +59,7 @@ export type ChatEvent =
 export type ChatEventName = ChatEvent["event"];
 
 const known: ReadonlySet<string> = new Set<ChatEventName>([
-  "conversation", "text.delta", "item.done", "approval.required",
+  "conversation", "text.delta", "item.done", "tool.started", "approval.required",
   "decision.recorded", "completed", "failed", "error",
 ]);
 

@@ -1408,9 +1408,11 @@ export interface components {
         /**
          * @description One transcript entry; streams send them as `item.done` events
          *     (except `mcp_approval_request`, sent as `approval.required`, and
-         *     `error`, sent as the terminal `failed` / `error` event). Which fields
-         *     are present depends on `type`; fields that do not apply are left out.
-         *     See docs/sse-events.md for examples.
+         *     `error`, sent as the terminal `failed` / `error` event; partial
+         *     messages and interrupted calls, stored when a turn ends without
+         *     completing, are only read back). Which fields are present depends
+         *     on `type`; fields that do not apply are left out. See
+         *     docs/sse-events.md for examples.
          */
         Item: {
             /** @description Position in the transcript. */
@@ -1454,6 +1456,8 @@ export interface components {
             /** @description `mcp_call`: the approval request the call ran after. */
             approval_request_id?: string;
             allowed_by?: components["schemas"]["AllowedBy"];
+            /** @description `mcp_call`: true when the call began (the stream's `tool.started` event) but the turn ended before the provider reported its result, so the tool may or may not have run. Such an item has no `arguments`, `output` or `error`; absent on calls that finished. */
+            interrupted?: boolean;
             /** @description `mcp_approval_request` (only when read back): the request with its current state. */
             approval?: components["schemas"]["Approval"];
             /** @description `error`: how the turn ended. */
@@ -1884,7 +1888,10 @@ export interface components {
         /**
          * @description The turn streams back as server-sent events until one terminal event
          *     (`completed`, `failed` or `error`); `: ping` heartbeat comments keep
-         *     it open. The events, their payloads and their order are specified in
+         *     it open. Events: `conversation`, `text.delta`, `item.done`,
+         *     `tool.started` (a tool call began, asked or not; its `item.done`
+         *     follows), `approval.required`, `decision.recorded`, then the
+         *     terminal one. The events, their payloads and their order are specified in
          *     [docs/sse-events.md](sse-events.md). The turn goes on, and is stored,
          *     when the client goes away.
          */

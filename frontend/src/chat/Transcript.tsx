@@ -105,7 +105,7 @@ export function Transcript(p: TranscriptProps) {
   };
 
   const running = live ? turn.running : [];
-  const runningIds = new Set(running.map((r) => r.approvalId));
+  const runningIds = new Set(running.flatMap((r) => (r.approvalId ? [r.approvalId] : [])));
   const renderRow = (r: Row): ReactNode => {
     switch (r.kind) {
       case "pending_user": return <UserMessage key={r.key} text={r.text} sending />;

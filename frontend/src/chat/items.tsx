@@ -124,8 +124,28 @@ function errorText(err: unknown): string {
   return JSON.stringify(err, null, 2);
 }
 
+/** A call that began but never reported a result (the turn ended first): it may have run. */
+function InterruptedCallRow({ item }: { item: CallItem }) {
+  const { t } = useTranslation("chat");
+  return (
+    <div className="tool-call interrupted">
+      <p className="call-head">
+        <span className="event-icon" aria-hidden="true">⚙</span>
+        <span className="call-name">
+          <span className="call-server">{item.server_label}</span>
+          <span aria-hidden="true"> · </span><span className="sr-only"> {t("item.tool")} </span>
+          <code>{item.name}</code>
+        </span>
+        <span className="status interrupted">{t("item.statusInterrupted")}</span>
+      </p>
+      <p className="call-footer">{t("item.interrupted", { tool: item.name })}</p>
+    </div>
+  );
+}
+
 export function ToolCallRow({ item }: { item: CallItem }) {
   const { t } = useTranslation("chat");
+  if (item.interrupted) return <InterruptedCallRow item={item} />;
   const failed = item.error !== undefined && item.error !== null;
   const errType = failed && item.error && typeof item.error === "object" ? (item.error as { type?: unknown }).type : undefined;
   return (

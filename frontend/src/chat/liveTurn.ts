@@ -1,7 +1,8 @@
 // The live turn: what a chat stream has shown that the server has not
 // stored yet (the message being sent, answer text still streaming), which
-// approved tools run now, and how the stream ended. Pure: the stream hook
-// applies each event with advance().
+// tools run now (approved ones from the moment their answer goes to the
+// model, every one from tool.started), and how the stream ended. Pure: the
+// stream hook applies each event with advance().
 import type { ChatEvent, CompletedEvent, ErrorEvent, FailedEvent } from "../api/events";
 import type { Decision, Transcript } from "../api/types";
 import { approvalsOf, awaitingRun, type RunningCall } from "./transcript";
@@ -27,7 +28,7 @@ export interface LiveTurn {
   pendingInput: string | null;
   /** Answer text per message item, until that item is done. */
   texts: LiveText[];
-  /** Approved tools the model runs now (their results have not arrived). */
+  /** Tools that run now (their results have not arrived), approved or not. */
   running: RunningCall[];
   terminal: Terminal | null;
   /** Why the stream ended without a terminal event: Stop, leaving the page, or the connection broke. */
@@ -61,12 +62,25 @@ export function advance(t: LiveTurn, ev: ChatEvent, tr: Transcript | undefined, 
     }
     case "item.done": {
       const item = ev.data.item;
+      const finished = (r: RunningCall) => (r.itemId !== undefined && r.itemId === item.id)
+        || (r.approvalId !== undefined && r.approvalId === item.approval_request_id);
       return {
         ...t,
         pendingInput: item.type === "user_message" ? null : t.pendingInput,
         texts: t.texts.filter((x) => x.itemId !== item.id),
-        running: item.type === "mcp_call" ? t.running.filter((r) => r.approvalId !== item.approval_request_id) : t.running,
+        running: item.type === "mcp_call" ? t.running.filter((r) => !finished(r)) : t.running,
       };
+    }
+    case "tool.started": {
+      const d = ev.data;
+      const known = { itemId: d.item_id, responseId: d.response_id, upstream: d.upstream_label };
+      // An approved call counted as running since its answer went out: now the provider names it.
+      if (d.approval_request_id && t.running.some((r) => r.approvalId === d.approval_request_id)) {
+        return { ...t, running: t.running.map((r) => (r.approvalId === d.approval_request_id ? { ...r, ...known } : r)) };
+      }
+      if (t.running.some((r) => r.itemId === d.item_id)) return t;
+      const call: RunningCall = { ...known, tool: d.tool_name, server: d.server_label, since: now, ...(d.approval_request_id ? { approvalId: d.approval_request_id } : {}) };
+      return { ...t, running: [...t.running, call] };
     }
     case "approval.required":
       return t;

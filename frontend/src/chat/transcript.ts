@@ -64,13 +64,18 @@ export function withDecision(t: Transcript, d: DecisionRecordedEvent): Transcrip
 }
 
 /**
- * failed / error: how the server ends a turn that did not complete. The text
- * of messages that never finished is kept as partial messages, then an error
- * item; the turn is over.
+ * failed / error: how the server ends a turn that did not complete. Tool
+ * calls that began and never finished are kept as interrupted calls (they
+ * may have run), the text of messages that never finished as partial
+ * messages, then an error item; the turn is over.
  */
-export function withTurnEnd(t: Transcript, end: TurnEndEvent, partial: { itemId: string; text: string }[], now = new Date().toISOString()): Transcript {
+export function withTurnEnd(t: Transcript, end: TurnEndEvent, partial: { itemId: string; text: string }[], running: RunningCall[] = [],
+  now = new Date().toISOString()): Transcript {
   let seq = lastSeq(t);
   const items: Item[] = t.items.slice();
+  for (const r of running) {
+    if (r.itemId && !items.some((x) => x.id === r.itemId)) items.push(interruptedCall(r, ++seq, now));
+  }
   for (const p of partial) {
     if (!items.some((x) => x.id === p.itemId)) items.push({ seq: ++seq, type: "message", id: p.itemId, created_at: now, text: p.text, partial: true });
   }
@@ -108,8 +113,33 @@ export function callOf(t: Transcript, approvalId: string): CallItem | undefined 
   return t.items.find((it): it is CallItem => it.type === "mcp_call" && it.approval_request_id === approvalId);
 }
 
-/** A tool call running now: an approved request whose result has not arrived. */
-export interface RunningCall { approvalId: string; tool: string; server: string; since: number }
+/**
+ * A tool call running now, whose result has not arrived: one the provider
+ * said it started (tool.started: itemId), or an approved request sent to the
+ * model, which runs it first thing (approvalId; itemId once it starts).
+ */
+export interface RunningCall {
+  /** The approval request it answers; absent for a call that runs without asking. */
+  approvalId?: string;
+  /** The provider's mcp_call item, once it said the call started. */
+  itemId?: string;
+  responseId?: string;
+  tool: string;
+  server: string;
+  upstream?: string;
+  since: number;
+}
+
+/** A started call the turn ended before it finished, as the server stores it: it may have run. */
+function interruptedCall(r: RunningCall, seq: number, now: string): CallItem {
+  return {
+    seq, type: "mcp_call", id: r.itemId, response_id: r.responseId, created_at: now, server_label: r.server,
+    upstream_label: r.upstream ?? r.server, name: r.tool, approval_request_id: r.approvalId, interrupted: true,
+  };
+}
+
+/** A call that began but never reported a result: the provider may have run it. */
+export const isInterrupted = (it: CallItem) => it.interrupted === true;
 
 /**
  * The approved requests that go to the model now and run there: those of the
@@ -125,16 +155,18 @@ export function awaitingRun(t: Transcript, responseId: string | null, since: num
 
 /**
  * Whether an approved tool ran, from what the server recorded: its call is in
- * the transcript ("ran"); the approval never reached the model's provider
- * ("not_sent": it goes with Retry or the next message); or it reached it (or
- * may have) but no result came back, e.g. after Stop ("unknown": the provider
- * may have run it; it is never sent again).
+ * the transcript ("ran"); it started but the turn ended before its result
+ * ("interrupted": it may have run); the approval never reached the model's
+ * provider ("not_sent": it goes with Retry or the next message); or it
+ * reached it (or may have) but no result came back, e.g. after Stop
+ * ("unknown": the provider may have run it; it is never sent again).
  */
-export type Outcome = "ran" | "not_sent" | "unknown" | "not_run" | "waiting";
+export type Outcome = "ran" | "interrupted" | "not_sent" | "unknown" | "not_run" | "waiting";
 
 export function outcomeOf(t: Transcript, a: Approval): Outcome {
   if (a.state !== "approved") return "not_run";
-  if (callOf(t, a.approval_request_id)) return "ran";
+  const call = callOf(t, a.approval_request_id);
+  if (call) return isInterrupted(call) ? "interrupted" : "ran";
   if (a.answered_in) return "unknown";
   // Nothing goes to the model while other requests of the response wait for a decision.
   const open = approvalsOf(t).some((x) => x.response_id === a.response_id && x.state === "pending");

@@ -3,7 +3,7 @@
 // the server stores (items, approval requests, decisions) goes straight into
 // the query cache as it arrives; the transcript is read back when the turn
 // ends. The hook itself keeps only what is not stored yet: the message being
-// sent, answer text still streaming, and which approved tools run now.
+// sent, answer text still streaming, and which tools run now.
 //
 // The returned object, and every function on it, keeps its identity until
 // the stream's state changes, so effects and memoised children can depend on
@@ -103,7 +103,7 @@ export function useChatStream(options: ChatStreamOptions = {}) {
       const done: LiveTurn = { ...t, phase: "ended", running: [], cut: t.terminal ? null : entry.reason ?? "broken" };
       const term = t.terminal;
       if (term?.event === "completed") update((tr) => setStreaming(tr, false));
-      else if (term) update((tr) => withTurnEnd(tr, term.data, t.texts));
+      else if (term) update((tr) => withTurnEnd(tr, term.data, t.texts, t.running));
       commit(done);
       setStopping(false);
       optsRef.current.onEnd?.(done);
