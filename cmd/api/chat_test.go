@@ -91,6 +91,7 @@ func TestChat_InATerminal(t *testing.T) {
 			t.Errorf("a denied tool ran:\n%s", tm.screen())
 		}
 		tm.send("get_forecast {\"city\": \"Berlin\"}\r") // runs without asking: Berlin is still there
+		tm.expect("· running get_forecast on demo…")
 		tm.expect("· ran get_forecast on demo (runs without asking)")
 		tm.expect("Light rain clearing by evening")
 		tm.expect("you> ")

@@ -456,6 +456,17 @@ type viewer struct {
 	order   []string
 	texting string // the message item whose deltas are being written
 	shown   map[string]bool
+	// running holds the calls the provider started and that have not
+	// finished, by item id: if the turn ends first, they may have run.
+	running map[string]string
+}
+
+// unfinished says, when a turn ends early, which started calls may have run.
+func (v *viewer) unfinished() {
+	for _, call := range v.running {
+		v.s.out.linef("· %s may have run: the turn ended before the provider reported its result", call)
+	}
+	v.running = nil
 }
 
 // event shows one event; end says it was the terminal one.
@@ -488,6 +499,22 @@ func (v *viewer) event(ev Event) (streamResult, bool) {
 			v.shown = map[string]bool{}
 		}
 		v.shown[p.ItemID] = true
+	case "tool.started":
+		var p struct {
+			ServerLabel string `json:"server_label"`
+			ToolName    string `json:"tool_name"`
+		}
+		var id struct {
+			ItemID string `json:"item_id"`
+		}
+		if json.Unmarshal([]byte(ev.Data), &p) == nil && json.Unmarshal([]byte(ev.Data), &id) == nil && p.ToolName != "" {
+			t.linef("· running %s on %s…", line(p.ToolName), line(p.ServerLabel))
+			v.texting = ""
+			if v.running == nil {
+				v.running = map[string]string{}
+			}
+			v.running[id.ItemID] = line(p.ToolName) + " on " + line(p.ServerLabel)
+		}
 	case "item.done":
 		v.item(ev.Data)
 	case "approval.required":
@@ -512,6 +539,7 @@ func (v *viewer) event(ev Event) (streamResult, bool) {
 			Message string `json:"message"`
 		}
 		_ = json.Unmarshal([]byte(ev.Data), &p)
+		v.unfinished()
 		v.s.errorf("the model's response failed: %s", line(p.Message))
 		return streamResult{outcome: turnFailed}, true
 	case "error":
@@ -521,6 +549,7 @@ func (v *viewer) event(ev Event) (streamResult, bool) {
 			Retryable bool   `json:"retryable"`
 		}
 		_ = json.Unmarshal([]byte(ev.Data), &p)
+		v.unfinished()
 		if p.Code == "cancelled" {
 			t.linef("Cancelled.")
 			return streamResult{outcome: turnCancelled}, true
@@ -576,6 +605,7 @@ func (v *viewer) item(data string) {
 				why = " (runs without asking)"
 			}
 		}
+		delete(v.running, it.ID)
 		if len(it.Error) > 0 && string(it.Error) != "null" {
 			t.linef("· %s on %s failed%s", line(it.Name), line(it.ServerLabel), why)
 		} else {

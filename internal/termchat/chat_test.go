@@ -69,7 +69,8 @@ func (f *fakeToolgate) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case "POST /api/responses":
 		conv := `{"conversation_id":"conv_1","turn_id":"turn_1","kind":"message","offline":true,"model":"m"}`
 		if f.hang {
-			sseEvents(w, "conversation", conv)
+			sseEvents(w, "conversation", conv,
+				"tool.started", `{"item_id":"mcp_9","response_id":"resp_1","server_label":"demo","upstream_label":"demo","tool_name":"slow","approval_request_id":null,"started_at":"2026-11-22T10:00:00Z"}`)
 			select {
 			case <-f.cancelled:
 				sseEvents(w, "error", `{"code":"cancelled","message":"the turn was cancelled","retryable":false}`)
@@ -99,6 +100,7 @@ func (f *fakeToolgate) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		f.mu.Unlock()
 		sseEvents(w, "conversation", `{"conversation_id":"conv_1","turn_id":"turn_2","kind":"decisions"}`,
 			"decision.recorded", `{"approval_request_id":"mcpr_1","server_label":"demo","tool_name":"t1","state":"approved","reason":null,"scope":"once","remember":false,"policy_changed":null,"pending_approval_ids":[]}`,
+			"tool.started", `{"item_id":"mcp_1","response_id":"resp_2","server_label":"demo","upstream_label":"demo","tool_name":"t1","approval_request_id":"mcpr_1","started_at":"2026-11-22T10:00:00Z"}`,
 			"item.done", `{"item":{"type":"mcp_call","id":"mcp_1","server_label":"demo","name":"t1","output":"ok","allowed_by":{"kind":"approval"}}}`,
 			"item.done", `{"item":{"type":"message","id":"msg_2","text":"All decided\nfine."}}`,
 			"completed", `{"response_id":"resp_2","pending_approvals":0,"pending_approval_ids":[],"sent":true}`)
@@ -222,6 +224,7 @@ func TestRun_EachKeyMakesItsDecisionAndAllGoTogether(t *testing.T) {
 	h.scr.expect(t, "reason> ")
 	h.typeLine("  too risky  ")
 	h.scr.expect(t, "· t1 on demo: approved\n")
+	h.scr.expect(t, "· running t1 on demo…\n")
 	h.scr.expect(t, "· ran t1 on demo (approved)\n")
 	h.scr.expect(t, "  All decided\n  fine.\n")
 	h.scr.expect(t, "you> ")
@@ -266,6 +269,7 @@ func TestRun_CtrlCWhileStreamingCancelsTheTurn(t *testing.T) {
 	h.scr.expect(t, "(conversation conv_1; continue it later with --conversation conv_1)")
 	h.ints <- struct{}{}
 	h.scr.expect(t, "Cancelling the turn…\n")
+	h.scr.expect(t, "· slow on demo may have run: the turn ended before the provider reported its result\n")
 	h.scr.expect(t, "Cancelled.\n")
 	h.scr.expect(t, "you> ")
 	h.ints <- struct{}{}
