@@ -175,7 +175,8 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, stdout io.W
 
 	info := conversation.Info{Offline: cfg.Offline(), Model: cfg.OpenAIModel, Layout: cfg.ToolLayout, BaseURL: cfg.OpenAIBaseURL}
 	upCfg := responses.Config{APIKey: cfg.OpenAIAPIKey, BaseURL: cfg.OpenAIBaseURL, Model: cfg.OpenAIModel,
-		Layout: responses.Layout(cfg.ToolLayout), MaxRetries: cfg.OpenAIMaxRetries, Logger: log}
+		Layout: responses.Layout(cfg.ToolLayout), MaxRetries: cfg.OpenAIMaxRetries,
+		FirstByteTimeout: cfg.Upstream.FirstByteTimeout, IdleTimeout: cfg.Upstream.IdleTimeout, Logger: log}
 	if cfg.Offline() {
 		off, err := startOffline(cfg, log)
 		if err != nil {
@@ -216,7 +217,8 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, stdout io.W
 	}
 	api := toolhttp.NewServer(log, policies, chat, authn, store, toolhttp.Options{MaxBodyBytes: cfg.MaxBodyBytes, Heartbeat: cfg.SSEHeartbeat,
 		WebDir: cfg.WebDir, Web: frontend.App(), Version: build.Version,
-		TrustProxyHeaders: cfg.Auth.TrustProxy, AllowedHosts: cfg.AllowedHosts})
+		TrustProxyHeaders: cfg.Auth.TrustProxy, AllowedHosts: cfg.AllowedHosts, Idempotency: postgres.NewIdempotencyStore(pool),
+		Metrics: newMetrics(build, pool), MetricsToken: cfg.MetricsToken})
 
 	// No WriteTimeout: streamed responses live as long as their turn.
 	srv := &http.Server{Handler: api, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute,

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"path/filepath"
 	"time"
 
 	"github.com/toolgate/toolgate/internal/apperr"
@@ -31,7 +32,9 @@ type offline struct {
 func startOffline(cfg config.Config, log *slog.Logger) (*offline, error) {
 	o := &offline{baseURL: cfg.OpenAIBaseURL}
 	if o.baseURL == "" {
-		emu, err := emulator.New(emulator.Config{Logger: log.With("component", "emulator")})
+		// The emulator's stored responses live next to the secrets key file,
+		// so that pending approvals and conversations survive a restart.
+		emu, err := emulator.New(emulator.Config{StateFile: emulatorStateFile(cfg), Logger: log.With("component", "emulator")})
 		if err != nil {
 			return nil, fmt.Errorf("start the emulator: %w", err)
 		}
@@ -51,6 +54,12 @@ func startOffline(cfg config.Config, log *slog.Logger) (*offline, error) {
 		o.demoURL = "http://" + dialable(addr) + "/mcp"
 	}
 	return o, nil
+}
+
+// emulatorStateFile is where the in-process emulator keeps its stored
+// responses: in the offline data directory, beside SECRETS_KEY_FILE.
+func emulatorStateFile(cfg config.Config) string {
+	return filepath.Join(filepath.Dir(cfg.Secrets.KeyFile), "emulator-state.json")
 }
 
 func (o *offline) serve(key, addr string, h http.Handler, log *slog.Logger) (string, error) {

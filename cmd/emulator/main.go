@@ -39,6 +39,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 	apiKey := fs.String("api-key", getenv("EMULATOR_API_KEY"), "require this bearer key (default $EMULATOR_API_KEY; empty: accept any)")
 	mcpTimeout := fs.Duration("mcp-timeout", 30*time.Second, "limit for each MCP exchange (list, call)")
 	maxStored := fs.Int("max-stored", 10000, "responses kept for previous_response_id; the oldest are dropped first")
+	stateFile := fs.String("state", getenv("EMULATOR_STATE_FILE"), "keep the stored responses in this file across restarts (default $EMULATOR_STATE_FILE; empty: in memory only)")
 	if err := fs.Parse(args); errors.Is(err, flag.ErrHelp) {
 		return nil
 	} else if err != nil {
@@ -48,7 +49,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 		return fmt.Errorf("unexpected arguments %q", fs.Args())
 	}
 	log := slog.New(slog.NewTextHandler(stdout, nil))
-	emu, err := emulator.New(emulator.Config{Behavior: *behavior, APIKey: *apiKey, MCPTimeout: *mcpTimeout, MaxStored: *maxStored, Logger: log})
+	emu, err := emulator.New(emulator.Config{Behavior: *behavior, APIKey: *apiKey, MCPTimeout: *mcpTimeout, MaxStored: *maxStored, StateFile: *stateFile, Logger: log})
 	if err != nil {
 		return err
 	}

@@ -335,3 +335,41 @@ func TestRunServesApprovalFlowStreamingWithOpenAIGo(t *testing.T) {
 		t.Errorf("%d request lines in the log, want 2:\n%s", n, log.String())
 	}
 }
+
+// TestRunKeepsStoredResponsesInTheStateFile: with -state (or
+// EMULATOR_STATE_FILE) a response stored before a restart can be fetched
+// and continued after it.
+func TestRunKeepsStoredResponsesInTheStateFile(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "state.json")
+	for _, tc := range []struct {
+		name   string
+		getenv func(string) string
+		args   []string
+	}{
+		{"flag", noEnv, []string{"-state", file}},
+		{"env", func(k string) string { return map[string]string{"EMULATOR_STATE_FILE": file}[k] }, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			base, stop, _ := startRun(t, tc.getenv, tc.args...)
+			c := openai.NewClient(option.WithBaseURL(base), option.WithAPIKey("sk-test"), option.WithMaxRetries(0))
+			first, err := c.Responses.New(t.Context(), responses.ResponseNewParams{Model: "gpt-4.1",
+				Input: responses.ResponseNewParamsInputUnion{OfString: openai.String("hello")}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := stop(); err != nil {
+				t.Fatal(err)
+			}
+			base, stop, log := startRun(t, tc.getenv, tc.args...)
+			defer func() { _ = stop() }()
+			c = openai.NewClient(option.WithBaseURL(base), option.WithAPIKey("sk-test"), option.WithMaxRetries(0))
+			if _, err := c.Responses.Get(t.Context(), first.ID, responses.ResponseGetParams{}); err != nil {
+				t.Errorf("GET %s after the restart: %v\nlog:\n%s", first.ID, err, log)
+			}
+			if _, err := c.Responses.New(t.Context(), responses.ResponseNewParams{Model: "gpt-4.1", PreviousResponseID: openai.String(first.ID),
+				Input: responses.ResponseNewParamsInputUnion{OfString: openai.String("again")}}); err != nil {
+				t.Errorf("previous_response_id after the restart: %v", err)
+			}
+		})
+	}
+}

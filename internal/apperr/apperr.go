@@ -27,6 +27,7 @@ const (
 	TooMany         Kind = "too_many"        // rate limited: try again after RetryAfter
 	Unsupported     Kind = "unsupported"     // the body's media type is not JSON
 	Misdirected     Kind = "misdirected"     // the Host header is not one this server answers to
+	Unprocessable   Kind = "unprocessable"   // well-formed, but it contradicts an earlier request (a reused idempotency key)
 )
 
 // Error is a domain error with a machine code and a sentence a person can act on.
@@ -37,9 +38,22 @@ type Error struct {
 	Fields  map[string]string // field name -> problem, for invalid input
 	Details any               // the current state of what the request clashed with, sent as is
 	Err     error             // the cause, logged but never sent
-	// RetryAfter, for TooMany, is how many seconds to wait; sent as the
-	// Retry-After header.
+	// RetryAfter, for TooMany and Unavailable, is how many seconds to wait;
+	// sent as the Retry-After header.
 	RetryAfter int
+}
+
+// DatabaseRetryAfter is the Retry-After, in seconds, of database_unavailable:
+// long enough for the pool to reconnect or Postgres to finish restarting.
+const DatabaseRetryAfter = 3
+
+// DatabaseUnavailable is the error for a database that cannot be reached or
+// dropped the connection (refused, timed out, terminated, shutting down):
+// 503 database_unavailable with Retry-After. cause is logged, never sent.
+func DatabaseUnavailable(cause error) *Error {
+	e := Wrap(cause, Unavailable, "database_unavailable", "the database is not reachable right now; try again in a few seconds")
+	e.RetryAfter = DatabaseRetryAfter
+	return e
 }
 
 func (e *Error) Error() string {

@@ -28,6 +28,7 @@ type Config struct {
 	OpenAIBaseURL    string        // OPENAI_BASE_URL: the Responses API endpoint ("" = OpenAI's, or the in-process emulator when offline)
 	OpenAIModel      string        // OPENAI_MODEL
 	OpenAIMaxRetries int           // OPENAI_MAX_RETRIES: retries of a 429/5xx before anything streamed
+	Upstream         Upstream      // UPSTREAM_FIRST_BYTE_TIMEOUT, UPSTREAM_IDLE_TIMEOUT (upstream.go)
 	ToolLayout       string        // MCP_TOOL_LAYOUT: default or split
 	SSEHeartbeat     time.Duration // SSE_HEARTBEAT: interval of heartbeat comments on streams
 	EmulatorAddr     string        // EMULATOR_ADDR: where the in-process emulator listens when offline
@@ -41,6 +42,9 @@ type Config struct {
 	// answers to; others get 421 (DNS rebinding). Default: the host of
 	// LISTEN_ADDR (unless 0.0.0.0 or ::), localhost, 127.0.0.1, ::1.
 	AllowedHosts []string
+	// MetricsToken (METRICS_TOKEN) is the bearer token GET /metrics asks
+	// for; "" turns /metrics off (404).
+	MetricsToken string
 	Auth         Auth    // AUTH_MODE and the other sign-in settings (auth.go)
 	MCPNet       MCPNet  // MCP_ALLOWED_HOSTS, MCP_ALLOW_PRIVATE (secrets.go)
 	Secrets      Secrets // SECRETS_KEY, SECRETS_KEY_FILE (secrets.go)
@@ -103,6 +107,7 @@ func Load(getenv func(string) string) (Config, error) {
 	if c.OpenAIMaxRetries, err = strconv.Atoi(get("OPENAI_MAX_RETRIES", "2")); err != nil || c.OpenAIMaxRetries < 0 || c.OpenAIMaxRetries > 10 {
 		errs = append(errs, fmt.Sprintf("OPENAI_MAX_RETRIES must be a whole number from 0 to 10 (got %q)", getenv("OPENAI_MAX_RETRIES")))
 	}
+	c.Upstream = loadUpstream(get, &errs)
 	c.ToolLayout = get("MCP_TOOL_LAYOUT", "default")
 	if c.ToolLayout != "default" && c.ToolLayout != "split" {
 		errs = append(errs, fmt.Sprintf("MCP_TOOL_LAYOUT must be default or split (got %q)", c.ToolLayout))
@@ -129,6 +134,7 @@ func Load(getenv func(string) string) (Config, error) {
 		errs = append(errs, fmt.Sprintf("USER_MESSAGES_PER_MINUTE must be a whole number from 1 to 10000 (got %q)", getenv("USER_MESSAGES_PER_MINUTE")))
 	}
 	c.AllowedHosts = allowedHosts(getenv("ALLOWED_HOSTS"), c.ListenAddr, &errs)
+	c.MetricsToken = metricsToken(getenv("METRICS_TOKEN"), &errs)
 	c.Auth = loadAuth(get, c.ListenAddr, &errs)
 	c.MCPNet = loadMCPNet(get, &errs)
 	c.Secrets = loadSecrets(get, c.Offline(), &errs)
@@ -162,17 +168,50 @@ func (c Config) LogValue() slog.Value {
 		slog.String("openai_base_url", c.OpenAIBaseURL),
 		slog.String("openai_model", c.OpenAIModel),
 		slog.Int("openai_max_retries", c.OpenAIMaxRetries),
+		slog.Duration("upstream_first_byte_timeout", c.Upstream.FirstByteTimeout),
+		slog.Duration("upstream_idle_timeout", c.Upstream.IdleTimeout),
 		slog.String("mcp_tool_layout", c.ToolLayout),
 		slog.Duration("sse_heartbeat", c.SSEHeartbeat),
 		slog.String("web_dir", c.WebDir),
 		slog.Int("user_max_concurrent_turns", c.UserMaxConcurrentTurns),
 		slog.Int("user_messages_per_minute", c.UserMessagesPerMinute),
 		slog.String("allowed_hosts", strings.Join(c.AllowedHosts, ",")),
+		slog.String("metrics_token", setOrUnset(c.MetricsToken)),
 		slog.Any("auth", c.Auth),
 		slog.String("mcp_allowed_hosts", c.MCPNet.AllowedHosts),
 		slog.Bool("mcp_allow_private", c.MCPNet.AllowPrivate),
 		slog.Any("secrets", c.Secrets),
 	)
+}
+
+// MinMetricsTokenLen is the shortest METRICS_TOKEN accepted.
+const MinMetricsTokenLen = 24
+
+// metricsToken reads METRICS_TOKEN: unset, or a token of at least
+// MinMetricsTokenLen visible ASCII characters (it is compared with the
+// bearer token a scraper sends).
+func metricsToken(raw string, errs *[]string) string {
+	tok := strings.TrimSpace(raw)
+	if tok == "" {
+		return ""
+	}
+	ok := len(tok) >= MinMetricsTokenLen
+	for i := 0; ok && i < len(tok); i++ {
+		ok = tok[i] > ' ' && tok[i] < 0x7f
+	}
+	if !ok {
+		*errs = append(*errs, fmt.Sprintf("METRICS_TOKEN must be at least %d visible ASCII characters without spaces, "+
+			"e.g. the output of `openssl rand -hex 32` (got %d characters); unset it to turn GET /metrics off", MinMetricsTokenLen, len(tok)))
+		return ""
+	}
+	return tok
+}
+
+func setOrUnset(v string) string {
+	if v == "" {
+		return "(unset)"
+	}
+	return "(set)"
 }
 
 func maskKey(k string) string {

@@ -2,6 +2,7 @@ package config
 
 import (
 	"log/slog"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -19,7 +20,8 @@ func TestLoad_Defaults(t *testing.T) {
 	want := Config{ListenAddr: "127.0.0.1:8080", DatabaseURL: DefaultDatabaseURL, CreateDatabase: true,
 		LogLevel: slog.LevelInfo, LogFormat: "text", DiscoveryTimeout: 10 * time.Second,
 		MaxBodyBytes: 1 << 20, ShutdownTimeout: 10 * time.Second,
-		OpenAIModel: "gpt-5-mini", OpenAIMaxRetries: 2, ToolLayout: "default", SSEHeartbeat: 15 * time.Second,
+		OpenAIModel: "gpt-5-mini", OpenAIMaxRetries: 2, ToolLayout: "default",
+		Upstream: Upstream{FirstByteTimeout: time.Minute, IdleTimeout: 5 * time.Minute}, SSEHeartbeat: 15 * time.Second,
 		EmulatorAddr: "127.0.0.1:8091", DemoMCPAddr: "127.0.0.1:8090", OfflineDemo: true}
 	want.AllowedHosts = []string{"127.0.0.1", "localhost", "::1"} // ALLOWED_HOSTS: LISTEN_ADDR's host first
 	want.UserMaxConcurrentTurns, want.UserMessagesPerMinute = 4, 30
@@ -72,5 +74,27 @@ func TestLogValue_MasksAPIKey(t *testing.T) {
 	slog.New(slog.NewTextHandler(&b, nil)).Info("config", "config", c)
 	if strings.Contains(b.String(), "verysecret") || c.Offline() {
 		t.Errorf("logged config = %s (offline %v)", b.String(), c.Offline())
+	}
+}
+
+func TestLoad_UpstreamTimeouts(t *testing.T) {
+	got, err := Load(env(map[string]string{"UPSTREAM_FIRST_BYTE_TIMEOUT": "90s", "UPSTREAM_IDLE_TIMEOUT": "15m"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := (Upstream{FirstByteTimeout: 90 * time.Second, IdleTimeout: 15 * time.Minute}); got.Upstream != want {
+		t.Errorf("Upstream = %+v, want %+v", got.Upstream, want)
+	}
+	for _, bad := range []string{"60", "soon", "0s", "-5m", "500ms", "2h"} {
+		_, err := Load(env(map[string]string{"UPSTREAM_FIRST_BYTE_TIMEOUT": bad, "UPSTREAM_IDLE_TIMEOUT": bad}))
+		if err == nil {
+			t.Errorf("timeouts %q accepted", bad)
+			continue
+		}
+		for _, key := range []string{"UPSTREAM_FIRST_BYTE_TIMEOUT", "UPSTREAM_IDLE_TIMEOUT"} {
+			if want := key + " must be a duration from 1s to 1h"; !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), strconv.Quote(bad)) {
+				t.Errorf("%s=%q: error does not say what to fix:\n%s", key, bad, err)
+			}
+		}
 	}
 }

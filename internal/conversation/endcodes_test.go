@@ -144,6 +144,56 @@ var endCases = []endCase{
 				t.Errorf("%d requests, want 3 (a message retries twice)", n)
 			}
 		}},
+	{name: "the provider's account is out of quota", code: "upstream_quota_exceeded",
+		start: func(e *engine) *conversation.Turn {
+			e.up.setBehavior("quota")
+			return e.message(ana, "", "hello")
+		},
+		check: func(t *testing.T, e *engine, _ *conversation.Turn, rec *recorder, _ conversation.Transcript) {
+			if n := e.up.count(); n != 1 {
+				t.Errorf("%d requests, want 1: waiting does not bring quota back, so it is never retried", n)
+			}
+			if te, _ := rec.lastData().(conversation.TurnError); !strings.Contains(te.Message, "plan and billing") {
+				t.Errorf("error %q does not say to check the account's plan and billing", te.Message)
+			}
+		}},
+	{name: "the provider sends nothing after the request", code: conversation.CodeFirstByteTimeout, retryable: true,
+		opts: engineOptions{firstByte: 300 * time.Millisecond, idle: time.Minute},
+		start: func(e *engine) *conversation.Turn {
+			e.up.setBehavior("stall=1m")
+			return e.message(ana, "", "hello")
+		},
+		check: func(t *testing.T, e *engine, _ *conversation.Turn, rec *recorder, _ conversation.Transcript) {
+			if n := e.up.count(); n != 1 {
+				t.Errorf("%d requests, want 1: a timeout is not retried on its own", n)
+			}
+			if te, _ := rec.lastData().(conversation.TurnError); !strings.Contains(te.Message, "300ms") || !strings.Contains(te.Message, "retrying may help") {
+				t.Errorf("error %q does not say how long it waited and that retrying may help", te.Message)
+			}
+		}},
+	{name: "a slow but steady provider is not cut", code: conversation.CodeFirstByteTimeout, retryable: true,
+		opts: engineOptions{firstByte: 300 * time.Millisecond, idle: 300 * time.Millisecond},
+		start: func(e *engine) *conversation.Turn {
+			// Each event comes within the idle timeout, the whole answer
+			// takes far longer than both: the turn completes, then the next
+			// request stalls before its first event.
+			e.up.setBehavior("event-delay=100ms; deltas=6")
+			conv, _ := e.send(ana, "", "hello")
+			e.up.setBehavior("stall=1m")
+			return e.message(ana, conv, "again")
+		}},
+	{name: "the provider goes silent mid-answer", code: conversation.CodeIdleTimeout, retryable: true,
+		opts: engineOptions{firstByte: time.Minute, idle: 300 * time.Millisecond},
+		start: func(e *engine) *conversation.Turn {
+			e.up.setBehavior(streaming)
+			return e.message(ana, "", "hello")
+		},
+		check: func(t *testing.T, _ *engine, _ *conversation.Turn, rec *recorder, tr conversation.Transcript) {
+			if te, _ := rec.lastData().(conversation.TurnError); !strings.Contains(te.Message, "300ms") || !strings.Contains(te.Message, "retrying may help") {
+				t.Errorf("error %q does not say how long it waited and that retrying may help", te.Message)
+			}
+			wantPartial(t, tr)
+		}},
 	{name: "the provider fails", code: "upstream_unavailable", retryable: true,
 		start: func(e *engine) *conversation.Turn {
 			e.up.setBehavior("status=503; retry-after=0")

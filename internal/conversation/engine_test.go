@@ -40,6 +40,9 @@ type engine struct {
 type engineOptions struct {
 	limits      conversation.Limits
 	unreachable bool // the model's provider refuses connections
+	// firstByte and idle are the client's UPSTREAM_FIRST_BYTE_TIMEOUT and
+	// UPSTREAM_IDLE_TIMEOUT (0: none).
+	firstByte, idle time.Duration
 }
 
 func newEngine(t *testing.T, opts engineOptions) *engine {
@@ -64,7 +67,7 @@ func newEngine(t *testing.T, opts engineOptions) *engine {
 		base = closedURL(t)
 	}
 	client := responses.New(responses.Config{APIKey: "test-key", BaseURL: base + "/v1/", Model: "gpt-5-mini",
-		Layout: responses.LayoutDefault, MaxRetries: 2, Logger: log})
+		Layout: responses.LayoutDefault, MaxRetries: 2, FirstByteTimeout: opts.firstByte, IdleTimeout: opts.idle, Logger: log})
 	chat := conversation.NewService(postgres.NewConversationStore(pool), postgres.NewConversationPolicies(policies), client,
 		conversation.Info{Offline: true, Model: "gpt-5-mini"}, opts.limits, log)
 	return &engine{t: t, pool: pool, chat: chat, policies: policies, up: up}

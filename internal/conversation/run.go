@@ -292,6 +292,13 @@ func (r *relay) upstreamError(ctx context.Context, err error, streamed bool) Tur
 		return TurnError{Code: "cancelled", Message: "the turn was cancelled; what arrived before is kept"}
 	case errors.As(err, &ue) && ue.Code == CodeUnreachable:
 		return TurnError{Code: CodeUnreachable, Message: "the model's provider could not be reached: " + ue.Message, Retryable: true}
+	case errors.As(err, &ue) && ue.Code == CodeFirstByteTimeout:
+		return TurnError{Code: CodeFirstByteTimeout, Message: ue.Message + "; retrying may help", Retryable: true}
+	case errors.As(err, &ue) && ue.Code == CodeIdleTimeout:
+		return TurnError{Code: CodeIdleTimeout, Message: ue.Message + "; what arrived before is kept, and retrying may help", Retryable: true}
+	case errors.As(err, &ue) && ue.QuotaExceeded():
+		return TurnError{Code: "upstream_quota_exceeded", Message: "the model's provider refused the request because the OpenAI account has run out of quota or credit (" +
+			ue.Message + "); an admin needs to check the account's plan and billing at platform.openai.com before turns can run again"}
 	case errors.As(err, &ue) && ue.Status == 429:
 		return TurnError{Code: "upstream_rate_limited", Message: "the model's provider is rate limiting requests (429) and retries did not help; try again in a moment: " + ue.Message, Retryable: true}
 	case errors.As(err, &ue) && ue.Status >= 500:

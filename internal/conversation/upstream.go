@@ -94,6 +94,20 @@ type UpstreamItem struct {
 // reached at all (connection refused, DNS, TLS): Status is 0.
 const CodeUnreachable = "upstream_unreachable"
 
+// The UpstreamError codes (Status 0) of a provider that went silent: no
+// event within UPSTREAM_FIRST_BYTE_TIMEOUT of sending the request, or none
+// for UPSTREAM_IDLE_TIMEOUT once the answer streams. The turn ends with the
+// same code; the request was sent, so it may have been acted on.
+const (
+	CodeFirstByteTimeout = "upstream_first_byte_timeout"
+	CodeIdleTimeout      = "upstream_idle_timeout"
+)
+
+// ProviderCodeInsufficientQuota is the code (and type) of OpenAI's 429 for
+// an account out of quota or credit: unlike a rate limit, waiting does not
+// help, so it is never retried.
+const ProviderCodeInsufficientQuota = "insufficient_quota"
+
 // UpstreamError is an error the provider reported: an HTTP error status, an
 // error event, or a failed response.
 type UpstreamError struct {
@@ -114,6 +128,14 @@ func (e *UpstreamError) Error() string {
 
 // Retryable reports whether sending the same request again later may work.
 func (e *UpstreamError) Retryable() bool {
+	if e.QuotaExceeded() {
+		return false
+	}
 	return e.Status == 408 || e.Status == 409 || e.Status == 429 || e.Status >= 500 ||
-		(e.Status == 0 && (e.Code == CodeUnreachable || e.Code == "rate_limit_exceeded" || e.Code == "server_error"))
+		(e.Status == 0 && (e.Code == CodeUnreachable || e.Code == CodeFirstByteTimeout || e.Code == CodeIdleTimeout ||
+			e.Code == "rate_limit_exceeded" || e.Code == "server_error"))
 }
+
+// QuotaExceeded reports whether the provider refused because the account
+// has no quota or credit left (OpenAI's insufficient_quota).
+func (e *UpstreamError) QuotaExceeded() bool { return e.Code == ProviderCodeInsufficientQuota }

@@ -23,6 +23,7 @@ type Behavior struct {
 
 	Status     int    // answer with this HTTP error status instead (429, 5xx, ...)
 	RetryAfter string // Retry-After for Status 429 (seconds)
+	Quota      bool   // Status 429 is insufficient_quota (the account has no quota or credit left), not a rate limit
 	Times      int    // faults apply only to the first Times requests with the same behavior (0: always)
 
 	Stall   time.Duration // pause this long (or until the client leaves) at event At; At 0: before the first byte
@@ -76,6 +77,9 @@ func ParseBehavior(s string) (Behavior, error) {
 			if err == nil && (b.Status < 400 || b.Status > 599) {
 				err = fmt.Errorf("want an HTTP error status 400-599")
 			}
+		case "quota":
+			b.Status, b.Quota = 429, true
+			err = noValue(hasVal)
 		case "retry-after":
 			// 0 is a valid Retry-After: clients retry at once, which keeps
 			// retry tests fast.
@@ -109,13 +113,16 @@ func ParseBehavior(s string) (Behavior, error) {
 				err = fmt.Errorf("want list, list-in-stream or call")
 			}
 		default:
-			return Behavior{}, fmt.Errorf("unknown behavior %q (known: first-event-delay, event-delay, deltas, delta-size, status, retry-after, times, stall, at, cut, error-event, failed, incomplete, mcp-error)", key)
+			return Behavior{}, fmt.Errorf("unknown behavior %q (known: first-event-delay, event-delay, deltas, delta-size, status, quota, retry-after, times, stall, at, cut, error-event, failed, incomplete, mcp-error)", key)
 		}
 		if err != nil {
 			return Behavior{}, fmt.Errorf("behavior %q: %w", p, err)
 		}
 	}
-	if b.Status == 429 && b.RetryAfter == "" {
+	if b.Quota && b.Status != 429 {
+		return Behavior{}, fmt.Errorf("behavior quota answers 429: it cannot go with status=%d", b.Status)
+	}
+	if b.Status == 429 && b.RetryAfter == "" && !b.Quota {
 		b.RetryAfter = "1"
 	}
 	if b.Stall != 0 && b.At < 0 {

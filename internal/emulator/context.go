@@ -67,7 +67,7 @@ func (s *Server) resolve(r *request) (*resolved, *apiError) {
 			}
 		}
 	}
-	for _, it := range res.input {
+	for i, it := range res.input {
 		if it.Type != "mcp_approval_response" {
 			continue
 		}
@@ -79,6 +79,9 @@ func (s *Server) resolve(r *request) (*resolved, *apiError) {
 			return nil, invalid(it.Param+".approval_request_id", "", "The MCP approval request '%s' already has an approval. Each approval request can be answered once.", id)
 		}
 		answered[id] = true
+		if s.consumed(res, i) {
+			continue
+		}
 		res.answers = append(res.answers, it)
 	}
 	var open []string
@@ -100,6 +103,48 @@ func (s *Server) resolve(r *request) (*resolved, *apiError) {
 		}
 	}
 	return res, nil
+}
+
+// consumed says whether the approval response res.input[i] was acted on
+// already, so that a client re-sending the whole conversation (as
+// @ai-sdk/openai does: its turn 4 re-sends the turn-1 denial) does not run
+// an approved tool again or report a denial again
+// (vercel-ai_openai-mcp-tool-approval.4 has only the new call). It was when
+//   - an mcp_call of that approval request is in the context (the tool ran);
+//   - the model answered after it: a model-made item (an assistant
+//     message, reasoning, a tool list, call or approval request) follows it
+//     in the input;
+//   - its approval request came in the input, not from previous_response_id,
+//     and a stored response already took an answer to it as input.
+//
+// An answer in the history of previous_response_id plus the same answer in
+// the input stays the 400 "already has an approval".
+func (s *Server) consumed(res *resolved, i int) bool {
+	id := res.input[i].ApprovalRequestID
+	for _, it := range append(append([]ctxItem{}, res.history...), res.input...) {
+		if it.Type == "mcp_call" && it.ApprovalRequestID == id {
+			return true
+		}
+	}
+	for _, it := range res.input[i+1:] {
+		switch {
+		case it.Type == "message" && it.Role == "assistant",
+			it.Type == "reasoning", it.Type == "mcp_list_tools", it.Type == "mcp_call", it.Type == "mcp_approval_request":
+			return true
+		}
+	}
+	inHistory := false
+	for _, it := range res.history {
+		if it.Type == "mcp_approval_request" && it.ID == id {
+			inHistory = true
+		}
+	}
+	if !inHistory {
+		if _, ok := s.store.answered(id); ok {
+			return true
+		}
+	}
+	return false
 }
 
 func findTool(tools []mcpTool, label string) *mcpTool {

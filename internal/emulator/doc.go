@@ -36,7 +36,11 @@
 // the context (such as an item_reference to the mcpr_ item together with
 // previous_response_id) is a 400 in OpenAI's error shape. approve: true runs
 // the tool (the mcp_call carries approval_request_id); approve: false makes
-// the model say it did not run the tool, quoting the reason.
+// the model say it did not run the tool, quoting the reason. An answer that
+// a client re-sends with the whole conversation is not applied again once
+// the model went on after it or a stored response took it (see
+// docs/emulator.md). Config.StateFile keeps the stored responses across
+// restarts.
 //
 // # The deterministic model
 //

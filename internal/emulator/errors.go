@@ -95,3 +95,10 @@ func statusError(status int, retryAfter string) *apiError {
 	}
 	return e
 }
+
+// quotaError is the 429 the real API sends when the account has no quota or
+// credit left: unlike a rate limit, waiting does not help.
+func quotaError() *apiError {
+	return &apiError{Status: http.StatusTooManyRequests, Type: "insufficient_quota", Code: strp("insufficient_quota"),
+		Message: "You exceeded your current quota, please check your plan and billing details (emulated)."}
+}

@@ -26,6 +26,15 @@ type Config struct {
 	// MaxStored is how many responses are kept for previous_response_id and
 	// GET; the oldest are dropped first. Default 10000.
 	MaxStored int
+	// StateFile, when set, keeps the stored responses across restarts: it is
+	// read by New and rewritten atomically (a temporary file, then a
+	// rename) after each stored response. A missing file is an empty state;
+	// a file that is not valid JSON of this version is ignored with a
+	// warning and replaced on the next write.
+	StateFile string
+	// StateKeep is how many of the newest responses the state file keeps.
+	// Default 1000.
+	StateKeep int
 	// Logger gets one line per request. Default: discard.
 	Logger *slog.Logger
 	// Now is the clock. Default time.Now.
@@ -56,7 +65,16 @@ func New(cfg Config) (*Server, error) {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	return &Server{cfg: cfg, defaults: def, store: newStore(cfg.MaxStored), log: cfg.Logger}, nil
+	if cfg.StateKeep <= 0 {
+		cfg.StateKeep = defaultStateKeep
+	}
+	s := &Server{cfg: cfg, defaults: def, store: newStore(cfg.MaxStored), log: cfg.Logger}
+	if cfg.StateFile != "" {
+		if err := s.store.load(cfg.StateFile, s.log); err != nil {
+			return nil, err
+		}
+	}
+	return s, nil
 }
 
 func (s *Server) now() time.Time { return s.cfg.Now() }
@@ -158,7 +176,11 @@ func (s *Server) create(w http.ResponseWriter, hr *http.Request) {
 	}
 	if beh.Status != 0 {
 		sleepCtx(hr.Context(), beh.FirstEventDelay)
-		fail(statusError(beh.Status, beh.RetryAfter))
+		if beh.Quota {
+			fail(quotaError())
+		} else {
+			fail(statusError(beh.Status, beh.RetryAfter))
+		}
 		return
 	}
 
@@ -181,6 +203,11 @@ func (s *Server) create(w http.ResponseWriter, hr *http.Request) {
 	final, _ := json.Marshal(t.resp)
 	if r.Store {
 		s.store.put(t.resp.ID, &stored{resp: final, prev: r.PreviousResponseID, input: res.input, output: t.out})
+		if s.cfg.StateFile != "" {
+			if err := s.store.save(s.cfg.StateFile, s.cfg.StateKeep); err != nil {
+				s.log.Warn("could not write the emulator state file; stored responses will not survive a restart", "file", s.cfg.StateFile, "error", err.Error())
+			}
+		}
 	}
 	outcome = t.resp.Status
 	switch {

@@ -23,18 +23,22 @@ type stored struct {
 
 // store keeps responses in memory, dropping the oldest beyond max.
 type store struct {
-	mu    sync.RWMutex
-	max   int
-	byID  map[string]*stored
-	items map[string]ctxItem // every stored item by id, for item_reference
-	order []string
+	saveMu sync.Mutex // one state file write at a time
+	mu     sync.RWMutex
+	max    int
+	byID   map[string]*stored
+	items  map[string]ctxItem // every stored item by id, for item_reference
+	// answeredIn maps an approval request id to the stored response whose
+	// input answered it, so that a re-sent answer is not applied again.
+	answeredIn map[string]string
+	order      []string
 }
 
 func newStore(max int) *store {
 	if max <= 0 {
 		max = 10000
 	}
-	return &store{max: max, byID: map[string]*stored{}, items: map[string]ctxItem{}}
+	return &store{max: max, byID: map[string]*stored{}, items: map[string]ctxItem{}, answeredIn: map[string]string{}}
 }
 
 func (s *store) put(id string, st *stored) {
@@ -48,11 +52,19 @@ func (s *store) put(id string, st *stored) {
 		if it.ID != "" && it.Type != "item_reference" {
 			s.items[it.ID] = it
 		}
+		if it.Type == "mcp_approval_response" {
+			if _, ok := s.answeredIn[it.ApprovalRequestID]; !ok {
+				s.answeredIn[it.ApprovalRequestID] = id
+			}
+		}
 	}
 	for len(s.order) > s.max {
 		old := s.byID[s.order[0]]
 		for _, it := range append(append([]ctxItem{}, old.input...), old.output...) {
 			delete(s.items, it.ID)
+			if it.Type == "mcp_approval_response" && s.answeredIn[it.ApprovalRequestID] == s.order[0] {
+				delete(s.answeredIn, it.ApprovalRequestID)
+			}
 		}
 		delete(s.byID, s.order[0])
 		s.order = s.order[1:]
@@ -64,6 +76,15 @@ func (s *store) get(id string) (*stored, bool) {
 	defer s.mu.RUnlock()
 	st, ok := s.byID[id]
 	return st, ok
+}
+
+// answered returns the stored response whose input answered the approval
+// request id, if any.
+func (s *store) answered(id string) (string, bool) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	resp, ok := s.answeredIn[id]
+	return resp, ok
 }
 
 func (s *store) item(id string) (ctxItem, bool) {

@@ -22,6 +22,7 @@ import (
 	"github.com/toolgate/toolgate/internal/demomcp"
 	toolhttp "github.com/toolgate/toolgate/internal/http"
 	"github.com/toolgate/toolgate/internal/mcpclient"
+	"github.com/toolgate/toolgate/internal/metrics"
 	"github.com/toolgate/toolgate/internal/policy"
 	"github.com/toolgate/toolgate/internal/postgres"
 	"github.com/toolgate/toolgate/internal/responses"
@@ -58,6 +59,8 @@ type envOptions struct {
 	limits     conversation.Limits // USER_MAX_CONCURRENT_TURNS, USER_MESSAGES_PER_MINUTE (zero: none)
 	authMode   auth.Mode           // AUTH_MODE ("": local)
 	trustProxy bool                // TRUST_PROXY_HEADERS
+	metrics    *metrics.Metrics    // the server's metrics (nil: none)
+	metricsTok string              // METRICS_TOKEN
 }
 
 const demoToken = "demo-secret-token-0123456789"
@@ -144,7 +147,8 @@ func (e *apiEnv) start() {
 	}
 	e.auth = auth.NewService(postgres.NewUserStore(e.pool), auth.Options{Mode: e.opts.authMode}, e.log)
 	e.api = toolhttp.NewServer(e.log, svc, e.chat, e.auth, store, toolhttp.Options{MaxBodyBytes: 64 << 10, Heartbeat: e.opts.heartbeat, WebDir: e.opts.webDir,
-		Web: e.opts.web, Version: e.opts.version, TrustProxyHeaders: e.opts.trustProxy})
+		Web: e.opts.web, Version: e.opts.version, TrustProxyHeaders: e.opts.trustProxy,
+		Metrics: e.opts.metrics, MetricsToken: e.opts.metricsTok, Idempotency: postgres.NewIdempotencyStore(e.pool)})
 	if e.opts.authMode == auth.ModeNone {
 		if _, err := e.auth.EnsureLocalUser(context.Background()); err != nil {
 			e.t.Fatal(err)

@@ -26,6 +26,7 @@ var statusOf = map[apperr.Kind]int{
 	apperr.TooMany:         http.StatusTooManyRequests,
 	apperr.Unsupported:     http.StatusUnsupportedMediaType,
 	apperr.Misdirected:     http.StatusMisdirectedRequest,
+	apperr.Unprocessable:   http.StatusUnprocessableEntity,
 }
 
 type errorBody struct {
@@ -54,7 +55,7 @@ func (s *Server) handleError(err error, c echo.Context) {
 			s.log.ErrorContext(c.Request().Context(), "internal error", "error", err, "request_id", requestID(c))
 		}
 	}
-	if e.Kind == apperr.TooMany && e.RetryAfter > 0 {
+	if e.RetryAfter > 0 { // TooMany, Unavailable (database_unavailable)
 		c.Response().Header().Set("Retry-After", strconv.Itoa(e.RetryAfter))
 	}
 	if c.Request().Method == http.MethodHead {

@@ -18,8 +18,9 @@ import (
 	"github.com/toolgate/toolgate/internal/postgres"
 )
 
-// TestFaults_DatabaseDownIs503WithoutDetails: with no database the API
-// says so in the one error shape, and leaks no driver detail.
+// TestFaults_DatabaseDownIs503WithoutDetails: with no database (connection
+// refused on a closed port) the API says so in the one error shape, with
+// Retry-After, and leaks no driver detail.
 func TestFaults_DatabaseDownIs503WithoutDetails(t *testing.T) {
 	pool, err := pgxpool.New(context.Background(), "postgres://postgres@127.0.0.1:1/toolgate?sslmode=disable&connect_timeout=2")
 	if err != nil {
@@ -43,15 +44,18 @@ func TestFaults_DatabaseDownIs503WithoutDetails(t *testing.T) {
 	for _, path := range []string{"/api/mcp/servers", "/api/settings", "/api/audit", "/readyz"} {
 		var got apiError
 		res := e.must(503, "GET", path, nil, &got)
-		if got.Error.Code != "database_unavailable" {
-			t.Errorf("GET %s: code %q", path, got.Error.Code)
+		if got.Error.Code != "database_unavailable" || res.header.Get("Retry-After") != "3" {
+			t.Errorf("GET %s: code %q, Retry-After %q; want database_unavailable, 3", path, got.Error.Code, res.header.Get("Retry-After"))
 		}
 		if strings.Contains(string(res.body), "127.0.0.1:1") || strings.Contains(string(res.body), "dial") {
 			t.Errorf("GET %s leaks driver detail: %s", path, res.body)
 		}
 	}
 	var got apiError
-	e.must(503, "POST", "/api/mcp/servers", map[string]any{"label": "x", "url": "http://x.example/mcp"}, &got)
+	res := e.must(503, "POST", "/api/mcp/servers", map[string]any{"label": "x", "url": "http://x.example/mcp"}, &got)
+	if got.Error.Code != "database_unavailable" || res.header.Get("Retry-After") != "3" {
+		t.Errorf("POST /api/mcp/servers: code %q, Retry-After %q; want database_unavailable, 3", got.Error.Code, res.header.Get("Retry-After"))
+	}
 	mu.Lock()
 	defer mu.Unlock()
 	if !strings.Contains(logs.String(), "level=ERROR") || !strings.Contains(logs.String(), "status=503") {

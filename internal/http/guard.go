@@ -42,11 +42,12 @@ const bodyChecked = "toolgate.body_checked"
 //     form or a no-cors fetch can only send form or text/plain bodies;
 //   - NUL or invalid UTF-8 in a JSON string (400 invalid_text).
 //
-// /healthz and /readyz skip the Host check: probes use pod IPs.
+// /healthz, /readyz and /metrics skip the Host check: probes and
+// Prometheus use pod IPs (/metrics needs METRICS_TOKEN, which no page has).
 func (s *Server) guard(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		r := c.Request()
-		if r.URL.Path != "/healthz" && r.URL.Path != "/readyz" {
+		if r.URL.Path != "/healthz" && r.URL.Path != "/readyz" && r.URL.Path != "/metrics" {
 			if err := s.checkHost(r.Host); err != nil {
 				return err
 			}

@@ -25,7 +25,7 @@ func (s *Server) readyz(c echo.Context) error {
 	defer cancel()
 	if err := s.db.Ping(ctx); err != nil {
 		s.log.WarnContext(ctx, "readiness check failed", "error", err)
-		return apperr.Wrap(err, apperr.Unavailable, "database_unavailable", "the database is not reachable")
+		return apperr.DatabaseUnavailable(err)
 	}
 	return c.JSON(http.StatusOK, statusResponse{"ready"})
 }

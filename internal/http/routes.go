@@ -6,6 +6,8 @@ func (s *Server) routes() {
 	e := s.echo
 	e.GET("/healthz", s.healthz)
 	e.GET("/readyz", s.readyz)
+	// Prometheus metrics, for METRICS_TOKEN only (metrics.go).
+	e.GET("/metrics", s.getMetrics)
 
 	// Accounts (auth.go, users.go, tokens.go). Every /api route but the
 	// sign-in ones needs a session or a token; adminOnly: admins only.
@@ -51,8 +53,9 @@ func (s *Server) routes() {
 	e.POST("/api/conversations/:conversationId/cancel", s.cancelConversation)
 
 	// Server-sent event streams: no timeout middleware, heartbeats instead.
-	e.POST("/api/responses", s.postResponse)
-	e.POST("/api/responses/approval-response", s.postApprovalResponse)
+	// Both take an Idempotency-Key (idempotency.go).
+	e.POST("/api/responses", s.postResponse, s.idempotent)
+	e.POST("/api/responses/approval-response", s.postApprovalResponse, s.idempotent)
 	e.POST("/api/conversations/:conversationId/retry", s.retryConversation)
 
 	// The web app (embedded in the binary, or WEB_DIR; web.go): files, and

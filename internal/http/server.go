@@ -18,6 +18,7 @@ import (
 
 	"github.com/toolgate/toolgate/internal/auth"
 	"github.com/toolgate/toolgate/internal/conversation"
+	"github.com/toolgate/toolgate/internal/metrics"
 	"github.com/toolgate/toolgate/internal/policy"
 )
 
@@ -44,6 +45,11 @@ type Server struct {
 
 	auth       *auth.Service // who is calling (auth.go)
 	trustProxy bool          // TRUST_PROXY_HEADERS: X-Forwarded-For/-Proto are the client's
+
+	metrics      *metrics.Metrics // nil: nothing is counted (metrics.go)
+	metricsToken string           // METRICS_TOKEN: GET /metrics needs it ("": /metrics is off)
+
+	idem IdempotencyStore // Idempotency-Key on the chat routes (idempotency.go); nil: the header is ignored
 }
 
 // Options are the API's limits.
@@ -63,6 +69,14 @@ type Options struct {
 	// TrustProxyHeaders (TRUST_PROXY_HEADERS): take the client address from
 	// X-Forwarded-For and https from X-Forwarded-Proto.
 	TrustProxyHeaders bool
+	// Idempotency keeps the Idempotency-Key of the chat routes
+	// (postgres.NewIdempotencyStore); nil: the header is ignored.
+	Idempotency IdempotencyStore
+	// Metrics counts requests, streams and turns (nil: nothing is counted);
+	// GET /metrics serves them to a caller with MetricsToken (METRICS_TOKEN;
+	// "": /metrics answers 404).
+	Metrics      *metrics.Metrics
+	MetricsToken string
 }
 
 // NewServer returns the API with every dependency explicit.
@@ -96,6 +110,8 @@ func NewServer(log *slog.Logger, policies *policy.Service, chat *conversation.Se
 	}
 	s.crossOrigin = http.NewCrossOriginProtection()
 	s.auth, s.trustProxy = authn, opts.TrustProxyHeaders
+	s.idem = opts.Idempotency
+	s.metrics, s.metricsToken = opts.Metrics, opts.MetricsToken
 	// The client address keys the sign-in rate limit: a header only when a
 	// proxy we trust sets it.
 	e.IPExtractor = echo.ExtractIPDirect()
@@ -104,8 +120,10 @@ func NewServer(log *slog.Logger, policies *policy.Service, chat *conversation.Se
 	}
 	e.HTTPErrorHandler = s.handleError
 	// Before routing, so that the guard also covers unknown paths and the
-	// web app: request id, log, recover, then the guard (guard.go).
+	// web app: request id, metrics (metrics.go), log, recover, then the
+	// guard (guard.go).
 	e.Pre(middleware.RequestID())
+	e.Pre(s.observeRequests)
 	e.Pre(s.logRequests)
 	e.Pre(middleware.RecoverWithConfig(middleware.RecoverConfig{DisableStackAll: true, LogLevel: 0,
 		LogErrorFunc: func(c echo.Context, err error, stack []byte) error {

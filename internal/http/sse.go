@@ -64,15 +64,16 @@ func (s *sseSink) write(text string) {
 // stream runs a prepared turn as the response to c: SSE headers, heartbeat
 // comments every s.heartbeat, the turn's events, then the end of the body.
 func (s *Server) stream(c echo.Context, turn *conversation.Turn) error {
-	w := c.Response()
-	h := w.Header()
-	h.Set(echo.HeaderContentType, "text/event-stream; charset=utf-8")
-	h.Set(echo.HeaderCacheControl, "no-store")
-	h.Set("X-Accel-Buffering", "no") // nginx: do not buffer the stream
-	h.Set("X-Conversation-Id", turn.ConversationID())
-	w.WriteHeader(http.StatusOK)
-	sink := &sseSink{w: w, rc: http.NewResponseController(w), log: s.log.With("conversation_id", turn.ConversationID())}
-	sink.ping() // headers and a first byte now, before the model answers
+	rec, keyed := recorder(c) // an Idempotency-Key: keep the stream for repeats (idempotency.go)
+	if keyed {
+		rec.start(turn.ConversationID())
+	}
+	sink := s.openStream(c, turn.ConversationID())
+	defer s.metrics.StreamOpened()() // metrics.go
+	var out conversation.Sink = sink
+	if keyed {
+		rec.next, out = sink, rec
+	}
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
 	wg.Go(func() {
@@ -87,8 +88,23 @@ func (s *Server) stream(c echo.Context, turn *conversation.Turn) error {
 			}
 		}
 	})
-	turn.Run(c.Request().Context(), sink)
+	turn.Run(c.Request().Context(), s.observe(out))
 	close(stop)
 	wg.Wait()
 	return nil
+}
+
+// openStream answers c with the SSE headers and a first heartbeat, and
+// returns the sink for its events.
+func (s *Server) openStream(c echo.Context, conversationID string) *sseSink {
+	w := c.Response()
+	h := w.Header()
+	h.Set(echo.HeaderContentType, "text/event-stream; charset=utf-8")
+	h.Set(echo.HeaderCacheControl, "no-store")
+	h.Set("X-Accel-Buffering", "no") // nginx: do not buffer the stream
+	h.Set("X-Conversation-Id", conversationID)
+	w.WriteHeader(http.StatusOK)
+	sink := &sseSink{w: w, rc: http.NewResponseController(w), log: s.log.With("conversation_id", conversationID)}
+	sink.ping() // headers and a first byte now, before the model answers
+	return sink
 }

@@ -9,7 +9,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
+	"net"
+	"strings"
+	"syscall"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -84,9 +88,12 @@ func inTx(ctx context.Context, pool *pgxpool.Pool, fn func(pgx.Tx) error) error 
 
 // translate is the one place where driver errors become domain errors; what
 // names the operation. No row, or a row it refers to gone meanwhile, is
-// NotFound; a duplicate is Conflict; an unreachable or missing database is
-// Unavailable. Callers that know what was missing or duplicated check the
-// Kind of the result and return a more specific error.
+// NotFound; a duplicate is Conflict; a missing database is Unavailable
+// (database_missing); a database that cannot be reached or dropped the
+// connection is Unavailable (database_unavailable, with Retry-After, see
+// connectionLost). Callers that know what was missing or duplicated check the
+// Kind of the result and return a more specific error. A cancelled context
+// (the caller went away) stays what it is.
 func translate(err error, what string) error {
 	if err == nil {
 		return nil
@@ -94,7 +101,7 @@ func translate(err error, what string) error {
 	if _, ok := apperr.As(err); ok {
 		return err
 	}
-	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+	if errors.Is(err, context.Canceled) {
 		return fmt.Errorf("%s: %w", what, err)
 	}
 	if errors.Is(err, pgx.ErrNoRows) {
@@ -110,16 +117,43 @@ func translate(err error, what string) error {
 		case "3D000": // invalid_catalog_name
 			return apperr.Wrap(err, apperr.Unavailable, "database_missing", "%s: the database does not exist", what)
 		}
-		return fmt.Errorf("%s: %w", what, err)
 	}
-	if pgconn.SafeToRetry(err) || errors.Is(err, pgx.ErrTxClosed) {
-		return apperr.Wrap(err, apperr.Unavailable, "database_unavailable", "the database is not reachable; try again shortly")
-	}
-	var connErr *pgconn.ConnectError
-	if errors.As(err, &connErr) {
-		return apperr.Wrap(err, apperr.Unavailable, "database_unavailable", "the database is not reachable; try again shortly")
+	if connectionLost(err) {
+		return apperr.DatabaseUnavailable(fmt.Errorf("%s: %w", what, err))
 	}
 	return fmt.Errorf("%s: %w", what, err)
+}
+
+// connectionLost reports whether err means the database could not be
+// reached, or the connection went away under the operation: worth trying
+// again in a few seconds (pgxpool replaces broken connections), not a bug.
+func connectionLost(err error) bool {
+	var connectErr *pgconn.ConnectError
+	if errors.As(err, &connectErr) { // refused, timed out, or the server said no (starting up, too many connections, …)
+		return true
+	}
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) {
+		switch pgErr.Code {
+		case "57P01", // admin_shutdown: pg_terminate_backend, a fast shutdown
+			"57P02", // crash_shutdown: another backend crashed
+			"57P03", // cannot_connect_now: starting up, shutting down, in recovery
+			"57P05", // idle_session_timeout
+			"53300": // too_many_connections
+			return true
+		}
+		return strings.HasPrefix(pgErr.Code, "08") // connection_exception and its subclasses
+	}
+	var opErr *net.OpError
+	return errors.As(err, &opErr) || // dial, read or write on the socket failed
+		errors.Is(err, context.DeadlineExceeded) || // no pool connection, or no answer, in time
+		pgconn.Timeout(err) ||
+		pgconn.SafeToRetry(err) || // failed before anything was sent, e.g. "conn closed"
+		errors.Is(err, pgconn.ErrConnClosed) ||
+		errors.Is(err, pgx.ErrTxClosed) ||
+		errors.Is(err, net.ErrClosed) ||
+		errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.ECONNRESET) ||
+		errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) // the server closed the socket
 }
 
 // hasCode reports whether err carries the apperr code.

@@ -14,6 +14,7 @@ import (
 	"net"
 	"net/http"
 	"strconv"
+	"time"
 
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
@@ -31,8 +32,13 @@ type Config struct {
 	// MaxRetries bounds the retries of requests that may retry
 	// (UpstreamRequest.Retry); others never retry.
 	MaxRetries int
-	HTTPClient *http.Client // nil: openai-go's default
-	Logger     *slog.Logger // nil discards
+	// FirstByteTimeout ends a request when no event arrives within it of
+	// sending the request (each attempt); IdleTimeout ends a stream when no
+	// event arrives for it once the answer streams. 0 disables either.
+	FirstByteTimeout time.Duration
+	IdleTimeout      time.Duration
+	HTTPClient       *http.Client // nil: openai-go's default
+	Logger           *slog.Logger // nil discards
 }
 
 // Client sends responses.create requests; it implements conversation.Upstream.
@@ -41,6 +47,8 @@ type Client struct {
 	model      string
 	layout     Layout
 	maxRetries int
+	firstByte  time.Duration
+	idle       time.Duration
 	log        *slog.Logger
 }
 
@@ -63,6 +71,8 @@ func New(cfg Config) *Client {
 		model:      cfg.Model,
 		layout:     cfg.Layout,
 		maxRetries: max(cfg.MaxRetries, 0),
+		firstByte:  cfg.FirstByteTimeout,
+		idle:       cfg.IdleTimeout,
 		log:        cfg.Logger,
 	}
 	if c.layout == "" {
@@ -78,8 +88,9 @@ func New(cfg Config) *Client {
 // event, because openai-go reports HTTP errors only once the stream is read.
 // The error, when nothing was streamed, is an *conversation.UpstreamError for
 // an HTTP error answer (Code from the error body) or an unreachable
-// provider (conversation.CodeUnreachable), or wraps ctx.Err(). ctx bounds
-// the whole stream: cancelling it ends the stream.
+// provider (conversation.CodeUnreachable), a provider silent past the first-
+// byte timeout (conversation.CodeFirstByteTimeout), or wraps ctx.Err(). ctx
+// bounds the whole stream: cancelling it ends the stream.
 func (c *Client) Stream(ctx context.Context, req conversation.UpstreamRequest) (conversation.EventStream, error) {
 	params, labels := c.params(req)
 	retries := 0
@@ -89,12 +100,16 @@ func (c *Client) Stream(ctx context.Context, req conversation.UpstreamRequest) (
 	var httpRes *http.Response
 	c.log.DebugContext(ctx, "responses.create", "previous_response_id", req.PreviousResponseID,
 		"answers", len(req.Answers), "user_text", req.UserText != "", "servers", len(req.Tools), "max_retries", retries)
-	sdk := c.sdk.Responses.NewStreaming(ctx, params, option.WithMaxRetries(retries), option.WithResponseInto(&httpRes))
-	s := &eventStream{sdk: sdk, labels: labels}
+	w := newWatchdog(ctx, c.firstByte, c.idle)
+	sdk := c.sdk.Responses.NewStreaming(w.ctx, params, option.WithMaxRetries(retries), option.WithResponseInto(&httpRes),
+		option.WithMiddleware(w.middleware()))
+	s := &eventStream{sdk: sdk, labels: labels, w: w}
 	if sdk.Next() {
+		w.pause()
 		s.first, s.hasFirst = sdk.Current(), true
 		return s, nil
 	}
+	w.pause()
 	err := sdk.Err()
 	_ = sdk.Close()
 	if err == nil || s.takeStreamError(err) {
@@ -102,6 +117,10 @@ func (c *Client) Stream(ctx context.Context, req conversation.UpstreamRequest) (
 		// began with an error event.
 		s.done = true
 		return s, nil
+	}
+	defer w.stop()
+	if te := w.timedOut(); te != nil {
+		return nil, te
 	}
 	return nil, requestError(ctx, err, httpRes)
 }
@@ -157,7 +176,7 @@ func requestError(ctx context.Context, err error, res *http.Response) error {
 }
 
 func upstreamError(status int, code, typ, msg string) *conversation.UpstreamError {
-	if code == "" {
+	if code == "" || typ == conversation.ProviderCodeInsufficientQuota {
 		code = typ
 	}
 	if code == "" {

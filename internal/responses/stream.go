@@ -18,6 +18,7 @@ type eventStream struct {
 	closed   atomic.Bool
 	sdk      *ssestream.Stream[responses.ResponseStreamEventUnion]
 	labels   Labels
+	w        *watchdog                          // the stream's context and timeouts
 	first    responses.ResponseStreamEventUnion // read by Stream, not yet yielded
 	hasFirst bool
 	pending  *conversation.Event // an error event to yield before ending
@@ -32,14 +33,17 @@ func (s *eventStream) Next() bool {
 		switch {
 		case s.hasFirst:
 			ev, s.hasFirst = s.first, false
-		case s.sdk.Next():
+		case s.next():
 			ev = s.sdk.Current()
 		default:
-			if err := s.sdk.Err(); err != nil && !s.closed.Load() && !s.takeStreamError(err) {
+			if te := s.w.timedOut(); te != nil && !s.closed.Load() {
+				s.err = te
+			} else if err := s.sdk.Err(); err != nil && !s.closed.Load() && !s.takeStreamError(err) {
 				s.err = fmt.Errorf("responses: reading the stream: %w", err)
 			}
 			s.done = true
 			_ = s.sdk.Close()
+			s.w.stop()
 		}
 		if s.done {
 			break
@@ -54,6 +58,13 @@ func (s *eventStream) Next() bool {
 		return true
 	}
 	return false
+}
+
+// next waits for the SDK's next event, with the idle timeout running.
+func (s *eventStream) next() bool {
+	s.w.waitNext()
+	defer s.w.pause()
+	return s.sdk.Next()
 }
 
 // takeStreamError keeps the error event behind an SDK StreamError, to be
@@ -71,11 +82,14 @@ func (s *eventStream) takeStreamError(err error) bool {
 func (s *eventStream) Event() conversation.Event { return s.cur }
 
 // Err is nil when the stream simply ended (the caller checks for a terminal
-// event); a connection cut mid-stream wraps io.ErrUnexpectedEOF.
+// event); a connection cut mid-stream wraps io.ErrUnexpectedEOF; a provider
+// silent past the idle timeout is a *conversation.UpstreamError with
+// conversation.CodeIdleTimeout.
 func (s *eventStream) Err() error { return s.err }
 
 // Close ends the stream and its connection; Next then returns false.
 func (s *eventStream) Close() error {
 	s.closed.Store(true)
+	defer s.w.stop()
 	return s.sdk.Close()
 }

@@ -1649,8 +1649,9 @@ export interface components {
                 /**
                  * @description The current state of what the request clashed with, when that
                  *     helps: in `409 approval_already_decided` and
-                 *     `409 approval_superseded`, `{"approval": Approval}`. Omitted
-                 *     otherwise.
+                 *     `409 approval_superseded`, `{"approval": Approval}`; in
+                 *     `409 idempotency_key_in_flight`, `{"conversation_id": "conv_…"}`
+                 *     once the first request's turn began. Omitted otherwise.
                  */
                 details?: {
                     approval?: components["schemas"]["Approval"];
@@ -1665,7 +1666,8 @@ export interface components {
          * @description The `Host` header is not one of `ALLOWED_HOSTS` (`misdirected_host`;
          *     default: the host of `LISTEN_ADDR`, `localhost`, `127.0.0.1`, `[::1]`).
          *     Open Toolgate under one of those names or add this one to
-         *     `ALLOWED_HOSTS`. Any path but `/healthz` and `/readyz`.
+         *     `ALLOWED_HOSTS`. Any path but `/healthz`, `/readyz` and `/metrics`
+         *     (Prometheus metrics, outside this API: README "Metrics").
          */
         MisdirectedHost: {
             headers: {
@@ -1868,9 +1870,19 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description The database is not reachable (`database_unavailable`); try again shortly. */
+        /**
+         * @description `database_unavailable`: the database cannot be reached right now
+         *     (connection refused or timed out, Postgres restarting or shutting
+         *     down, the connection terminated under the request). Nothing is
+         *     wrong with the request: send it again after `Retry-After` seconds;
+         *     the server reconnects by itself. A request that failed this way may
+         *     or may not have been applied if it changed something, so read the
+         *     state back before repeating a change that is not idempotent.
+         */
         ServiceUnavailable: {
             headers: {
+                /** @description Seconds to wait before trying again (3 for `database_unavailable`). */
+                "Retry-After"?: number;
                 [name: string]: unknown;
             };
             content: {
@@ -1878,7 +1890,7 @@ export interface components {
                  * @example {
                  *       "error": {
                  *         "code": "database_unavailable",
-                 *         "message": "the database is not reachable; try again shortly"
+                 *         "message": "the database is not reachable right now; try again in a few seconds"
                  *       }
                  *     }
                  */
@@ -1899,6 +1911,11 @@ export interface components {
             headers: {
                 /** @description The conversation the turn belongs to (new when the request named none). */
                 "X-Conversation-Id"?: string;
+                /**
+                 * @description `true` when this stream is the stored answer to an earlier request
+                 *     with the same `Idempotency-Key` (nothing new ran); absent otherwise.
+                 */
+                "Idempotent-Replayed"?: "true";
                 "Cache-Control"?: "no-store";
                 "X-Request-Id": components["headers"]["X-Request-Id"];
                 [name: string]: unknown;
@@ -1949,12 +1966,34 @@ export interface components {
             };
         };
         /**
+         * @description `idempotency_key_reused`: you sent this `Idempotency-Key` in the
+         *     last 24 hours with another body (or on the other chat route).
+         *     Nothing was recorded or sent. Use a new key for a new request.
+         */
+        IdempotencyKeyReused: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "error": {
+                 *         "code": "idempotency_key_reused",
+                 *         "message": "this Idempotency-Key was used for a different request (another body or route) in the last 24 hours; use a new key for a new request"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /**
          * @description The request clashes with the conversation's state; nothing was
          *     recorded. Codes: `turn_in_progress`, `no_turn_running`,
          *     `nothing_to_retry`, `tool_blocked`, `approval_already_decided`,
          *     `approval_superseded`
          *     (the last two with the request's current state in
-         *     `error.details.approval`).
+         *     `error.details.approval`), `idempotency_key_in_flight` (the first
+         *     request with this `Idempotency-Key` still streams).
          */
         ChatConflict: {
             headers: {
@@ -1988,6 +2027,23 @@ export interface components {
         };
     };
     parameters: {
+        /**
+         * @description Makes sending again safe (a client retrying after a network error).
+         *     Per user: the first request with a key runs as usual and its stream
+         *     is stored; a repeat with the same key and the same body (compared as
+         *     JSON, so key order and spacing do not matter) within 24 hours gets
+         *     that stream again (header `Idempotent-Replayed: true`), without a new
+         *     turn, upstream request or tool run. The replay has every event of
+         *     the first stream but `text.delta` (the message's `item.done` carries
+         *     the whole text). The same key with another body or on the other
+         *     route is `422 idempotency_key_reused`; a repeat while the first still
+         *     streams is `409 idempotency_key_in_flight`. A request refused before
+         *     its stream began (any 4xx/5xx JSON error) stores nothing: the key
+         *     stays free. Keys of other users never match. Keys expire 24 hours
+         *     after their first request. See docs/sse-events.md.
+         * @example 5f0c2d1e-8a9b-4c3d-9e2f-1a2b3c4d5e6f
+         */
+        IdempotencyKey: string;
         /**
          * @description The server's label. Matched exactly (case-sensitively); a value that
          *     names no server, including one that does not fit the pattern, gives
@@ -2100,7 +2156,7 @@ export interface operations {
                     "application/json": components["schemas"]["Status"];
                 };
             };
-            /** @description The database is not reachable (`database_unavailable`). */
+            /** @description The database does not answer (`database_unavailable`, with `Retry-After`). */
             503: components["responses"]["ServiceUnavailable"];
         };
     };
@@ -3073,7 +3129,25 @@ export interface operations {
     sendMessage: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes sending again safe (a client retrying after a network error).
+                 *     Per user: the first request with a key runs as usual and its stream
+                 *     is stored; a repeat with the same key and the same body (compared as
+                 *     JSON, so key order and spacing do not matter) within 24 hours gets
+                 *     that stream again (header `Idempotent-Replayed: true`), without a new
+                 *     turn, upstream request or tool run. The replay has every event of
+                 *     the first stream but `text.delta` (the message's `item.done` carries
+                 *     the whole text). The same key with another body or on the other
+                 *     route is `422 idempotency_key_reused`; a repeat while the first still
+                 *     streams is `409 idempotency_key_in_flight`. A request refused before
+                 *     its stream began (any 4xx/5xx JSON error) stores nothing: the key
+                 *     stays free. Keys of other users never match. Keys expire 24 hours
+                 *     after their first request. See docs/sse-events.md.
+                 * @example 5f0c2d1e-8a9b-4c3d-9e2f-1a2b3c4d5e6f
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -3087,17 +3161,27 @@ export interface operations {
             /**
              * @description Nothing was recorded. Codes: `empty_body`, `malformed_json`,
              *     `unknown_field`, `invalid_type`, `invalid_input` (`input` missing,
-             *     blank or over 32000 characters).
+             *     blank or over 32000 characters), `invalid_idempotency_key` (the
+             *     `Idempotency-Key` header is not 1 to 255 printable ASCII
+             *     characters, or was sent twice).
              */
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthenticated"];
             403: components["responses"]["CrossOrigin"];
             404: components["responses"]["ConversationNotFound"];
-            /** @description `turn_in_progress`: a turn is streaming in this conversation; wait for its terminal event or cancel it. */
+            /**
+             * @description `turn_in_progress`: a turn is streaming in this conversation;
+             *     wait for its terminal event or cancel it.
+             *     `idempotency_key_in_flight`: the first request with this
+             *     `Idempotency-Key` is still streaming (`error.details.conversation_id`
+             *     names its conversation once its turn began); send the request
+             *     again after its stream ended to get its answer replayed.
+             */
             409: components["responses"]["ChatConflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             421: components["responses"]["MisdirectedHost"];
+            422: components["responses"]["IdempotencyKeyReused"];
             /**
              * @description Nothing was recorded (a message without `conversation_id`
              *     creates no conversation). `too_many_turns`: more of your
@@ -3114,7 +3198,25 @@ export interface operations {
     decideApprovals: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes sending again safe (a client retrying after a network error).
+                 *     Per user: the first request with a key runs as usual and its stream
+                 *     is stored; a repeat with the same key and the same body (compared as
+                 *     JSON, so key order and spacing do not matter) within 24 hours gets
+                 *     that stream again (header `Idempotent-Replayed: true`), without a new
+                 *     turn, upstream request or tool run. The replay has every event of
+                 *     the first stream but `text.delta` (the message's `item.done` carries
+                 *     the whole text). The same key with another body or on the other
+                 *     route is `422 idempotency_key_reused`; a repeat while the first still
+                 *     streams is `409 idempotency_key_in_flight`. A request refused before
+                 *     its stream began (any 4xx/5xx JSON error) stores nothing: the key
+                 *     stays free. Keys of other users never match. Keys expire 24 hours
+                 *     after their first request. See docs/sse-events.md.
+                 * @example 5f0c2d1e-8a9b-4c3d-9e2f-1a2b3c4d5e6f
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -3133,7 +3235,9 @@ export interface operations {
              *     `approval_request_id` or `approve`, the same request twice,
              *     `reason` over 2000 characters, `scope` not `once` or
              *     `conversation`, or `scope: conversation` with `approve: false`;
-             *     `fields` names each, e.g. `decisions[1].scope`).
+             *     `fields` names each, e.g. `decisions[1].scope`),
+             *     `invalid_idempotency_key` (the `Idempotency-Key` header is not 1
+             *     to 255 printable ASCII characters, or was sent twice).
              */
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthenticated"];
@@ -3148,11 +3252,15 @@ export interface operations {
              *     since it asked (its policy, or its server disabled or removed);
              *     deny it, or approve with `remember: true`.
              *     `turn_in_progress`: a turn is streaming in this conversation.
+             *     `idempotency_key_in_flight`: the first request with this
+             *     `Idempotency-Key` is still streaming; send it again after its
+             *     stream ended to get its answer replayed.
              */
             409: components["responses"]["ChatConflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             421: components["responses"]["MisdirectedHost"];
+            422: components["responses"]["IdempotencyKeyReused"];
             /**
              * @description Nothing was recorded: these decisions complete their response,
              *     so they start a follow-up turn, and more of your conversations

@@ -1,0 +1,43 @@
+package config
+
+import (
+	"fmt"
+	"time"
+)
+
+// Upstream bounds how long Toolgate waits on the model's provider.
+type Upstream struct {
+	// FirstByteTimeout (UPSTREAM_FIRST_BYTE_TIMEOUT) is the longest wait
+	// from sending a request to the first event of its answer. OpenAI sends
+	// response.created at once, before it lists MCP tools or thinks, so a
+	// minute of silence means the request is stuck.
+	FirstByteTimeout time.Duration
+	// IdleTimeout (UPSTREAM_IDLE_TIMEOUT) is the longest gap between two
+	// events once the answer streams. The provider sends nothing while a
+	// remote MCP tool runs or while the model reasons without a summary,
+	// so it must outlast the slowest tool call: 5 minutes by default.
+	IdleTimeout time.Duration
+}
+
+// Bounds of the upstream timeouts: shorter ones would cut healthy answers,
+// longer ones keep a dead stream (and the person's turn slot) for too long.
+const (
+	minUpstreamTimeout = time.Second
+	maxUpstreamTimeout = time.Hour
+)
+
+func loadUpstream(get func(string, string) string, errs *[]string) Upstream {
+	return Upstream{
+		FirstByteTimeout: upstreamTimeout(get, "UPSTREAM_FIRST_BYTE_TIMEOUT", "60s", errs),
+		IdleTimeout:      upstreamTimeout(get, "UPSTREAM_IDLE_TIMEOUT", "5m", errs),
+	}
+}
+
+func upstreamTimeout(get func(string, string) string, key, def string, errs *[]string) time.Duration {
+	raw := get(key, def)
+	d, err := time.ParseDuration(raw)
+	if err != nil || d < minUpstreamTimeout || d > maxUpstreamTimeout {
+		*errs = append(*errs, fmt.Sprintf("%s must be a duration from 1s to 1h with a unit, such as %s (got %q)", key, def, raw))
+	}
+	return d
+}

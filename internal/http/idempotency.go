@@ -1,0 +1,212 @@
+package http
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/json"
+	"fmt"
+	"io"
+	"sync"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/toolgate/toolgate/internal/apperr"
+	"github.com/toolgate/toolgate/internal/auth"
+	"github.com/toolgate/toolgate/internal/conversation"
+	"github.com/toolgate/toolgate/internal/postgres"
+)
+
+// Idempotency keys on the routes that start a chat turn (README
+// "Idempotency keys", docs/sse-events.md): per user, the first request with
+// an Idempotency-Key runs and its stream is stored; a repeat with the same
+// key and body gets that stream again, without a new turn or upstream call.
+
+// IdempotencyTTL is how long a key is kept after its first request.
+const IdempotencyTTL = 24 * time.Hour
+
+const (
+	idempotencyHeader = "Idempotency-Key"
+	// replayedHeader marks a stream replayed for a repeated key.
+	replayedHeader = "Idempotent-Replayed"
+	// idempotencyRecorder is the echo context key of the request's recorder.
+	idempotencyRecorder = "toolgate.idempotency"
+	maxIdempotencyKey   = 255
+)
+
+// IdempotencyStore keeps the keys (internal/postgres implements it).
+type IdempotencyStore interface {
+	Reserve(ctx context.Context, userID, key string, hash []byte, ttl time.Duration) (postgres.IdempotencyKey, bool, error)
+	Started(ctx context.Context, userID, key, conversationID string) error
+	Complete(ctx context.Context, userID, key string, events []byte) error
+	Release(ctx context.Context, userID, key string) error
+}
+
+// recordedEvent is one stored event of a stream.
+type recordedEvent struct {
+	Event string          `json:"event"`
+	Data  json.RawMessage `json:"data"`
+}
+
+// streamRecorder passes a turn's events on to the stream and keeps
+// them (all but text.delta: the message's item.done has the whole text).
+type streamRecorder struct {
+	mu      sync.Mutex
+	next    conversation.Sink
+	events  []recordedEvent
+	started bool
+	begin   func(conversationID string)
+}
+
+// start is called by stream once the turn is accepted, before the first
+// byte: from here on the key belongs to this turn. The stream then sets
+// next.
+func (r *streamRecorder) start(conversationID string) {
+	r.started = true
+	r.begin(conversationID)
+}
+
+// Send implements conversation.Sink.
+func (r *streamRecorder) Send(event string, data any) {
+	r.mu.Lock() // one event at a time: the stored order is the streamed order
+	defer r.mu.Unlock()
+	r.next.Send(event, data)
+	if event == conversation.EventNameTextDelta {
+		return
+	}
+	raw, err := json.Marshal(data)
+	if err != nil {
+		return // the stream's sink logged it
+	}
+	r.events = append(r.events, recordedEvent{Event: event, Data: raw})
+}
+
+// validIdempotencyKey reports whether key is 1 to 255 printable ASCII
+// characters.
+func validIdempotencyKey(key string) bool {
+	if len(key) == 0 || len(key) > maxIdempotencyKey {
+		return false
+	}
+	for i := 0; i < len(key); i++ {
+		if key[i] < 0x20 || key[i] > 0x7e {
+			return false
+		}
+	}
+	return true
+}
+
+// requestHash identifies what a request asks for: its route and its body
+// as canonical JSON (key order and spacing do not matter), or the raw body
+// when it is not JSON (the handler refuses it anyway).
+func requestHash(route string, body []byte) []byte {
+	h := sha256.New()
+	h.Write([]byte(route))
+	h.Write([]byte{0})
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err == nil && dec.Decode(new(any)) == io.EOF { // one JSON value, nothing after it
+		if canon, err := json.Marshal(v); err == nil {
+			body = canon
+		}
+	}
+	h.Write(body)
+	return h.Sum(nil)
+}
+
+// idempotent makes a turn-starting route honour the Idempotency-Key header.
+func (s *Server) idempotent(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		keys := c.Request().Header.Values(idempotencyHeader)
+		u, signedIn := auth.UserFrom(c.Request().Context())
+		if len(keys) == 0 || s.idem == nil || !signedIn {
+			return next(c)
+		}
+		if len(keys) > 1 || !validIdempotencyKey(keys[0]) {
+			return apperr.Invalidf("invalid_idempotency_key", idempotencyHeader,
+				"send one Idempotency-Key header of 1 to %d printable ASCII characters (a UUID, say)", maxIdempotencyKey)
+		}
+		key := keys[0]
+		req := c.Request()
+		var body []byte
+		if req.Body != nil {
+			raw, err := io.ReadAll(req.Body) // the guard read and bounded it already
+			if err != nil {
+				return fmt.Errorf("read request body: %w", err)
+			}
+			body = raw
+			req.Body = io.NopCloser(bytes.NewReader(raw))
+		}
+		hash := requestHash(c.Path(), body)
+		ctx := req.Context()
+		held, reserved, err := s.idem.Reserve(ctx, u.ID, key, hash, IdempotencyTTL)
+		if err != nil {
+			return err
+		}
+		if !reserved {
+			return s.repeated(c, held, hash)
+		}
+		store := context.WithoutCancel(ctx)
+		rec := &streamRecorder{begin: func(conv string) {
+			if err := s.idem.Started(store, u.ID, key, conv); err != nil {
+				s.log.Error("record the conversation of an idempotency key", "error", err)
+			}
+		}}
+		c.Set(idempotencyRecorder, rec)
+		defer func() {
+			if !rec.started { // refused before the turn began (or a panic): nothing ran, a repeat may run
+				if err := s.idem.Release(store, u.ID, key); err != nil {
+					s.log.Error("release an idempotency key", "error", err)
+				}
+			}
+		}()
+		err = next(c)
+		if rec.started {
+			rec.mu.Lock()
+			events, merr := json.Marshal(rec.events)
+			rec.mu.Unlock()
+			if merr == nil {
+				merr = s.idem.Complete(store, u.ID, key, events)
+			}
+			if merr != nil {
+				// The key stays in flight until it expires: a repeat gets 409
+				// rather than a second turn.
+				s.log.Error("store the stream of an idempotency key", "error", merr)
+			}
+		}
+		return err
+	}
+}
+
+// repeated answers a request whose key is already held.
+func (s *Server) repeated(c echo.Context, held postgres.IdempotencyKey, hash []byte) error {
+	if !bytes.Equal(held.RequestHash, hash) {
+		return apperr.New(apperr.Unprocessable, "idempotency_key_reused",
+			"this Idempotency-Key was used for a different request (another body or route) in the last 24 hours; use a new key for a new request")
+	}
+	if held.State != postgres.IdempotencyDone {
+		e := apperr.New(apperr.Conflict, "idempotency_key_in_flight",
+			"the first request with this Idempotency-Key is still running; send it again after its stream ended to get the same answer")
+		if held.ConversationID != "" {
+			e.Details = map[string]string{"conversation_id": held.ConversationID}
+		}
+		return e
+	}
+	var events []recordedEvent
+	if err := json.Unmarshal(held.Events, &events); err != nil {
+		return fmt.Errorf("read the stored stream of an idempotency key: %w", err)
+	}
+	c.Response().Header().Set(replayedHeader, "true")
+	sink := s.openStream(c, held.ConversationID)
+	for _, ev := range events {
+		sink.Send(ev.Event, ev.Data)
+	}
+	return nil
+}
+
+// recorder returns the request's stream recorder, if it carries a key.
+func recorder(c echo.Context) (*streamRecorder, bool) {
+	r, ok := c.Get(idempotencyRecorder).(*streamRecorder)
+	return r, ok
+}
