@@ -364,7 +364,9 @@ func (r *relay) end(e TurnError) {
 		return repo.EndTurn(r.store, t.conv.ID, t.id, "")
 	})
 	if err != nil {
-		s.log.ErrorContext(r.store, "recording the end of a turn failed", "conversation_id", t.conv.ID, "error", err)
+		// The transcript keeps no trace of how it ended; the conversation
+		// must not stay marked as streaming on top of that.
+		s.keepEnding(r.store, t.conv.ID, t.id, err)
 	}
 }
 

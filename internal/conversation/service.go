@@ -86,6 +86,12 @@ type Service struct {
 
 	mu      sync.Mutex
 	running map[string]*running // conversation id -> its turn in this process
+	// ending holds the turns whose end keepEnding is still storing (turn
+	// id -> closed when done); stopping is closed by Stop.
+	ending   map[string]chan struct{}
+	endRetry [2]time.Duration // keepEnding's first and longest delay
+	stopping chan struct{}
+	stopOnce sync.Once
 }
 
 type running struct {
@@ -104,8 +110,10 @@ var (
 )
 
 // Stop cancels every running turn and waits, until ctx ends, for them to
-// record how they ended. Call it after the HTTP server stopped taking requests.
+// record how they ended; turn ends still being retried (keepEnding) get one
+// last attempt. Call it after the HTTP server stopped taking requests.
 func (s *Service) Stop(ctx context.Context) {
+	defer s.stopEnding(ctx)
 	s.mu.Lock()
 	runs := make([]*running, 0, len(s.running))
 	for _, r := range s.running {
@@ -127,7 +135,8 @@ func (s *Service) Stop(ctx context.Context) {
 // NewService returns a Service.
 func NewService(store Store, policies Policies, upstream Upstream, info Info, limits Limits, log *slog.Logger) *Service {
 	return &Service{store: store, policies: policies, upstream: upstream, info: info, limits: limits, log: log,
-		now: time.Now, running: map[string]*running{}}
+		now: time.Now, running: map[string]*running{}, ending: map[string]chan struct{}{},
+		endRetry: [2]time.Duration{endRetryMin, endRetryMax}, stopping: make(chan struct{})}
 }
 
 // caller is the signed-in user ctx carries. Without one the request never

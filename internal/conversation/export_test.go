@@ -1,0 +1,9 @@
+package conversation
+
+import "time"
+
+// SetEndRetry sets the first and the longest delay with which a turn's end
+// that could not be stored is tried again.
+func SetEndRetry(s *Service, first, longest time.Duration) {
+	s.endRetry = [2]time.Duration{first, longest}
+}
