@@ -46,31 +46,24 @@ func newWatchdog(parent context.Context, firstByte, idle time.Duration) *watchdo
 
 // waitFirst (re)starts the wait for the first event: at every attempt of
 // the request, so a retry gets the whole time again.
-func (w *watchdog) waitFirst() {
-	if w.firstByte <= 0 {
-		return
-	}
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if w.first == nil {
-		w.first = time.AfterFunc(w.firstByte, func() { w.cancel(errFirstByteTimeout) })
-		return
-	}
-	w.first.Reset(w.firstByte)
-}
+func (w *watchdog) waitFirst() { w.arm(&w.first, w.firstByte, errFirstByteTimeout) }
 
 // waitNext starts the wait for the next event of a streaming answer.
-func (w *watchdog) waitNext() {
-	if w.idle <= 0 {
+func (w *watchdog) waitNext() { w.arm(&w.next, w.idle, errIdleTimeout) }
+
+// arm starts (or restarts) *t to cancel the request with cause after d;
+// d <= 0 means no limit.
+func (w *watchdog) arm(t **time.Timer, d time.Duration, cause error) {
+	if d <= 0 {
 		return
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if w.next == nil {
-		w.next = time.AfterFunc(w.idle, func() { w.cancel(errIdleTimeout) })
+	if *t == nil {
+		*t = time.AfterFunc(d, func() { w.cancel(cause) })
 		return
 	}
-	w.next.Reset(w.idle)
+	(*t).Reset(d)
 }
 
 // pause stops the timers: an event arrived (or the wait is over).

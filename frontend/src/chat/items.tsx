@@ -124,6 +124,18 @@ function errorText(err: unknown): string {
   return JSON.stringify(err, null, 2);
 }
 
+/** "demo · delete_forecast": the server and the tool of a call. */
+function CallName({ item }: { item: CallItem }) {
+  const { t } = useTranslation("chat");
+  return (
+    <span className="call-name">
+      <span className="call-server">{item.server_label}</span>
+      <span aria-hidden="true"> · </span><span className="sr-only"> {t("item.tool")} </span>
+      <code>{item.name}</code>
+    </span>
+  );
+}
+
 /** A call that began but never reported a result (the turn ended first): it may have run. */
 function InterruptedCallRow({ item }: { item: CallItem }) {
   const { t } = useTranslation("chat");
@@ -131,11 +143,7 @@ function InterruptedCallRow({ item }: { item: CallItem }) {
     <div className="tool-call interrupted">
       <p className="call-head">
         <span className="event-icon" aria-hidden="true">⚙</span>
-        <span className="call-name">
-          <span className="call-server">{item.server_label}</span>
-          <span aria-hidden="true"> · </span><span className="sr-only"> {t("item.tool")} </span>
-          <code>{item.name}</code>
-        </span>
+        <CallName item={item} />
         <span className="status interrupted">{t("item.statusInterrupted")}</span>
       </p>
       <p className="call-footer">{t("item.interrupted", { tool: item.name })}</p>
@@ -153,11 +161,7 @@ export function ToolCallRow({ item }: { item: CallItem }) {
       <details>
         <summary>
           <span className="event-icon" aria-hidden="true">⚙</span>
-          <span className="call-name">
-            <span className="call-server">{item.server_label}</span>
-            <span aria-hidden="true"> · </span><span className="sr-only"> {t("item.tool")} </span>
-            <code>{item.name}</code>
-          </span>
+          <CallName item={item} />
           <span className={`status ${failed ? "error" : "ok"}`}>{failed ? t("item.statusError") : t("item.statusOk")}</span>
         </summary>
         <div className="event-body">
