@@ -17,6 +17,7 @@ const (
 	EventNameToolStarted  = "tool.started"
 	EventNameApproval     = "approval.required"
 	EventNameDecision     = "decision.recorded"
+	EventNameNotice       = "notice" // Toolgate tells the person something about the turn; it goes on
 	EventNameCompleted    = "completed" // terminal
 	EventNameFailed       = "failed"    // terminal
 	EventNameError        = "error"     // terminal
@@ -106,3 +107,8 @@ type FailedEvent struct {
 
 // ErrorEvent ends a turn that could not complete.
 type ErrorEvent = TurnError
+
+// NoticeEvent carries a notice item as it is stored.
+type NoticeEvent struct {
+	Item Item `json:"item"`
+}

@@ -388,3 +388,15 @@ func maybeDelivered(err error) bool {
 	}
 	return true // cancelled in flight, or a 200 whose stream broke before its first event
 }
+
+// notice stores a notice item in the transcript and relays it; the turn
+// goes on whatever happens to the write.
+func (r *relay) notice(n Notice) {
+	t, s := r.t, r.t.s
+	it, err := s.store.Repo().AppendItem(r.store, t.conv.ID, Item{Type: ItemNotice, ID: newID("note_"), ResponseID: r.response, Notice: &n})
+	if err != nil {
+		s.log.WarnContext(r.store, "storing a notice failed", "conversation_id", t.conv.ID, "code", n.Code, "error", err)
+		it = Item{Type: ItemNotice, ID: newID("note_"), Notice: &n, CreatedAt: s.now()}
+	}
+	r.sink.Send(EventNameNotice, NoticeEvent{Item: it})
+}

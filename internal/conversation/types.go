@@ -32,6 +32,10 @@ const (
 	ItemCall            = "mcp_call"
 	ItemApprovalRequest = "mcp_approval_request"
 	ItemError           = "error"
+	// ItemNotice is something Toolgate tells the person about the turn that
+	// is not an error: a server left out of the request, a conversation
+	// continued from its own transcript. The turn goes on.
+	ItemNotice = "notice"
 )
 
 // Item is one entry of a transcript. Which fields are set depends on Type.
@@ -68,6 +72,18 @@ type Item struct {
 	Approval *Approval `json:"approval,omitempty"`
 	// error
 	Error *TurnError `json:"turn_error,omitempty"`
+	// notice
+	Notice *Notice `json:"notice,omitempty"`
+}
+
+// Notice is what a notice item and a notice event say.
+type Notice struct {
+	// Code is machine-readable: server_skipped, server_dropped,
+	// provider_state_lost, ...
+	Code    string `json:"code"`
+	Message string `json:"message"`
+	// ServerLabel names the MCP server the notice is about, if any.
+	ServerLabel string `json:"server_label,omitempty"`
 }
 
 // AllowedBy says why a call ran: a policy (never, with its source), the
@@ -84,6 +100,14 @@ const (
 	Approved   = "approved"
 	Denied     = "denied"
 	Superseded = "superseded"
+	// OutcomeUnknown: the approval was sent (or was about to be) in a
+	// follow-up whose outcome Toolgate could not learn (it crashed, the
+	// stream broke before the provider said what ran): the tool may have
+	// run. It is never sent as an approval again.
+	OutcomeUnknown = "outcome_unknown"
+	// Expired: the request can no longer be answered (the provider lost the
+	// response that asked, or it waited too long).
+	Expired = "expired"
 )
 
 // Decision scopes.

@@ -47,6 +47,15 @@ type storedItem struct {
 	// false): a call that began and never reported a result.
 	Interrupted bool             `json:"interrupted,omitempty"`
 	TurnError   *storedTurnError `json:"turn_error,omitempty"`
+	// Notice (added in layout 1; absent in older rows): a notice item's.
+	Notice *storedNotice `json:"notice,omitempty"`
+}
+
+// storedNotice is a stored notice item's conversation.Notice.
+type storedNotice struct {
+	Code        string `json:"code"`
+	Message     string `json:"message"`
+	ServerLabel string `json:"server_label,omitempty"`
 }
 
 // storedTool is a policy.DiscoveredTool in a stored mcp_list_tools item.
@@ -104,6 +113,9 @@ func toStored(it conversation.Item) storedItem {
 	if e := it.Error; e != nil {
 		s.TurnError = &storedTurnError{Code: e.Code, Message: e.Message, Retryable: e.Retryable}
 	}
+	if n := it.Notice; n != nil {
+		s.Notice = &storedNotice{Code: n.Code, Message: n.Message, ServerLabel: n.ServerLabel}
+	}
 	return s
 }
 
@@ -128,6 +140,9 @@ func fromStored(s storedItem) conversation.Item {
 	}
 	if e := s.TurnError; e != nil {
 		it.Error = &conversation.TurnError{Code: e.Code, Message: e.Message, Retryable: e.Retryable}
+	}
+	if n := s.Notice; n != nil {
+		it.Notice = &conversation.Notice{Code: n.Code, Message: n.Message, ServerLabel: n.ServerLabel}
 	}
 	return it
 }
