@@ -226,8 +226,17 @@ var endCases = []endCase{
 		}},
 	{name: "the provider cannot list an MCP server's tools", code: "mcp_server_failed", retryable: true,
 		start: func(e *engine) *conversation.Turn {
+			// The 424 names demo, the request is sent once more without it,
+			// and that one fails on demo-2: a request is retried only once.
+			e.register("demo-2", newMCPSite(e.t).url())
 			e.up.setBehavior("mcp-error=list")
 			return e.message(ana, "", "hello")
+		},
+		check: func(t *testing.T, e *engine, _ *conversation.Turn, rec *recorder, _ conversation.Transcript) {
+			if n := e.up.count(); n != 2 {
+				t.Errorf("%d requests, want 2: the first without the server its 424 named, then no more", n)
+			}
+			wantNotice(t, rec.notices(), conversation.NoticeServerDropped, "demo")
 		}},
 	{name: "the provider forgot the previous response", code: "previous_response_not_found",
 		start: func(e *engine) *conversation.Turn {

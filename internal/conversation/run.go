@@ -55,13 +55,13 @@ type relay struct {
 func (r *relay) run(ctx context.Context) {
 	t, s := r.t, r.t.s
 	var err error
-	if r.groups, err = s.policies.RequestTools(r.store, t.user.ID, t.grants); err != nil {
+	if err = r.requestTools(); err != nil {
 		r.fail(TurnError{Code: "policy_unavailable", Message: "the tool policies could not be read: " + err.Error(), Retryable: true})
 		return
 	}
 	req := UpstreamRequest{PreviousResponseID: t.previous, UserText: t.userText, Answers: t.answers,
 		Tools: r.groups, Retry: len(t.answers) == 0}
-	stream, err := s.upstream.Stream(ctx, req)
+	stream, err := r.stream(ctx, req)
 	if err != nil {
 		e := r.upstreamError(ctx, err, false)
 		if len(t.answerIDs) > 0 && maybeDelivered(err) {
@@ -143,6 +143,7 @@ func (r *relay) handle(ctx context.Context, ev Event) (done bool, err error) {
 // item stores a finished output item and relays it.
 func (r *relay) item(u *UpstreamItem) error {
 	t, s := r.t, r.t.s
+	r.itemHealth(u)
 	it := Item{Type: u.Type, ID: u.ID, ResponseID: r.response, ServerLabel: u.ServerLabel, UpstreamLabel: u.UpstreamLabel}
 	switch u.Type {
 	case ItemMessage:

@@ -28,8 +28,13 @@ import (
 type Policies interface {
 	// RequestTools groups the tools of every enabled server for one
 	// request of userID; grants are the conversation's allowances, by
-	// server label.
-	RequestTools(ctx context.Context, userID string, grants map[string]map[string]bool) ([]policy.ServerTools, error)
+	// server label. Servers that are unreachable are left out and returned
+	// as skipped, unless keep names them (the request answers for them).
+	RequestTools(ctx context.Context, userID string, grants map[string]map[string]bool, keep map[string]bool) ([]policy.ServerTools, []policy.SkippedServer, error)
+	// ServerFailed records that the turn found a server unreachable (the
+	// provider could not list its tools or reach it for a call); url is the
+	// server's URL as the request offered it.
+	ServerFailed(ctx context.Context, label, url, reason string) error
 	// RecordListed stores the tools a response listed for a server that
 	// Toolgate had not discovered yet.
 	RecordListed(ctx context.Context, label string, tools []policy.DiscoveredTool) error

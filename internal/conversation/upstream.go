@@ -117,6 +117,9 @@ type UpstreamError struct {
 	// MaybeDelivered says the request may have reached the provider although
 	// no answer came back (the connection broke after it was sent).
 	MaybeDelivered bool
+	// ServerLabel is the MCP server a 424 names (the provider could not
+	// list its tools), mapped back to its Toolgate label; "" if none.
+	ServerLabel string
 }
 
 func (e *UpstreamError) Error() string {

@@ -168,10 +168,15 @@ func withEffective(srv Server, set Settings, tools []Tool, mine []UserPolicy) []
 // RequestTools groups the tools of every enabled server for one request of
 // the user userID (their personal policies apply). grants maps a server
 // label to the tools allowed without asking in the conversation the request
-// belongs to. Servers that offer nothing are left out.
-func (s *Service) RequestTools(ctx context.Context, userID string, grants map[string]map[string]bool) ([]ServerTools, error) {
+// belongs to. Servers that offer nothing are left out, and so are
+// unreachable ones, which are returned as skipped (with their health) unless
+// keep names them: a request that answers approval requests must offer the
+// servers it answers for, whatever their health.
+func (s *Service) RequestTools(ctx context.Context, userID string, grants map[string]map[string]bool, keep map[string]bool) ([]ServerTools, []SkippedServer, error) {
 	var out []ServerTools
+	var skipped []SkippedServer
 	err := s.store.Tx(ctx, func(r Repo) error {
+		out, skipped = nil, nil
 		set, err := r.Settings(ctx)
 		if err != nil {
 			return err
@@ -192,13 +197,18 @@ func (s *Service) RequestTools(ctx context.Context, userID string, grants map[st
 			if err != nil {
 				return err
 			}
-			if g := GroupTools(srv, set, tools, mine, grants[srv.Label]); g.Offered() {
+			g := GroupTools(srv, set, tools, mine, grants[srv.Label])
+			switch {
+			case !g.Offered():
+			case srv.Health.Status == HealthUnreachable && !keep[srv.Label]:
+				skipped = append(skipped, SkippedServer{Label: srv.Label, Health: srv.Health})
+			default:
 				out = append(out, g)
 			}
 		}
 		return nil
 	})
-	return out, err
+	return out, skipped, err
 }
 
 func userPolicies(ctx context.Context, r Repo, userID, label string) ([]UserPolicy, error) {

@@ -37,6 +37,7 @@ type Server struct {
 	RefreshedAt       *time.Time // last tool discovery attempt
 	RefreshError      string     // why the last attempt failed, "" if it worked
 	ToolCount         int        // discovered tools
+	Health            Health     // whether it could be reached when last checked
 	// HeadersDropped is not stored: the headers a change of the URL to
 	// another host dropped (ServerPatch.Apply), for the answer and the audit.
 	HeadersDropped []string

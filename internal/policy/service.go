@@ -155,6 +155,13 @@ func (s *Service) RefreshTools(ctx context.Context, label string) ([]Tool, error
 	if _, err := requireAdmin(ctx, "servers"); err != nil {
 		return nil, err
 	}
+	return s.refresh(ctx, label)
+}
+
+// refresh is RefreshTools for a caller allowed to refresh. It also records
+// the server's health: a discovery that works makes it reachable again, one
+// that fails unreachable.
+func (s *Service) refresh(ctx context.Context, label string) ([]Tool, error) {
 	srv, err := s.store.Repo().Server(ctx, label, false)
 	if err != nil {
 		return nil, err
@@ -177,6 +184,9 @@ func (s *Service) RefreshTools(ctx context.Context, label string) ([]Tool, error
 			if err := r.SetRefreshResult(ctx, label, at, errorMessage(discErr)); err != nil {
 				return err
 			}
+			if err := r.MarkUnreachable(ctx, label, srv.URL, healthError(discoveryCause(srv, errorMessage(discErr))), at); err != nil {
+				return err
+			}
 			if cur.RefreshError != errorMessage(discErr) {
 				return s.audit(ctx, r, ActionToolsRefresh, &label, nil,
 					map[string]any{"error": nullIfEmpty(cur.RefreshError)}, map[string]any{"error": errorMessage(discErr)})
@@ -194,6 +204,9 @@ func (s *Service) RefreshTools(ctx context.Context, label string) ([]Tool, error
 			return err
 		}
 		if err := r.MarkDiscovered(ctx, label, at); err != nil {
+			return err
+		}
+		if err := r.MarkHealthy(ctx, label, at); err != nil {
 			return err
 		}
 		before, after := toolDigests(old), toolDigests(toTools(found))

@@ -28,6 +28,18 @@ type Repo interface {
 	SetRefreshResult(ctx context.Context, label string, at time.Time, refreshErr string) error
 	// MarkDiscovered records at as the server's first discovery, unless it has one.
 	MarkDiscovered(ctx context.Context, label string, at time.Time) error
+	// MarkHealthy records that a check at at reached the server.
+	MarkHealthy(ctx context.Context, label string, at time.Time) error
+	// MarkUnreachable records that a check at at failed with reason; a
+	// server already unreachable keeps when it began failing. With url set
+	// it only applies while the server still has that URL. A server that
+	// does not exist (any more) is not an error.
+	MarkUnreachable(ctx context.Context, label, url, reason string, at time.Time) error
+	// ClaimRechecks takes up to limit enabled unreachable servers not
+	// checked for every, oldest check first, marks them checked now and
+	// returns their labels; a server another transaction is claiming is
+	// skipped, so each is claimed once per interval whoever asks.
+	ClaimRechecks(ctx context.Context, every time.Duration, limit int) ([]string, error)
 
 	// Tools lists a server's discovered tools and tool names that only have a
 	// policy, each with its explicit policy (effective policy left unset).

@@ -23,9 +23,16 @@ func NewConversationPolicies(svc *policy.Service) ConversationPolicies {
 	return ConversationPolicies{svc: svc}
 }
 
-// RequestTools groups the tools of every enabled server for one request.
-func (p ConversationPolicies) RequestTools(ctx context.Context, userID string, grants map[string]map[string]bool) ([]policy.ServerTools, error) {
-	return p.svc.RequestTools(ctx, userID, grants)
+// RequestTools groups the tools of every enabled server for one request,
+// leaving out (and returning) the unreachable ones keep does not name.
+func (p ConversationPolicies) RequestTools(ctx context.Context, userID string, grants map[string]map[string]bool,
+	keep map[string]bool) ([]policy.ServerTools, []policy.SkippedServer, error) {
+	return p.svc.RequestTools(ctx, userID, grants, keep)
+}
+
+// ServerFailed records that a turn found a server unreachable.
+func (p ConversationPolicies) ServerFailed(ctx context.Context, label, url, reason string) error {
+	return p.svc.ServerFailed(ctx, label, url, reason)
 }
 
 // RecordListed stores the tools a response listed that were not discovered yet.

@@ -122,7 +122,9 @@ func (c *Client) Stream(ctx context.Context, req conversation.UpstreamRequest) (
 	if te := w.timedOut(); te != nil {
 		return nil, te
 	}
-	return nil, requestError(ctx, err, httpRes)
+	err = requestError(ctx, err, httpRes)
+	nameFailedServer(err, labels)
+	return nil, err
 }
 
 // params builds the request.
