@@ -194,6 +194,12 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, stdout io.W
 	} else if info.BaseURL == "" {
 		info.BaseURL = "https://api.openai.com/v1/"
 	}
+	// Unreachable MCP servers are checked again in the background, so one
+	// that comes back is offered again without anyone pressing Refresh.
+	rechecks, stopRechecks := context.WithCancel(ctx)
+	rechecked := make(chan struct{})
+	go func() { defer close(rechecked); policies.RunRechecks(rechecks, cfg.HealthRecheck) }()
+	defer func() { stopRechecks(); <-rechecked }()
 	limits := conversation.Limits{MaxConcurrentTurns: cfg.UserMaxConcurrentTurns, MessagesPerMinute: cfg.UserMessagesPerMinute}
 	chat := conversation.NewService(postgres.NewConversationStore(pool), postgres.NewConversationPolicies(policies), responses.New(upCfg), info, limits, log)
 	if err := chat.Recover(ctx); err != nil {

@@ -30,6 +30,7 @@ type Config struct {
 	OpenAIMaxRetries int           // OPENAI_MAX_RETRIES: retries of a 429/5xx before anything streamed
 	Upstream         Upstream      // UPSTREAM_FIRST_BYTE_TIMEOUT, UPSTREAM_IDLE_TIMEOUT (upstream.go)
 	ToolLayout       string        // MCP_TOOL_LAYOUT: default or split
+	HealthRecheck    time.Duration // MCP_HEALTH_RECHECK: how often an unreachable MCP server is checked again (health.go)
 	SSEHeartbeat     time.Duration // SSE_HEARTBEAT: interval of heartbeat comments on streams
 	EmulatorAddr     string        // EMULATOR_ADDR: where the in-process emulator listens when offline
 	DemoMCPAddr      string        // DEMO_MCP_ADDR: where the in-process demo MCP server listens when offline
@@ -112,6 +113,7 @@ func Load(getenv func(string) string) (Config, error) {
 	if c.ToolLayout != "default" && c.ToolLayout != "split" {
 		errs = append(errs, fmt.Sprintf("MCP_TOOL_LAYOUT must be default or split (got %q)", c.ToolLayout))
 	}
+	c.HealthRecheck = loadHealthRecheck(get, &errs)
 	c.SSEHeartbeat = duration(get, "SSE_HEARTBEAT", "15s", &errs)
 	if c.SSEHeartbeat > 15*time.Second {
 		errs = append(errs, fmt.Sprintf("SSE_HEARTBEAT must be at most 15s, or proxies may close idle streams (got %q)", getenv("SSE_HEARTBEAT")))
@@ -171,6 +173,7 @@ func (c Config) LogValue() slog.Value {
 		slog.Duration("upstream_first_byte_timeout", c.Upstream.FirstByteTimeout),
 		slog.Duration("upstream_idle_timeout", c.Upstream.IdleTimeout),
 		slog.String("mcp_tool_layout", c.ToolLayout),
+		slog.Duration("mcp_health_recheck", c.HealthRecheck),
 		slog.Duration("sse_heartbeat", c.SSEHeartbeat),
 		slog.String("web_dir", c.WebDir),
 		slog.Int("user_max_concurrent_turns", c.UserMaxConcurrentTurns),

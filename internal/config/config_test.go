@@ -20,7 +20,7 @@ func TestLoad_Defaults(t *testing.T) {
 	want := Config{ListenAddr: "127.0.0.1:8080", DatabaseURL: DefaultDatabaseURL, CreateDatabase: true,
 		LogLevel: slog.LevelInfo, LogFormat: "text", DiscoveryTimeout: 10 * time.Second,
 		MaxBodyBytes: 1 << 20, ShutdownTimeout: 10 * time.Second,
-		OpenAIModel: "gpt-5-mini", OpenAIMaxRetries: 2, ToolLayout: "default",
+		OpenAIModel: "gpt-5-mini", OpenAIMaxRetries: 2, ToolLayout: "default", HealthRecheck: 30 * time.Second,
 		Upstream: Upstream{FirstByteTimeout: time.Minute, IdleTimeout: 5 * time.Minute}, SSEHeartbeat: 15 * time.Second,
 		EmulatorAddr: "127.0.0.1:8091", DemoMCPAddr: "127.0.0.1:8090", OfflineDemo: true}
 	want.AllowedHosts = []string{"127.0.0.1", "localhost", "::1"} // ALLOWED_HOSTS: LISTEN_ADDR's host first

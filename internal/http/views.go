@@ -20,6 +20,7 @@ type serverView struct {
 	ToolsRefreshedAt  *time.Time        `json:"tools_refreshed_at"`
 	ToolsRefreshError *string           `json:"tools_refresh_error"`
 	ToolCount         int               `json:"tool_count"`
+	Health            healthView        `json:"health"`
 	// HeadersDropped names the stored headers a PATCH that moved the URL to
 	// another host dropped; only in that PATCH's answer.
 	HeadersDropped []string `json:"headers_dropped,omitempty"`
@@ -28,7 +29,7 @@ type serverView struct {
 func newServerView(s policy.Server) serverView {
 	v := serverView{Label: s.Label, URL: policy.MaskURL(s.URL), HeadersDropped: s.HeadersDropped, Description: s.Description, Headers: policy.MaskedHeaders(s.Headers),
 		DefaultPolicy: s.DefaultPolicy, DefaultLocked: s.DefaultPolicyLocked, Enabled: s.Enabled, CreatedAt: s.CreatedAt, UpdatedAt: s.UpdatedAt,
-		ToolsRefreshedAt: s.RefreshedAt, ToolCount: s.ToolCount}
+		ToolsRefreshedAt: s.RefreshedAt, ToolCount: s.ToolCount, Health: newHealthView(s.Health)}
 	if s.RefreshError != "" {
 		v.ToolsRefreshError = &s.RefreshError
 	}
