@@ -972,6 +972,41 @@ export interface components {
             headers_dropped?: string[];
             /** @description The number of discovered tools (tools that only have a policy are not counted). */
             tool_count: number;
+            health: components["schemas"]["ServerHealth"];
+        };
+        /**
+         * @description Whether the server could be reached the last time anyone tried:
+         *     Toolgate's own discovery (registering, changing or refreshing the
+         *     server, and the background re-check every `MCP_HEALTH_RECHECK`), or
+         *     a turn (the model's provider could not list the server's tools, the
+         *     424 that names it, or could not reach it for a call). While it is
+         *     `unreachable`, requests leave the server out and the turn says so
+         *     with a `notice` (`server_skipped`); a discovery that reaches it makes
+         *     it `ok` again.
+         */
+        ServerHealth: {
+            /**
+             * @description `unknown`: never checked (discovery has not run yet).
+             * @enum {string}
+             */
+            status: "ok" | "unreachable" | "unknown";
+            /**
+             * Format: date-time
+             * @description `unreachable`: when the current run of failures began; `null` otherwise.
+             */
+            since: string | null;
+            /** @description `unreachable`: why the last check failed (query values of URLs masked); `null` otherwise. */
+            last_error: string | null;
+            /**
+             * Format: date-time
+             * @description The last check, failed or not; `null` if never.
+             */
+            checked_at: string | null;
+            /**
+             * Format: date-time
+             * @description The last check that reached the server; `null` if none did.
+             */
+            ok_at: string | null;
         };
         /** @description The input that registers an MCP server. */
         NewServer: {
@@ -1418,7 +1453,7 @@ export interface components {
             /** @description Position in the transcript. */
             seq: number;
             /** @enum {string} */
-            type: "user_message" | "mcp_list_tools" | "mcp_call" | "mcp_approval_request" | "message" | "error";
+            type: "user_message" | "mcp_list_tools" | "mcp_call" | "mcp_approval_request" | "message" | "error" | "notice";
             /** @description The upstream item id (`mcpl_`, `mcp_`, `mcpr_`, `msg_`), or Toolgate's own (`umsg_`, `err_`). */
             id?: string;
             /** @description The upstream response the item came from; absent on `user_message` (and on `error` items of turns that failed before a response existed). */
@@ -1462,6 +1497,26 @@ export interface components {
             approval?: components["schemas"]["Approval"];
             /** @description `error`: how the turn ended. */
             turn_error?: components["schemas"]["TurnError"];
+            /** @description `notice`: what Toolgate tells the person about the turn (it goes on). */
+            notice?: components["schemas"]["Notice"];
+        };
+        /**
+         * @description Something Toolgate tells the person about a turn that is not an
+         *     error; the turn goes on. Sent as the `notice` event and kept in the
+         *     transcript as a `notice` item. Codes about MCP servers:
+         *     `server_skipped` (the request left the server out because it is
+         *     unreachable, see `ServerHealth`) and `server_dropped` (the model's
+         *     provider could not list the server's tools, 424, so the request was
+         *     sent once more without it). Other codes may be added; show
+         *     `message`.
+         */
+        Notice: {
+            /** @example server_skipped */
+            code: string;
+            /** @example demo-2 skipped: unreachable since 14:03:12 UTC (connection refused (is the MCP server running?)) */
+            message: string;
+            /** @description The MCP server the notice is about, if any. */
+            server_label?: string;
         };
         /**
          * @description `mcp_call`: why the call ran. `policy`: its effective policy is

@@ -28,6 +28,7 @@ export type ChangedField = "description" | "input_schema" | "annotations" | "tit
 export type Annotations = S["Annotations"];
 
 export type Server = S["Server"];
+export type ServerHealth = S["ServerHealth"];
 export type NewServer = S["NewServer"];
 /** PATCH body: headers map a name to a new value, or null to remove it. */
 export type ServerPatch = S["ServerPatch"];

@@ -3,6 +3,7 @@
 import type { Ref } from "react";
 import { useTranslation } from "react-i18next";
 import type { Server } from "../api/types";
+import { HealthBadge } from "./ServerHealth";
 
 interface Props {
   server: Server;
@@ -33,6 +34,7 @@ export function ServerHeader({
       <div className="server-ident">
         <div className="server-title-line">
           <h3 ref={headingRef} tabIndex={-1}>{server.label}</h3>
+          <HealthBadge health={server.health} />
           {!server.enabled && <span className="badge off">{t("server.disabledBadge")}</span>}
         </div>
         <div className="server-url" title={server.url}>{server.url}</div>

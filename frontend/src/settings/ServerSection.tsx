@@ -12,6 +12,7 @@ import { useDeleteServer, useRefreshServer, useServerPatch } from "./serverMutat
 import { ServerDefault } from "./ServerDefault";
 import { ServerForm } from "./ServerForm";
 import { ServerHeader } from "./ServerHeader";
+import { HealthDetail } from "./ServerHealth";
 import { ServerTools } from "./ServerTools";
 import { RelativeTime } from "./time";
 
@@ -97,6 +98,7 @@ export function ServerSection({ server, globalDefault, admin, query, filter, now
         )}
         {!server.enabled && <span className="muted"> · {t("server.disabledNote")}</span>}
       </p>
+      <HealthDetail health={server.health} now={now} />
       {actionError && <div className="alert error" role="alert">{actionError}</div>}
 
       {mode === "confirm-delete" && (
