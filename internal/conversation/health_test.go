@@ -391,4 +391,14 @@ func TestHealth_ProviderErrorsKeepURLSecrets(t *testing.T) {
 			t.Errorf("stored notice leaks the secret: %s", it.Notice.Message)
 		}
 	}
+
+	// Whatever a turn reports (a listing's or a call's error quoting the
+	// URL) is stored masked.
+	url := site.url() + "?api_key=" + secret
+	if err := e.policies.ServerFailed(t.Context(), "demo-2", url, `Could not reach the MCP server: Post "`+url+`": connection refused`); err != nil {
+		t.Fatal(err)
+	}
+	if h := e.health("demo-2"); strings.Contains(h.LastError, secret) || !strings.Contains(h.LastError, "api_key=********6789") {
+		t.Errorf("stored health %q: want the URL's query masked", h.LastError)
+	}
 }
