@@ -177,12 +177,28 @@ func TestInfo_SaysWhichToolgateThisIs(t *testing.T) {
 	}
 }
 
+// TestChat_UnreachableMCPServerIsAClearError: the provider cannot list an
+// MCP server's tools (424). The request is sent once more without the
+// server the 424 names (a notice says so); when that one fails too, the
+// turn ends with a clear error, and no third request is sent.
 func TestChat_UnreachableMCPServerIsAClearError(t *testing.T) {
 	e := newAPI(t)
 	e.createDemo("demo")
+	e.must(201, "POST", "/api/mcp/servers", map[string]any{"label": "other", "url": startDemo(t, "")}, nil)
+	before := e.up.count()
 	s := e.send("", "[emulator: mcp-error=list] hello")
 	if te := one[turnError](t, s, "error"); te.Code != "mcp_server_failed" || !strings.Contains(te.Message, "424") {
 		t.Errorf("error %+v", te)
+	}
+	if n := e.up.count() - before; n != 2 {
+		t.Fatalf("%d requests, want 2 (once more without the server the first 424 named)", n)
+	}
+	if n := len(all[map[string]any](t, s, "notice")); n != 1 {
+		t.Errorf("%d notices, want one (server_dropped)", n)
+	}
+	tools, _ := json.Marshal(e.up.sent()[e.up.count()-1]["tools"])
+	if strings.Contains(string(tools), `"demo"`) || !strings.Contains(string(tools), `"other"`) {
+		t.Errorf("second request's tools %s: want other only", tools)
 	}
 }
 
