@@ -176,6 +176,9 @@ export const api = {
 
 const seg = encodeURIComponent;
 
+/** GET: a conversation's events, live (text/event-stream; see useConversationEvents). */
+export const eventsPath = (conversationId: string) => `/api/conversations/${seg(conversationId)}/events`;
+
 /** Stream requests: each answers text/event-stream (see useChatStream). */
 export const streams = {
   message: (input: string, conversationId?: string) => ({
