@@ -38,9 +38,9 @@ type Server struct {
 	heartbeat    time.Duration
 	// streamWriteTimeout drops a client that stops reading a stream.
 	streamWriteTimeout time.Duration
-	web          fs.FS  // the built web app; nil: not built
-	webDir       string // WEB_DIR, where it was looked for ("": the app embedded in the binary), for the "not built" page
-	version      string // Toolgate's version, for GET /api/info
+	web                fs.FS  // the built web app; nil: not built
+	webDir             string // WEB_DIR, where it was looked for ("": the app embedded in the binary), for the "not built" page
+	version            string // Toolgate's version, for GET /api/info
 
 	allowedHosts []string                    // ALLOWED_HOSTS, normalized (guard.go)
 	crossOrigin  *http.CrossOriginProtection // refuses state changes from other origins (guard.go)
