@@ -11,6 +11,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -196,9 +197,30 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, stdout io.W
 	}
 	limits := conversation.Limits{MaxConcurrentTurns: cfg.UserMaxConcurrentTurns, MessagesPerMinute: cfg.UserMessagesPerMinute}
 	chat := conversation.NewService(postgres.NewConversationStore(pool), postgres.NewConversationPolicies(policies), responses.New(upCfg), info, limits, log)
+	chat.SetReplica(cfg.Replica.ID, cfg.Replica.LeaseTTL)
+	// Cancel, delete and new events reach every replica through Postgres.
+	listener := postgres.NewListener(pool, log.With("component", "listener"))
+	listener.On = func(channel string, payload []byte) {
+		switch channel {
+		case conversation.ChannelEvents:
+			var n struct {
+				C string `json:"c"`
+			}
+			if json.Unmarshal(payload, &n) == nil {
+				chat.OnEvents(n.C)
+			}
+		case conversation.ChannelSignals:
+			chat.OnSignal(payload)
+		}
+	}
+	listener.OnConnect = chat.OnReconnect
+	lctx, stopListening := context.WithCancel(context.WithoutCancel(ctx))
+	defer stopListening()
+	go listener.Run(lctx, conversation.ChannelEvents, conversation.ChannelSignals)
 	if err := chat.Recover(ctx); err != nil {
 		return err
 	}
+	chat.Start(lctx)
 	ln, err := net.Listen("tcp", cfg.ListenAddr)
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", cfg.ListenAddr, err)

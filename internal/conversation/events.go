@@ -17,7 +17,7 @@ const (
 	EventNameToolStarted  = "tool.started"
 	EventNameApproval     = "approval.required"
 	EventNameDecision     = "decision.recorded"
-	EventNameNotice       = "notice" // Toolgate tells the person something about the turn; it goes on
+	EventNameNotice       = "notice"    // Toolgate tells the person something about the turn; it goes on
 	EventNameCompleted    = "completed" // terminal
 	EventNameFailed       = "failed"    // terminal
 	EventNameError        = "error"     // terminal
