@@ -57,7 +57,7 @@ export class ConversationFeed {
       if (this.seen.has(ev.id)) return false;
       this.remember(ev.id);
     }
-    if (ev.id === 0 || ev.id > this.floor) this.store(ev, now);
+    if (ev.id === 0 || ev.id > this.held()) this.store(ev, now);
     this.follow(ev, now);
     return true;
   }
@@ -80,6 +80,12 @@ export class ConversationFeed {
       this.setTurn({ ...this.turn, phase: "ended" });
     }
     return out;
+  }
+
+  /** The id up to which the transcript shown holds every event. */
+  private held(): number {
+    const last = this.qc.getQueryData<Transcript>(keys.conversation(this.conversationId))?.conversation.last_event_id;
+    return Math.max(this.floor, typeof last === "number" ? last : 0);
   }
 
   private remember(id: number) {
@@ -126,8 +132,10 @@ export class ConversationFeed {
       this.qc.setQueryData<Transcript>(key, (tr) => (tr ? change(tr) : tr));
     }
     if (ev.event === "conversation") void invalidateList(this.qc);
-    if (ev.event === "decision.recorded" && ev.data.policy_changed) {
-      void this.qc.invalidateQueries({ queryKey: keys.tools(ev.data.policy_changed.server_label) });
+    if (ev.event === "decision.recorded") {
+      if (ev.data.policy_changed) void this.qc.invalidateQueries({ queryKey: keys.tools(ev.data.policy_changed.server_label) });
+      // A server that does not say who decided: the read says.
+      if (ev.data.decided_by === undefined) void this.qc.invalidateQueries({ queryKey: key, exact: true }, { cancelRefetch: false });
     }
     if (isTerminal(ev)) {
       // Read back what the server stored (ids of error items, partial messages); a read under way will do.
