@@ -143,7 +143,8 @@ export function Transcript(p: TranscriptProps) {
   };
 
   const lastRow = rows[rows.length - 1];
-  const working = (live && (lastRow?.kind !== "text" || running.length > 0)) || p.serverStreaming;
+  // A turn followed live shows like this page's own; one not followed (yet) only says that it runs.
+  const working = live ? lastRow?.kind !== "text" || running.length > 0 : p.serverStreaming;
   return (
     <div className="chat-scroll" ref={scrollRef} onScroll={onScroll}>
       <div className="transcript">

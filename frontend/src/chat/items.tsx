@@ -195,11 +195,13 @@ type Decided = Pick<Approval, "tool_name" | "server_label" | "state" | "reason" 
  * What became of a request, in a few words: "approved by ana@example.com",
  * "denied by … : reason", "superseded: reason", "expired: reason". An
  * approval whose outcome is unknown was approved first: it says so, and
- * DecidedApproval says that the tool may have run.
+ * DecidedApproval says that the tool may have run and what to do.
  */
 export function decidedText(t: TFunction<"chat">, a: Pick<Decided, "state" | "reason" | "decided_by">): string {
-  const reason = a.reason ?? undefined;
-  const state = a.state === "outcome_unknown" ? "approved" : a.state;
+  const unknown = a.state === "outcome_unknown";
+  // An unknown outcome's reason is Toolgate's explanation, which DecidedApproval says in the person's language.
+  const reason = unknown ? undefined : a.reason ?? undefined;
+  const state = unknown ? "approved" : a.state;
   const who = state === "approved" || state === "denied" ? a.decided_by ?? undefined : undefined;
   const key = `decided.${state}${who ? "By" : ""}${reason ? "Reason" : ""}` as const;
   return t(key, { who, reason });

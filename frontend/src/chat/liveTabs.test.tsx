@@ -80,6 +80,9 @@ describe("the chat follows its conversation live", () => {
       + frame(7, "text.delta", { item_id: "msg_7", response_id: "resp_2", delta: "here" }));
     expect(await screen.findByText("from the other tab")).toBeInTheDocument();
     expect(await screen.findByText("Streaming here")).toBeInTheDocument();
+    // The text shows it works: no "working" line under it, as for this page's own answers.
+    expect(screen.queryByText("The model is working…")).toBeNull();
+    expect(screen.queryByText("A response is still running in this conversation…")).toBeNull();
     // A turn runs that this page did not start: Stop cancels it, Send waits.
     expect(screen.getByRole("button", { name: "Stop" })).toBeInTheDocument();
     const answer: Item = { seq: 3, type: "message", id: "msg_7", response_id: "resp_2", created_at: "t", text: "Streaming here, done." };
@@ -127,7 +130,8 @@ describe("the chat follows its conversation live", () => {
   });
 
   it("an approval whose outcome is unknown says the tool may have run and what to do; an expired one says why", async () => {
-    const unknown = approval("mcpr_1", "delete_forecast", { state: "outcome_unknown", decided_by: "ana@example.com", decided_at: "t", answered_in: "unknown" });
+    const unknown = approval("mcpr_1", "delete_forecast", { state: "outcome_unknown", decided_by: "ana@example.com", decided_at: "t", answered_in: "unknown",
+      reason: "The approval was sent to the model's provider, but Toolgate could not learn whether the tool ran (cancelled)." });
     const expired = approval("mcpr_2", "send_alert", { state: "expired", decided_at: "t",
       reason: "The model's provider no longer has the response that asked (previous_response_not_found)." });
     open(transcript([userItem(1, "go"), approvalItem(2, unknown), approvalItem(3, expired)], { last_event_id: 3 }));
