@@ -106,6 +106,26 @@ describe("the chat follows its conversation live", () => {
     expect(await screen.findByText("Before the reload, and after")).toBeInTheDocument();
   });
 
+  it("a conversation deleted in another tab says so here, and leaves the list", async () => {
+    const tr = transcript([userItem(1, "go")], { last_event_id: 3 });
+    let deleted = false;
+    const { events, calls } = open(tr, {
+      "GET /api/conversations": () => jsonResponse(200, { conversations: deleted ? [] : [tr.conversation] }),
+      "GET /api/conversations/conv_1": () => (deleted
+        ? jsonResponse(404, { error: { code: "conversation_not_found", message: "no such conversation" } })
+        : jsonResponse(200, tr)),
+    });
+    await screen.findByText("go");
+    const nav = screen.getByRole("navigation", { name: "Conversations" });
+    await within(nav).findByRole("link", { name: "Weather chores" });
+    deleted = true;
+    events.push(frame(4, "conversation.deleted", { conversation_id: "conv_1" }));
+    expect(await screen.findByText("This conversation does not exist (it may have been deleted).")).toBeInTheDocument();
+    expect(screen.queryByText("go")).toBeNull();
+    await waitFor(() => expect(within(nav).queryByRole("link", { name: "Weather chores" })).toBeNull());
+    expect(calls.filter((x) => x.path.endsWith("/events"))).toHaveLength(1);
+  });
+
   it("a 409 approval_already_decided settles the card with the state in its details, and says the click was not needed", async () => {
     const decided = { ...a1, state: "approved" as const, decided_by: "alice@example.com", decided_by_id: "usr_a", decided_at: "t", scope: "once" as const };
     let refused = false;
