@@ -26,14 +26,21 @@ export interface DecisionRecordedEvent {
   approval_request_id: string;
   server_label: string;
   tool_name: string;
-  state: "approved" | "denied" | "superseded";
+  state: "approved" | "denied" | "superseded" | "outcome_unknown" | "expired";
   reason: string | null;
   scope: "once" | "conversation" | null;
   remember: boolean;
   policy_changed: { server_label: string; tool_name: string; policy: Policy; layer: "user" } | null;
   decided_at: string;
+  /** Who decided (email and id); null when Toolgate closed the request itself. */
+  decided_by?: string | null;
+  decided_by_id?: string | null;
   pending_approval_ids: string[] | null;
 }
+/** Toolgate tells the person something about the turn; it goes on. */
+export interface NoticeEvent { item: Item }
+/** The conversation was deleted: its event stream ends. */
+export interface DeletedEvent { conversation_id: string }
 export interface CompletedEvent {
   response_id: string | null;
   pending_approvals: number;
@@ -54,7 +61,9 @@ export type ChatEvent =
   | { event: "decision.recorded"; id: number; data: DecisionRecordedEvent }
   | { event: "completed"; id: number; data: CompletedEvent }
   | { event: "failed"; id: number; data: FailedEvent }
-  | { event: "error"; id: number; data: ErrorEvent };
+  | { event: "error"; id: number; data: ErrorEvent }
+  | { event: "notice"; id: number; data: NoticeEvent }
+  | { event: "conversation.deleted"; id: number; data: DeletedEvent };
 
 export type ChatEventName = ChatEvent["event"];
 

@@ -96,5 +96,8 @@ export function advance(t: LiveTurn, ev: ChatEvent, tr: Transcript | undefined, 
     case "failed":
     case "error":
       return { ...t, terminal: { event: ev.event, data: ev.data } as Terminal };
+    case "notice":
+    case "conversation.deleted":
+      return t;
   }
 }
