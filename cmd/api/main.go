@@ -237,10 +237,22 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, stdout io.W
 	if err := prepareAccounts(ctx, linkCfg, authn, log, stdout); err != nil {
 		return err
 	}
+	mets := newMetrics(build, pool)
+	chat.OnTakeover, chat.OnFirstEvent = mets.LeaseTakeover, mets.UpstreamFirstEvent
+	mets.WatchGauge("toolgate_approvals_pending", "Approval requests waiting for a decision now, in the whole database.", func() float64 {
+		n, err := postgres.PendingApprovals(context.Background(), pool)
+		if err != nil {
+			return -1
+		}
+		return float64(n)
+	})
+	mets.WatchGauge("toolgate_event_streams_following", "Conversation event streams open in this replica (POST streams and GET /api/conversations/{id}/events).", func() float64 {
+		return float64(chat.Subscribers())
+	})
 	api := toolhttp.NewServer(log, policies, chat, authn, store, toolhttp.Options{MaxBodyBytes: cfg.MaxBodyBytes, Heartbeat: cfg.SSEHeartbeat,
 		WebDir: cfg.WebDir, Web: frontend.App(), Version: build.Version,
 		TrustProxyHeaders: cfg.Auth.TrustProxy, AllowedHosts: cfg.AllowedHosts, Idempotency: postgres.NewIdempotencyStore(pool),
-		Metrics: newMetrics(build, pool), MetricsToken: cfg.MetricsToken})
+		Metrics: mets, MetricsToken: cfg.MetricsToken})
 
 	// No WriteTimeout: streamed responses live as long as their turn.
 	srv := &http.Server{Handler: api, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute,

@@ -39,8 +39,9 @@ func (s *Service) Start(ctx context.Context) {
 		renew := time.NewTicker(s.leaseTTL / 3)
 		defer renew.Stop()
 		last := s.now()
+		sweep := time.NewTimer(s.leaseTTL/2 + rand.N(s.leaseTTL/4+1))
+		defer sweep.Stop()
 		for {
-			sweep := time.NewTimer(s.leaseTTL/2 + rand.N(s.leaseTTL/4+1))
 			select {
 			case <-ctx.Done():
 				sweep.Stop()
@@ -58,8 +59,8 @@ func (s *Service) Start(ctx context.Context) {
 				}
 			case <-sweep.C:
 				s.Sweep(ctx)
+				sweep.Reset(s.leaseTTL/2 + rand.N(s.leaseTTL/4+1))
 			}
-			sweep.Stop()
 		}
 	}()
 }

@@ -62,7 +62,11 @@ func (r *relay) run(ctx context.Context) {
 	}
 	req := UpstreamRequest{PreviousResponseID: t.previous, UserText: t.userText, Answers: t.answers,
 		Tools: r.groups, Retry: len(t.answers) == 0}
+	sent := s.now()
 	stream, err := s.upstream.Stream(ctx, req)
+	if s.OnFirstEvent != nil {
+		s.OnFirstEvent(s.now().Sub(sent))
+	}
 	if err != nil {
 		e := r.upstreamError(ctx, err, false)
 		r.delivery = deliveryUnknown

@@ -100,6 +100,9 @@ type Service struct {
 	// OnTakeover, when set, is called for each turn this replica closed
 	// because its lease expired (metrics).
 	OnTakeover func()
+	// OnFirstEvent, when set, is called with the time each upstream request
+	// took to its first event (metrics).
+	OnFirstEvent func(time.Duration)
 }
 
 type running struct {

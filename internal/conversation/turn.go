@@ -386,6 +386,7 @@ func turnInProgress(id string) error {
 func decisionEvent(a Approval, change *PolicyChange) DecisionEvent {
 	return DecisionEvent{ApprovalRequestID: a.ID, ServerLabel: a.ServerLabel, ToolName: a.ToolName, State: a.State,
 		Reason: a.DecisionReason, Scope: a.Scope, Remember: a.Remember, PolicyChanged: change, DecidedAt: deref(a.DecidedAt),
+		DecidedBy: a.DecidedBy, DecidedByID: a.DecidedByID,
 		PendingApprovalIDs: []string{}}
 }
 

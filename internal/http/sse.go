@@ -161,7 +161,7 @@ func (s *Server) relay(ctx context.Context, sink *sseSink, out storedSink, sub *
 			return
 		}
 		if errors.Is(err, conversation.ErrDeleted) {
-			sink.Send(conversation.EventNameDeleted, map[string]string{"conversation_id": sub.ConversationID()})
+			sink.Send(conversation.EventNameDeleted, conversation.DeletedEvent{ConversationID: sub.ConversationID()})
 			return
 		}
 		if err != nil {

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/toolgate/toolgate/internal/conversation"
 )
@@ -162,4 +163,14 @@ func (r convRepo) UnmarkSent(ctx context.Context, turn string) error {
 func (r convRepo) SentApprovals(ctx context.Context, conversationID, turn string) ([]conversation.Approval, error) {
 	return r.approvals(ctx, "read the approval requests a turn answered",
 		`conversation_id = $1 AND sent_in_turn = $2 ORDER BY requested_at, id FOR UPDATE`, conversationID, turn)
+}
+
+// PendingApprovals counts the approval requests waiting for a decision, in
+// the whole database (a metric).
+func PendingApprovals(ctx context.Context, pool *pgxpool.Pool) (int64, error) {
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	var n int64
+	err := pool.QueryRow(ctx, `SELECT count(*) FROM approval_requests WHERE state = 'pending'`).Scan(&n)
+	return n, translate(err, "count pending approvals")
 }

@@ -176,8 +176,9 @@ export const api = {
 
 const seg = encodeURIComponent;
 
-/** GET: a conversation's events, live (text/event-stream; see useConversationEvents). */
-export const eventsPath = (conversationId: string) => `/api/conversations/${seg(conversationId)}/events`;
+/** GET: a conversation's events, live (text/event-stream; see useConversationEvents). The route is checked against the spec. */
+const eventsRoute = "/api/conversations/{conversationId}/events" satisfies keyof paths;
+export const eventsPath = (conversationId: string) => eventsRoute.replace("{conversationId}", seg(conversationId));
 
 /** Stream requests: each answers text/event-stream (see useChatStream). */
 export const streams = {

@@ -32,7 +32,7 @@ export interface DecisionRecordedEvent {
   remember: boolean;
   policy_changed: { server_label: string; tool_name: string; policy: Policy; layer: "user" } | null;
   decided_at: string;
-  /** Who decided: the email and the user id (null when Toolgate closed the request itself; absent from older servers). */
+  /** Who decided (email and id); null when Toolgate closed the request itself. */
   decided_by?: string | null;
   decided_by_id?: string | null;
   pending_approval_ids: string[] | null;
@@ -47,8 +47,8 @@ export interface FailedEvent { response_id: string; code: "response_failed" | "r
 export interface ErrorEvent { code: string; message: string; retryable: boolean }
 /** A notice item stored in the transcript (a server left out, provider state lost, …). */
 export interface NoticeEvent { item: NoticeItem }
-/** The conversation was deleted: the events stream ends with it. */
-export interface ConversationDeletedEvent { conversation_id?: string }
+/** The conversation was deleted: its event stream ends. */
+export interface DeletedEvent { conversation_id: string }
 /** How a turn ends that did not complete: the `failed` or `error` payload. */
 export type TurnEndEvent = FailedEvent | ErrorEvent;
 
@@ -63,7 +63,7 @@ export type ChatEvent =
   | { event: "failed"; id: number; data: FailedEvent }
   | { event: "error"; id: number; data: ErrorEvent }
   | { event: "notice"; id: number; data: NoticeEvent }
-  | { event: "conversation.deleted"; id: number; data: ConversationDeletedEvent };
+  | { event: "conversation.deleted"; id: number; data: DeletedEvent };
 
 export type ChatEventName = ChatEvent["event"];
 

@@ -39,32 +39,22 @@ export type Settings = S["Settings"];
 export type AuditEntry = S["AuditEntry"];
 export type AuditPage = S["AuditPage"];
 export type Info = S["Info"];
-/**
- * last_event_id: the id of the conversation's last stream event when it was
- * read (ids are per conversation and persisted; GET …/events resumes after
- * one). Narrowed here until docs/openapi.yaml describes it.
- */
-export type Conversation = S["Conversation"] & { last_event_id?: number | null };
+export type Conversation = S["Conversation"];
 export type AllowedBy = S["AllowedBy"];
+export type Approval = S["Approval"];
 /**
  * outcome_unknown: approved, but whether the tool ran could not be found out
- * (it may have run; it is never sent again); expired: the provider no longer
- * has the response that asked (reason says why). Narrowed here until
- * docs/openapi.yaml lists both states.
+ * (it may have run; it is never sent again); expired: it can no longer be
+ * answered (reason says why).
  */
-export type ApprovalState = S["Approval"]["state"] | "outcome_unknown" | "expired";
-export type Approval = Omit<S["Approval"], "state"> & { state: ApprovalState };
+export type ApprovalState = Approval["state"];
 export type TurnError = S["TurnError"];
 /** A transcript, its items narrowed to the variants below by `type`. */
-export type Transcript = Omit<S["Transcript"], "items" | "conversation" | "pending_approvals"> & {
-  conversation: Conversation;
-  items: Item[];
-  pending_approvals: Approval[];
-};
+export type Transcript = Omit<S["Transcript"], "items"> & { items: Item[] };
 /** One decision in POST /api/responses/approval-response. */
 export type Decision = S["Decision"];
 
-type ItemBase = Omit<S["Item"], "type" | "approval"> & { approval?: Approval };
+type ItemBase = Omit<S["Item"], "type">;
 export type UserMessageItem = ItemBase & { type: "user_message"; text: string };
 export type MessageItem = ItemBase & { type: "message"; text: string };
 export type ListToolsItem = ItemBase & { type: "mcp_list_tools"; server_label: string; upstream_label: string };
@@ -74,7 +64,7 @@ export type ApprovalRequestItem = ItemBase & {
 };
 export type ErrorItem = ItemBase & { type: "error"; turn_error: TurnError };
 /** Something the turn wants the person to know: a server left out, a conversation continued from its own transcript. */
-export interface Notice { code: string; message: string; server_label?: string }
+export type Notice = S["Notice"];
 export type NoticeItem = ItemBase & { type: "notice"; notice: Notice };
 
 /** One transcript item; unknown types may appear later and are skipped. */

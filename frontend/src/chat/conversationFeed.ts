@@ -132,10 +132,8 @@ export class ConversationFeed {
       this.qc.setQueryData<Transcript>(key, (tr) => (tr ? change(tr) : tr));
     }
     if (ev.event === "conversation") void invalidateList(this.qc);
-    if (ev.event === "decision.recorded") {
-      if (ev.data.policy_changed) void this.qc.invalidateQueries({ queryKey: keys.tools(ev.data.policy_changed.server_label) });
-      // A server that does not say who decided: the read says.
-      if (ev.data.decided_by === undefined) void this.qc.invalidateQueries({ queryKey: key, exact: true }, { cancelRefetch: false });
+    if (ev.event === "decision.recorded" && ev.data.policy_changed) {
+      void this.qc.invalidateQueries({ queryKey: keys.tools(ev.data.policy_changed.server_label) });
     }
     if (isTerminal(ev)) {
       // Read back what the server stored (ids of error items, partial messages); a read under way will do.
