@@ -29,7 +29,9 @@ test("deciding in one tab settles the card in the other at once, saying who deci
 
     await a.card("delete_forecast").getByRole("button", { name: "Approve" }).click();
     // Tab B was not touched: its card turns into the decision, and then the result, by itself.
-    await expect(tab.getByText("approved by demo@toolgate.local")).toBeVisible({ timeout: 5000 });
+    await expect(tab.getByText("approved by demo@toolgate.local", { exact: true })).toBeVisible({ timeout: 5000 });
+    // …and tells screen readers who decided.
+    await expect(tab.getByText("delete_forecast on demo: approved by demo@toolgate.local", { exact: true })).toBeAttached();
     await expect(cardB).toHaveCount(0);
     await expect(tab.getByRole("button", { name: "Approve" })).toHaveCount(0);
     await b.answerContaining("Deleted the forecast for Oslo.");
