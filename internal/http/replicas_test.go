@@ -212,3 +212,29 @@ func TestReplicas_CancelReachesTheReplicaRunningTheTurn(t *testing.T) {
 		t.Error("the conversation is still streaming after the cancel")
 	}
 }
+
+func TestReplicas_DeletingEndsTheStreamsOfEveryReplica(t *testing.T) {
+	e := newAPI(t)
+	b := e.replica()
+	var conv struct {
+		ID string `json:"id"`
+	}
+	e.must(201, "POST", "/api/conversations", map[string]any{}, &conv)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	_, onB := b.follow(ctx, conv.ID, -1)
+	time.Sleep(200 * time.Millisecond) // the stream is open before the delete
+	e.must(204, "DELETE", "/api/conversations/"+conv.ID, nil, nil)
+	evs := until(t, onB, "conversation.deleted")
+	if !strings.Contains(string(evs[len(evs)-1].Data), conv.ID) {
+		t.Errorf("conversation.deleted says %s", evs[len(evs)-1].Data)
+	}
+	select {
+	case ev, ok := <-onB:
+		if ok {
+			t.Errorf("the stream went on after conversation.deleted: %s", ev.Name)
+		}
+	case <-time.After(5 * time.Second):
+		t.Error("the stream stayed open after conversation.deleted")
+	}
+}
