@@ -238,3 +238,38 @@ func TestReplicas_DeletingEndsTheStreamsOfEveryReplica(t *testing.T) {
 		t.Error("the stream stayed open after conversation.deleted")
 	}
 }
+
+func TestEvents_AFinishedTurnReplaysWithoutItsDeltas(t *testing.T) {
+	e := newAPI(t)
+	e.createDemo("demo")
+	s := e.send("", "hello").ok(t)
+	if len(all[map[string]any](t, s, "text.delta")) == 0 {
+		t.Fatal("the answer streamed no deltas: the test needs some")
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	_, replay := e.follow(ctx, s.conv(t), 0)
+	got := until(t, replay, "completed")
+	for _, ev := range got {
+		if ev.Name == "text.delta" {
+			t.Fatalf("a finished turn replays its deltas: %v", names(got))
+		}
+	}
+	if text := lastMessageOf(t, got); text == "" || text != lastMessage(t, s) {
+		t.Errorf("the replayed message is %q, the streamed one %q", text, lastMessage(t, s))
+	}
+}
+
+func lastMessageOf(t testing.TB, evs []sseEvent) string {
+	var text string
+	for _, ev := range evs {
+		if ev.Name != "item.done" {
+			continue
+		}
+		var it itemEvent
+		if err := json.Unmarshal(ev.Data, &it); err == nil && it.Item.Type == "message" {
+			text = it.Item.Text
+		}
+	}
+	return text
+}
