@@ -212,3 +212,64 @@ func TestReplicas_CancelReachesTheReplicaRunningTheTurn(t *testing.T) {
 		t.Error("the conversation is still streaming after the cancel")
 	}
 }
+
+func TestReplicas_DeletingEndsTheStreamsOfEveryReplica(t *testing.T) {
+	e := newAPI(t)
+	b := e.replica()
+	var conv struct {
+		ID string `json:"id"`
+	}
+	e.must(201, "POST", "/api/conversations", map[string]any{}, &conv)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	_, onB := b.follow(ctx, conv.ID, -1)
+	time.Sleep(200 * time.Millisecond) // the stream is open before the delete
+	e.must(204, "DELETE", "/api/conversations/"+conv.ID, nil, nil)
+	evs := until(t, onB, "conversation.deleted")
+	if !strings.Contains(string(evs[len(evs)-1].Data), conv.ID) {
+		t.Errorf("conversation.deleted says %s", evs[len(evs)-1].Data)
+	}
+	select {
+	case ev, ok := <-onB:
+		if ok {
+			t.Errorf("the stream went on after conversation.deleted: %s", ev.Name)
+		}
+	case <-time.After(5 * time.Second):
+		t.Error("the stream stayed open after conversation.deleted")
+	}
+}
+
+func TestEvents_AFinishedTurnReplaysWithoutItsDeltas(t *testing.T) {
+	e := newAPI(t)
+	e.createDemo("demo")
+	s := e.send("", "hello").ok(t)
+	if len(all[map[string]any](t, s, "text.delta")) == 0 {
+		t.Fatal("the answer streamed no deltas: the test needs some")
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	_, replay := e.follow(ctx, s.conv(t), 0)
+	got := until(t, replay, "completed")
+	for _, ev := range got {
+		if ev.Name == "text.delta" {
+			t.Fatalf("a finished turn replays its deltas: %v", names(got))
+		}
+	}
+	if text := lastMessageOf(t, got); text == "" || text != lastMessage(t, s) {
+		t.Errorf("the replayed message is %q, the streamed one %q", text, lastMessage(t, s))
+	}
+}
+
+func lastMessageOf(t testing.TB, evs []sseEvent) string {
+	var text string
+	for _, ev := range evs {
+		if ev.Name != "item.done" {
+			continue
+		}
+		var it itemEvent
+		if err := json.Unmarshal(ev.Data, &it); err == nil && it.Item.Type == "message" {
+			text = it.Item.Text
+		}
+	}
+	return text
+}

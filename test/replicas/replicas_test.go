@@ -223,10 +223,10 @@ func probe(ctx context.Context, l *load) {
 				return
 			}
 			why := fmt.Sprintf("status %d %s", res.status, strings.TrimSpace(string(res.body)))
-			switch {
-			case res.status == 0:
+			switch res.status {
+			case 0:
 				why = fmt.Sprintf("no answer: %v", res.err)
-			case res.status == http.StatusOK:
+			case http.StatusOK:
 				why = fmt.Sprintf("stream ended with %q: %s", orDash(res.terminal), res.last(res.terminal))
 			}
 			l.note(func() { l.unusable[cv.id] = why })
