@@ -5,7 +5,8 @@
 # Chromium against the real binary. Tests need Postgres: TEST_DATABASE_URL when set; otherwise the
 # local server on 127.0.0.1:5432 when it answers; otherwise the Go tests start
 # one with testcontainers (Docker), or fail saying how to provide one. The
-# browser tests need Chromium at /usr/bin/chromium (apt-get install -y chromium).
+# browser tests need Chromium at /usr/bin/chromium (apt-get install -y chromium),
+# the replica test (test/replicas) HAProxy (apt-get install -y haproxy).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 

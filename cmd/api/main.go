@@ -11,6 +11,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -202,9 +203,30 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, stdout io.W
 	defer func() { stopRechecks(); <-rechecked }()
 	limits := conversation.Limits{MaxConcurrentTurns: cfg.UserMaxConcurrentTurns, MessagesPerMinute: cfg.UserMessagesPerMinute}
 	chat := conversation.NewService(postgres.NewConversationStore(pool), postgres.NewConversationPolicies(policies), responses.New(upCfg), info, limits, log)
+	chat.SetReplica(cfg.Replica.ID, cfg.Replica.LeaseTTL)
+	// Cancel, delete and new events reach every replica through Postgres.
+	listener := postgres.NewListener(pool, log.With("component", "listener"))
+	listener.On = func(channel string, payload []byte) {
+		switch channel {
+		case conversation.ChannelEvents:
+			var n struct {
+				C string `json:"c"`
+			}
+			if json.Unmarshal(payload, &n) == nil {
+				chat.OnEvents(n.C)
+			}
+		case conversation.ChannelSignals:
+			chat.OnSignal(payload)
+		}
+	}
+	listener.OnConnect = chat.OnReconnect
+	lctx, stopListening := context.WithCancel(context.WithoutCancel(ctx))
+	defer stopListening()
+	go listener.Run(lctx, conversation.ChannelEvents, conversation.ChannelSignals)
 	if err := chat.Recover(ctx); err != nil {
 		return err
 	}
+	chat.Start(lctx)
 	ln, err := net.Listen("tcp", cfg.ListenAddr)
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", cfg.ListenAddr, err)
@@ -221,10 +243,22 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, stdout io.W
 	if err := prepareAccounts(ctx, linkCfg, authn, log, stdout); err != nil {
 		return err
 	}
+	mets := newMetrics(build, pool)
+	chat.OnTakeover, chat.OnFirstEvent = mets.LeaseTakeover, mets.UpstreamFirstEvent
+	mets.WatchGauge("toolgate_approvals_pending", "Approval requests waiting for a decision now, in the whole database.", func() float64 {
+		n, err := postgres.PendingApprovals(context.Background(), pool)
+		if err != nil {
+			return -1
+		}
+		return float64(n)
+	})
+	mets.WatchGauge("toolgate_event_streams_following", "Conversation event streams open in this replica (POST streams and GET /api/conversations/{id}/events).", func() float64 {
+		return float64(chat.Subscribers())
+	})
 	api := toolhttp.NewServer(log, policies, chat, authn, store, toolhttp.Options{MaxBodyBytes: cfg.MaxBodyBytes, Heartbeat: cfg.SSEHeartbeat,
 		WebDir: cfg.WebDir, Web: frontend.App(), Version: build.Version,
 		TrustProxyHeaders: cfg.Auth.TrustProxy, AllowedHosts: cfg.AllowedHosts, Idempotency: postgres.NewIdempotencyStore(pool),
-		Metrics: newMetrics(build, pool), MetricsToken: cfg.MetricsToken})
+		Metrics: mets, MetricsToken: cfg.MetricsToken})
 
 	// No WriteTimeout: streamed responses live as long as their turn.
 	srv := &http.Server{Handler: api, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute,

@@ -27,7 +27,7 @@ test("set a tool to Ask, approve its request with remember: the output appears a
 
     await chat.answerContaining("Deleted the forecast for Oslo.");
     await chat.idle();
-    await page.getByText(/approved by you/i).first().waitFor();
+    await page.getByText("approved by demo@toolgate.local", { exact: true }).waitFor();
     expect(await chat.openCall("delete_forecast"), "the call shows its output").toMatch(/Deleted the forecast for Oslo\./);
     await expect(chat.card("delete_forecast"), "no card is left pending").toHaveCount(0);
 
@@ -47,7 +47,7 @@ test("deny with a reason: the tool does not run and the model is told why", scen
   await card.getByRole("textbox", { name: "Reason (optional, sent to the model)" }).fill("keep Berlin");
   await card.getByRole("button", { name: "Deny" }).click();
   await chat.idle();
-  await page.getByText(/denied: keep Berlin/i).first().waitFor();
+  await page.getByText("denied by demo@toolgate.local: keep Berlin", { exact: true }).waitFor();
   await expect(page.getByText("Deleted the forecast for Berlin."), "the tool did not run").toHaveCount(0);
 
   // What a person would check: Berlin's forecast is still there.
@@ -86,7 +86,7 @@ test("two approvals in one turn: both cards, each decided, then one continuation
   await chat.answerContaining("Deleted the forecast for Lisbon.");
   await chat.idle();
   await expect(chat.answers(), "one continuation answered both decisions").toHaveCount(1);
-  await page.getByText(/denied: no alerts today/i).first().waitFor();
+  await page.getByText("denied by demo@toolgate.local: no alerts today", { exact: true }).waitFor();
   await expect(page.getByText(/Sent a weather alert/), "the denied tool did not run").toHaveCount(0);
 });
 

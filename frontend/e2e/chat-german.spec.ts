@@ -31,7 +31,7 @@ test("a German browser approves a tool in German: Bestätigung erforderlich, Gen
 
     await card.getByRole("button", { name: "Genehmigen" }).click();
     // The tool ran: its call, and the decision, in German words.
-    await expect(page.getByText("von Ihnen genehmigt").first()).toBeVisible({ timeout: 15000 });
+    await expect(page.getByText("genehmigt von demo@toolgate.local", { exact: true })).toBeVisible({ timeout: 15000 });
     await expect(page.getByText("delete_forecast wurde ausgeführt: Das Ergebnis steht unten.")).toBeVisible();
     const call = page.locator(".tool-call").filter({ hasText: "delete_forecast" });
     await expect(call.getByText("ok")).toBeVisible();

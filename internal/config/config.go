@@ -29,6 +29,7 @@ type Config struct {
 	OpenAIModel      string        // OPENAI_MODEL
 	OpenAIMaxRetries int           // OPENAI_MAX_RETRIES: retries of a 429/5xx before anything streamed
 	Upstream         Upstream      // UPSTREAM_FIRST_BYTE_TIMEOUT, UPSTREAM_IDLE_TIMEOUT (upstream.go)
+	Replica          Replica       // REPLICA_ID, TURN_LEASE_TTL (replica.go)
 	ToolLayout       string        // MCP_TOOL_LAYOUT: default or split
 	HealthRecheck    time.Duration // MCP_HEALTH_RECHECK: how often an unreachable MCP server is checked again (health.go)
 	SSEHeartbeat     time.Duration // SSE_HEARTBEAT: interval of heartbeat comments on streams
@@ -109,6 +110,7 @@ func Load(getenv func(string) string) (Config, error) {
 		errs = append(errs, fmt.Sprintf("OPENAI_MAX_RETRIES must be a whole number from 0 to 10 (got %q)", getenv("OPENAI_MAX_RETRIES")))
 	}
 	c.Upstream = loadUpstream(get, &errs)
+	c.Replica = loadReplica(get, &errs)
 	c.ToolLayout = get("MCP_TOOL_LAYOUT", "default")
 	if c.ToolLayout != "default" && c.ToolLayout != "split" {
 		errs = append(errs, fmt.Sprintf("MCP_TOOL_LAYOUT must be default or split (got %q)", c.ToolLayout))
@@ -172,6 +174,8 @@ func (c Config) LogValue() slog.Value {
 		slog.Int("openai_max_retries", c.OpenAIMaxRetries),
 		slog.Duration("upstream_first_byte_timeout", c.Upstream.FirstByteTimeout),
 		slog.Duration("upstream_idle_timeout", c.Upstream.IdleTimeout),
+		slog.String("replica_id", c.Replica.ID),
+		slog.Duration("turn_lease_ttl", c.Replica.LeaseTTL),
 		slog.String("mcp_tool_layout", c.ToolLayout),
 		slog.Duration("mcp_health_recheck", c.HealthRecheck),
 		slog.Duration("sse_heartbeat", c.SSEHeartbeat),

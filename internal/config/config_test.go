@@ -2,6 +2,7 @@ package config
 
 import (
 	"log/slog"
+	"os"
 	"strconv"
 	"strings"
 	"testing"
@@ -25,6 +26,8 @@ func TestLoad_Defaults(t *testing.T) {
 		EmulatorAddr: "127.0.0.1:8091", DemoMCPAddr: "127.0.0.1:8090", OfflineDemo: true}
 	want.AllowedHosts = []string{"127.0.0.1", "localhost", "::1"} // ALLOWED_HOSTS: LISTEN_ADDR's host first
 	want.UserMaxConcurrentTurns, want.UserMessagesPerMinute = 4, 30
+	host, _ := os.Hostname()
+	want.Replica = Replica{ID: host + "-" + strconv.Itoa(os.Getpid()), LeaseTTL: 15 * time.Second}
 	want.Secrets = Secrets{KeyFile: ".toolgate/secrets.key"} // SECRETS_KEY unset: offline uses the key file
 	want.Auth = Auth{Mode: "local", IdleTimeout: 12 * time.Hour, MaxAge: 7 * 24 * time.Hour,
 		OIDCRedirectURL: "http://127.0.0.1:8080/api/auth/oidc/callback", OIDCGroupsClaim: "groups"}

@@ -129,6 +129,37 @@ var endCases = []endCase{
 		check: func(t *testing.T, _ *engine, _ *conversation.Turn, _ *recorder, tr conversation.Transcript) {
 			wantPartial(t, tr)
 		}},
+	{name: "the replica running the turn stops renewing its lease", code: "interrupted", retryable: true,
+		start: func(e *engine) *conversation.Turn {
+			e.up.setBehavior(streaming)
+			return e.message(ana, "", "hello")
+		},
+		stop: func(e *engine, turn *conversation.Turn) {
+			// As if replica a had stopped: its lease runs out, and replica b,
+			// sweeping, closes the turn from its stored events.
+			e.exec(`UPDATE conversations SET lease_expires_at = now() - interval '1 second'`)
+			if n := e.replica("rep_b").Sweep(e.t.Context()); n != 1 {
+				e.t.Errorf("replica b closed %d turns, want 1", n)
+			}
+			// Replica a, still running it, learns at its next renewal that
+			// the lease is gone and stops.
+			e.chat.SetReplica("", time.Second)
+			ctx, cancel := context.WithCancel(context.Background())
+			e.t.Cleanup(cancel)
+			e.chat.Start(ctx)
+		},
+		check: func(t *testing.T, e *engine, turn *conversation.Turn, _ *recorder, tr conversation.Transcript) {
+			wantPartial(t, tr)
+			n := 0
+			for _, it := range tr.Items {
+				if it.Type == conversation.ItemError {
+					n++
+				}
+			}
+			if n != 1 {
+				t.Errorf("%d error items; want the one replica b wrote, not a second from replica a", n)
+			}
+		}},
 	{name: "the provider cannot be reached", code: conversation.CodeUnreachable, retryable: true,
 		opts: engineOptions{unreachable: true},
 		start: func(e *engine) *conversation.Turn {

@@ -20,7 +20,7 @@ const (
 // until it succeeds or the service stops (Stop makes one last attempt).
 // EndTurn only clears the running turn if it is still turn, so a late
 // write never ends a newer one.
-func (s *Service) keepEnding(ctx context.Context, conversationID, turn string, cause error) {
+func (s *Service) keepEnding(ctx context.Context, conversationID, turn string, terminal NewEvent, cause error) {
 	ctx = context.WithoutCancel(ctx)
 	s.log.WarnContext(ctx, "recording the end of a turn failed; the conversation reads as streaming until it is stored, retrying in the background",
 		"conversation_id", conversationID, "turn_id", turn, "error", cause)
@@ -46,7 +46,7 @@ func (s *Service) keepEnding(ctx context.Context, conversationID, turn string, c
 				last = true
 			}
 			actx, cancel := context.WithTimeout(ctx, endAttemptTimeout)
-			err := s.store.Repo().EndTurn(actx, conversationID, turn, "")
+			err := s.endWith(actx, conversationID, turn, terminal)
 			cancel()
 			if err == nil {
 				s.log.InfoContext(ctx, "recorded the end of a turn after retrying; the conversation takes messages again",
@@ -80,4 +80,20 @@ func (s *Service) stopEnding(ctx context.Context) {
 			return
 		}
 	}
+}
+
+// endWith ends turn if it still runs, with its terminal event, in one
+// transaction.
+func (s *Service) endWith(ctx context.Context, conversationID, turn string, terminal NewEvent) error {
+	err := s.store.Tx(ctx, func(repo Repo) error {
+		if err := repo.EndTurn(ctx, conversationID, turn, ""); err != nil {
+			return err
+		}
+		_, err := repo.AppendEvents(ctx, conversationID, turn, []NewEvent{terminal})
+		return err
+	})
+	if err == nil {
+		s.hub.poke(conversationID, false)
+	}
+	return err
 }

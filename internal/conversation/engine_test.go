@@ -32,6 +32,7 @@ type engine struct {
 	t        *testing.T
 	pool     *pgxpool.Pool
 	chat     *conversation.Service
+	replica  func(id string) *conversation.Service // another replica on the same database
 	policies *policy.Service
 	up       *emuTap
 }
@@ -68,9 +69,13 @@ func newEngine(t *testing.T, opts engineOptions) *engine {
 	}
 	client := responses.New(responses.Config{APIKey: "test-key", BaseURL: base + "/v1/", Model: "gpt-5-mini",
 		Layout: responses.LayoutDefault, MaxRetries: 2, FirstByteTimeout: opts.firstByte, IdleTimeout: opts.idle, Logger: log})
-	chat := conversation.NewService(postgres.NewConversationStore(pool), postgres.NewConversationPolicies(policies), client,
-		conversation.Info{Offline: true, Model: "gpt-5-mini"}, opts.limits, log)
-	return &engine{t: t, pool: pool, chat: chat, policies: policies, up: up}
+	replica := func(id string) *conversation.Service {
+		c := conversation.NewService(postgres.NewConversationStore(pool), postgres.NewConversationPolicies(policies), client,
+			conversation.Info{Offline: true, Model: "gpt-5-mini"}, opts.limits, log)
+		c.SetReplica(id, 0)
+		return c
+	}
+	return &engine{t: t, pool: pool, chat: replica("rep_a"), replica: replica, policies: policies, up: up}
 }
 
 // closedURL is the URL of a port nothing listens on.

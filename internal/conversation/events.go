@@ -17,7 +17,7 @@ const (
 	EventNameToolStarted  = "tool.started"
 	EventNameApproval     = "approval.required"
 	EventNameDecision     = "decision.recorded"
-	EventNameNotice       = "notice" // Toolgate tells the person something about the turn; it goes on
+	EventNameNotice       = "notice"    // Toolgate tells the person something about the turn; it goes on
 	EventNameCompleted    = "completed" // terminal
 	EventNameFailed       = "failed"    // terminal
 	EventNameError        = "error"     // terminal
@@ -70,6 +70,11 @@ type DecisionEvent struct {
 	Remember          bool          `json:"remember"`
 	PolicyChanged     *PolicyChange `json:"policy_changed"`
 	DecidedAt         time.Time     `json:"decided_at"`
+	// DecidedBy and DecidedByID name who decided (null when Toolgate
+	// closed the request itself), so every tab following the conversation
+	// can say so.
+	DecidedBy   *string `json:"decided_by"`
+	DecidedByID *string `json:"decided_by_id"`
 	// PendingApprovalIDs are the requests of the same response still
 	// waiting for a decision; nothing goes upstream until it is empty.
 	PendingApprovalIDs []string `json:"pending_approval_ids"`
@@ -111,4 +116,9 @@ type ErrorEvent = TurnError
 // NoticeEvent carries a notice item as it is stored.
 type NoticeEvent struct {
 	Item Item `json:"item"`
+}
+
+// DeletedEvent ends the event streams of a deleted conversation.
+type DeletedEvent struct {
+	ConversationID string `json:"conversation_id"`
 }

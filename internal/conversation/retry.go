@@ -60,7 +60,10 @@ func (s *Service) StartRetry(ctx context.Context, conversationID string) (*Turn,
 				return nothingToRetry(conv.ID)
 			}
 		}
-		return t.claim(ctx, r)
+		if err := t.claim(ctx, r); err != nil {
+			return err
+		}
+		return t.logOpening(ctx, r)
 	})
 	if err != nil {
 		return nil, err

@@ -7,36 +7,34 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/toolgate/toolgate/internal/apperr"
 	"github.com/toolgate/toolgate/internal/policy"
 )
 
-// Run relays the turn to sink. It does not stop when the browser goes away:
-// the upstream stream is read to its end and everything is stored, so a
-// reload shows what arrived. Only Cancel (or a shutdown) stops it. ctx is
-// the request's context; Run keeps its values and drops its cancellation.
-func (t *Turn) Run(ctx context.Context, sink Sink) {
+// Run runs the turn: its events go to the conversation's event log, from
+// which every stream of the conversation (the request's own, other tabs,
+// other replicas) reads them; observer (metrics; may be nil) sees each as
+// it happens. It does not stop when the browser goes away: the upstream
+// stream is read to its end and everything is stored. Only Cancel (from
+// any replica), a lost lease or a shutdown stops it. ctx is the request's
+// context; Run keeps its values and drops its cancellation.
+func (t *Turn) Run(ctx context.Context, observer Sink) {
 	s := t.s
 	ctx, cancel := context.WithCancelCause(context.WithoutCancel(ctx))
 	defer cancel(nil)
-	var reg *running
-	if t.claimed {
-		reg = s.register(t.conv.ID, t.conv.OwnerID, t.id, cancel)
-		defer s.unregister(t.conv.ID, reg)
-	}
-	sink.Send(EventNameConversation, ConversationEvent{ConversationID: t.conv.ID, TurnID: t.id, Kind: t.kind,
-		Offline: s.info.Offline, Model: s.info.Model})
-	if t.userItem != nil {
-		sink.Send(EventNameItem, ItemEvent{Item: *t.userItem})
-	}
-	for _, d := range t.decisions {
-		sink.Send(EventNameDecision, d)
+	if observer != nil {
+		for _, e := range t.opening() {
+			observer.Send(e.name, e.data)
+		}
 	}
 	if !t.claimed {
-		sink.Send(EventNameCompleted, CompletedEvent{ResponseID: t.conv.LastResponseID,
-			PendingApprovals: len(t.pendingIDs), PendingApprovalIDs: nonNil(t.pendingIDs)})
 		return
 	}
-	r := relay{t: t, sink: sink, store: context.WithoutCancel(ctx), texts: map[string]string{}}
+	reg := s.register(t.conv.ID, t.conv.OwnerID, t.id, cancel)
+	defer s.unregister(t.conv.ID, reg)
+	store := context.WithoutCancel(ctx)
+	log := &eventLog{s: s, ctx: store, conv: t.conv.ID, turn: t.id, observer: observer}
+	r := relay{t: t, sink: log, log: log, store: store, texts: map[string]string{}}
 	r.run(ctx)
 }
 
@@ -44,12 +42,15 @@ func (t *Turn) Run(ctx context.Context, sink Sink) {
 type relay struct {
 	t        *Turn
 	sink     Sink
+	log      *eventLog
 	store    context.Context // for writes: they must happen even when the turn is cancelled
 	groups   []policy.ServerTools
 	response string            // the upstream response id, once created
 	asked    []string          // approval requests this response made
 	texts    map[string]string // message item id -> text so far (for a cut stream)
 	running  []*UpstreamItem   // calls begun (tool.started) whose item.done has not arrived, in order
+	delivery int               // what is known of the answers' delivery when the turn fails
+	ran      map[string]bool   // approval request ids whose mcp_call arrived
 }
 
 func (r *relay) run(ctx context.Context) {
@@ -61,15 +62,17 @@ func (r *relay) run(ctx context.Context) {
 	}
 	req := UpstreamRequest{PreviousResponseID: t.previous, UserText: t.userText, Answers: t.answers,
 		Tools: r.groups, Retry: len(t.answers) == 0}
+	sent := s.now()
 	stream, err := r.stream(ctx, req)
+	if s.OnFirstEvent != nil {
+		s.OnFirstEvent(s.now().Sub(sent))
+	}
 	if err != nil {
 		e := r.upstreamError(ctx, err, false)
-		if len(t.answerIDs) > 0 && maybeDelivered(err) {
-			// The answers may have reached upstream and run there: they are
-			// never sent as approvals again (at most once, not twice).
-			if err := s.store.Repo().MarkAnswered(r.store, t.answerIDs, "unknown"); err != nil {
-				s.log.ErrorContext(ctx, "recording answers that may have been delivered failed", "error", err)
-			}
+		r.delivery = deliveryUnknown
+		if !maybeDelivered(err) {
+			r.delivery = deliveryRefused
+		} else if len(t.answerIDs) > 0 {
 			e.Message += "; the decisions may have reached the model's provider, so they will not be sent again"
 		}
 		r.fail(e)
@@ -79,6 +82,9 @@ func (r *relay) run(ctx context.Context) {
 	for stream.Next() {
 		ev := stream.Event()
 		done, err := r.handle(ctx, ev)
+		if err == nil && !done {
+			err = r.log.failed()
+		}
 		if err != nil {
 			s.log.ErrorContext(ctx, "storing a turn's output failed", "conversation_id", t.conv.ID, "error", err)
 			r.fail(TurnError{Code: "storage_failed", Message: "what the model sent could not be stored, so the turn was stopped; reload to see what was kept", Retryable: true})
@@ -110,12 +116,25 @@ func (r *relay) handle(ctx context.Context, ev Event) (done bool, err error) {
 		return false, r.item(ev.Item)
 	case EventCompleted:
 		r.response = ev.ResponseID
-		if err := s.store.Repo().EndTurn(r.store, t.conv.ID, t.id, ev.ResponseID); err != nil {
+		id := ev.ResponseID
+		done := CompletedEvent{ResponseID: &id, PendingApprovals: len(r.asked), PendingApprovalIDs: nonNil(r.asked), Sent: true}
+		// The turn's end and its terminal event commit together: a stream
+		// that sees the conversation idle has its terminal event.
+		err := s.store.Tx(r.store, func(repo Repo) error {
+			if still, err := r.stillOurs(repo); err != nil || !still {
+				return err
+			}
+			if err := repo.EndTurn(r.store, t.conv.ID, t.id, ev.ResponseID); err != nil {
+				return err
+			}
+			_, err := repo.AppendEvents(r.store, t.conv.ID, t.id, []NewEvent{mustEvent(EventNameCompleted, done)})
+			return err
+		})
+		if err != nil {
 			return true, err
 		}
-		id := ev.ResponseID
-		r.sink.Send(EventNameCompleted, CompletedEvent{ResponseID: &id, PendingApprovals: len(r.asked),
-			PendingApprovalIDs: nonNil(r.asked), Sent: true})
+		s.hub.poke(t.conv.ID, false)
+		r.log.observe(EventNameCompleted, done)
 		return true, nil
 	case EventFailed, EventIncomplete:
 		e := TurnError{Code: "response_failed", Message: "the model's response failed"}
@@ -125,8 +144,7 @@ func (r *relay) handle(ctx context.Context, ev Event) (done bool, err error) {
 		if ev.Error != nil {
 			e.Message = fmt.Sprintf("%s: %s (%s)", e.Message, ev.Error.Message, ev.Error.Code)
 		}
-		r.end(e)
-		r.sink.Send(EventNameFailed, FailedEvent{ResponseID: r.response, Code: e.Code, Message: e.Message})
+		r.end(e, EventNameFailed, FailedEvent{ResponseID: r.response, Code: e.Code, Message: e.Message})
 		return true, nil
 	case EventError:
 		e := TurnError{Code: "upstream_error", Message: "the model's provider reported an error"}
@@ -156,6 +174,12 @@ func (r *relay) item(u *UpstreamItem) error {
 		}
 	case ItemCall:
 		it.Name, it.Output, it.CallError, it.ApprovalRequestID = u.Name, u.Output, u.CallError, u.ApprovalID
+		if u.ApprovalID != "" {
+			if r.ran == nil {
+				r.ran = map[string]bool{}
+			}
+			r.ran[u.ApprovalID] = true
+		}
 		it.Arguments, it.Redacted = Redact(u.Arguments)
 		it.AllowedBy = r.allowedBy(u)
 	case ItemApprovalRequest:
@@ -287,6 +311,8 @@ func (r *relay) upstreamError(ctx context.Context, err error, streamed bool) Tur
 	switch {
 	case errors.Is(context.Cause(ctx), ErrShutdown):
 		return TurnError{Code: "server_shutdown", Message: "Toolgate is shutting down, so the turn was stopped; what arrived before is kept", Retryable: true}
+	case errors.Is(context.Cause(ctx), ErrLeaseLost):
+		return interruptedError("this one")
 	case errors.Is(context.Cause(ctx), ErrAccountDisabled):
 		return TurnError{Code: "account_disabled", Message: "an admin disabled this account, so its turn was stopped; what arrived before is kept"}
 	case ctx.Err() != nil:
@@ -320,8 +346,7 @@ func (r *relay) upstreamError(ctx context.Context, err error, streamed bool) Tur
 
 // fail ends the turn with an error event.
 func (r *relay) fail(e TurnError) {
-	r.end(e)
-	r.sink.Send(EventNameError, ErrorEvent(e))
+	r.end(e, EventNameError, ErrorEvent(e))
 }
 
 // end records how the turn ended without completing: an error item in the
@@ -330,9 +355,17 @@ func (r *relay) fail(e TurnError) {
 // superseded, since a
 // response that did not complete cannot be continued; the conversation's
 // last response stays where it was.
-func (r *relay) end(e TurnError) {
+func (r *relay) end(e TurnError, terminal string, data any) {
 	t, s := r.t, r.t.s
+	last := mustEvent(terminal, data)
+	var decided []DecisionEvent
+	gone := false
 	err := s.store.Tx(r.store, func(repo Repo) error {
+		decided, gone = nil, false
+		if still, err := r.stillOurs(repo); err != nil || !still {
+			gone = true
+			return err
+		}
 		if len(r.asked) > 0 {
 			aps, err := repo.Approvals(r.store, t.user.ID, t.conv.ID, r.asked, true)
 			if err != nil {
@@ -359,16 +392,37 @@ func (r *relay) end(e TurnError) {
 				return err
 			}
 		}
+		var err error
+		if decided, err = r.settleSent(repo, e); err != nil {
+			return err
+		}
 		if _, err := repo.AppendItem(r.store, t.conv.ID, Item{Type: ItemError, ID: newID("err_"), ResponseID: r.response, Error: &e}); err != nil {
 			return err
 		}
-		return repo.EndTurn(r.store, t.conv.ID, t.id, "")
+		if err := repo.EndTurn(r.store, t.conv.ID, t.id, ""); err != nil {
+			return err
+		}
+		evs := make([]NewEvent, 0, len(decided)+1)
+		for _, d := range decided {
+			evs = append(evs, mustEvent(EventNameDecision, d))
+		}
+		_, err = repo.AppendEvents(r.store, t.conv.ID, t.id, append(evs, last))
+		return err
 	})
+	for _, d := range decided {
+		r.log.observe(EventNameDecision, d)
+	}
+	r.log.observe(terminal, data)
+	if gone && err == nil {
+		return // deleted, or taken over by another replica, which ended it
+	}
 	if err != nil {
 		// The transcript keeps no trace of how it ended; the conversation
 		// must not stay marked as streaming on top of that.
-		s.keepEnding(r.store, t.conv.ID, t.id, err)
+		s.keepEnding(r.store, t.conv.ID, t.id, last, err)
+		return
 	}
+	s.hub.poke(t.conv.ID, false)
 }
 
 func nonNil(s []string) []string {
@@ -400,4 +454,16 @@ func (r *relay) notice(n Notice) {
 		it = Item{Type: ItemNotice, ID: newID("note_"), Notice: &n, CreatedAt: s.now()}
 	}
 	r.sink.Send(EventNameNotice, NoticeEvent{Item: it})
+}
+
+// stillOurs locks the conversation and reports whether this turn still
+// runs in it: not when it was deleted, or taken over after this replica
+// lost its lease (the other replica closed it; writing its end again
+// would contradict that).
+func (r *relay) stillOurs(repo Repo) (bool, error) {
+	c, err := repo.Conversation(r.store, r.t.user.ID, r.t.conv.ID, true)
+	if apperr.KindOf(err) == apperr.NotFound {
+		return false, nil
+	}
+	return err == nil && c.ActiveTurn == r.t.id, err
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"log/slog"
 	"strings"
@@ -97,6 +98,16 @@ type Service struct {
 	endRetry [2]time.Duration // keepEnding's first and longest delay
 	stopping chan struct{}
 	stopOnce sync.Once
+
+	replica  string        // this process among the replicas (SetReplica)
+	leaseTTL time.Duration // TURN_LEASE_TTL
+	hub      hub
+	// OnTakeover, when set, is called for each turn this replica closed
+	// because its lease expired (metrics).
+	OnTakeover func()
+	// OnFirstEvent, when set, is called with the time each upstream request
+	// took to its first event (metrics).
+	OnFirstEvent func(time.Duration)
 }
 
 type running struct {
@@ -141,7 +152,8 @@ func (s *Service) Stop(ctx context.Context) {
 func NewService(store Store, policies Policies, upstream Upstream, info Info, limits Limits, log *slog.Logger) *Service {
 	return &Service{store: store, policies: policies, upstream: upstream, info: info, limits: limits, log: log,
 		now: time.Now, running: map[string]*running{}, ending: map[string]chan struct{}{},
-		endRetry: [2]time.Duration{endRetryMin, endRetryMax}, stopping: make(chan struct{})}
+		endRetry: [2]time.Duration{endRetryMin, endRetryMax}, stopping: make(chan struct{}),
+		replica: newID("rep_"), leaseTTL: DefaultLeaseTTL}
 }
 
 // caller is the signed-in user ctx carries. Without one the request never
@@ -157,18 +169,16 @@ func caller(ctx context.Context) (auth.User, error) {
 // Info describes the upstream.
 func (s *Service) Info() Info { return s.info }
 
-// Recover forgets turns a previous process left running: a turn cannot
-// outlive its process, and a stale mark would refuse every new message.
+// Recover closes the turns whose replica died (their lease expired) and
+// supersedes approval requests left by responses that never completed. It
+// never touches a live replica's turns: a turn whose lease is still valid
+// is left alone, and closed by a later sweep if its lease runs out.
 func (s *Service) Recover(ctx context.Context) error {
-	n, err := s.store.Repo().ClearTurns(ctx)
-	if err != nil {
-		return err
-	}
-	if n > 0 {
-		s.log.WarnContext(ctx, "cleared turns left running by a previous process", "count", n)
+	if n := s.Sweep(ctx); n > 0 {
+		s.log.WarnContext(ctx, "closed turns left running by a replica that stopped", "count", n)
 	}
 	// Their responses never completed: what they asked cannot be answered.
-	n, err = s.store.Repo().SupersedeOrphans(ctx, "The response that asked did not complete (the server stopped), so this request can no longer be answered.")
+	n, err := s.store.Repo().SupersedeOrphans(ctx, "The response that asked did not complete (the server stopped), so this request can no longer be answered.")
 	if n > 0 {
 		s.log.WarnContext(ctx, "superseded approval requests of responses that never completed", "count", n)
 	}
@@ -256,50 +266,97 @@ func (s *Service) Get(ctx context.Context, id string) (Transcript, error) {
 	return t, err
 }
 
-// Delete removes a conversation. A turn running in it is cancelled first.
+// Delete removes a conversation. A turn running in it, on any replica, is
+// cancelled first (waiting a while for it to record how it ended), and the
+// conversation's open event streams end with conversation.deleted.
 func (s *Service) Delete(ctx context.Context, id string) error {
 	u, err := caller(ctx)
 	if err != nil {
 		return err
 	}
-	// Only the owner's turn is cancelled: the lookup below is by id alone.
-	if _, err := s.store.Repo().Conversation(ctx, u.ID, id, false); err != nil {
+	// Only the owner's turn is cancelled: the lookup is scoped to the owner.
+	conv, err := s.store.Repo().Conversation(ctx, u.ID, id, false)
+	if err != nil {
 		return err
 	}
+	if conv.ActiveTurn != "" {
+		if err := s.signal(ctx, Signal{Op: SignalCancel, ConversationID: id, Turn: conv.ActiveTurn}); err != nil {
+			s.log.WarnContext(ctx, "signalling the replicas to cancel a turn failed", "conversation_id", id, "error", err)
+		}
+		s.awaitEnd(ctx, u.ID, id, 10*time.Second)
+	}
+	if err := s.store.Repo().DeleteConversation(ctx, u.ID, id); err != nil {
+		return err
+	}
+	if err := s.signal(ctx, Signal{Op: SignalDeleted, ConversationID: id}); err != nil {
+		s.log.WarnContext(ctx, "signalling the replicas that a conversation was deleted failed", "conversation_id", id, "error", err)
+	}
+	return nil
+}
+
+// awaitEnd waits, up to limit, until no turn runs in the conversation (or
+// the one running has an expired lease, which no replica will end).
+func (s *Service) awaitEnd(ctx context.Context, owner, id string, limit time.Duration) {
 	if r := s.lookup(id); r != nil {
-		r.cancel(ErrCancelled)
 		select {
 		case <-r.done:
 		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(10 * time.Second):
+		case <-time.After(limit):
 		}
+		return
 	}
-	return s.store.Repo().DeleteConversation(ctx, u.ID, id)
+	deadline := time.Now().Add(limit)
+	for time.Now().Before(deadline) && ctx.Err() == nil {
+		c, err := s.store.Repo().Conversation(ctx, owner, id, false)
+		if err != nil || c.ActiveTurn == "" || c.LeaseExpired {
+			return
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
 }
 
-// Cancel stops the turn running in a conversation. What arrived so far stays
-// in the transcript; the stream ends with an error event "cancelled".
+// Cancel stops the turn running in a conversation, on whichever replica
+// runs it. What arrived so far stays in the transcript; the stream ends
+// with an error event "cancelled". A turn whose replica died is closed at
+// once (interrupted).
 func (s *Service) Cancel(ctx context.Context, id string) error {
 	u, err := caller(ctx)
 	if err != nil {
 		return err
 	}
-	if _, err := s.store.Repo().Conversation(ctx, u.ID, id, false); err != nil {
+	conv, err := s.store.Repo().Conversation(ctx, u.ID, id, false)
+	if err != nil {
 		return err
 	}
-	r := s.lookup(id)
-	if r == nil {
+	if r := s.lookup(id); r != nil {
+		r.cancel(ErrCancelled)
+		return nil
+	}
+	if conv.ActiveTurn == "" {
 		return apperr.New(apperr.Conflict, "no_turn_running", "no turn is running in conversation %q, so there is nothing to cancel", id)
 	}
-	r.cancel(ErrCancelled)
-	return nil
+	if conv.LeaseExpired {
+		_, err := s.takeOver(ctx, RunningTurn{ConversationID: conv.ID, OwnerID: u.ID, Turn: conv.ActiveTurn, LeaseOwner: conv.LeaseOwner})
+		return err
+	}
+	return s.signal(ctx, Signal{Op: SignalCancel, ConversationID: id, Turn: conv.ActiveTurn})
 }
 
-// StopUser cancels every turn of userID running in this process, as when
-// the account is disabled: an account that may no longer sign in must not
-// keep a model running tools on its behalf. It reports how many it stopped.
+// StopUser cancels every turn of userID, on every replica, as when the
+// account is disabled: an account that may no longer sign in must not keep
+// a model running tools on its behalf. It reports how many it stopped here.
 func (s *Service) StopUser(userID string) int {
+	n := s.stopUserHere(userID)
+	raw, _ := json.Marshal(Signal{Op: SignalStopUser, UserID: userID})
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := s.store.Repo().Notify(ctx, ChannelSignals, string(raw)); err != nil {
+		s.log.Warn("signalling the replicas to stop a disabled account's turns failed", "user_id", userID, "error", err)
+	}
+	return n
+}
+
+func (s *Service) stopUserHere(userID string) int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	n := 0

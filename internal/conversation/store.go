@@ -35,13 +35,40 @@ type Repo interface {
 	// counts what the per-user limits look at.
 	UserLoad(ctx context.Context, owner string, window time.Duration) (UserLoad, error)
 
-	// StartTurn marks turn as the conversation's running turn.
-	StartTurn(ctx context.Context, id, turn string) error
-	// EndTurn clears the running turn if it is still turn, and when
-	// lastResponse is not empty makes it the conversation's last response.
+	// StartTurn marks turn as the conversation's running turn, leased to
+	// the replica owner for ttl.
+	StartTurn(ctx context.Context, id, turn, owner string, ttl time.Duration) error
+	// EndTurn clears the running turn (and its lease) if it is still turn,
+	// and when lastResponse is not empty makes it the conversation's last
+	// response.
 	EndTurn(ctx context.Context, id, turn, lastResponse string) error
-	// ClearTurns forgets every running turn: at start, none can be running.
-	ClearTurns(ctx context.Context) (int64, error)
+	// RenewLeases extends owner's leases on turns by ttl and returns the
+	// turns it still holds.
+	RenewLeases(ctx context.Context, owner string, turns []string, ttl time.Duration) ([]string, error)
+	// ExpiredTurns lists up to limit running turns whose lease ran out.
+	ExpiredTurns(ctx context.Context, limit int) ([]RunningTurn, error)
+	// LockExpiredTurn locks the conversation (in a transaction) if turn
+	// still runs in it on an expired lease.
+	LockExpiredTurn(ctx context.Context, conversationID, turn string) (bool, error)
+
+	// AppendEvents stores stream events after the conversation's last one
+	// and announces them to every replica; it returns the last id given.
+	AppendEvents(ctx context.Context, conversationID, turn string, evs []NewEvent) (int64, error)
+	// EventsAfter returns up to limit events after id after, in order.
+	EventsAfter(ctx context.Context, conversationID string, after int64, limit int) ([]StoredEvent, error)
+	// TurnEvents returns every event of one turn, in order.
+	TurnEvents(ctx context.Context, conversationID, turn string) ([]StoredEvent, error)
+	// TurnStart is the id just before turn's first event (-1: none yet).
+	TurnStart(ctx context.Context, conversationID, turn string) (int64, error)
+	// Notify sends a notification to every replica.
+	Notify(ctx context.Context, channel, payload string) error
+
+	// MarkSent records that turn carries the answers to ids, before it
+	// sends them; UnmarkSent undoes it for answers known not delivered.
+	MarkSent(ctx context.Context, ids []string, turn string) error
+	UnmarkSent(ctx context.Context, turn string) error
+	// SentApprovals returns (locked) the requests whose answers turn carried.
+	SentApprovals(ctx context.Context, conversationID, turn string) ([]Approval, error)
 	// SupersedeOrphans supersedes, with reason, the pending approval
 	// requests of conversations with no running turn whose response is not
 	// the conversation's last: they came from a response that never
@@ -69,6 +96,28 @@ type Repo interface {
 	// by server label.
 	Grants(ctx context.Context, owner, conversationID string) (map[string]map[string]bool, error)
 	AddGrant(ctx context.Context, conversationID, server, tool, approvalID string) error
+}
+
+// RunningTurn is a turn some replica holds (or held) a lease on.
+type RunningTurn struct {
+	ConversationID string
+	OwnerID        string // the conversation's owner
+	Turn           string
+	LeaseOwner     string // the replica
+}
+
+// NewEvent is a stream event to store: its name and JSON payload.
+type NewEvent struct {
+	Name string
+	Data []byte
+}
+
+// StoredEvent is a stream event as stored, with its id in the conversation.
+type StoredEvent struct {
+	ID     int64
+	TurnID string
+	Name   string
+	Data   []byte
 }
 
 // UserLoad is what the per-user limits count for one user.

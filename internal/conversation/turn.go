@@ -40,6 +40,7 @@ type Turn struct {
 	answerIDs  []string
 	grants     map[string]map[string]bool
 	pendingIDs []string // with no follow-up: the requests still waiting
+	after      int64    // the id just before the turn's first event
 }
 
 // ConversationID is the conversation the turn belongs to.
@@ -102,7 +103,10 @@ func (s *Service) StartMessage(ctx context.Context, conversationID, input string
 			return err
 		}
 		t.userItem = &item
-		return t.claim(ctx, r)
+		if err := t.claim(ctx, r); err != nil {
+			return err
+		}
+		return t.logOpening(ctx, r)
 	})
 	if err != nil {
 		return nil, err
@@ -124,7 +128,7 @@ func (t *Turn) closeOpen(ctx context.Context, r Repo) error {
 	for _, a := range aps {
 		ans := Answer{ApprovalRequestID: a.ID, ServerLabel: a.ServerLabel, UpstreamLabel: a.UpstreamLabel, ToolName: a.ToolName}
 		switch {
-		case a.AnsweredIn != nil:
+		case a.AnsweredIn != nil || a.SentInTurn != nil || a.State == OutcomeUnknown:
 			ans.Reason = interruptedReason
 		case a.State == Pending:
 			reason := SupersededReason
@@ -208,7 +212,10 @@ func (s *Service) StartDecisions(ctx context.Context, conversationID string, ds 
 			}
 			t.decisions = append(t.decisions, ev)
 		}
-		return t.claimFollowUp(ctx, r, responses)
+		if err := t.claimFollowUp(ctx, r, responses); err != nil {
+			return err
+		}
+		return t.logOpening(ctx, r)
 	})
 	if err != nil {
 		return nil, err
@@ -317,7 +324,12 @@ func (t *Turn) claim(ctx context.Context, r Repo) error {
 		return err
 	}
 	t.grants, t.claimed = grants, true
-	return r.StartTurn(ctx, t.conv.ID, t.id)
+	if err := r.StartTurn(ctx, t.conv.ID, t.id, t.s.replica, t.s.leaseTTL); err != nil {
+		return err
+	}
+	// Recorded before the request leaves: after a crash at any point from
+	// here on, these answers are never sent as approvals again.
+	return r.MarkSent(ctx, t.answerIDs, t.id)
 }
 
 func validateDecisions(ds []Decision) error {
@@ -374,6 +386,7 @@ func turnInProgress(id string) error {
 func decisionEvent(a Approval, change *PolicyChange) DecisionEvent {
 	return DecisionEvent{ApprovalRequestID: a.ID, ServerLabel: a.ServerLabel, ToolName: a.ToolName, State: a.State,
 		Reason: a.DecisionReason, Scope: a.Scope, Remember: a.Remember, PolicyChanged: change, DecidedAt: deref(a.DecidedAt),
+		DecidedBy: a.DecidedBy, DecidedByID: a.DecidedByID,
 		PendingApprovalIDs: []string{}}
 }
 

@@ -22,6 +22,14 @@ type Conversation struct {
 	LastResponseID *string   `json:"last_response_id"`
 	Streaming      bool      `json:"streaming"` // a turn is running now
 	PendingCount   int       `json:"pending_approvals"`
+	// LastEventID is the id of the conversation's last stream event: GET
+	// /api/conversations/{id}/events with Last-Event-ID set to it streams
+	// what happens next.
+	LastEventID int64 `json:"last_event_id"`
+
+	ActiveTurn   string `json:"-"` // the running turn's id, "" when none
+	LeaseOwner   string `json:"-"` // the replica running it
+	LeaseExpired bool   `json:"-"` // its lease ran out: the replica died or lost the database
 }
 
 // Item types in a transcript. The upstream ones keep OpenAI's names.
@@ -141,6 +149,9 @@ type Approval struct {
 	Scope           *string         `json:"scope"`
 	Remember        bool            `json:"remember"`
 	AnsweredIn      *string         `json:"answered_in"`
+	// SentInTurn is the turn whose follow-up carries (or carried) the
+	// answer, recorded before the request left.
+	SentInTurn *string `json:"-"`
 }
 
 // AskReason says why a tool asks: its policy and where that came from, or

@@ -61,6 +61,9 @@ func New(opts Options) *Demo {
 	mux.HandleFunc("GET /state", func(w http.ResponseWriter, _ *http.Request) {
 		writeJSON(w, http.StatusOK, d.State())
 	})
+	mux.HandleFunc("GET /calls", func(w http.ResponseWriter, _ *http.Request) {
+		writeJSON(w, http.StatusOK, map[string][]Call{"calls": d.Calls()})
+	})
 	mux.HandleFunc("POST /reset", func(w http.ResponseWriter, _ *http.Request) {
 		d.Reset()
 		writeJSON(w, http.StatusOK, d.State())
@@ -69,13 +72,18 @@ func New(opts Options) *Demo {
 	return d
 }
 
-// Handler serves /mcp, GET /healthz, GET /state and POST /reset.
+// Handler serves /mcp, GET /healthz, GET /state, GET /calls and POST /reset.
 func (d *Demo) Handler() http.Handler { return d.handler }
 
 // State returns a deep copy of the current state.
 func (d *Demo) State() State { return d.store.snapshot() }
 
-// Reset restores the seed forecasts and clears the alerts and call counters.
+// Calls returns every tools/call received since the start or the last
+// Reset (up to the last 10000), oldest first, with its arguments as sent: a
+// test can tell how often a tool ran with which arguments.
+func (d *Demo) Calls() []Call { return d.store.callLog() }
+
+// Reset restores the seed forecasts and clears the alerts, call counters and call log.
 func (d *Demo) Reset() {
 	d.store.reset()
 	d.log.Info("demo state reset")
@@ -87,7 +95,7 @@ func (d *Demo) countCalls(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		if method == "tools/call" {
 			if p, ok := req.GetParams().(*mcp.CallToolParamsRaw); ok && p != nil {
-				d.store.countCall(p.Name)
+				d.store.countCall(p.Name, p.Arguments)
 				d.log.Info("tool called", "tool", p.Name)
 			}
 		}

@@ -116,6 +116,43 @@ func TestGetForecastOfUnknownCityIsAToolErrorButStillCounted(t *testing.T) {
 	}
 }
 
+// TestCallsLogEveryCallWithItsArguments: GET /calls lists each tools/call
+// with the arguments as sent, failed ones and repeats included, so a test
+// can tell how often a tool ran with which arguments; Reset clears it.
+func TestCallsLogEveryCallWithItsArguments(t *testing.T) {
+	demo, srv := startDemo(t, demomcp.Options{})
+	session := connect(t, srv)
+	call(t, session, "send_alert", map[string]any{"city": "Lisbon", "message": "c1"})
+	call(t, session, "get_forecast", map[string]any{"city": "Atlantis"}) // a tool error still ran
+	call(t, session, "send_alert", map[string]any{"city": "Lisbon", "message": "c1"})
+
+	var got struct{ Calls []demomcp.Call }
+	getJSON(t, http.MethodGet, srv.URL+"/calls", http.StatusOK, &got)
+	type call struct{ Tool, Arguments string }
+	var calls []call
+	for _, c := range got.Calls {
+		if c.At.IsZero() {
+			t.Errorf("call %s has no time", c.Tool)
+		}
+		calls = append(calls, call{c.Tool, string(c.Arguments)})
+	}
+	want := []call{
+		{"send_alert", `{"city":"Lisbon","message":"c1"}`},
+		{"get_forecast", `{"city":"Atlantis"}`},
+		{"send_alert", `{"city":"Lisbon","message":"c1"}`},
+	}
+	if diff := cmp.Diff(want, calls); diff != "" {
+		t.Errorf("/calls (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(got.Calls, demo.Calls()); diff != "" {
+		t.Errorf("Calls() and /calls differ (-/calls +Calls()):\n%s", diff)
+	}
+	demo.Reset()
+	if n := len(demo.Calls()); n != 0 {
+		t.Errorf("%d calls after Reset, want none", n)
+	}
+}
+
 func TestSendAlertPutsTheAlertInTheOutbox(t *testing.T) {
 	demo, srv := startDemo(t, demomcp.Options{})
 	call(t, connect(t, srv), "send_alert", map[string]any{"city": "Lisbon", "message": "Heat warning"})

@@ -1,6 +1,7 @@
 package demomcp
 
 import (
+	"encoding/json"
 	"maps"
 	"slices"
 	"strings"
@@ -29,6 +30,18 @@ type State struct {
 	Calls     map[string]int      `json:"calls"`     // tools/call requests by tool name
 }
 
+// Call is one tools/call the server received: the tool and its arguments
+// as sent (before validation).
+type Call struct {
+	Tool      string          `json:"tool"`
+	Arguments json.RawMessage `json:"arguments"`
+	At        time.Time       `json:"at"`
+}
+
+// maxCallLog bounds the call log, so a demo left running does not grow
+// without end; the oldest calls are dropped first.
+const maxCallLog = 10000
+
 // seed is the state New and Reset start from.
 var seed = []Forecast{
 	{City: "Berlin", Summary: "Light rain clearing by evening", TemperatureC: 14},
@@ -43,6 +56,7 @@ type store struct {
 	forecasts map[string]Forecast // by cityKey, so lookups ignore case
 	alerts    []Alert
 	calls     map[string]int
+	log       []Call // every tools/call, oldest first, at most maxCallLog
 }
 
 func newStore(now func() time.Time) *store {
@@ -62,6 +76,7 @@ func (s *store) reset() {
 	}
 	s.alerts = nil
 	s.calls = make(map[string]int)
+	s.log = nil
 }
 
 func (s *store) snapshot() State {
@@ -81,10 +96,24 @@ func (s *store) snapshot() State {
 	return st
 }
 
-func (s *store) countCall(tool string) {
+func (s *store) countCall(tool string, args json.RawMessage) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.calls[tool]++
+	if len(args) == 0 {
+		args = json.RawMessage("null")
+	}
+	s.log = append(s.log, Call{Tool: tool, Arguments: slices.Clone(args), At: s.now().UTC()})
+	if len(s.log) > maxCallLog {
+		s.log = slices.Delete(s.log, 0, len(s.log)-maxCallLog)
+	}
+}
+
+// callLog returns a copy of the call log, oldest first.
+func (s *store) callLog() []Call {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]Call{}, s.log...)
 }
 
 func (s *store) get(city string) (Forecast, bool) {

@@ -111,6 +111,12 @@ func (s *Server) postResponse(c echo.Context) error {
 	if err := s.decode(c, &req); err != nil {
 		return err
 	}
+	if after, err := lastEventID(c); err != nil || after >= 0 {
+		if err != nil {
+			return err
+		}
+		return s.resume(c, req.ConversationID, after)
+	}
 	if req.Input == nil {
 		return apperr.Invalidf("invalid_input", "input", "input is required: the message to send to the model")
 	}
@@ -160,6 +166,12 @@ func (s *Server) postApprovalResponse(c echo.Context) error {
 	if req.ConversationID == "" {
 		return apperr.Invalidf("invalid_conversation_id", "conversation_id", "conversation_id is required: the conversation the approval requests belong to")
 	}
+	if after, err := lastEventID(c); err != nil || after >= 0 {
+		if err != nil {
+			return err
+		}
+		return s.resume(c, req.ConversationID, after)
+	}
 	ds, err := req.decisions()
 	if err != nil {
 		return err
@@ -174,6 +186,12 @@ func (s *Server) postApprovalResponse(c echo.Context) error {
 // retryConversation sends the turn that failed last again; it streams like
 // the turn itself.
 func (s *Server) retryConversation(c echo.Context) error {
+	if after, err := lastEventID(c); err != nil || after >= 0 {
+		if err != nil {
+			return err
+		}
+		return s.resume(c, c.Param("conversationId"), after)
+	}
 	turn, err := s.chat.StartRetry(c.Request().Context(), c.Param("conversationId"))
 	if err != nil {
 		return err

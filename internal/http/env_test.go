@@ -61,6 +61,7 @@ type envOptions struct {
 	trustProxy bool                // TRUST_PROXY_HEADERS
 	metrics    *metrics.Metrics    // the server's metrics (nil: none)
 	metricsTok string              // METRICS_TOKEN
+	leaseTTL   time.Duration       // TURN_LEASE_TTL (0: the default)
 }
 
 const demoToken = "demo-secret-token-0123456789"
@@ -98,7 +99,7 @@ func newAPIWith(t testing.TB, opts envOptions) *apiEnv {
 	return e
 }
 
-var userSeq atomic.Int64
+var userSeq, replicaSeq atomic.Int64
 
 // newUser creates a user with role and returns a shallow copy of the env
 // whose requests carry that user's token (same server, same database).
@@ -142,9 +143,30 @@ func (e *apiEnv) start() {
 		Layout: responses.Layout(e.opts.layout), MaxRetries: e.opts.retries, Logger: e.log})
 	e.chat = conversation.NewService(postgres.NewConversationStore(e.pool), postgres.NewConversationPolicies(svc), up,
 		conversation.Info{Offline: true, Model: "gpt-5-mini", Layout: e.opts.layout}, e.opts.limits, e.log)
+	e.chat.SetReplica(fmt.Sprintf("rep_test_%d", replicaSeq.Add(1)), e.opts.leaseTTL)
+	// As cmd/api wires it: notifications from every replica on the database.
+	lctx, stop := context.WithCancel(context.Background())
+	e.t.Cleanup(stop)
+	chat := e.chat
+	listener := postgres.NewListener(e.pool, e.log)
+	listener.On = func(channel string, payload []byte) {
+		if channel == conversation.ChannelSignals {
+			chat.OnSignal(payload)
+			return
+		}
+		var n struct {
+			C string `json:"c"`
+		}
+		if json.Unmarshal(payload, &n) == nil {
+			chat.OnEvents(n.C)
+		}
+	}
+	listener.OnConnect = chat.OnReconnect
+	go listener.Run(lctx, conversation.ChannelEvents, conversation.ChannelSignals)
 	if err := e.chat.Recover(context.Background()); err != nil {
 		e.t.Fatal(err)
 	}
+	e.chat.Start(lctx)
 	e.auth = auth.NewService(postgres.NewUserStore(e.pool), auth.Options{Mode: e.opts.authMode}, e.log)
 	e.api = toolhttp.NewServer(e.log, svc, e.chat, e.auth, store, toolhttp.Options{MaxBodyBytes: 64 << 10, Heartbeat: e.opts.heartbeat, WebDir: e.opts.webDir,
 		Web: e.opts.web, Version: e.opts.version, TrustProxyHeaders: e.opts.trustProxy,

@@ -45,6 +45,7 @@ type IdempotencyStore interface {
 
 // recordedEvent is one stored event of a stream.
 type recordedEvent struct {
+	ID    int64           `json:"id,omitempty"` // the event's id in the conversation (0 in keys stored before ids were)
 	Event string          `json:"event"`
 	Data  json.RawMessage `json:"data"`
 }
@@ -53,7 +54,7 @@ type recordedEvent struct {
 // them (all but text.delta: the message's item.done has the whole text).
 type streamRecorder struct {
 	mu      sync.Mutex
-	next    conversation.Sink
+	next    storedSink
 	events  []recordedEvent
 	started bool
 	begin   func(conversationID string)
@@ -67,19 +68,15 @@ func (r *streamRecorder) start(conversationID string) {
 	r.begin(conversationID)
 }
 
-// Send implements conversation.Sink.
-func (r *streamRecorder) Send(event string, data any) {
+// SendStored passes ev on and keeps it.
+func (r *streamRecorder) SendStored(ev conversation.StoredEvent) {
 	r.mu.Lock() // one event at a time: the stored order is the streamed order
 	defer r.mu.Unlock()
-	r.next.Send(event, data)
-	if event == conversation.EventNameTextDelta {
+	r.next.SendStored(ev)
+	if ev.Name == conversation.EventNameTextDelta {
 		return
 	}
-	raw, err := json.Marshal(data)
-	if err != nil {
-		return // the stream's sink logged it
-	}
-	r.events = append(r.events, recordedEvent{Event: event, Data: raw})
+	r.events = append(r.events, recordedEvent{ID: ev.ID, Event: ev.Name, Data: json.RawMessage(ev.Data)})
 }
 
 // validIdempotencyKey reports whether key is 1 to 255 printable ASCII
@@ -200,7 +197,11 @@ func (s *Server) repeated(c echo.Context, held postgres.IdempotencyKey, hash []b
 	c.Response().Header().Set(replayedHeader, "true")
 	sink := s.openStream(c, held.ConversationID)
 	for _, ev := range events {
-		sink.Send(ev.Event, ev.Data)
+		if ev.ID > 0 {
+			sink.SendStored(conversation.StoredEvent{ID: ev.ID, Name: ev.Event, Data: ev.Data})
+		} else {
+			sink.Send(ev.Event, ev.Data)
+		}
 	}
 	return nil
 }

@@ -66,13 +66,18 @@ type observedSink struct {
 // observe wraps sink; without metrics it is sink itself.
 func (s *Server) observe(sink conversation.Sink) conversation.Sink {
 	if s.metrics == nil {
+		if sink == nil {
+			return nil
+		}
 		return sink
 	}
 	return &observedSink{next: sink, m: s.metrics}
 }
 
 func (o *observedSink) Send(event string, data any) {
-	o.next.Send(event, data)
+	if o.next != nil {
+		o.next.Send(event, data)
+	}
 	o.m.Event(event)
 	switch d := data.(type) {
 	case conversation.ConversationEvent:

@@ -57,6 +57,9 @@ func (s *Server) routes() {
 	e.POST("/api/responses", s.postResponse, s.idempotent)
 	e.POST("/api/responses/approval-response", s.postApprovalResponse, s.idempotent)
 	e.POST("/api/conversations/:conversationId/retry", s.retryConversation)
+	// A conversation's events, replayed after Last-Event-ID and then live,
+	// from whichever replica runs its turn (sse.go). Owner only.
+	e.GET("/api/conversations/:conversationId/events", s.conversationEvents)
 
 	// The web app (embedded in the binary, or WEB_DIR; web.go): files, and
 	// index.html for its own routes.

@@ -36,9 +36,11 @@ type Server struct {
 	log          *slog.Logger
 	maxBodyBytes int64
 	heartbeat    time.Duration
-	web          fs.FS  // the built web app; nil: not built
-	webDir       string // WEB_DIR, where it was looked for ("": the app embedded in the binary), for the "not built" page
-	version      string // Toolgate's version, for GET /api/info
+	// streamWriteTimeout drops a client that stops reading a stream.
+	streamWriteTimeout time.Duration
+	web                fs.FS  // the built web app; nil: not built
+	webDir             string // WEB_DIR, where it was looked for ("": the app embedded in the binary), for the "not built" page
+	version            string // Toolgate's version, for GET /api/info
 
 	allowedHosts []string                    // ALLOWED_HOSTS, normalized (guard.go)
 	crossOrigin  *http.CrossOriginProtection // refuses state changes from other origins (guard.go)
@@ -56,6 +58,10 @@ type Server struct {
 type Options struct {
 	MaxBodyBytes int64         // limit on a request body
 	Heartbeat    time.Duration // interval of SSE heartbeat comments (at most 15 s)
+	// StreamWriteTimeout is how long one write to a stream may take before
+	// the client is dropped (it stopped reading; it resumes with
+	// Last-Event-ID). Default 10 s.
+	StreamWriteTimeout time.Duration
 	// WebDir (WEB_DIR) is a built web app on disk served at /; when set it
 	// overrides Web. Without an index.html there, / answers a page saying
 	// how to build the app.
@@ -86,7 +92,10 @@ func NewServer(log *slog.Logger, policies *policy.Service, chat *conversation.Se
 	if opts.Heartbeat <= 0 || opts.Heartbeat > 15*time.Second {
 		opts.Heartbeat = 15 * time.Second
 	}
-	s := &Server{echo: e, policies: policies, chat: chat, db: db, log: log, maxBodyBytes: opts.MaxBodyBytes, heartbeat: opts.Heartbeat,
+	if opts.StreamWriteTimeout <= 0 {
+		opts.StreamWriteTimeout = 10 * time.Second
+	}
+	s := &Server{echo: e, policies: policies, chat: chat, db: db, log: log, maxBodyBytes: opts.MaxBodyBytes, heartbeat: opts.Heartbeat, streamWriteTimeout: opts.StreamWriteTimeout,
 		webDir: opts.WebDir, version: cmp.Or(opts.Version, "dev")}
 	switch {
 	case opts.WebDir != "":

@@ -1,8 +1,9 @@
 package http
 
 import (
+	"context"
 	"encoding/json"
-	"fmt"
+	"errors"
 	"log/slog"
 	"net/http"
 	"strconv"
@@ -11,22 +12,25 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/toolgate/toolgate/internal/apperr"
 	"github.com/toolgate/toolgate/internal/conversation"
 )
 
-// sseSink writes a turn's events as server-sent events. Once a write fails
-// (the browser went away) it discards everything after: the turn itself
-// goes on and stores what arrives.
+// sseSink writes events as server-sent events. Once a write fails (the
+// browser went away) or does not finish within writeTimeout (a client that
+// stopped reading) it discards everything after: the stream ends and the
+// client resumes with Last-Event-ID; the turn never waits for it.
 type sseSink struct {
-	mu   sync.Mutex
-	w    http.ResponseWriter
-	rc   *http.ResponseController
-	n    int
-	dead bool
-	log  *slog.Logger
+	mu           sync.Mutex
+	w            http.ResponseWriter
+	rc           *http.ResponseController
+	n            int64
+	dead         bool
+	writeTimeout time.Duration
+	log          *slog.Logger
 }
 
-// Send writes one event with the next id.
+// Send writes one event with the next id (a replayed idempotent stream).
 func (s *sseSink) Send(event string, data any) {
 	raw, err := json.Marshal(data)
 	if err != nil {
@@ -36,7 +40,15 @@ func (s *sseSink) Send(event string, data any) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.n++
-	s.write("id: " + strconv.Itoa(s.n) + "\nevent: " + event + "\ndata: " + string(raw) + "\n\n")
+	s.write(s.n, event, raw)
+}
+
+// SendStored writes a stored event under its own id.
+func (s *sseSink) SendStored(ev conversation.StoredEvent) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.n = ev.ID
+	s.write(ev.ID, ev.Name, ev.Data)
 }
 
 // ping writes a heartbeat comment, so proxies and browsers keep an idle
@@ -44,54 +56,125 @@ func (s *sseSink) Send(event string, data any) {
 func (s *sseSink) ping() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.write(": ping\n\n")
+	s.writeText(": ping\n\n")
 }
 
-func (s *sseSink) write(text string) {
+func (s *sseSink) write(id int64, event string, data []byte) {
+	b := make([]byte, 0, len(data)+len(event)+32)
+	b = append(b, "id: "...)
+	b = strconv.AppendInt(b, id, 10)
+	b = append(b, "\nevent: "...)
+	b = append(b, event...)
+	b = append(b, "\ndata: "...)
+	b = append(b, data...)
+	b = append(b, "\n\n"...)
+	s.writeBytes(b)
+}
+
+func (s *sseSink) writeText(text string) { s.writeBytes([]byte(text)) }
+
+func (s *sseSink) writeBytes(b []byte) {
 	if s.dead {
 		return
 	}
-	if _, err := fmt.Fprint(s.w, text); err == nil {
-		err = s.rc.Flush()
-		if err == nil {
+	if s.writeTimeout > 0 {
+		_ = s.rc.SetWriteDeadline(time.Now().Add(s.writeTimeout))
+	}
+	if _, err := s.w.Write(b); err == nil {
+		if err = s.rc.Flush(); err == nil {
 			return
 		}
 	}
 	s.dead = true
-	s.log.Info("the browser left a stream; the turn goes on without it")
+	s.log.Info("a client left a stream (or stopped reading); the turn goes on without it")
 }
 
-// stream runs a prepared turn as the response to c: SSE headers, heartbeat
-// comments every s.heartbeat, the turn's events, then the end of the body.
+func (s *sseSink) closed() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.dead
+}
+
+// storedSink takes stored events: the stream, or the idempotency recorder
+// in front of it.
+type storedSink interface {
+	SendStored(ev conversation.StoredEvent)
+}
+
+// stream runs a prepared turn and answers c with its events as the
+// conversation's event log has them (the same ids as every other stream of
+// the conversation), until the turn's terminal event. The turn runs on
+// whether or not the client stays.
 func (s *Server) stream(c echo.Context, turn *conversation.Turn) error {
 	rec, keyed := recorder(c) // an Idempotency-Key: keep the stream for repeats (idempotency.go)
 	if keyed {
 		rec.start(turn.ConversationID())
 	}
+	sub := s.chat.Follow(turn)
+	defer sub.Close()
 	sink := s.openStream(c, turn.ConversationID())
 	defer s.metrics.StreamOpened()() // metrics.go
-	var out conversation.Sink = sink
+	var out storedSink = sink
 	if keyed {
 		rec.next, out = sink, rec
 	}
-	stop := make(chan struct{})
+	ctx := c.Request().Context()
+	go turn.Run(ctx, s.observe(nil))
+	s.relay(ctx, sink, out, sub, turn.ID())
+	return nil
+}
+
+// relay copies sub's events to out until the terminal event of turn (all
+// events when turn is ""), the conversation's deletion, or the client
+// leaving; heartbeats keep the stream open meanwhile.
+func (s *Server) relay(ctx context.Context, sink *sseSink, out storedSink, sub *conversation.Subscription, turn string) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
 	var wg sync.WaitGroup
+	defer wg.Wait()
+	defer cancel()
 	wg.Go(func() {
 		t := time.NewTicker(s.heartbeat)
 		defer t.Stop()
 		for {
 			select {
-			case <-stop:
+			case <-ctx.Done():
 				return
 			case <-t.C:
 				sink.ping()
+				if sink.closed() {
+					cancel()
+					return
+				}
 			}
 		}
 	})
-	turn.Run(c.Request().Context(), s.observe(out))
-	close(stop)
-	wg.Wait()
-	return nil
+	for {
+		evs, err := sub.Next(ctx)
+		for _, ev := range evs {
+			out.SendStored(ev)
+			if turn != "" && (ev.TurnID == turn || turn == anyTurn) && terminalEvent(ev.Name) {
+				return
+			}
+		}
+		if sink.closed() {
+			return
+		}
+		if errors.Is(err, conversation.ErrDeleted) {
+			sink.Send(conversation.EventNameDeleted, conversation.DeletedEvent{ConversationID: sub.ConversationID()})
+			return
+		}
+		if err != nil {
+			if ctx.Err() == nil {
+				s.log.WarnContext(ctx, "reading a conversation's events failed; ending the stream (resume with Last-Event-ID)", "error", err)
+			}
+			return
+		}
+	}
+}
+
+func terminalEvent(name string) bool {
+	return name == conversation.EventNameCompleted || name == conversation.EventNameFailed || name == conversation.EventNameError
 }
 
 // openStream answers c with the SSE headers and a first heartbeat, and
@@ -104,7 +187,77 @@ func (s *Server) openStream(c echo.Context, conversationID string) *sseSink {
 	h.Set("X-Accel-Buffering", "no") // nginx: do not buffer the stream
 	h.Set("X-Conversation-Id", conversationID)
 	w.WriteHeader(http.StatusOK)
-	sink := &sseSink{w: w, rc: http.NewResponseController(w), log: s.log.With("conversation_id", conversationID)}
+	sink := &sseSink{w: w, rc: http.NewResponseController(w), writeTimeout: s.streamWriteTimeout,
+		log: s.log.With("conversation_id", conversationID)}
 	sink.ping() // headers and a first byte now, before the model answers
 	return sink
 }
+
+// conversationEvents is GET /api/conversations/{id}/events: the
+// conversation's events after Last-Event-ID (or ?after=), then live ones
+// from whichever replica runs the turn, until the client leaves.
+func (s *Server) conversationEvents(c echo.Context) error {
+	after, err := lastEventID(c)
+	if err != nil {
+		return err
+	}
+	ctx := c.Request().Context()
+	sub, err := s.chat.Events(ctx, c.Param("conversationId"), after)
+	if err != nil {
+		return err
+	}
+	defer sub.Close()
+	sink := s.openStream(c, sub.ConversationID())
+	defer s.metrics.StreamOpened()()
+	s.relay(ctx, sink, sink, sub, "")
+	return nil
+}
+
+// lastEventID is where a stream resumes: the Last-Event-ID header, or the
+// after query parameter; -1 when neither is given.
+func lastEventID(c echo.Context) (int64, error) {
+	v := c.Request().Header.Get("Last-Event-ID")
+	field := "Last-Event-ID"
+	if v == "" {
+		v, field = c.QueryParam("after"), "after"
+	}
+	if v == "" {
+		return -1, nil
+	}
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil || n < 0 {
+		return 0, apperr.Invalidf("invalid_last_event_id", field,
+			"%s must be the id of an event of this conversation's stream: a whole number, 0 or more (got %q)", field, v)
+	}
+	return n, nil
+}
+
+// resume answers a POST sent again with Last-Event-ID: no new turn, the
+// conversation's events after that id instead, to the end of the turn
+// still running (or just those, when none runs).
+func (s *Server) resume(c echo.Context, conversationID string, after int64) error {
+	if conversationID == "" {
+		return apperr.Invalidf("invalid_conversation_id", "conversation_id",
+			"a request with Last-Event-ID resumes a conversation's stream, so it needs conversation_id (the X-Conversation-Id of the first answer)")
+	}
+	ctx := c.Request().Context()
+	sub, running, err := s.chat.Resume(ctx, conversationID, after)
+	if err != nil {
+		return err
+	}
+	defer sub.Close()
+	sink := s.openStream(c, conversationID)
+	defer s.metrics.StreamOpened()()
+	if !running {
+		evs, err := sub.Backlog(ctx)
+		for _, ev := range evs {
+			sink.SendStored(ev)
+		}
+		return err
+	}
+	s.relay(ctx, sink, sink, sub, anyTurn)
+	return nil
+}
+
+// anyTurn makes relay end at the first terminal event.
+const anyTurn = "*"

@@ -14,11 +14,12 @@ import (
 var (
 	sseEventNames = []string{conversation.EventNameConversation, conversation.EventNameTextDelta, conversation.EventNameItem,
 		conversation.EventNameToolStarted, conversation.EventNameApproval, conversation.EventNameDecision, conversation.EventNameCompleted,
-		conversation.EventNameFailed, conversation.EventNameError}
+		conversation.EventNameFailed, conversation.EventNameError, conversation.EventNameNotice, conversation.EventNameDeleted}
 	ssePayloads = []any{conversation.ConversationEvent{}, conversation.TextDeltaEvent{}, conversation.ItemEvent{},
 		conversation.ToolStartedEvent{}, conversation.Item{}, conversation.AllowedBy{}, conversation.Approval{}, conversation.AskReason{},
 		conversation.DecisionEvent{}, conversation.PolicyChange{}, conversation.CompletedEvent{},
-		conversation.FailedEvent{}, conversation.TurnError{}}
+		conversation.FailedEvent{}, conversation.TurnError{}, conversation.NoticeEvent{}, conversation.Notice{},
+		conversation.DeletedEvent{}}
 )
 
 // jsonFields yields each JSON field name of each value's struct type, with the type's name.

@@ -41,6 +41,8 @@ type Metrics struct {
 	decisions    *prometheus.CounterVec
 	decisionWait prometheus.Histogram
 	upstreamErrs *prometheus.CounterVec
+	takeovers    prometheus.Counter
+	firstEvent   prometheus.Histogram
 
 	mu    sync.Mutex
 	asked map[string]time.Time // approval request id -> requested_at, until decided
@@ -89,6 +91,15 @@ func New(b Build) *Metrics {
 			Name: "toolgate_upstream_errors_total",
 			Help: "Turns that ended with an error from the model's provider (error events whose code starts with upstream_), by code.",
 		}, []string{"code"}),
+		takeovers: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "toolgate_lease_takeovers_total",
+			Help: "Turns this replica closed as interrupted because the replica running them stopped renewing their lease (TURN_LEASE_TTL).",
+		}),
+		firstEvent: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name:    "toolgate_upstream_first_event_seconds",
+			Help:    "Time from sending a responses.create request to its first event (or its error), retries included.",
+			Buckets: []float64{.01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60},
+		}),
 	}
 	info := prometheus.NewGauge(prometheus.GaugeOpts{
 		Name:        "toolgate_build_info",
@@ -97,7 +108,7 @@ func New(b Build) *Metrics {
 	})
 	info.Set(1)
 	reg.MustRegister(m.httpRequests, m.httpDuration, m.turns, m.streams, m.events, m.approvals,
-		m.decisions, m.decisionWait, m.upstreamErrs, info,
+		m.decisions, m.decisionWait, m.upstreamErrs, m.takeovers, m.firstEvent, info,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
@@ -219,4 +230,25 @@ func label(v string) string {
 		}
 	}
 	return v
+}
+
+// LeaseTakeover counts a turn closed because its replica's lease expired.
+func (m *Metrics) LeaseTakeover() {
+	if m != nil {
+		m.takeovers.Inc()
+	}
+}
+
+// UpstreamFirstEvent records how long the provider took to its first event.
+func (m *Metrics) UpstreamFirstEvent(d time.Duration) {
+	if m != nil {
+		m.firstEvent.Observe(d.Seconds())
+	}
+}
+
+// WatchGauge registers a gauge read from fn on every scrape.
+func (m *Metrics) WatchGauge(name, help string, fn func() float64) {
+	if m != nil {
+		m.reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: name, Help: help}, fn))
+	}
 }

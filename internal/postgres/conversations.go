@@ -53,7 +53,9 @@ func orMissing(err error, what, id string) error {
 // convCols are a conversation's fields, on conversations aliased c.
 const convCols = `c.id, coalesce(c.owner_id, ''), c.title, c.created_at, c.updated_at, c.last_response_id,
 	c.active_turn IS NOT NULL,
-	(SELECT count(*) FROM approval_requests a WHERE a.conversation_id = c.id AND a.state = 'pending')`
+	(SELECT count(*) FROM approval_requests a WHERE a.conversation_id = c.id AND a.state = 'pending'),
+	coalesce(c.active_turn, ''), coalesce(c.lease_owner, ''),
+	c.active_turn IS NOT NULL AND (c.lease_expires_at IS NULL OR c.lease_expires_at < clock_timestamp()), c.event_seq`
 
 // Every read and write a caller names a conversation for is scoped to its
 // owner in SQL: another user's conversation, approvals and allowances are
@@ -75,7 +77,8 @@ const lockConversation = ` FOR NO KEY UPDATE`
 
 func scanConversation(row pgx.Row) (conversation.Conversation, error) {
 	var c conversation.Conversation
-	err := row.Scan(&c.ID, &c.OwnerID, &c.Title, &c.CreatedAt, &c.UpdatedAt, &c.LastResponseID, &c.Streaming, &c.PendingCount)
+	err := row.Scan(&c.ID, &c.OwnerID, &c.Title, &c.CreatedAt, &c.UpdatedAt, &c.LastResponseID, &c.Streaming, &c.PendingCount,
+		&c.ActiveTurn, &c.LeaseOwner, &c.LeaseExpired, &c.LastEventID)
 	return c, err
 }
 
@@ -136,10 +139,12 @@ func (r convRepo) DeleteConversation(ctx context.Context, owner, id string) erro
 	return nil
 }
 
-// StartTurn marks turn as running; NotFound if the conversation is missing.
-func (r convRepo) StartTurn(ctx context.Context, id, turn string) error {
-	tag, err := r.q.Exec(ctx, `UPDATE conversations SET active_turn = $2, active_turn_at = now(), updated_at = now()
-		WHERE id = $1`, id, turn)
+// StartTurn marks turn as running under owner's lease for ttl; NotFound if
+// the conversation is missing.
+func (r convRepo) StartTurn(ctx context.Context, id, turn, owner string, ttl time.Duration) error {
+	tag, err := r.q.Exec(ctx, `UPDATE conversations SET active_turn = $2, active_turn_at = now(), updated_at = now(),
+			lease_owner = $3, lease_expires_at = clock_timestamp() + make_interval(secs => $4)
+		WHERE id = $1`, id, turn, owner, ttl.Seconds())
 	if err != nil {
 		return translate(err, "start turn")
 	}
@@ -152,9 +157,18 @@ func (r convRepo) StartTurn(ctx context.Context, id, turn string) error {
 // EndTurn is not an error when the conversation was deleted meanwhile.
 func (r convRepo) EndTurn(ctx context.Context, id, turn, lastResponse string) error {
 	// SET expressions see the row as it was, so each CASE tests the old turn.
-	_, err := r.q.Exec(ctx, `UPDATE conversations SET
+	// The turn's text deltas go with it: every message it sent is an item
+	// now (whole, or partial when cut), and a stream replaying the turn
+	// later gets the item instead. The ids of the other events stay.
+	_, err := r.q.Exec(ctx, `WITH pruned AS (
+			DELETE FROM conversation_events WHERE conversation_id = $1 AND turn_id = $2 AND event = 'text.delta'
+			AND EXISTS (SELECT 1 FROM conversations WHERE id = $1 AND active_turn = $2)
+		)
+		UPDATE conversations SET
 			active_turn      = CASE WHEN active_turn = $2 THEN NULL ELSE active_turn END,
 			active_turn_at   = CASE WHEN active_turn = $2 THEN NULL ELSE active_turn_at END,
+			lease_owner      = CASE WHEN active_turn = $2 THEN NULL ELSE lease_owner END,
+			lease_expires_at = CASE WHEN active_turn = $2 THEN NULL ELSE lease_expires_at END,
 			last_response_id = CASE WHEN active_turn = $2 AND $3 <> '' THEN $3 ELSE last_response_id END,
 			updated_at       = now()
 		WHERE id = $1`, id, turn, lastResponse)
@@ -168,15 +182,6 @@ func (r convRepo) SupersedeOrphans(ctx context.Context, reason string) (int64, e
 		  AND c.last_response_id IS DISTINCT FROM a.response_id`, reason)
 	if err != nil {
 		return 0, translate(err, "supersede approval requests of responses that never completed")
-	}
-	return tag.RowsAffected(), nil
-}
-
-func (r convRepo) ClearTurns(ctx context.Context) (int64, error) {
-	tag, err := r.q.Exec(ctx, `UPDATE conversations SET active_turn = NULL, active_turn_at = NULL
-		WHERE active_turn IS NOT NULL`)
-	if err != nil {
-		return 0, translate(err, "clear running turns")
 	}
 	return tag.RowsAffected(), nil
 }
@@ -258,7 +263,7 @@ func (r convRepo) InsertApproval(ctx context.Context, a conversation.Approval) e
 
 const approvalCols = `id, conversation_id, response_id, server_label, upstream_label, tool_name, arguments,
 	annotations, reason_source, coalesce(asks_reason, ''), asks_fields, requested_at, state, decided_at, decided_by,
-	decided_by_id, reason, scope, remember, answered_in`
+	decided_by_id, reason, scope, remember, answered_in, sent_in_turn`
 
 func (r convRepo) approvals(ctx context.Context, what, where string, args ...any) ([]conversation.Approval, error) {
 	rows, err := r.q.Query(ctx, `SELECT `+approvalCols+` FROM approval_requests WHERE `+where, args...)
@@ -275,7 +280,7 @@ func (r convRepo) approvals(ctx context.Context, what, where string, args ...any
 		)
 		err := row.Scan(&a.ID, &a.ConversationID, &a.ResponseID, &a.ServerLabel, &a.UpstreamLabel, &a.ToolName,
 			&a.StoredArguments, &ann, &source, &why, &fields, &a.RequestedAt, &a.State, &a.DecidedAt, &a.DecidedBy,
-			&a.DecidedByID, &a.DecisionReason, &a.Scope, &a.Remember, &a.AnsweredIn)
+			&a.DecidedByID, &a.DecisionReason, &a.Scope, &a.Remember, &a.AnsweredIn, &a.SentInTurn)
 		a.Annotations = json.RawMessage(ann)
 		// Only tools whose policy is always ask (or unknown tools) are asked about.
 		a.Reason = conversation.AskReason{Policy: policy.Always, Source: policy.Source(source), Reason: why, Fields: fields}

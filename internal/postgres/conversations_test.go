@@ -178,7 +178,7 @@ func TestConversations_MissingConversationIsNotFound(t *testing.T) {
 	_, err = r.RenameConversation(ctx, owner, "nope", "x")
 	wantNotFound(t, "RenameConversation", err, code)
 	wantNotFound(t, "DeleteConversation", r.DeleteConversation(ctx, owner, "nope"), code)
-	wantNotFound(t, "StartTurn", r.StartTurn(ctx, "nope", "turn_1"), code)
+	wantNotFound(t, "StartTurn", r.StartTurn(ctx, "nope", "turn_1", "rep_test", time.Minute), code)
 	_, err = r.AppendItem(ctx, "nope", conversation.Item{Type: conversation.ItemUserMessage, Text: "hi"})
 	wantNotFound(t, "AppendItem", err, code)
 	wantNotFound(t, "InsertApproval", r.InsertApproval(ctx, approval("mcpr_1", "nope", "resp_1")), code)
@@ -214,7 +214,7 @@ func TestConversations_ListNewestUpdatedFirst(t *testing.T) {
 		mustCreate(t, r, id)
 	}
 	// Updating b moves it to the front.
-	if err := r.StartTurn(ctx, "b", "turn_1"); err != nil {
+	if err := r.StartTurn(ctx, "b", "turn_1", "rep_test", time.Minute); err != nil {
 		t.Fatal(err)
 	}
 	got, err := r.ListConversations(ctx, owner, 10)
@@ -280,7 +280,7 @@ func TestConversations_StreamingAndPendingCount(t *testing.T) {
 	if c := mustConversation(t, r, "conv_1"); c.Streaming || c.PendingCount != 0 {
 		t.Errorf("fresh conversation: %+v", c)
 	}
-	if err := r.StartTurn(ctx, "conv_1", "turn_1"); err != nil {
+	if err := r.StartTurn(ctx, "conv_1", "turn_1", "rep_test", time.Minute); err != nil {
 		t.Fatal(err)
 	}
 	for _, id := range []string{"mcpr_1", "mcpr_2", "mcpr_3"} {
@@ -304,7 +304,7 @@ func TestConversations_EndTurnOnlyClearsItsOwnTurn(t *testing.T) {
 	r := store.Repo()
 	ctx := t.Context()
 	mustCreate(t, r, "conv_1")
-	if err := r.StartTurn(ctx, "conv_1", "turn_1"); err != nil {
+	if err := r.StartTurn(ctx, "conv_1", "turn_1", "rep_test", time.Minute); err != nil {
 		t.Fatal(err)
 	}
 	started := mustConversation(t, r, "conv_1")
@@ -328,7 +328,7 @@ func TestConversations_EndTurnOnlyClearsItsOwnTurn(t *testing.T) {
 	}
 
 	// A turn that ends without a response keeps the previous one.
-	if err := r.StartTurn(ctx, "conv_1", "turn_2"); err != nil {
+	if err := r.StartTurn(ctx, "conv_1", "turn_2", "rep_test", time.Minute); err != nil {
 		t.Fatal(err)
 	}
 	if err := r.EndTurn(ctx, "conv_1", "turn_2", ""); err != nil {
@@ -337,32 +337,6 @@ func TestConversations_EndTurnOnlyClearsItsOwnTurn(t *testing.T) {
 	c = mustConversation(t, r, "conv_1")
 	if c.Streaming || c.LastResponseID == nil || *c.LastResponseID != "resp_1" {
 		t.Errorf("after a failed turn: streaming=%v last=%v, want idle with resp_1", c.Streaming, c.LastResponseID)
-	}
-}
-
-func TestConversations_ClearTurnsClearsEveryRunningTurn(t *testing.T) {
-	store, _ := newConversations(t)
-	r := store.Repo()
-	ctx := t.Context()
-	for i, id := range []string{"a", "b", "c"} {
-		mustCreate(t, r, id)
-		if i < 2 {
-			if err := r.StartTurn(ctx, id, "turn_"+id); err != nil {
-				t.Fatal(err)
-			}
-		}
-	}
-	n, err := r.ClearTurns(ctx)
-	if err != nil || n != 2 {
-		t.Fatalf("ClearTurns = %d, %v; want 2", n, err)
-	}
-	for _, id := range []string{"a", "b", "c"} {
-		if mustConversation(t, r, id).Streaming {
-			t.Errorf("%s still streaming", id)
-		}
-	}
-	if n, err := r.ClearTurns(ctx); err != nil || n != 0 {
-		t.Errorf("second ClearTurns = %d, %v; want 0", n, err)
 	}
 }
 
@@ -813,7 +787,7 @@ func TestConversations_LockSerialisesTurns(t *testing.T) {
 					return errBusy
 				}
 				time.Sleep(200 * time.Millisecond) // let the other request read too, if it can
-				return r.StartTurn(ctx, "conv_1", fmt.Sprintf("turn_%d", i))
+				return r.StartTurn(ctx, "conv_1", fmt.Sprintf("turn_%d", i), "rep_test", time.Minute)
 			})
 		})
 	}
@@ -859,7 +833,7 @@ func TestConversations_LockDoesNotBlockAppends(t *testing.T) {
 		// Another turn must wait.
 		shorter, cancel2 := context.WithTimeout(ctx, 300*time.Millisecond)
 		defer cancel2()
-		if err := r.StartTurn(shorter, "conv_1", "turn_2"); !errors.Is(err, context.DeadlineExceeded) {
+		if err := r.StartTurn(shorter, "conv_1", "turn_2", "rep_test", time.Minute); !errors.Is(err, context.DeadlineExceeded) {
 			t.Errorf("StartTurn while the conversation is locked: %v, want it to wait", err)
 		}
 		return nil
@@ -971,7 +945,7 @@ func TestConversations_UserLoadCountsTheOwnersTurnsAndRecentMessages(t *testing.
 		t.Fatal(err)
 	}
 	for _, c := range []struct{ conv, turn string }{{"conv_1", "turn_1"}, {"conv_2", "turn_2"}, {"conv_x", "turn_x"}} {
-		if err := r.StartTurn(ctx, c.conv, c.turn); err != nil {
+		if err := r.StartTurn(ctx, c.conv, c.turn, "rep_test", time.Minute); err != nil {
 			t.Fatal(err)
 		}
 	}

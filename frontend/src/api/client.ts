@@ -176,6 +176,10 @@ export const api = {
 
 const seg = encodeURIComponent;
 
+/** GET: a conversation's events, live (text/event-stream; see useConversationEvents). The route is checked against the spec. */
+const eventsRoute = "/api/conversations/{conversationId}/events" satisfies keyof paths;
+export const eventsPath = (conversationId: string) => eventsRoute.replace("{conversationId}", seg(conversationId));
+
 /** Stream requests: each answers text/event-stream (see useChatStream). */
 export const streams = {
   message: (input: string, conversationId?: string) => ({

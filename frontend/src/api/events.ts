@@ -1,6 +1,6 @@
 // The chat stream's events: a typed union mirroring docs/sse-events.md.
 // Unknown event names are skipped (the contract says more may be added).
-import type { Approval, Item, Policy } from "./types";
+import type { Approval, ApprovalState, Item, NoticeItem, Policy } from "./types";
 
 export interface ConversationEvent {
   conversation_id: string;
@@ -26,12 +26,15 @@ export interface DecisionRecordedEvent {
   approval_request_id: string;
   server_label: string;
   tool_name: string;
-  state: "approved" | "denied" | "superseded";
+  state: Exclude<ApprovalState, "pending">;
   reason: string | null;
   scope: "once" | "conversation" | null;
   remember: boolean;
   policy_changed: { server_label: string; tool_name: string; policy: Policy; layer: "user" } | null;
   decided_at: string;
+  /** Who decided (email and id); null when Toolgate closed the request itself. */
+  decided_by?: string | null;
+  decided_by_id?: string | null;
   pending_approval_ids: string[] | null;
 }
 export interface CompletedEvent {
@@ -42,6 +45,10 @@ export interface CompletedEvent {
 }
 export interface FailedEvent { response_id: string; code: "response_failed" | "response_incomplete"; message: string }
 export interface ErrorEvent { code: string; message: string; retryable: boolean }
+/** A notice item stored in the transcript (a server left out, provider state lost, …). */
+export interface NoticeEvent { item: NoticeItem }
+/** The conversation was deleted: its event stream ends. */
+export interface DeletedEvent { conversation_id: string }
 /** How a turn ends that did not complete: the `failed` or `error` payload. */
 export type TurnEndEvent = FailedEvent | ErrorEvent;
 
@@ -54,13 +61,15 @@ export type ChatEvent =
   | { event: "decision.recorded"; id: number; data: DecisionRecordedEvent }
   | { event: "completed"; id: number; data: CompletedEvent }
   | { event: "failed"; id: number; data: FailedEvent }
-  | { event: "error"; id: number; data: ErrorEvent };
+  | { event: "error"; id: number; data: ErrorEvent }
+  | { event: "notice"; id: number; data: NoticeEvent }
+  | { event: "conversation.deleted"; id: number; data: DeletedEvent };
 
 export type ChatEventName = ChatEvent["event"];
 
 const known: ReadonlySet<string> = new Set<ChatEventName>([
   "conversation", "text.delta", "item.done", "tool.started", "approval.required",
-  "decision.recorded", "completed", "failed", "error",
+  "decision.recorded", "completed", "failed", "error", "notice", "conversation.deleted",
 ]);
 
 export const isTerminal = (e: ChatEvent) => e.event === "completed" || e.event === "failed" || e.event === "error";
@@ -68,10 +77,15 @@ export const isTerminal = (e: ChatEvent) => e.event === "completed" || e.event =
 /** A raw server-sent event: what the parser yields before typing. */
 export interface RawEvent { id: string; event: string; data: string }
 
-/** Types a raw event; returns null for comments-only frames and unknown names. */
+/**
+ * Types a raw event; returns null for comments-only frames and unknown names.
+ * id: the event's id, per conversation and persisted, so a client can resume
+ * after it and skip an event it already applied; 0 when it had none.
+ */
 export function toChatEvent(raw: RawEvent): ChatEvent | null {
   if (!known.has(raw.event)) return null;
-  return { event: raw.event, id: Number(raw.id), data: JSON.parse(raw.data) } as ChatEvent;
+  const id = Number(raw.id);
+  return { event: raw.event, id: Number.isSafeInteger(id) && id > 0 ? id : 0, data: JSON.parse(raw.data || "{}") } as ChatEvent;
 }
 
 /**

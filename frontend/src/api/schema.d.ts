@@ -513,6 +513,42 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/conversations/{conversationId}/events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The conversation's id (`conv_…`). An id that names no conversation gives `404 conversation_not_found`.
+                 * @example conv_db5d2caa30c1c1dc7ab3158e
+                 */
+                conversationId: components["parameters"]["ConversationId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Follow a conversation live, from any replica, resumable
+         * @description The conversation's events as server-sent events: first those after
+         *     `Last-Event-ID` (header) or `after` (query), then live ones as they
+         *     are stored, whichever replica runs the turn. Ids are per
+         *     conversation and persisted; the POST streams use the same ids.
+         *     Without either, the stream starts at the running turn's first event
+         *     when a turn runs (a page reloaded mid-answer sees the answer so far),
+         *     else at the conversation's `last_event_id`. The stream stays open
+         *     (`: ping` heartbeats) across turns until the client leaves; a client
+         *     that stops reading is dropped and resumes with `Last-Event-ID`.
+         *     Deleting the conversation ends it with event `conversation.deleted`.
+         *     The owner only: anyone else gets 404. See docs/sse-events.md.
+         */
+        get: operations["conversationEvents"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/responses": {
         parameters: {
             query?: never;
@@ -1419,6 +1455,8 @@ export interface components {
             streaming: boolean;
             /** @description How many approval requests wait for a decision. */
             pending_approvals: number;
+            /** @description The id of the conversation's last stream event; `GET /api/conversations/{id}/events` with `Last-Event-ID` set to it streams what happens next. */
+            last_event_id?: number;
         };
         ConversationsList: {
             /** @description Most recently updated first. */
@@ -1511,7 +1549,10 @@ export interface components {
          *     `message`.
          */
         Notice: {
-            /** @example server_skipped */
+            /**
+             * @description `server_skipped`, `server_dropped`, `provider_state_lost`, ...
+             * @example server_skipped
+             */
             code: string;
             /** @example demo-2 skipped: unreachable since 14:03:12 UTC (connection refused (is the MCP server running?)) */
             message: string;
@@ -1613,10 +1654,10 @@ export interface components {
             /** Format: date-time */
             requested_at: string;
             /**
-             * @description `superseded`: closed by a newer message, or the response that asked did not complete.
+             * @description `superseded`: closed by a newer message, or the response that asked did not complete. `outcome_unknown`: approved and sent, but Toolgate could not learn whether the tool ran (a crash, a stream cut before the provider said): it may have run, and it is never sent as an approval again. `expired`: it can no longer be answered (see `reason`).
              * @enum {string}
              */
-            state: "pending" | "approved" | "denied" | "superseded";
+            state: "pending" | "approved" | "denied" | "superseded" | "outcome_unknown" | "expired";
             /** Format: date-time */
             decided_at: string | null;
             /** @description The email of the user who decided (the conversation's owner); `null` when Toolgate closed the request itself. */
@@ -2082,6 +2123,16 @@ export interface components {
         };
     };
     parameters: {
+        /**
+         * @description The id of the last event received. On `GET
+         *     /api/conversations/{id}/events`: replay from after it. On the POST
+         *     stream routes: no new turn; the conversation's events after it are
+         *     streamed to the end of the turn still running (or just those, when
+         *     none runs), so a client that lost a stream resumes it
+         *     (`conversation_id` is required in the body).
+         * @example 42
+         */
+        LastEventId: string;
         /**
          * @description Makes sending again safe (a client retrying after a network error).
          *     Per user: the first request with a key runs as usual and its stream
@@ -3150,7 +3201,18 @@ export interface operations {
     retryTurn: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description The id of the last event received. On `GET
+                 *     /api/conversations/{id}/events`: replay from after it. On the POST
+                 *     stream routes: no new turn; the conversation's events after it are
+                 *     streamed to the end of the turn still running (or just those, when
+                 *     none runs), so a client that lost a stream resumes it
+                 *     (`conversation_id` is required in the body).
+                 * @example 42
+                 */
+                "Last-Event-ID"?: components["parameters"]["LastEventId"];
+            };
             path: {
                 /**
                  * @description The conversation's id (`conv_…`). An id that names no conversation gives `404 conversation_not_found`.
@@ -3181,6 +3243,46 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable"];
         };
     };
+    conversationEvents: {
+        parameters: {
+            query?: {
+                /** @description Same as `Last-Event-ID`, for clients that cannot set headers (the header wins). */
+                after?: number;
+            };
+            header?: {
+                /**
+                 * @description The id of the last event received. On `GET
+                 *     /api/conversations/{id}/events`: replay from after it. On the POST
+                 *     stream routes: no new turn; the conversation's events after it are
+                 *     streamed to the end of the turn still running (or just those, when
+                 *     none runs), so a client that lost a stream resumes it
+                 *     (`conversation_id` is required in the body).
+                 * @example 42
+                 */
+                "Last-Event-ID"?: components["parameters"]["LastEventId"];
+            };
+            path: {
+                /**
+                 * @description The conversation's id (`conv_…`). An id that names no conversation gives `404 conversation_not_found`.
+                 * @example conv_db5d2caa30c1c1dc7ab3158e
+                 */
+                conversationId: components["parameters"]["ConversationId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["EventStream"];
+            /** @description `invalid_last_event_id`: not a whole number, 0 or more. */
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["CrossOrigin"];
+            404: components["responses"]["ConversationNotFound"];
+            421: components["responses"]["MisdirectedHost"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
     sendMessage: {
         parameters: {
             query?: never;
@@ -3202,6 +3304,16 @@ export interface operations {
                  * @example 5f0c2d1e-8a9b-4c3d-9e2f-1a2b3c4d5e6f
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+                /**
+                 * @description The id of the last event received. On `GET
+                 *     /api/conversations/{id}/events`: replay from after it. On the POST
+                 *     stream routes: no new turn; the conversation's events after it are
+                 *     streamed to the end of the turn still running (or just those, when
+                 *     none runs), so a client that lost a stream resumes it
+                 *     (`conversation_id` is required in the body).
+                 * @example 42
+                 */
+                "Last-Event-ID"?: components["parameters"]["LastEventId"];
             };
             path?: never;
             cookie?: never;
@@ -3271,6 +3383,16 @@ export interface operations {
                  * @example 5f0c2d1e-8a9b-4c3d-9e2f-1a2b3c4d5e6f
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+                /**
+                 * @description The id of the last event received. On `GET
+                 *     /api/conversations/{id}/events`: replay from after it. On the POST
+                 *     stream routes: no new turn; the conversation's events after it are
+                 *     streamed to the end of the turn still running (or just those, when
+                 *     none runs), so a client that lost a stream resumes it
+                 *     (`conversation_id` is required in the body).
+                 * @example 42
+                 */
+                "Last-Event-ID"?: components["parameters"]["LastEventId"];
             };
             path?: never;
             cookie?: never;

@@ -43,6 +43,11 @@ export type Info = S["Info"];
 export type Conversation = S["Conversation"];
 export type AllowedBy = S["AllowedBy"];
 export type Approval = S["Approval"];
+/**
+ * outcome_unknown: approved, but whether the tool ran could not be found out
+ * (it may have run; it is never sent again); expired: it can no longer be
+ * answered (reason says why).
+ */
 export type ApprovalState = Approval["state"];
 export type TurnError = S["TurnError"];
 /** A transcript, its items narrowed to the variants below by `type`. */
@@ -59,6 +64,9 @@ export type ApprovalRequestItem = ItemBase & {
   type: "mcp_approval_request"; server_label: string; upstream_label: string; name: string; approval: Approval;
 };
 export type ErrorItem = ItemBase & { type: "error"; turn_error: TurnError };
+/** Something the turn wants the person to know: a server left out, a conversation continued from its own transcript. */
+export type Notice = S["Notice"];
+export type NoticeItem = ItemBase & { type: "notice"; notice: Notice };
 
 /** One transcript item; unknown types may appear later and are skipped. */
-export type Item = UserMessageItem | MessageItem | ListToolsItem | CallItem | ApprovalRequestItem | ErrorItem;
+export type Item = UserMessageItem | MessageItem | ListToolsItem | CallItem | ApprovalRequestItem | ErrorItem | NoticeItem;

@@ -11,11 +11,14 @@ import { navigate, parseRoute } from "../router";
 import { Composer, type ComposerHandle } from "./Composer";
 import { useCardFocus, useDecisionQueue } from "./DecisionQueue";
 import { EmptyState } from "./EmptyState";
+import { LiveStatus } from "./LiveStatus";
 import { useConversation, useInfo } from "./queries";
 import { Sidebar, titleOf } from "./Sidebar";
 import { approvalsOf } from "./transcript";
 import { Transcript } from "./Transcript";
 import { useChatStream, type LiveTurn } from "./useChatStream";
+import { useConversationEvents } from "./useConversationEvents";
+import { useDecidedElsewhere } from "./useDecidedElsewhere";
 import { useScoped } from "./useScoped";
 import "./chat.css";
 
@@ -54,12 +57,19 @@ export function ChatPage({ conversationId }: { conversationId?: string }) {
     },
   });
 
-  // The stream's turn, when it belongs to the conversation shown.
-  const turn = stream.turn && (stream.turn.conversationId ?? undefined) === conversationId ? stream.turn : null;
-  const live = turn !== null && turn.phase !== "ended";
-  const conv = useConversation(conversationId, turn === null);
-  const tr = conv.data;
-  const serverStreaming = !!tr?.conversation.streaming && turn === null;
+  // This page's stream's turn, when it belongs to the conversation shown.
+  const own = stream.turn && (stream.turn.conversationId ?? undefined) === conversationId ? stream.turn : null;
+  const live = own !== null && own.phase !== "ended";
+  const conv = useConversation(conversationId);
+  const error = conv.error instanceof ApiError ? conv.error : null;
+  // Deleted meanwhile (in another tab, say): what was shown is gone too.
+  const tr = error?.status === 404 ? undefined : conv.data;
+  // Every tab follows the conversation: a turn started elsewhere (another tab, a reload) shows as it streams.
+  const events = useConversationEvents(conversationId, tr !== undefined);
+  const followed = own === null && events.turn?.phase === "streaming" ? events.turn : null;
+  const turn = own ?? followed;
+  // A turn this page did not start runs: decisions and Retry wait for it, Stop cancels it on the server.
+  const serverStreaming = own === null && (followed !== null || !!tr?.conversation.streaming);
   const busy = live || serverStreaming;
 
   // Going to another conversation leaves the stream of this one (its turn goes on).
@@ -70,7 +80,9 @@ export function ChatPage({ conversationId }: { conversationId?: string }) {
   useEffect(() => { leave(conversationId); }, [conversationId]);
 
   const queue = useDecisionQueue(stream);
-  const pending = tr ? approvalsOf(tr).filter((a) => a.state === "pending") : [];
+  const approvals = tr ? approvalsOf(tr) : [];
+  const pending = approvals.filter((a) => a.state === "pending");
+  const decidedElsewhere = useDecidedElsewhere(approvals, queue.status);
   const cardRef = useCardFocus(serverStreaming ? [] : pending.map((a) => a.approval_request_id), composer);
 
   const cancel = useMutation({
@@ -108,8 +120,7 @@ export function ChatPage({ conversationId }: { conversationId?: string }) {
   };
 
   const title = tr?.conversation.title.trim()
-    || (!conversationId || turn ? t("header.newChat") : tr ? titleOf(t, tr.conversation) : "");
-  const error = conv.error instanceof ApiError ? conv.error : null;
+    || (!conversationId || own ? t("header.newChat") : tr ? titleOf(t, tr.conversation) : "");
   const retryLoad = () => void conv.refetch();
 
   return (
@@ -126,11 +137,12 @@ export function ChatPage({ conversationId }: { conversationId?: string }) {
         </header>
 
         <Transcript
-          transcript={tr} turn={turn} serverStreaming={serverStreaming} stopping={stream.stopping}
+          transcript={tr} turn={turn} serverStreaming={serverStreaming} stopping={stream.stopping || cancel.isPending}
           status={queue.status} onDecide={queue.decide} cardRef={cardRef}
           onRetry={() => void retry()} retryError={retryError}
           footer={<>
             {notice && <p className="alert info notice">{notice} <button type="button" className="link" onClick={() => setNotice(null)}>{t("notice.dismiss")}</button></p>}
+            {conversationId && tr && <LiveStatus connection={events.connection} onReconnect={events.reconnect} />}
             {error && tr && (
               <p className="alert error" role="alert">
                 {t("load.reloadError", { message: error.message })}{" "}
@@ -157,6 +169,7 @@ export function ChatPage({ conversationId }: { conversationId?: string }) {
           {pending.map((a) => t("announce.approvalNeeded", { tool: a.tool_name, server: a.server_label })).join(". ")}
         </div>
         <div className="sr-only" aria-live="polite" aria-atomic="true">{announcement}</div>
+        <div className="sr-only" aria-live="polite" aria-atomic="true">{decidedElsewhere}</div>
       </section>
     </div>
   );

@@ -6,7 +6,7 @@ import { useRoute } from "../router";
 import { renderWithClient } from "../testing";
 import { ChatPage } from "./ChatPage";
 import {
-  approval, approvalItem, callItem, controlledBody, info, jsonResponse, mockFetch, opened, recordedEvent, sse, sseResponse, transcript, userItem,
+  approval, approvalItem, callItem, controlledBody, frame, info, jsonResponse, mockFetch, opened, recordedEvent, sse, sseResponse, transcript, userItem,
 } from "./testutil";
 
 function Harness() {
@@ -97,21 +97,28 @@ describe("the decision queue", () => {
     ]);
   });
 
-  it("cards cannot be decided while a turn runs that this page does not stream, until the server says it ended", async () => {
-    let tr = transcript([userItem(1, "go"), approvalItem(2, a1)], { streaming: true });
-    mockFetch({
+  it("cards cannot be decided while a turn runs that this page does not stream, until its events say it ended (no polling)", async () => {
+    let tr = transcript([userItem(1, "go"), approvalItem(2, a1)], { streaming: true, last_event_id: 4 });
+    const events = controlledBody();
+    const { calls } = mockFetch({
       "GET /api/info": () => jsonResponse(200, info),
       "GET /api/conversations": () => jsonResponse(200, { conversations: [tr.conversation] }),
       "GET /api/conversations/conv_1": () => jsonResponse(200, tr),
+      "GET /api/conversations/conv_1/events": () => sseResponse(events.stream),
     });
     renderWithClient(<Harness />);
     const c = await card("delete_forecast");
     expect(within(c).getByRole("button", { name: "Approve" })).toBeDisabled();
     expect(within(c).getByRole("status")).toHaveTextContent("You can decide once the response running in this conversation has finished…");
     expect(screen.getByText("A response is still running in this conversation…")).toBeInTheDocument();
-    tr = transcript([userItem(1, "go"), approvalItem(2, a1)], { streaming: false });
-    // Read again by the query itself (refetchInterval), no click needed.
-    await waitFor(() => expect(within(c).getByRole("button", { name: "Approve" })).toBeEnabled(), { timeout: 4000 });
+    // Read once, and once more when the stream opened (it starts at the running turn); then not again, however long it runs.
+    const reads = () => calls.filter((x) => x.path === "/api/conversations/conv_1").length;
+    await waitFor(() => expect(reads()).toBe(2));
+    await new Promise((r) => setTimeout(r, 1700));
+    expect(reads()).toBe(2);
+    tr = transcript([userItem(1, "go"), approvalItem(2, a1)], { streaming: false, last_event_id: 5 });
+    events.push(frame(5, "completed", { response_id: "resp_1", pending_approvals: 1, pending_approval_ids: ["mcpr_1"], sent: true }));
+    await waitFor(() => expect(within(c).getByRole("button", { name: "Approve" })).toBeEnabled());
     expect(screen.queryByText("A response is still running in this conversation…")).toBeNull();
   });
 });

@@ -10,11 +10,17 @@ import { useCallback, useEffect, useRef, useState, type RefObject } from "react"
 import { useTranslation } from "react-i18next";
 import type { ApiError } from "../api/client";
 import { keys } from "../api/query";
-import type { Approval, Decision } from "../api/types";
+import type { Approval, Decision, Transcript } from "../api/types";
 import { ApprovalCard } from "./ApprovalCard";
 import { DecidedApproval } from "./items";
-import type { Outcome } from "./transcript";
+import { withApprovalState, type Outcome } from "./transcript";
 import { BUSY, type ChatStream } from "./useChatStream";
+
+/** The request a 409 (approval_already_decided, approval_superseded) names in details.approval, as it is now. */
+function approvalIn(details: unknown): Approval | null {
+  const a = (details as { approval?: Partial<Approval> } | undefined)?.approval;
+  return a && typeof a.approval_request_id === "string" && typeof a.state === "string" ? (a as Approval) : null;
+}
 
 export type DecisionStatus = { state: "queued" | "sending" } | { state: "error"; error: string };
 
@@ -58,10 +64,16 @@ export function useDecisionQueue({ start, idle }: Pick<ChatStream, "start" | "id
         queue.current = [...batch, ...queue.current];
         mark(ids, { state: "queued" });
       } else {
-        mark(ids, { state: "error", error: r.aborted ? t("queue.stopped") : refused(r.error, batch) });
-        if (r.error.code === "approval_already_decided" || r.error.code === "approval_superseded") {
-          void qc.invalidateQueries({ queryKey: keys.conversation(first.conversationId), exact: true });
+        const settled = r.error.code === "approval_already_decided" || r.error.code === "approval_superseded";
+        // Decided elsewhere (another tab, another client) or closed: the card shows the request as it is now.
+        const current = settled ? approvalIn(r.error.details) : null;
+        if (current) {
+          qc.setQueryData<Transcript>(keys.conversation(first.conversationId), (tr) => (tr ? withApprovalState(tr, current) : tr));
+          mark([current.approval_request_id], { state: "error", error: t("queue.notRecorded") });
         }
+        const rest = current ? ids.filter((id) => id !== current.approval_request_id) : ids;
+        mark(rest, { state: "error", error: r.aborted ? t("queue.stopped") : refused(r.error, batch) });
+        if (settled) void qc.invalidateQueries({ queryKey: keys.conversation(first.conversationId), exact: true });
       }
     }
   }, [idle, start, mark, refused, t, qc]);
@@ -130,7 +142,10 @@ export function ApprovalSlot({ approval, outcome, status, blocked, group, onDeci
 }) {
   const { t } = useTranslation("chat");
   const progress = group && group.total > 1 && group.decided < group.total ? <Progress group={group} /> : null;
-  if (approval.state !== "pending") return <><DecidedApproval approval={approval} outcome={outcome} />{progress}</>;
+  if (approval.state !== "pending") {
+    const note = status?.state === "error" ? status.error : undefined;
+    return <><DecidedApproval approval={approval} outcome={outcome} note={note} />{progress}</>;
+  }
   const st = status?.state;
   const busy = blocked || st === "queued" || st === "sending";
   const busyText = blocked ? t("queue.blocked") : st === "queued" ? t("queue.queued") : t("card.sending");

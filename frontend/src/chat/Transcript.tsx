@@ -7,7 +7,7 @@ import { useTranslation } from "react-i18next";
 import type { Approval, Decision, Item, Transcript as TranscriptData } from "../api/types";
 import { useFormat } from "../i18n/format";
 import { ApprovalSlot, type DecisionStatus, type Group } from "./DecisionQueue";
-import { AssistantMessage, ListToolsRow, ToolCallRow, TurnErrorRow, UserMessage } from "./items";
+import { AssistantMessage, ListToolsRow, NoticeRow, ToolCallRow, TurnErrorRow, UserMessage } from "./items";
 import { outcomeOf, type RunningCall } from "./transcript";
 import type { LiveTurn } from "./useChatStream";
 
@@ -17,7 +17,7 @@ type Row =
   | { kind: "pending_user"; key: string; text: string }
   | { kind: "text"; key: string; text: string };
 
-const shown = new Set<Item["type"]>(["user_message", "message", "mcp_list_tools", "mcp_call", "error"]);
+const shown = new Set<Item["type"]>(["user_message", "message", "mcp_list_tools", "mcp_call", "error", "notice"]);
 
 /** The rows to show, and for each response that asked several requests, how far they are decided. */
 export function buildRows(tr: TranscriptData | undefined, turn: LiveTurn | null) {
@@ -66,9 +66,9 @@ function Running({ calls }: { calls: RunningCall[] }) {
 
 export interface TranscriptProps {
   transcript: TranscriptData | undefined;
-  /** The live turn when it belongs to this conversation. */
+  /** The live turn when it belongs to this conversation: this page's, or one followed on the events stream. */
   turn: LiveTurn | null;
-  /** A turn runs that this page does not stream (another tab, a reload). */
+  /** A turn runs that this page did not start (another tab, a reload): decisions and Retry wait for it. */
   serverStreaming: boolean;
   stopping: boolean;
   status: Record<string, DecisionStatus>;
@@ -127,6 +127,7 @@ export function Transcript(p: TranscriptProps) {
           case "message": return <AssistantMessage key={r.key} text={it.text} partial={it.partial} />;
           case "mcp_list_tools": return <ListToolsRow key={r.key} item={it} />;
           case "mcp_call": return <ToolCallRow key={r.key} item={it} />;
+          case "notice": return <NoticeRow key={r.key} notice={it.notice} />;
           case "error": {
             const last = lastItem?.seq === it.seq;
             const canRetry = it.turn_error.retryable && last && !live && !p.serverStreaming;
@@ -142,7 +143,8 @@ export function Transcript(p: TranscriptProps) {
   };
 
   const lastRow = rows[rows.length - 1];
-  const working = (live && (lastRow?.kind !== "text" || running.length > 0)) || p.serverStreaming;
+  // A turn followed live shows like this page's own; one not followed (yet) only says that it runs.
+  const working = live ? lastRow?.kind !== "text" || running.length > 0 : p.serverStreaming;
   return (
     <div className="chat-scroll" ref={scrollRef} onScroll={onScroll}>
       <div className="transcript">
@@ -152,7 +154,7 @@ export function Transcript(p: TranscriptProps) {
           <div className="typing" role="status">
             <span className="dots" aria-hidden="true"><span /><span /><span /></span>
             <span className="typing-text">
-              {p.serverStreaming ? t("status.elsewhere")
+              {p.serverStreaming && !live ? t("status.elsewhere")
                 : p.stopping ? t("status.stopping")
                 : running.length ? <Running calls={running} />
                 : t("status.working")}

@@ -4,7 +4,8 @@ import { useState, type SyntheticEvent } from "react";
 import { Trans, useTranslation } from "react-i18next";
 import { api } from "../api/client";
 import { keys } from "../api/query";
-import type { AllowedBy, Approval, CallItem, ListToolsItem, TurnError } from "../api/types";
+import type { TFunction } from "i18next";
+import type { AllowedBy, Approval, CallItem, ListToolsItem, Notice, TurnError } from "../api/types";
 import { useFormat } from "../i18n/format";
 import { Markdown } from "../markdown/Markdown";
 import { linkProps } from "../router";
@@ -188,28 +189,74 @@ export function ToolCallRow({ item }: { item: CallItem }) {
   );
 }
 
-type Decided = Pick<Approval, "tool_name" | "server_label" | "state" | "reason" | "remember" | "scope" | "decided_at">;
+type Decided = Pick<Approval, "tool_name" | "server_label" | "state" | "reason" | "remember" | "scope" | "decided_at" | "decided_by">;
 
-/** A decided request; for an approved one, whether its tool ran (see outcomeOf). */
-export function DecidedApproval({ approval, outcome }: { approval: Decided; outcome?: Outcome | "running" }) {
+/**
+ * What became of a request, in a few words: "approved by ana@example.com",
+ * "denied by … : reason", "superseded: reason", "expired: reason". An
+ * approval whose outcome is unknown was approved first: it says so, and
+ * DecidedApproval says that the tool may have run and what to do.
+ */
+export function decidedText(t: TFunction<"chat">, a: Pick<Decided, "state" | "reason" | "decided_by">): string {
+  const unknown = a.state === "outcome_unknown";
+  // An unknown outcome's reason is Toolgate's explanation, which DecidedApproval says in the person's language.
+  const reason = unknown ? undefined : a.reason ?? undefined;
+  const state = unknown ? "approved" : a.state;
+  const who = state === "approved" || state === "denied" ? a.decided_by ?? undefined : undefined;
+  const key = `decided.${state}${who ? "By" : ""}${reason ? "Reason" : ""}` as const;
+  return t(key, { who, reason });
+}
+
+const icons: Record<Decided["state"], string> = {
+  pending: "…", approved: "✓", denied: "✕", superseded: "↷", outcome_unknown: "?", expired: "⌛",
+};
+
+/**
+ * A decided request; for an approved one, whether its tool ran (see
+ * outcomeOf). note: something this page has to say about it (a decision of
+ * this page that was not needed, because it had been decided already).
+ */
+export function DecidedApproval({ approval, outcome, note }: { approval: Decided; outcome?: Outcome | "running"; note?: string }) {
   const { t } = useTranslation("chat");
   const { dateTime } = useFormat();
-  const { state, reason, remember, scope } = approval;
+  const { state, remember, scope } = approval;
   const notes: string[] = [];
-  if (state === "approved" && scope === "conversation") notes.push(t("decided.forConversation"));
-  if (remember && state !== "superseded") notes.push(t("decided.remembered", { policy: t(state === "approved" ? "policy.never" : "policy.blocked") }));
-  const text = reason ? t(`decided.${state}Reason`, { reason }) : t(`decided.${state}`);
+  const approved = state === "approved" || state === "outcome_unknown";
+  if (approved && scope === "conversation") notes.push(t("decided.forConversation"));
+  if (remember && (approved || state === "denied")) notes.push(t("decided.remembered", { policy: t(approved ? "policy.never" : "policy.blocked") }));
   const ran = state === "approved" && outcome && outcome !== "not_run" && outcome !== "waiting" ? outcome : null;
+  const tool = approval.tool_name;
   return (
     <div className={`decided decided-${state}`} title={approval.decided_at ? dateTime(approval.decided_at) : undefined}>
-      <span className="decided-icon" aria-hidden="true">{state === "approved" ? "✓" : state === "denied" ? "✕" : "↷"}</span>
+      <span className="decided-icon" aria-hidden="true">{icons[state]}</span>
       <span className="decided-what">
-        <Trans t={t} i18nKey="decided.what" components={{ tool: <code>{approval.tool_name}</code>, server: <span>{approval.server_label}</span> }} />
+        <Trans t={t} i18nKey="decided.what" components={{ tool: <code>{tool}</code>, server: <span>{approval.server_label}</span> }} />
       </span>{" "}
-      <span className="decided-state">{text}</span>
+      <span className="decided-state">{decidedText(t, approval)}</span>
+      {state === "outcome_unknown" && <span className="badge outcome-unknown">{t("decided.unknownBadge")}</span>}
       {notes.map((n) => <span key={n} className="decided-note">{n}</span>)}
-      {ran && <p className={`decided-outcome outcome-${ran}`}>{t(`decided.outcome.${ran}`, { tool: approval.tool_name })}</p>}
+      {ran && <p className={`decided-outcome outcome-${ran}`}>{t(`decided.outcome.${ran}`, { tool })}</p>}
+      {state === "outcome_unknown" && <p className="decided-outcome outcome-unknown">{t("decided.outcome.outcome_unknown", { tool })}</p>}
+      {state === "expired" && (
+        <p className="decided-outcome outcome-expired">{t(approval.reason ? "decided.expiredHint" : "decided.expiredWhy", { tool })}</p>
+      )}
+      {note && <p className="decided-outcome decided-page-note" role="status">{note}</p>}
     </div>
+  );
+}
+
+/** A notice the turn left in the transcript: a server left out, the conversation continued from its own transcript, … */
+export function NoticeRow({ notice }: { notice: Notice }) {
+  const { t } = useTranslation("chat");
+  const known = ["server_skipped", "server_dropped", "provider_state_lost"].includes(notice.code);
+  return (
+    <p className={`notice-row notice-${notice.code}`}>
+      <span className="event-icon" aria-hidden="true">ⓘ</span>
+      <span className="sr-only">{t("item.notice")} </span>
+      {known && <strong>{t(`item.noticeCode.${notice.code}`, { server: notice.server_label ?? "" })}</strong>}
+      {known && " "}
+      <span className={known ? "muted" : undefined}>{notice.message}</span>
+    </p>
   );
 }
 

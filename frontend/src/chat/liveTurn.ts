@@ -12,6 +12,13 @@ export type StreamRequest =
   | { kind: "decisions"; conversationId: string; decisions: Decision[] }
   | { kind: "retry"; conversationId: string };
 
+/**
+ * Where a live turn came from: a request this page sent, or a turn followed on
+ * the conversation's events stream (sent from another tab or client, or
+ * running when the page was loaded).
+ */
+export type TurnOrigin = StreamRequest | { kind: "followed"; conversationId: string; turnId: string };
+
 export type Terminal =
   | { event: "completed"; data: CompletedEvent }
   | { event: "failed"; data: FailedEvent }
@@ -20,7 +27,7 @@ export type Terminal =
 export interface LiveText { itemId: string; text: string }
 
 export interface LiveTurn {
-  request: StreamRequest;
+  request: TurnOrigin;
   /** Known from the request, the X-Conversation-Id header or the conversation event. */
   conversationId: string | null;
   phase: "connecting" | "streaming" | "ended";
@@ -39,6 +46,14 @@ export function newTurn(req: StreamRequest): LiveTurn {
   return {
     request: req, conversationId: req.conversationId ?? null, phase: "connecting",
     pendingInput: req.kind === "message" ? req.input : null, texts: [], running: [], terminal: null, cut: null,
+  };
+}
+
+/** A turn this page did not start, as its events stream shows it from its first event. */
+export function followedTurn(conversationId: string, turnId: string): LiveTurn {
+  return {
+    request: { kind: "followed", conversationId, turnId }, conversationId, phase: "streaming",
+    pendingInput: null, texts: [], running: [], terminal: null, cut: null,
   };
 }
 
@@ -83,6 +98,8 @@ export function advance(t: LiveTurn, ev: ChatEvent, tr: Transcript | undefined, 
       return { ...t, running: [...t.running, call] };
     }
     case "approval.required":
+    case "notice":
+    case "conversation.deleted":
       return t;
     case "decision.recorded": {
       const d = ev.data;

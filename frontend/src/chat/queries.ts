@@ -4,9 +4,10 @@ import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { api } from "../api/client";
 import { infoQuery, keys } from "../api/query";
 import type { Conversation } from "../api/types";
+import { feedOf } from "./conversationFeed";
 
-/** How often a conversation whose turn runs without this page's stream (another tab, a reload) is read again. */
-export const streamingPollMs = 1500;
+/** How often the list is read again while a conversation in it runs a turn (the open one is followed by its events stream). */
+export const listPollMs = 3000;
 
 /** /api/info: the shell's query (read once per page load). */
 export function useInfo() {
@@ -17,21 +18,22 @@ export function useConversations() {
   return useQuery({
     queryKey: keys.conversations,
     queryFn: api.listConversations,
-    // A turn runs somewhere: its "running" badge goes when it ends.
-    refetchInterval: (q) => (q.state.data?.some((c) => c.streaming) ? streamingPollMs * 2 : false),
+    // A turn runs in a conversation that is not open here: its "running" badge goes when it ends.
+    refetchInterval: (q) => (q.state.data?.some((c) => c.streaming) ? listPollMs : false),
   });
 }
 
 /**
- * One conversation's transcript. While a turn runs that this page does not
- * stream (poll), it is read again until the server says it ended.
+ * One conversation's transcript. It is not polled: its events stream
+ * (useConversationEvents) keeps it current, and events that arrive while it
+ * is read are applied on top of the read (see ConversationFeed.reconcile).
  */
-export function useConversation(id: string | undefined, poll: boolean) {
+export function useConversation(id: string | undefined) {
+  const qc = useQueryClient();
   return useQuery({
     queryKey: keys.conversation(id ?? ""),
-    queryFn: () => api.conversation(id!),
+    queryFn: async () => feedOf(qc, id!).reconcile(await api.conversation(id!)),
     enabled: id !== undefined,
-    refetchInterval: (q) => (poll && q.state.data?.conversation.streaming ? streamingPollMs : false),
   });
 }
 

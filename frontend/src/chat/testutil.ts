@@ -2,11 +2,22 @@
 import { vi } from "vitest";
 import type { Approval, Conversation, Item, Transcript } from "../api/types";
 
-export function sse(events: [string, unknown][]): string {
+let lastId = 0;
+
+/**
+ * An SSE body. Event ids are per conversation and never start again (a
+ * page skips an id it has seen), so they go on from the last body's unless
+ * from says where to start.
+ */
+export function sse(events: [string, unknown][], from = lastId + 1): string {
   let s = ": ping\n\n";
-  events.forEach(([name, data], i) => { s += `id: ${i + 1}\nevent: ${name}\ndata: ${JSON.stringify(data)}\n\n`; });
+  events.forEach(([name, data], i) => { s += frame(from + i, name, data); });
+  lastId = Math.max(lastId, from + events.length - 1);
   return s;
 }
+
+/** One event of an SSE body. */
+export const frame = (id: number, name: string, data: unknown) => `id: ${id}\nevent: ${name}\ndata: ${JSON.stringify(data)}\n\n`;
 
 /** A body whose chunks the test pushes, and closes, when it wants. */
 export function controlledBody() {
@@ -27,6 +38,10 @@ export function sseResponse(body: string | ReadableStream<Uint8Array>, headers: 
 export function jsonResponse(status: number, body: unknown) {
   return new Response(JSON.stringify(body), { status, headers: { "Content-Type": "application/json" } });
 }
+
+/** A conversation's events stream (GET …/events): unless a test routes it, it stays open and says nothing. */
+const eventsRoute = /^\/api\/conversations\/[^/?]+\/events(\?|$)/;
+const quietEvents: Handler = () => sseResponse(controlledBody().stream);
 
 type Handler = (req: { method: string; path: string; body: unknown; init: RequestInit }) => Response | Promise<Response>;
 
@@ -49,7 +64,7 @@ export function mockFetch(routes: Record<string, Handler>) {
       body = typeof init.body === "string" && init.body ? JSON.parse(init.body) : undefined;
     }
     calls.push({ method, path, body });
-    const h = routes[`${method} ${path}`];
+    const h = routes[`${method} ${path}`] ?? (method === "GET" && eventsRoute.test(path) ? quietEvents : undefined);
     if (!h) return jsonResponse(404, { error: { code: "not_found", message: `no route ${method} ${path}` } });
     if (init.signal?.aborted) throw new DOMException("aborted", "AbortError");
     return h({ method, path, body, init });

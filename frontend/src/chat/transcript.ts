@@ -47,20 +47,36 @@ export function withApproval(t: Transcript, a: Approval): Transcript {
   };
 }
 
-/** decision.recorded: the request's new state, wherever the transcript holds it. */
-export function withDecision(t: Transcript, d: DecisionRecordedEvent): Transcript {
-  const id = d.approval_request_id;
-  const decide = (a: Approval): Approval => ({
-    ...a, state: d.state, reason: d.reason, scope: d.scope, remember: d.remember, decided_at: d.decided_at,
-  });
+/**
+ * A request's new state, wherever the transcript holds it: in its item, and
+ * no longer among the pending ones once decided (a pending request the items
+ * lacked keeps its place in the transcript as an item).
+ */
+function settle(t: Transcript, id: string, change: (a: Approval) => Approval): Transcript {
+  const held = t.items.some((it) => it.type === "mcp_approval_request" && it.approval.approval_request_id === id);
   let items = t.items.map((it) => (it.type === "mcp_approval_request" && it.approval.approval_request_id === id
-    ? { ...it, approval: decide(it.approval) } : it));
-  // A pending request the items lacked keeps its place in the transcript once decided.
-  const only = t.items.some((it) => it.type === "mcp_approval_request" && it.approval.approval_request_id === id)
-    ? undefined : t.pending_approvals.find((a) => a.approval_request_id === id);
-  if (only) items = [...items, approvalItem(t, decide(only))];
-  const pending = t.pending_approvals.filter((a) => a.approval_request_id !== id);
+    ? { ...it, approval: change(it.approval) } : it));
+  const only = held ? undefined : t.pending_approvals.find((a) => a.approval_request_id === id);
+  if (only) items = [...items, approvalItem(t, change(only))];
+  const pending = t.pending_approvals.flatMap((a) => {
+    if (a.approval_request_id !== id) return [a];
+    const next = change(a);
+    return next.state === "pending" ? [next] : [];
+  });
   return { ...t, conversation: { ...t.conversation, pending_approvals: pending.length }, items, pending_approvals: pending };
+}
+
+/** decision.recorded: the request's new state, and who decided. */
+export function withDecision(t: Transcript, d: DecisionRecordedEvent): Transcript {
+  return settle(t, d.approval_request_id, (a) => ({
+    ...a, state: d.state, reason: d.reason, scope: d.scope, remember: d.remember, decided_at: d.decided_at,
+    ...(d.decided_by !== undefined ? { decided_by: d.decided_by, decided_by_id: d.decided_by_id ?? null } : {}),
+  }));
+}
+
+/** The request as the server says it is now (a 409's details.approval): decided elsewhere, superseded, … */
+export function withApprovalState(t: Transcript, current: Approval): Transcript {
+  return settle(t, current.approval_request_id, (a) => ({ ...a, ...current }));
 }
 
 /**
@@ -87,7 +103,8 @@ export function withTurnEnd(t: Transcript, end: TurnEndEvent, partial: { itemId:
 /** What one stream event stores (terminal events: see withTurnEnd, which needs the text that streamed). */
 export function withEvent(t: Transcript, ev: ChatEvent): Transcript {
   switch (ev.event) {
-    case "item.done": return withItem(t, ev.data.item);
+    case "item.done":
+    case "notice": return withItem(t, ev.data.item);
     case "approval.required": return withApproval(t, ev.data);
     case "decision.recorded": return withDecision(t, ev.data);
     default: return t;

@@ -1,8 +1,9 @@
 // One hook owns one chat stream: a POST answered with text/event-stream, read
 // with parseSSE into typed events, and an AbortController to leave it. What
-// the server stores (items, approval requests, decisions) goes straight into
-// the query cache as it arrives; the transcript is read back when the turn
-// ends. The hook itself keeps only what is not stored yet: the message being
+// the server stores (items, approval requests, decisions) goes into the query
+// cache as it arrives, through the conversation's feed, which applies each
+// event once whichever stream brings it (see conversationFeed.ts); the
+// transcript is read back when the turn ends. The hook itself keeps only what is not stored yet: the message being
 // sent, answer text still streaming, and which tools run now.
 //
 // The returned object, and every function on it, keeps its identity until
@@ -16,8 +17,9 @@ import { keys } from "../api/query";
 import type { Transcript } from "../api/types";
 import i18n from "../i18n";
 import { invalidateList } from "./queries";
+import { feedOf } from "./conversationFeed";
 import { advance, newTurn, type LiveTurn, type StreamRequest } from "./liveTurn";
-import { newTranscript, setStreaming, withEvent, withTurnEnd } from "./transcript";
+import { newTranscript, setStreaming } from "./transcript";
 
 export type { LiveText, LiveTurn, StreamRequest, Terminal } from "./liveTurn";
 
@@ -81,19 +83,13 @@ export function useChatStream(options: ChatStreamOptions = {}) {
     commit(t);
 
     const cached = () => (t.conversationId ? qc.getQueryData<Transcript>(keys.conversation(t.conversationId)) : undefined);
-    const update = (fn: (tr: Transcript) => Transcript) => {
-      if (!t.conversationId) return;
-      const key = keys.conversation(t.conversationId);
-      // A read that started before this event must not overwrite it.
-      void qc.cancelQueries({ queryKey: key, exact: true });
-      qc.setQueryData<Transcript>(key, (tr) => (tr ? fn(tr) : tr));
-    };
     /** The turn runs in this conversation: the cache and the list say so. */
     const begin = (id: string) => {
       const isNew = t.conversationId === null;
       if (isNew) commit({ ...t, conversationId: id });
-      if (!qc.getQueryData(keys.conversation(id))) qc.setQueryData(keys.conversation(id), newTranscript(id));
-      update((tr) => setStreaming(tr, true));
+      const key = keys.conversation(id);
+      if (!qc.getQueryData(key)) qc.setQueryData(key, newTranscript(id));
+      qc.setQueryData<Transcript>(key, (tr) => (tr ? setStreaming(tr, true) : tr));
       void invalidateList(qc);
       if (isNew) optsRef.current.onConversation?.(id, t);
     };
@@ -101,9 +97,6 @@ export function useChatStream(options: ChatStreamOptions = {}) {
     const finish = async () => {
       live.current = null;
       const done: LiveTurn = { ...t, phase: "ended", running: [], cut: t.terminal ? null : entry.reason ?? "broken" };
-      const term = t.terminal;
-      if (term?.event === "completed") update((tr) => setStreaming(tr, false));
-      else if (term) update((tr) => withTurnEnd(tr, term.data, t.texts, t.running));
       commit(done);
       setStopping(false);
       optsRef.current.onEnd?.(done);
@@ -118,10 +111,8 @@ export function useChatStream(options: ChatStreamOptions = {}) {
 
     const handle = (ev: ChatEvent) => {
       if (ev.event === "conversation" && t.conversationId === null) begin(ev.data.conversation_id);
-      update((tr) => withEvent(tr, ev));
-      if (ev.event === "decision.recorded" && ev.data.policy_changed) {
-        void qc.invalidateQueries({ queryKey: keys.tools(ev.data.policy_changed.server_label) });
-      }
+      // The conversation's feed stores it, unless its events stream brought it first.
+      if (t.conversationId) feedOf(qc, t.conversationId).accept(ev);
       commit(advance(t, ev, cached(), Date.now()));
     };
 
@@ -162,7 +153,7 @@ export function useChatStream(options: ChatStreamOptions = {}) {
           try { ev = toChatEvent(raw); } catch { continue; } // data that is not JSON: skip the event
           if (!ev) continue;
           handle(ev);
-          if (isTerminal(ev)) break;
+          if (isTerminal(ev) || ev.event === "conversation.deleted") break;
         }
       } catch {
         // The connection broke, or we aborted: finish says which.

@@ -1,0 +1,43 @@
+package conversation
+
+// What is known of whether the answers a turn carried reached the provider,
+// when the turn ends without completing.
+const (
+	deliveryTaken    = iota // the provider took the request (it streamed); what ran is unknown unless its items said
+	deliveryRefused         // the provider refused it before taking it (429, 503, 4xx) or it never left
+	deliveryUnknown         // no answer came back: it may have been taken
+	deliveryFinished        // the provider ended the response (failed, incomplete): its items said what ran
+)
+
+// outcomeUnknownReason is recorded on an approval whose tool may have run.
+const outcomeUnknownReason = "The approval was sent to the model's provider, but Toolgate could not learn whether the tool ran (%s); it may have run. It will not be sent again: ask again if it is still needed."
+
+// settleSent records, in the transaction that ends a turn that did not
+// complete, what became of the answers it carried: refused ones may be
+// sent again (Retry); the others are never sent as approvals again, and an
+// approval whose call was not seen to run becomes outcome_unknown. It
+// returns the decisions that changed.
+func (r *relay) settleSent(repo Repo, e TurnError) ([]DecisionEvent, error) {
+	t := r.t
+	if len(t.answerIDs) == 0 {
+		return nil, nil
+	}
+	if r.delivery == deliveryRefused && r.response == "" {
+		return nil, repo.UnmarkSent(r.store, t.id)
+	}
+	answered := r.response
+	if answered == "" {
+		answered = "unknown"
+	}
+	if err := repo.MarkAnswered(r.store, t.answerIDs, answered); err != nil {
+		return nil, err
+	}
+	if r.delivery == deliveryFinished {
+		return nil, nil
+	}
+	aps, err := repo.SentApprovals(r.store, t.conv.ID, t.id)
+	if err != nil {
+		return nil, err
+	}
+	return markUnknown(r.store, repo, t.user.ID, aps, r.ran, e.Code, r.t.s.now())
+}

@@ -1,0 +1,117 @@
+package conversation
+
+import (
+	"context"
+	"encoding/json"
+	"sync"
+)
+
+// eventLog is a running turn's sink: each event is stored in the
+// conversation's event log (numbered, announced to every replica) before
+// any stream sees it, and handed to the observer (metrics). The turn never
+// waits for a browser: streams read the log at their own pace.
+type eventLog struct {
+	s        *Service
+	ctx      context.Context // for writes: they happen even when the turn is cancelled
+	conv     string
+	turn     string
+	observer Sink
+
+	mu  sync.Mutex
+	err error // the first write that failed: the turn stops with storage_failed
+}
+
+// Send stores one event.
+func (l *eventLog) Send(event string, data any) {
+	if l.observer != nil {
+		l.observer.Send(event, data)
+	}
+	ev, err := newEvent(event, data)
+	if err == nil {
+		_, err = l.s.store.Repo().AppendEvents(l.ctx, l.conv, l.turn, []NewEvent{ev})
+	}
+	if err != nil {
+		l.mu.Lock()
+		if l.err == nil {
+			l.err = err
+		}
+		l.mu.Unlock()
+		return
+	}
+	l.s.hub.poke(l.conv, false)
+}
+
+// failed is the first write that failed, if any.
+func (l *eventLog) failed() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.err
+}
+
+// observe hands a terminal event, which the turn stores itself together
+// with the turn's end, to the observer.
+func (l *eventLog) observe(event string, data any) {
+	if l.observer != nil {
+		l.observer.Send(event, data)
+	}
+}
+
+func newEvent(name string, data any) (NewEvent, error) {
+	raw, err := json.Marshal(data)
+	return NewEvent{Name: name, Data: raw}, err
+}
+
+// mustEvent is newEvent for the payload types of this package, which
+// always encode.
+func mustEvent(name string, data any) NewEvent {
+	ev, _ := newEvent(name, data)
+	return ev
+}
+
+// opening is what every turn's stream opens with: which conversation and
+// turn, the person's message, the decisions recorded.
+func (t *Turn) opening() []namedEvent {
+	evs := []namedEvent{{EventNameConversation, ConversationEvent{ConversationID: t.conv.ID, TurnID: t.id, Kind: t.kind,
+		Offline: t.s.info.Offline, Model: t.s.info.Model}}}
+	if t.userItem != nil {
+		evs = append(evs, namedEvent{EventNameItem, ItemEvent{Item: *t.userItem}})
+	}
+	for _, d := range t.decisions {
+		evs = append(evs, namedEvent{EventNameDecision, d})
+	}
+	if !t.claimed {
+		evs = append(evs, namedEvent{EventNameCompleted, CompletedEvent{ResponseID: t.conv.LastResponseID,
+			PendingApprovals: len(t.pendingIDs), PendingApprovalIDs: nonNil(t.pendingIDs)}})
+	}
+	return evs
+}
+
+type namedEvent struct {
+	name string
+	data any
+}
+
+func encodeAll(evs []namedEvent) []NewEvent {
+	out := make([]NewEvent, len(evs))
+	for i, e := range evs {
+		out[i] = mustEvent(e.name, e.data)
+	}
+	return out
+}
+
+// logOpening stores the turn's opening events in the transaction that
+// prepares it, so what the person did (a message, decisions) and its
+// events commit together; it notes where the turn's events start.
+func (t *Turn) logOpening(ctx context.Context, r Repo) error {
+	evs := encodeAll(t.opening())
+	last, err := r.AppendEvents(ctx, t.conv.ID, t.id, evs)
+	t.after = last - int64(len(evs))
+	return err
+}
+
+// After is the id just before the turn's first event: its stream starts
+// after it.
+func (t *Turn) After() int64 { return t.after }
+
+// ID is the turn's id; its events carry it.
+func (t *Turn) ID() string { return t.id }

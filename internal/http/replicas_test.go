@@ -1,0 +1,275 @@
+package http_test
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"net/http"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/toolgate/toolgate/internal/auth"
+)
+
+// replica is a second API process on the same database, emulator and demo
+// server: its own services, listener, leases and port.
+func (e *apiEnv) replica() *apiEnv {
+	e.t.Helper()
+	c := *e
+	c.start()
+	return &c
+}
+
+// follow opens GET /api/conversations/{id}/events (lastID < 0: no
+// Last-Event-ID) and delivers its events on the returned channel until ctx
+// ends or the stream does.
+func (e *apiEnv) follow(ctx context.Context, conv string, lastID int) (*http.Response, <-chan sseEvent) {
+	e.t.Helper()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, e.url+"/api/conversations/"+conv+"/events", nil)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	req.Header.Set("Authorization", "Bearer "+e.token)
+	if lastID >= 0 {
+		req.Header.Set("Last-Event-ID", strconv.Itoa(lastID))
+	}
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	out := make(chan sseEvent, 1000)
+	if res.StatusCode != 200 {
+		close(out)
+		return res, out
+	}
+	go func() {
+		defer close(out)
+		defer res.Body.Close()
+		sc := bufio.NewScanner(res.Body)
+		sc.Buffer(make([]byte, 1<<20), 1<<20)
+		var ev sseEvent
+		for sc.Scan() {
+			line := sc.Text()
+			switch {
+			case strings.HasPrefix(line, "id: "):
+				ev.ID = line[4:]
+			case strings.HasPrefix(line, "event: "):
+				ev.Name = line[7:]
+			case strings.HasPrefix(line, "data: "):
+				ev.Data = json.RawMessage(line[6:])
+			case line == "" && ev.Name != "":
+				out <- ev
+				ev = sseEvent{}
+			}
+		}
+	}()
+	return res, out
+}
+
+// until collects events from ch until one named name arrives (included).
+func until(t testing.TB, ch <-chan sseEvent, name string) []sseEvent {
+	t.Helper()
+	var got []sseEvent
+	timeout := time.After(20 * time.Second)
+	for {
+		select {
+		case ev, ok := <-ch:
+			if !ok {
+				t.Fatalf("the stream ended before %s; got %v", name, names(got))
+			}
+			got = append(got, ev)
+			if ev.Name == name {
+				return got
+			}
+		case <-timeout:
+			t.Fatalf("no %s within 20s; got %v", name, names(got))
+		}
+	}
+}
+
+func names(evs []sseEvent) []string {
+	out := make([]string, len(evs))
+	for i, ev := range evs {
+		out[i] = ev.Name + "#" + ev.ID
+	}
+	return out
+}
+
+func TestEvents_AnotherReplicaStreamsTheTurnLiveWithTheSameIDs(t *testing.T) {
+	e := newAPI(t)
+	e.askFor("delete_forecast")
+	b := e.replica()
+	var conv struct {
+		ID          string `json:"id"`
+		LastEventID int    `json:"last_event_id"`
+	}
+	e.must(201, "POST", "/api/conversations", map[string]any{"title": "followed"}, &conv)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	_, live := b.follow(ctx, conv.ID, conv.LastEventID)
+
+	// The turn runs on replica a; replica b's stream shows it as it happens.
+	s := e.send(conv.ID, `delete_forecast {"city": "Oslo"}`).ok(t)
+	got := until(t, live, "completed")
+	if len(got) != len(s.events) {
+		t.Fatalf("replica b streamed %v; the POST stream on a had %v", names(got), s.names())
+	}
+	for i := range got {
+		if got[i].ID != s.events[i].ID || got[i].Name != s.events[i].Name || string(got[i].Data) != string(s.events[i].Data) {
+			t.Fatalf("event %d: b sent %s#%s %s, a sent %s#%s %s", i, got[i].Name, got[i].ID, got[i].Data,
+				s.events[i].Name, s.events[i].ID, s.events[i].Data)
+		}
+	}
+	if s.events[0].ID != strconv.Itoa(conv.LastEventID+1) {
+		t.Errorf("the POST stream's first id is %s, want %d: one numbering per conversation", s.events[0].ID, conv.LastEventID+1)
+	}
+
+	// A decision on replica b reaches a stream opened on replica a, saying who decided.
+	a := one[approval](t, s, "approval.required")
+	_, onA := e.follow(ctx, conv.ID, -1)
+	b.decide(conv.ID, a.ID, false, map[string]any{"reason": "keep Oslo"}).ok(t)
+	evs := until(t, onA, "decision.recorded")
+	var d struct {
+		State     string  `json:"state"`
+		DecidedBy *string `json:"decided_by"`
+	}
+	if err := json.Unmarshal(evs[len(evs)-1].Data, &d); err != nil || d.State != "denied" || deref(d.DecidedBy) != e.admin.Email {
+		t.Errorf("decision.recorded on a: %s; want denied, decided_by %s", evs[len(evs)-1].Data, e.admin.Email)
+	}
+	until(t, onA, "completed")
+
+	// Resuming after an id replays exactly what came after it.
+	mid, _ := strconv.Atoi(s.events[2].ID)
+	rctx, rcancel := context.WithCancel(context.Background())
+	defer rcancel()
+	_, again := b.follow(rctx, conv.ID, mid)
+	first := <-again
+	if first.ID != strconv.Itoa(mid+1) {
+		t.Errorf("after Last-Event-ID %d the stream starts at %s (%s)", mid, first.ID, first.Name)
+	}
+}
+
+func TestEvents_OnlyTheOwnerFollowsAConversation(t *testing.T) {
+	e := newAPI(t)
+	var conv struct {
+		ID string `json:"id"`
+	}
+	e.must(201, "POST", "/api/conversations", map[string]any{}, &conv)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	other, _ := e.newUser(auth.Admin)
+	if res, _ := other.follow(ctx, conv.ID, -1); res.StatusCode != 404 {
+		t.Errorf("another user (an admin) following: %d, want 404", res.StatusCode)
+	}
+	if res, _ := e.anon().follow(ctx, conv.ID, -1); res.StatusCode != 401 {
+		t.Errorf("no credentials: %d, want 401", res.StatusCode)
+	}
+	req, _ := http.NewRequestWithContext(ctx, "GET", e.url+"/api/conversations/"+conv.ID+"/events", nil)
+	req.Header.Set("Authorization", "Bearer "+e.token)
+	req.Header.Set("Last-Event-ID", "soon")
+	res, err := http.DefaultClient.Do(req)
+	if err != nil || res.StatusCode != 400 {
+		t.Fatalf("Last-Event-ID: soon → %v %v, want 400", res.StatusCode, err)
+	}
+	res.Body.Close()
+}
+
+func TestReplicas_CancelReachesTheReplicaRunningTheTurn(t *testing.T) {
+	e := newAPI(t)
+	e.createDemo("demo")
+	b := e.replica()
+	e.up.setBehavior("deltas=4; stall=1m; at=8")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	res := e.open(ctx, "/api/responses", map[string]any{"input": "hello"})
+	defer res.Body.Close()
+	conv := res.Header.Get("X-Conversation-Id")
+	events := make(chan sseEvent, 100)
+	go func() {
+		evs, _ := parseSSE(t, res.Body, nil)
+		for _, ev := range evs {
+			events <- ev
+		}
+		close(events)
+	}()
+	// Starting another replica leaves a's running turn alone.
+	c := e.replica()
+	if tr := c.transcript(conv); !tr.Conversation.Streaming {
+		t.Fatal("starting a replica ended a live turn of another")
+	}
+	time.Sleep(300 * time.Millisecond)
+	b.must(202, "POST", "/api/conversations/"+conv+"/cancel", nil, nil)
+	var last sseEvent
+	for ev := range events {
+		last = ev
+	}
+	if last.Name != "error" || !strings.Contains(string(last.Data), `"cancelled"`) {
+		t.Fatalf("a's stream ended with %s %s; want error cancelled", last.Name, last.Data)
+	}
+	if tr := b.transcript(conv); tr.Conversation.Streaming {
+		t.Error("the conversation is still streaming after the cancel")
+	}
+}
+
+func TestReplicas_DeletingEndsTheStreamsOfEveryReplica(t *testing.T) {
+	e := newAPI(t)
+	b := e.replica()
+	var conv struct {
+		ID string `json:"id"`
+	}
+	e.must(201, "POST", "/api/conversations", map[string]any{}, &conv)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	_, onB := b.follow(ctx, conv.ID, -1)
+	time.Sleep(200 * time.Millisecond) // the stream is open before the delete
+	e.must(204, "DELETE", "/api/conversations/"+conv.ID, nil, nil)
+	evs := until(t, onB, "conversation.deleted")
+	if !strings.Contains(string(evs[len(evs)-1].Data), conv.ID) {
+		t.Errorf("conversation.deleted says %s", evs[len(evs)-1].Data)
+	}
+	select {
+	case ev, ok := <-onB:
+		if ok {
+			t.Errorf("the stream went on after conversation.deleted: %s", ev.Name)
+		}
+	case <-time.After(5 * time.Second):
+		t.Error("the stream stayed open after conversation.deleted")
+	}
+}
+
+func TestEvents_AFinishedTurnReplaysWithoutItsDeltas(t *testing.T) {
+	e := newAPI(t)
+	e.createDemo("demo")
+	s := e.send("", "hello").ok(t)
+	if len(all[map[string]any](t, s, "text.delta")) == 0 {
+		t.Fatal("the answer streamed no deltas: the test needs some")
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	_, replay := e.follow(ctx, s.conv(t), 0)
+	got := until(t, replay, "completed")
+	for _, ev := range got {
+		if ev.Name == "text.delta" {
+			t.Fatalf("a finished turn replays its deltas: %v", names(got))
+		}
+	}
+	if text := lastMessageOf(t, got); text == "" || text != lastMessage(t, s) {
+		t.Errorf("the replayed message is %q, the streamed one %q", text, lastMessage(t, s))
+	}
+}
+
+func lastMessageOf(t testing.TB, evs []sseEvent) string {
+	var text string
+	for _, ev := range evs {
+		if ev.Name != "item.done" {
+			continue
+		}
+		var it itemEvent
+		if err := json.Unmarshal(ev.Data, &it); err == nil && it.Item.Type == "message" {
+			text = it.Item.Text
+		}
+	}
+	return text
+}

@@ -1,0 +1,176 @@
+package postgres
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/toolgate/toolgate/internal/conversation"
+)
+
+// EventsChannel is the NOTIFY channel on which a committed batch of a
+// conversation's events is announced: {"c": conversation id, "id": last id}.
+const EventsChannel = conversation.ChannelEvents
+
+// SignalsChannel carries conversation.Signal as JSON: cancel a turn, a
+// conversation deleted, an account's turns stopped.
+const SignalsChannel = conversation.ChannelSignals
+
+// AppendEvents numbers evs after the conversation's last event, stores them
+// and announces them on EventsChannel, in one statement: the counter is
+// raised under the conversation row's lock, so numbers commit in order and
+// a reader that saw id n has seen every id below it. In a transaction, the
+// announcement goes out when it commits. A deleted conversation stores
+// nothing (last is 0).
+func (r convRepo) AppendEvents(ctx context.Context, conversationID, turn string, evs []conversation.NewEvent) (int64, error) {
+	if len(evs) == 0 {
+		return 0, nil
+	}
+	names := make([]string, len(evs))
+	datas := make([]string, len(evs))
+	for i, e := range evs {
+		names[i], datas[i] = e.Name, string(e.Data)
+	}
+	var last int64
+	err := r.q.QueryRow(ctx, `
+		WITH seq AS (
+			UPDATE conversations SET event_seq = event_seq + $2 WHERE id = $1 RETURNING event_seq - $2 AS base
+		), ins AS (
+			INSERT INTO conversation_events (conversation_id, id, turn_id, event, data)
+			SELECT $1, seq.base + e.ord, nullif($3, ''), e.name, e.data::json
+			FROM seq, unnest($4::text[], $5::text[]) WITH ORDINALITY AS e(name, data, ord)
+		)
+		SELECT seq.base + $2, pg_notify('`+EventsChannel+`', json_build_object('c', $1::text, 'id', seq.base + $2)::text)
+		FROM seq`, conversationID, len(evs), turn, names, datas).Scan(&last, new(any))
+	if err == pgx.ErrNoRows {
+		return 0, nil
+	}
+	return last, translate(err, "store stream events")
+}
+
+// EventsAfter returns up to limit of the conversation's events after id
+// after, in order.
+func (r convRepo) EventsAfter(ctx context.Context, conversationID string, after int64, limit int) ([]conversation.StoredEvent, error) {
+	return r.events(ctx, `conversation_id = $1 AND id > $2 ORDER BY id LIMIT $3`, conversationID, after, limit)
+}
+
+// TurnEvents returns every event of one turn, in order.
+func (r convRepo) TurnEvents(ctx context.Context, conversationID, turn string) ([]conversation.StoredEvent, error) {
+	return r.events(ctx, `conversation_id = $1 AND turn_id = $2 ORDER BY id`, conversationID, turn)
+}
+
+func (r convRepo) events(ctx context.Context, where string, args ...any) ([]conversation.StoredEvent, error) {
+	rows, err := r.q.Query(ctx, `SELECT id, coalesce(turn_id, ''), event, data FROM conversation_events WHERE `+where, args...)
+	if err != nil {
+		return nil, translate(err, "read stream events")
+	}
+	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (conversation.StoredEvent, error) {
+		var e conversation.StoredEvent
+		var data []byte
+		err := row.Scan(&e.ID, &e.TurnID, &e.Name, &data)
+		e.Data = json.RawMessage(data)
+		return e, err
+	})
+	return out, translate(err, "read stream events")
+}
+
+// TurnStart is the id just before the running turn's first event: a stream
+// opened without Last-Event-ID while a turn runs starts there, so a page
+// reloaded mid-answer sees the answer so far.
+func (r convRepo) TurnStart(ctx context.Context, conversationID, turn string) (int64, error) {
+	var first *int64
+	err := r.q.QueryRow(ctx, `SELECT min(id) FROM conversation_events WHERE conversation_id = $1 AND turn_id = $2`,
+		conversationID, turn).Scan(&first)
+	if err != nil || first == nil {
+		return -1, translate(err, "find the running turn's first event")
+	}
+	return *first - 1, nil
+}
+
+// Notify sends payload on channel (NOTIFY), now.
+func (r convRepo) Notify(ctx context.Context, channel, payload string) error {
+	_, err := r.q.Exec(ctx, `SELECT pg_notify($1, $2)`, channel, payload)
+	return translate(err, "send a notification")
+}
+
+// RenewLeases extends the leases owner holds on turns by ttl and returns
+// the turns it still holds: a turn missing from the answer was taken over
+// (or ended) and must stop.
+func (r convRepo) RenewLeases(ctx context.Context, owner string, turns []string, ttl time.Duration) ([]string, error) {
+	if len(turns) == 0 {
+		return nil, nil
+	}
+	rows, err := r.q.Query(ctx, `UPDATE conversations SET lease_expires_at = clock_timestamp() + make_interval(secs => $3)
+		WHERE lease_owner = $1 AND active_turn = ANY($2) RETURNING active_turn`, owner, turns, ttl.Seconds())
+	if err != nil {
+		return nil, translate(err, "renew turn leases")
+	}
+	held, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	return held, translate(err, "renew turn leases")
+}
+
+// ExpiredTurns lists up to limit running turns whose lease ran out (or
+// that an older Toolgate started without one).
+func (r convRepo) ExpiredTurns(ctx context.Context, limit int) ([]conversation.RunningTurn, error) {
+	rows, err := r.q.Query(ctx, `SELECT id, coalesce(owner_id, ''), active_turn, coalesce(lease_owner, '') FROM conversations
+		WHERE active_turn IS NOT NULL AND (lease_expires_at IS NULL OR lease_expires_at < clock_timestamp())
+		ORDER BY lease_expires_at NULLS FIRST LIMIT $1`, limit)
+	if err != nil {
+		return nil, translate(err, "list expired turn leases")
+	}
+	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (conversation.RunningTurn, error) {
+		var t conversation.RunningTurn
+		err := row.Scan(&t.ConversationID, &t.OwnerID, &t.Turn, &t.LeaseOwner)
+		return t, err
+	})
+	return out, translate(err, "list expired turn leases")
+}
+
+// LockExpiredTurn locks the conversation if turn still runs in it on an
+// expired lease; false when another replica took it over, it ended, or its
+// lease was renewed. Call it in a transaction.
+func (r convRepo) LockExpiredTurn(ctx context.Context, conversationID, turn string) (bool, error) {
+	var ok bool
+	err := r.q.QueryRow(ctx, `SELECT true FROM conversations WHERE id = $1 AND active_turn = $2
+		AND (lease_expires_at IS NULL OR lease_expires_at < clock_timestamp())`+lockConversation, conversationID, turn).Scan(&ok)
+	if err == pgx.ErrNoRows {
+		return false, nil
+	}
+	return ok, translate(err, "lock an expired turn")
+}
+
+// MarkSent records, before the request leaves, that turn carries the
+// answers to ids.
+func (r convRepo) MarkSent(ctx context.Context, ids []string, turn string) error {
+	if len(ids) == 0 {
+		return nil
+	}
+	_, err := r.q.Exec(ctx, `UPDATE approval_requests SET sent_in_turn = $2 WHERE id = ANY($1)`, ids, turn)
+	return translate(err, "record answers being sent")
+}
+
+// UnmarkSent forgets that turn carried answers the provider is known not
+// to have received (it refused the request), so they can be sent again.
+func (r convRepo) UnmarkSent(ctx context.Context, turn string) error {
+	_, err := r.q.Exec(ctx, `UPDATE approval_requests SET sent_in_turn = NULL WHERE sent_in_turn = $1 AND answered_in IS NULL`, turn)
+	return translate(err, "record answers not sent")
+}
+
+// SentApprovals returns the approval requests whose answers turn carried.
+func (r convRepo) SentApprovals(ctx context.Context, conversationID, turn string) ([]conversation.Approval, error) {
+	return r.approvals(ctx, "read the approval requests a turn answered",
+		`conversation_id = $1 AND sent_in_turn = $2 ORDER BY requested_at, id FOR UPDATE`, conversationID, turn)
+}
+
+// PendingApprovals counts the approval requests waiting for a decision, in
+// the whole database (a metric).
+func PendingApprovals(ctx context.Context, pool *pgxpool.Pool) (int64, error) {
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	var n int64
+	err := pool.QueryRow(ctx, `SELECT count(*) FROM approval_requests WHERE state = 'pending'`).Scan(&n)
+	return n, translate(err, "count pending approvals")
+}
