@@ -259,8 +259,9 @@ func TestLost_ApprovalForALostResponseNeverRuns(t *testing.T) {
 	if !strings.Contains(notice.Message, "1 of them approved") {
 		t.Errorf("notice %q does not say the approval could not reach the model", notice.Message)
 	}
-	if got := e.approval(conv, a.ID); got.State != conversation.Expired || deref(got.DecisionReason) != conversation.ExpiredApprovedReason {
-		t.Errorf("approval %s (%q); want expired, saying the approval could not be delivered", got.State, deref(got.DecisionReason))
+	if got := e.approval(conv, a.ID); got.State != conversation.Expired || deref(got.DecisionReason) != conversation.ExpiredApprovedReason || got.AnsweredIn != nil {
+		t.Errorf("approval %s (%q, answered in %v); want expired, saying the approval could not be delivered, answered nowhere",
+			got.State, deref(got.DecisionReason), deref(got.AnsweredIn))
 	}
 	if st := e.demo.State(); st.Calls["delete_forecast"] != 0 || st.Forecasts["Berlin"].City == "" {
 		t.Fatalf("delete_forecast ran %d times (Berlin kept: %v); an approval for a lost response must never run",
