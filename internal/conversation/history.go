@@ -130,6 +130,9 @@ func requestRecord(a Approval) string {
 	switch a.State {
 	case Approved:
 		b.WriteString("The user approved it.")
+		if deref(a.AnsweredIn) == "unknown" {
+			b.WriteString(" The approval may have reached the provider in a response that broke off; whether it ran is unknown.")
+		}
 	case Denied:
 		b.WriteString("The user denied it, so it did not run.")
 		if reason != "" {

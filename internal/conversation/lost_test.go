@@ -389,3 +389,53 @@ func TestLost_HistoryIsBoundedAndRedacted(t *testing.T) {
 		t.Errorf("answer of %d characters; want it shortened", len([]rune(answer)))
 	}
 }
+
+// Each approval request and call of the transcript is recorded with what
+// became of it, so the model does not contradict what ran.
+func TestLost_HistorySaysWhatBecameOfEachRequest(t *testing.T) {
+	str := func(s string) *string { return &s }
+	approvals := map[string]conversation.Approval{
+		"mcpr_a": {State: conversation.Approved},
+		"mcpr_d": {State: conversation.Denied, DecisionReason: str("keep Berlin")},
+		"mcpr_s": {State: conversation.Superseded, DecisionReason: str(conversation.SupersededReason)},
+		"mcpr_e": {State: conversation.Expired, DecisionReason: str(conversation.ExpiredReason)},
+		"mcpr_u": {State: conversation.Approved, AnsweredIn: str("unknown")},
+	}
+	var items []conversation.Item
+	for id, a := range approvals {
+		a.ToolName, a.ServerLabel, a.StoredArguments = "delete_forecast", "demo", `{"city":"`+id+`"}`
+		approvals[id] = a
+		items = append(items, conversation.Item{Type: conversation.ItemApprovalRequest, ID: id})
+	}
+	items = append(items,
+		conversation.Item{Type: conversation.ItemCall, Name: "send_alert", ServerLabel: "demo", Interrupted: true},
+		conversation.Item{Type: conversation.ItemCall, Name: "get_forecast", ServerLabel: "demo", Arguments: json.RawMessage(`{"city":"Nowhere"}`),
+			CallError: json.RawMessage(`{"type": "mcp_tool_execution_error", "content": "unknown city"}`)},
+		conversation.Item{Type: conversation.ItemListTools, ServerLabel: "demo"},
+		conversation.Item{Type: conversation.ItemNotice, Notice: &conversation.Notice{Code: "x"}},
+	)
+	msgs, _ := conversation.History(items, approvals)
+	all := ""
+	for _, m := range msgs[1:] {
+		if m.Role != conversation.RoleDeveloper {
+			t.Errorf("%s message %q; records go as developer messages", m.Role, m.Text)
+		}
+		all += m.Text + "\n"
+	}
+	for _, want := range []string{
+		`"city":"mcpr_a"}. The user approved it.`,
+		`"city":"mcpr_d"}. The user denied it, so it did not run. The user's reason: keep Berlin`,
+		`"city":"mcpr_s"}. It did not run: ` + conversation.SupersededReason,
+		`"city":"mcpr_e"}. It did not run: ` + conversation.ExpiredReason,
+		`"city":"mcpr_u"}. The user approved it. The approval may have reached the provider in a response that broke off; whether it ran is unknown.`,
+		`tool "send_alert" on server "demo" began, but its result never arrived: it may or may not have run.`,
+		`tool "get_forecast" on server "demo" with arguments {"city":"Nowhere"} failed: {"type":"mcp_tool_execution_error","content":"unknown city"}`,
+	} {
+		if !strings.Contains(all, want) {
+			t.Errorf("the records do not say %q:\n%s", want, all)
+		}
+	}
+	if len(msgs) != 1+len(approvals)+2 {
+		t.Errorf("%d messages, want the note, %d requests and 2 calls (no tool list, no notice)", len(msgs), len(approvals))
+	}
+}
