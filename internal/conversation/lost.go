@@ -47,7 +47,8 @@ func lostPrevious(err error) bool {
 // conversation's last, and the next turn chains from it as usual.
 //
 // It returns the new stream, the error of the new request, or errTurnEnded
-// when it ended the turn itself (the database failed).
+// when the turn is over already: it ended it itself (the database failed),
+// or the conversation was deleted or taken over by another replica.
 func (r *relay) fromTranscript(ctx context.Context) (EventStream, error) {
 	t, s := r.t, r.t.s
 	var (
@@ -55,9 +56,19 @@ func (r *relay) fromTranscript(ctx context.Context) (EventStream, error) {
 		msgs    []HistoryMessage
 		left    int
 	)
+	gone := false
 	err := s.store.Tx(r.store, func(repo Repo) error {
-		var err error
-		if expired, err = expireLost(r.store, repo, t.user.ID, t.conv.ID, t.previous, s.now()); err != nil {
+		still, err := r.stillOurs(repo)
+		if err != nil || !still {
+			gone = true
+			return err
+		}
+		if expired, err = expireLost(r.store, repo, t, s.now()); err != nil {
+			return err
+		}
+		// The answers were refused with the request, and the new one does
+		// not carry them: they were not sent.
+		if err := repo.UnmarkSent(r.store, t.id); err != nil {
 			return err
 		}
 		items, err := repo.Items(r.store, t.user.ID, t.conv.ID)
@@ -75,6 +86,9 @@ func (r *relay) fromTranscript(ctx context.Context) (EventStream, error) {
 		msgs, left = history(items, byID)
 		return nil
 	})
+	if gone && err == nil {
+		return nil, errTurnEnded // deleted, or taken over by another replica, which ended it
+	}
 	if err != nil {
 		s.log.ErrorContext(ctx, "continuing from the transcript failed", "conversation_id", t.conv.ID, "error", err)
 		r.fail(TurnError{Code: "storage_failed", Message: "the model's provider no longer has this conversation's previous response, " +
@@ -93,16 +107,21 @@ func (r *relay) fromTranscript(ctx context.Context) (EventStream, error) {
 	return s.upstream.Stream(ctx, UpstreamRequest{History: msgs, Tools: r.groups, Retry: true})
 }
 
-// expireLost expires the approval requests of the lost response whose
-// answer never reached the provider, in tx, and returns them as stored.
-func expireLost(ctx context.Context, repo Repo, owner, conv, response string, now time.Time) ([]Approval, error) {
-	aps, err := repo.ResponseApprovals(ctx, owner, conv, response)
+// expireLost expires the approval requests of t's lost previous response
+// whose answer never reached the provider, in repo's transaction, and
+// returns them as stored. Toolgate closes them: they name no decider.
+func expireLost(ctx context.Context, repo Repo, t *Turn, now time.Time) ([]Approval, error) {
+	aps, err := repo.ResponseApprovals(ctx, t.user.ID, t.conv.ID, t.previous)
 	if err != nil {
 		return nil, err
 	}
+	mayHaveRun := map[string]bool{}
+	for _, ans := range t.answers {
+		mayHaveRun[ans.ApprovalRequestID] = ans.Reason == interruptedReason
+	}
 	var out []Approval
 	for _, a := range aps {
-		if a.AnsweredIn != nil {
+		if a.AnsweredIn != nil || mayHaveRun[a.ID] {
 			continue // reached (or may have reached) the provider in another response: not this loss's to settle
 		}
 		reason := ExpiredReason
@@ -114,7 +133,8 @@ func expireLost(ctx context.Context, repo Repo, owner, conv, response string, no
 			continue
 		}
 		a.State, a.DecidedAt, a.DecisionReason = Expired, &now, &reason
-		if err := repo.Decide(ctx, owner, a); err != nil {
+		a.DecidedBy, a.DecidedByID = nil, nil
+		if err := repo.Decide(ctx, t.user.ID, a); err != nil {
 			return nil, err
 		}
 		out = append(out, a)
