@@ -263,6 +263,10 @@ func TestLost_ApprovalForALostResponseNeverRuns(t *testing.T) {
 		t.Errorf("approval %s (%q, answered in %v); want expired, saying the approval could not be delivered, answered nowhere",
 			got.State, deref(got.DecisionReason), deref(got.AnsweredIn))
 	}
+	var sentIn *string
+	if err := e.pool.QueryRow(t.Context(), `SELECT sent_in_turn FROM approval_requests WHERE id = $1`, a.ID).Scan(&sentIn); err != nil || sentIn != nil {
+		t.Errorf("sent_in_turn %v (%v); want none: the refused follow-up did not deliver the approval, and nothing else carried it", deref(sentIn), err)
+	}
 	if st := e.demo.State(); st.Calls["delete_forecast"] != 0 || st.Forecasts["Berlin"].City == "" {
 		t.Fatalf("delete_forecast ran %d times (Berlin kept: %v); an approval for a lost response must never run",
 			st.Calls["delete_forecast"], st.Forecasts["Berlin"].City != "")
