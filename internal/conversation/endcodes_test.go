@@ -269,12 +269,6 @@ var endCases = []endCase{
 			}
 			wantNotice(t, rec.notices(), conversation.NoticeServerDropped, "demo")
 		}},
-	{name: "the provider forgot the previous response", code: "previous_response_not_found",
-		start: func(e *engine) *conversation.Turn {
-			conv, _ := e.send(ana, "", "hello")
-			e.up.replace(e.t)
-			return e.message(ana, conv, "hello again")
-		}},
 	{name: "the provider refuses the request", code: "upstream_rejected",
 		start: func(e *engine) *conversation.Turn {
 			e.up.setBehavior("status=401")

@@ -2,10 +2,12 @@ package conversation_test
 
 import (
 	"bytes"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -35,6 +37,7 @@ type engine struct {
 	replica  func(id string) *conversation.Service // another replica on the same database
 	policies *policy.Service
 	up       *emuTap
+	demo     *demomcp.Demo
 }
 
 // engineOptions vary the engine under test.
@@ -55,7 +58,8 @@ func newEngine(t *testing.T, opts engineOptions) *engine {
 		}
 	}
 	log := slog.New(slog.DiscardHandler)
-	demo := httptest.NewServer(demomcp.New(demomcp.Options{}).Handler())
+	demoMCP := demomcp.New(demomcp.Options{})
+	demo := httptest.NewServer(demoMCP.Handler())
 	t.Cleanup(demo.Close)
 	policies := policy.NewService(postgres.NewStore(pool), &mcpclient.Discoverer{Timeout: 5 * time.Second}, log)
 	srv, err := policies.CreateServer(as(t.Context(), admin), policy.NewServer{Label: "demo", URL: demo.URL + "/mcp"})
@@ -75,7 +79,7 @@ func newEngine(t *testing.T, opts engineOptions) *engine {
 		c.SetReplica(id, 0)
 		return c
 	}
-	return &engine{t: t, pool: pool, chat: replica("rep_a"), replica: replica, policies: policies, up: up}
+	return &engine{t: t, pool: pool, chat: replica("rep_a"), replica: replica, policies: policies, up: up, demo: demoMCP}
 }
 
 // closedURL is the URL of a port nothing listens on.
@@ -248,6 +252,8 @@ type emuTap struct {
 	behavior string
 	endAfter int // > 0: end each stream cleanly after this many events
 	requests int // POST /v1/responses received
+
+	bodies [][]byte // their bodies, in order
 }
 
 func newEmuTap(t *testing.T) *emuTap {
@@ -259,6 +265,9 @@ func newEmuTap(t *testing.T) *emuTap {
 		h, endAfter := tap.emu.Handler(), tap.endAfter
 		if r.Method == http.MethodPost && r.URL.Path == "/v1/responses" {
 			tap.requests++
+			body, _ := io.ReadAll(r.Body)
+			r.Body = io.NopCloser(bytes.NewReader(body))
+			tap.bodies = append(tap.bodies, body)
 			if tap.behavior != "" {
 				r.Header.Set(emulator.BehaviorHeader, tap.behavior)
 			}
@@ -300,6 +309,13 @@ func (u *emuTap) replace(t *testing.T) {
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	u.emu = emu
+}
+
+// sent returns the bodies of the requests received so far, in order.
+func (u *emuTap) sent() [][]byte {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	return slices.Clone(u.bodies)
 }
 
 func (u *emuTap) count() int {

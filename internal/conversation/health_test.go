@@ -402,3 +402,23 @@ func TestHealth_ProviderErrorsKeepURLSecrets(t *testing.T) {
 		t.Errorf("stored health %q: want the URL's query masked", h.LastError)
 	}
 }
+
+// TestHealth_TranscriptResendDropsAServerThatIsDown: when the provider has
+// lost the previous response, the conversation is sent again from the
+// transcript, which lists every server anew; a 424 for one of them is sent
+// once more without it, like any request without decisions.
+func TestHealth_TranscriptResendDropsAServerThatIsDown(t *testing.T) {
+	e := newEngine(t, engineOptions{})
+	conv, _ := e.send(ana, "", "hello")
+	site := newMCPSite(t)
+	e.register("demo-2", site.url())
+	site.down()
+	e.up.replace(t) // the provider forgets every response
+
+	_, rec := e.send(ana, conv, "hello again")
+	wantNotice(t, rec.notices(), conversation.NoticeProviderStateLost, "")
+	wantNotice(t, rec.notices(), conversation.NoticeServerDropped, "demo-2")
+	if h := e.health("demo-2"); h.Status != policy.HealthUnreachable {
+		t.Errorf("health %+v, want unreachable", h)
+	}
+}

@@ -64,6 +64,11 @@ func (r *relay) run(ctx context.Context) {
 		Tools: r.groups, Retry: len(t.answers) == 0}
 	sent := s.now()
 	stream, err := r.stream(ctx, req)
+	if err != nil && t.previous != "" && lostPrevious(err) {
+		if stream, err = r.fromTranscript(ctx); errors.Is(err, errTurnEnded) {
+			return
+		}
+	}
 	if s.OnFirstEvent != nil {
 		s.OnFirstEvent(s.now().Sub(sent))
 	}
@@ -332,8 +337,6 @@ func (r *relay) upstreamError(ctx context.Context, err error, streamed bool) Tur
 		return TurnError{Code: "upstream_unavailable", Message: fmt.Sprintf("the model's provider failed (%d): %s", ue.Status, ue.Message), Retryable: true}
 	case errors.As(err, &ue) && ue.Status == 424:
 		return TurnError{Code: "mcp_server_failed", Message: "the model's provider could not reach an MCP server to list its tools (424): " + ue.Message + "; check the server in the settings", Retryable: true}
-	case errors.As(err, &ue) && ue.Code == "previous_response_not_found":
-		return TurnError{Code: "previous_response_not_found", Message: "the model's provider no longer has this conversation's previous response (" + ue.Message + "); start a new conversation"}
 	case errors.As(err, &ue):
 		return TurnError{Code: "upstream_rejected", Message: fmt.Sprintf("the model's provider refused the request (%d %s): %s", ue.Status, ue.Code, ue.Message), Retryable: ue.Retryable()}
 	case err != nil:

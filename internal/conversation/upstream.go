@@ -23,6 +23,10 @@ type UpstreamRequest struct {
 	UserText           string   // "" when the request only answers approvals
 	Answers            []Answer // one per approval request of PreviousResponseID still open upstream
 	Tools              []policy.ServerTools
+	// History, when set, is the conversation's own transcript, sent as input
+	// because the provider lost PreviousResponseID (which is then empty, as
+	// are UserText and Answers: the person's messages are in the history).
+	History []HistoryMessage
 	// Retry allows bounded retries of 429 and 5xx answers. Requests that
 	// carry decisions never retry on their own.
 	Retry bool

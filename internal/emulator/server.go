@@ -198,17 +198,27 @@ func (s *Server) create(w http.ResponseWriter, hr *http.Request) {
 	if !r.Stream {
 		t.em.sleep(beh.FirstEventDelay + beh.Stall)
 	}
-	t.run()
-	t.resp.Billing = &Billing{Payer: "developer"} // in bodies, not in events
-	final, _ := json.Marshal(t.resp)
-	if r.Store {
-		s.store.put(t.resp.ID, &stored{resp: final, prev: r.PreviousResponseID, input: res.input, output: t.out})
-		if s.cfg.StateFile != "" {
-			if err := s.store.save(s.cfg.StateFile, s.cfg.StateKeep); err != nil {
-				s.log.Warn("could not write the emulator state file; stored responses will not survive a restart", "file", s.cfg.StateFile, "error", err.Error())
+	var final []byte
+	t.persist = func() {
+		if final != nil {
+			return
+		}
+		billing := t.resp.Billing
+		t.resp.Billing = &Billing{Payer: "developer"} // in bodies, not in events
+		final, _ = json.Marshal(t.resp)
+		t.resp.Billing = billing
+		if r.Store {
+			s.store.put(t.resp.ID, &stored{resp: final, prev: r.PreviousResponseID, input: res.input, output: t.out})
+			if s.cfg.StateFile != "" {
+				if err := s.store.save(s.cfg.StateFile, s.cfg.StateKeep); err != nil {
+					s.log.Warn("could not write the emulator state file; stored responses will not survive a restart", "file", s.cfg.StateFile, "error", err.Error())
+				}
 			}
 		}
 	}
+	t.run()
+	t.persist() // a turn that ended without a terminal event of its own
+	t.resp.Billing = &Billing{Payer: "developer"}
 	outcome = t.resp.Status
 	switch {
 	case r.Stream && t.em.cut:

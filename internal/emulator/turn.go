@@ -26,6 +26,10 @@ type turn struct {
 	listings []listing
 	stopped  bool // an error event or response.failed ended the turn
 	fired    bool // the stream fault has fired
+	// persist stores the response (when store is on); finish calls it
+	// before the terminal event, as upstream has the response stored by
+	// the time it says so: a client that chains at once must find it.
+	persist func()
 }
 
 // ev emits one event, firing the stream fault first when its time has come.
@@ -306,12 +310,14 @@ func (t *turn) finish(userText string) {
 		t.resp.Status = "incomplete"
 		t.resp.IncompleteDetails = &IncompleteDetail{Reason: t.beh.Incomp}
 		snap := t.snapshot()
+		t.persist()
 		t.ev(func(seq int) any { return evResponse{Type: "response.incomplete", Seq: seq, Response: snap} })
 		return
 	}
 	t.resp.Status = "completed"
 	t.resp.CompletedAt = &now
 	snap := t.snapshot()
+	t.persist()
 	t.ev(func(seq int) any { return evResponse{Type: "response.completed", Seq: seq, Response: snap} })
 }
 

@@ -3,6 +3,7 @@ package http_test
 import (
 	"context"
 	"encoding/json"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -251,15 +252,48 @@ func TestChat_MessageWhileStreamingConflictsAndCancelStops(t *testing.T) {
 	}
 }
 
-func TestChat_UnknownPreviousResponseIsAClearError(t *testing.T) {
+// The provider forgot the conversation's last response (a new emulator
+// behind the same URL): the message is answered from Toolgate's own
+// transcript, a notice says so, and the request left pending expires. The
+// transcript read back (checked against docs/openapi.yaml) holds both.
+func TestChat_LostPreviousResponseGoesOnFromTheTranscript(t *testing.T) {
 	e := newAPI(t)
-	e.createDemo("demo")
-	conv := e.send("", "hello").ok(t).conv(t)
-	// The provider forgot the response (a new emulator behind the same URL).
+	e.askFor("delete_forecast")
+	_, conv, ap := e.askToDeleteOslo()
 	e.up.replace(t)
-	s := e.send(conv, "hello again")
-	if te := one[turnError](t, s, "error"); te.Code != "previous_response_not_found" || te.Retryable {
-		t.Errorf("error %+v", te)
+	s := e.send(conv, "hello again").ok(t)
+	type notice struct {
+		Item struct {
+			Type   string `json:"type"`
+			Notice struct {
+				Code    string `json:"code"`
+				Message string `json:"message"`
+			} `json:"notice"`
+		} `json:"item"`
+	}
+	if n := one[notice](t, s, "notice"); n.Item.Type != "notice" || n.Item.Notice.Code != "provider_state_lost" || n.Item.Notice.Message == "" {
+		t.Errorf("notice %+v", n)
+	}
+	var expired bool
+	for _, d := range all[decisionEvent](t, s, "decision.recorded") {
+		expired = expired || d.ApprovalRequestID == ap.ID && d.State == "expired" && d.Reason != nil
+	}
+	if !expired {
+		t.Errorf("no decision.recorded says %s expired: %v", ap.ID, s.names())
+	}
+	tr := e.transcript(conv)
+	var kinds []string
+	for _, it := range tr.Items {
+		kinds = append(kinds, it.Type)
+		if it.Type == "mcp_approval_request" && (it.Approval == nil || it.Approval.State != "expired") {
+			t.Errorf("approval request %+v, want expired", it.Approval)
+		}
+	}
+	if !slices.Contains(kinds, "notice") || tr.Conversation.LastResponseID == nil || len(tr.Pending) != 0 {
+		t.Errorf("transcript %v, last response %v, %d pending", kinds, tr.Conversation.LastResponseID, len(tr.Pending))
+	}
+	if _, ok := e.demo.State().Forecasts["Oslo"]; !ok {
+		t.Error("the request of the lost response ran")
 	}
 }
 

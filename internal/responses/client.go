@@ -99,7 +99,7 @@ func (c *Client) Stream(ctx context.Context, req conversation.UpstreamRequest) (
 	}
 	var httpRes *http.Response
 	c.log.DebugContext(ctx, "responses.create", "previous_response_id", req.PreviousResponseID,
-		"answers", len(req.Answers), "user_text", req.UserText != "", "servers", len(req.Tools), "max_retries", retries)
+		"answers", len(req.Answers), "history", len(req.History), "user_text", req.UserText != "", "servers", len(req.Tools), "max_retries", retries)
 	w := newWatchdog(ctx, c.firstByte, c.idle)
 	sdk := c.sdk.Responses.NewStreaming(w.ctx, params, option.WithMaxRetries(retries), option.WithResponseInto(&httpRes),
 		option.WithMiddleware(w.middleware()))
@@ -130,7 +130,7 @@ func (c *Client) Stream(ctx context.Context, req conversation.UpstreamRequest) (
 // params builds the request.
 func (c *Client) params(req conversation.UpstreamRequest) (responses.ResponseNewParams, Labels) {
 	tools, labels := RenderTools(req.Tools, req.Answers, c.layout)
-	input := make(responses.ResponseInputParam, 0, len(req.Answers)+1)
+	input := historyInput(req.History)
 	for _, a := range req.Answers {
 		item := responses.ResponseInputItemParamOfMcpApprovalResponse(a.ApprovalRequestID, a.Approve)
 		if a.Reason != "" {

@@ -1492,7 +1492,7 @@ export interface components {
             seq: number;
             /** @enum {string} */
             type: "user_message" | "mcp_list_tools" | "mcp_call" | "mcp_approval_request" | "message" | "error" | "notice";
-            /** @description The upstream item id (`mcpl_`, `mcp_`, `mcpr_`, `msg_`), or Toolgate's own (`umsg_`, `err_`). */
+            /** @description The upstream item id (`mcpl_`, `mcp_`, `mcpr_`, `msg_`), or Toolgate's own (`umsg_`, `err_`, `note_`). */
             id?: string;
             /** @description The upstream response the item came from; absent on `user_message` (and on `error` items of turns that failed before a response existed). */
             response_id?: string;
@@ -1539,9 +1539,13 @@ export interface components {
             notice?: components["schemas"]["Notice"];
         };
         /**
-         * @description Something Toolgate tells the person about a turn that is not an
-         *     error; the turn goes on. Sent as the `notice` event and kept in the
-         *     transcript as a `notice` item. Codes about MCP servers:
+         * @description A `notice` item's content (also the `notice` event's item):
+         *     something Toolgate tells the person about a turn that is not an
+         *     error; the turn goes on. `provider_state_lost`: the model's
+         *     provider no longer had the conversation's last response
+         *     (`previous_response_not_found`), so the turn continued from
+         *     Toolgate's own transcript. See docs/sse-events.md.
+         *     Codes about MCP servers:
          *     `server_skipped` (the request left the server out because it is
          *     unreachable, see `ServerHealth`) and `server_dropped` (the model's
          *     provider could not list the server's tools, 424, so the request was
@@ -1654,7 +1658,7 @@ export interface components {
             /** Format: date-time */
             requested_at: string;
             /**
-             * @description `superseded`: closed by a newer message, or the response that asked did not complete. `outcome_unknown`: approved and sent, but Toolgate could not learn whether the tool ran (a crash, a stream cut before the provider said): it may have run, and it is never sent as an approval again. `expired`: it can no longer be answered (see `reason`).
+             * @description `superseded`: closed by a newer message, or the response that asked did not complete. `outcome_unknown`: approved and sent, but Toolgate could not learn whether the tool ran (a crash, a stream cut before the provider said): it may have run, and it is never sent as an approval again. `expired`: it can no longer be answered and did not run: the model's provider no longer has the response that asked (`previous_response_not_found`), see `reason`.
              * @enum {string}
              */
             state: "pending" | "approved" | "denied" | "superseded" | "outcome_unknown" | "expired";
@@ -1664,7 +1668,7 @@ export interface components {
             decided_by: string | null;
             /** @description The id (`usr_…`) of the user who decided. */
             decided_by_id: string | null;
-            /** @description The person's reason, or why the request was superseded. */
+            /** @description The person's reason, or why the request was superseded or expired. */
             reason: string | null;
             /** @enum {string|null} */
             scope: "once" | "conversation" | null;
