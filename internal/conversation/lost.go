@@ -104,7 +104,7 @@ func (r *relay) fromTranscript(ctx context.Context) (EventStream, error) {
 	r.notice(Notice{Code: NoticeProviderStateLost, Message: lostMessage(len(msgs)-1, left, expired)})
 	s.log.WarnContext(ctx, "the provider lost the previous response; continuing from the transcript", "conversation_id", t.conv.ID,
 		"previous_response_id", t.previous, "entries", len(msgs)-1, "left_out", left, "expired", len(expired))
-	return s.upstream.Stream(ctx, UpstreamRequest{History: msgs, Tools: r.groups, Retry: true})
+	return s.upstream.Stream(ctx, UpstreamRequest{ConversationID: t.conv.ID, TurnID: t.id, History: msgs, Tools: r.groups, Retry: true})
 }
 
 // expireLost expires the approval requests of t's lost previous response
