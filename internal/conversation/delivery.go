@@ -14,10 +14,11 @@ const outcomeUnknownReason = "The approval was sent to the model's provider, but
 
 // settleSent records, in the transaction that ends a turn that did not
 // complete, what became of the answers it carried: refused ones may be
-// sent again (Retry); the others are never sent as approvals again, and an
-// approval whose call was not seen to run becomes outcome_unknown. It
-// returns the decisions that changed.
-func (r *relay) settleSent(repo Repo, e TurnError) ([]DecisionEvent, error) {
+// sent again (Retry); the others are never sent as approvals again. Where
+// the provider's response said (or, read back, says) what ran, approvals
+// keep their state; otherwise an approval whose call was not seen to run
+// becomes outcome_unknown. It returns the decisions that changed.
+func (r *relay) settleSent(repo Repo, e TurnError, st settled) ([]DecisionEvent, error) {
 	t := r.t
 	if len(t.answerIDs) == 0 {
 		return nil, nil
@@ -27,12 +28,12 @@ func (r *relay) settleSent(repo Repo, e TurnError) ([]DecisionEvent, error) {
 	}
 	answered := r.response
 	if answered == "" {
-		answered = "unknown"
+		answered = answeredUnknown
 	}
 	if err := repo.MarkAnswered(r.store, t.answerIDs, answered); err != nil {
 		return nil, err
 	}
-	if r.delivery == deliveryFinished {
+	if r.delivery == deliveryFinished || st.finished() {
 		return nil, nil
 	}
 	aps, err := repo.SentApprovals(r.store, t.conv.ID, t.id)

@@ -254,6 +254,10 @@ type emuTap struct {
 	requests int // POST /v1/responses received
 
 	bodies [][]byte // their bodies, in order
+	// wrap, when set, stands between the emulator and each POST
+	// /v1/responses answer; after, when not nil, runs once the emulator
+	// is done with the request, before the connection ends.
+	wrap func(w http.ResponseWriter, r *http.Request) (_ http.ResponseWriter, after func())
 }
 
 func newEmuTap(t *testing.T) *emuTap {
@@ -262,8 +266,9 @@ func newEmuTap(t *testing.T) *emuTap {
 	tap.replace(t)
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		tap.mu.Lock()
-		h, endAfter := tap.emu.Handler(), tap.endAfter
-		if r.Method == http.MethodPost && r.URL.Path == "/v1/responses" {
+		h, endAfter, wrap := tap.emu.Handler(), tap.endAfter, tap.wrap
+		post := r.Method == http.MethodPost && r.URL.Path == "/v1/responses"
+		if post {
 			tap.requests++
 			body, _ := io.ReadAll(r.Body)
 			r.Body = io.NopCloser(bytes.NewReader(body))
@@ -276,7 +281,14 @@ func newEmuTap(t *testing.T) *emuTap {
 		if endAfter > 0 {
 			w = &eventLimit{ResponseWriter: w, left: endAfter}
 		}
+		var after func()
+		if wrap != nil && post {
+			w, after = wrap(w, r)
+		}
 		h.ServeHTTP(w, r)
+		if after != nil {
+			after()
+		}
 	}))
 	t.Cleanup(srv.Close)
 	tap.url = srv.URL

@@ -7,3 +7,7 @@ import "time"
 func SetEndRetry(s *Service, first, longest time.Duration) {
 	s.endRetry = [2]time.Duration{first, longest}
 }
+
+// SetReadBackWait bounds how long reading a response back waits for it to
+// finish.
+func SetReadBackWait(s *Service, d time.Duration) { s.readBackWait = d }

@@ -6,7 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"sync"
+	"sync/atomic"
 	"time"
+
+	"github.com/toolgate/toolgate/internal/policy"
 )
 
 // DefaultLeaseTTL is TURN_LEASE_TTL's default: how long a turn outlives the
@@ -103,34 +107,46 @@ func (s *Service) stopAllHere(cause error) {
 }
 
 // Sweep closes the turns whose lease expired, as interrupted; it reports
-// how many it closed.
+// how many it closed. A few at a time: closing one may wait a few seconds
+// for its response to be read back.
 func (s *Service) Sweep(ctx context.Context) int {
 	expired, err := s.store.Repo().ExpiredTurns(ctx, 100)
 	if err != nil {
 		s.log.WarnContext(ctx, "looking for expired turn leases failed", "error", err)
 		return 0
 	}
-	n := 0
+	var n atomic.Int64
+	var wg sync.WaitGroup
+	slots := make(chan struct{}, sweepParallel)
 	for _, rt := range expired {
 		if s.lookup(rt.ConversationID) != nil && rt.LeaseOwner == s.replica {
 			continue // ours and running: the renewal is late, not the replica dead
 		}
-		ok, err := s.takeOver(ctx, rt)
-		if err != nil {
-			s.log.WarnContext(ctx, "closing a turn whose lease expired failed", "conversation_id", rt.ConversationID, "turn_id", rt.Turn, "error", err)
-			continue
-		}
-		if ok {
-			n++
-			if s.OnTakeover != nil {
-				s.OnTakeover()
+		slots <- struct{}{}
+		wg.Add(1)
+		go func() {
+			defer func() { <-slots; wg.Done() }()
+			ok, err := s.takeOver(ctx, rt)
+			if err != nil {
+				s.log.WarnContext(ctx, "closing a turn whose lease expired failed", "conversation_id", rt.ConversationID, "turn_id", rt.Turn, "error", err)
+				return
 			}
-			s.log.WarnContext(ctx, "closed a turn whose replica stopped renewing its lease", "conversation_id", rt.ConversationID,
-				"turn_id", rt.Turn, "replica", rt.LeaseOwner)
-		}
+			if ok {
+				n.Add(1)
+				if s.OnTakeover != nil {
+					s.OnTakeover()
+				}
+				s.log.WarnContext(ctx, "closed a turn whose replica stopped renewing its lease", "conversation_id", rt.ConversationID,
+					"turn_id", rt.Turn, "replica", rt.LeaseOwner)
+			}
+		}()
 	}
-	return n
+	wg.Wait()
+	return int(n.Load())
 }
+
+// sweepParallel is how many expired turns a sweep closes at once.
+const sweepParallel = 8
 
 // interruptedError is how a taken-over turn ends.
 func interruptedError(replica string) TurnError {
@@ -142,11 +158,25 @@ func interruptedError(replica string) TurnError {
 // what its events say: calls that started and never finished are kept as
 // interrupted, text cut short as partial, requests it asked are superseded,
 // approvals it carried whose call was not seen become outcome_unknown,
-// and an error item and event (interrupted) end it.
+// and an error item and event (interrupted) end it. When the provider took
+// the answers it carried (their response's id came back), the response is
+// read back first: what it holds is stored, approvals keep their state as
+// its items say what ran, and a completed response becomes the
+// conversation's last.
 func (s *Service) takeOver(ctx context.Context, rt RunningTurn) (bool, error) {
 	e := interruptedError(rt.LeaseOwner)
+	sent, err := s.store.Repo().SentApprovals(ctx, rt.ConversationID, rt.Turn)
+	if err != nil {
+		return false, err
+	}
+	sentIn := sentResponse(sent)
+	var groups []policy.ServerTools
+	sr := s.readBack(ctx, sentIn)
+	if sr != nil {
+		groups = s.requestGroups(ctx, rt.OwnerID, rt.ConversationID)
+	}
 	taken := false
-	err := s.store.Tx(ctx, func(repo Repo) error {
+	err = s.store.Tx(ctx, func(repo Repo) error {
 		ok, err := repo.LockExpiredTurn(ctx, rt.ConversationID, rt.Turn)
 		if err != nil || !ok {
 			return err
@@ -157,9 +187,14 @@ func (s *Service) takeOver(ctx context.Context, rt RunningTurn) (bool, error) {
 			return err
 		}
 		tr := replay(evs)
+		tr.response = or(tr.response, sentIn)
 		now := s.now()
-		var out []NewEvent
-		if len(tr.asked) > 0 {
+		st, out, err := s.applyReadBack(ctx, repo, rt.OwnerID, rt.ConversationID, sr, groups)
+		if err != nil {
+			return err
+		}
+		e := st.explain(e)
+		if len(tr.asked) > 0 && !st.adopted {
 			aps, err := repo.Approvals(ctx, rt.OwnerID, rt.ConversationID, tr.asked, true)
 			if err != nil {
 				return err
@@ -176,6 +211,9 @@ func (s *Service) takeOver(ctx context.Context, rt RunningTurn) (bool, error) {
 			}
 		}
 		for _, u := range tr.running {
+			if st.known[u.ItemID] {
+				continue // the response read back says how it ended
+			}
 			it, err := repo.AppendItem(ctx, rt.ConversationID, Item{Type: ItemCall, ID: u.ItemID, ResponseID: u.ResponseID,
 				ServerLabel: u.ServerLabel, UpstreamLabel: u.UpstreamLabel, Name: u.ToolName, ApprovalRequestID: deref(u.ApprovalRequestID),
 				Interrupted: true})
@@ -185,6 +223,9 @@ func (s *Service) takeOver(ctx context.Context, rt RunningTurn) (bool, error) {
 			out = append(out, mustEvent(EventNameItem, ItemEvent{Item: it}))
 		}
 		for _, id := range tr.textOrder {
+			if st.known[id] {
+				continue
+			}
 			it, err := repo.AppendItem(ctx, rt.ConversationID, Item{Type: ItemMessage, ID: id, ResponseID: tr.response, Text: tr.texts[id], Partial: true})
 			if err != nil {
 				return err
@@ -202,23 +243,25 @@ func (s *Service) takeOver(ctx context.Context, rt RunningTurn) (bool, error) {
 			}
 			answered := tr.response
 			if answered == "" {
-				answered = "unknown"
+				answered = answeredUnknown
 			}
 			if err := repo.MarkAnswered(ctx, ids, answered); err != nil {
 				return err
 			}
-			decided, err := markUnknown(ctx, repo, rt.OwnerID, sent, tr.ran, e.Code, now)
-			if err != nil {
-				return err
-			}
-			for _, d := range decided {
-				out = append(out, mustEvent(EventNameDecision, d))
+			if !st.finished() {
+				decided, err := markUnknown(ctx, repo, rt.OwnerID, sent, tr.ran, e.Code, now)
+				if err != nil {
+					return err
+				}
+				for _, d := range decided {
+					out = append(out, mustEvent(EventNameDecision, d))
+				}
 			}
 		}
 		if _, err := repo.AppendItem(ctx, rt.ConversationID, Item{Type: ItemError, ID: newID("err_"), ResponseID: tr.response, Error: &e}); err != nil {
 			return err
 		}
-		if err := repo.EndTurn(ctx, rt.ConversationID, rt.Turn, ""); err != nil {
+		if err := repo.EndTurn(ctx, rt.ConversationID, rt.Turn, st.lastResponse()); err != nil {
 			return err
 		}
 		_, err = repo.AppendEvents(ctx, rt.ConversationID, rt.Turn, append(out, mustEvent(EventNameError, ErrorEvent(e))))

@@ -104,7 +104,8 @@ func (r *relay) fromTranscript(ctx context.Context) (EventStream, error) {
 	r.notice(Notice{Code: NoticeProviderStateLost, Message: lostMessage(len(msgs)-1, left, expired)})
 	s.log.WarnContext(ctx, "the provider lost the previous response; continuing from the transcript", "conversation_id", t.conv.ID,
 		"previous_response_id", t.previous, "entries", len(msgs)-1, "left_out", left, "expired", len(expired))
-	return r.stream(ctx, UpstreamRequest{History: msgs, Tools: r.groups, Retry: true}) // lists every server again: a 424 drops one
+	// The transcript's request lists every server again: a 424 drops one.
+	return r.stream(ctx, UpstreamRequest{ConversationID: t.conv.ID, TurnID: t.id, History: msgs, Tools: r.groups, Retry: true})
 }
 
 // expireLost expires the approval requests of t's lost previous response

@@ -379,6 +379,12 @@ func (u *scriptedUpstream) Stream(ctx context.Context, req conversation.Upstream
 	return &sliceStream{events: s}, nil
 }
 
+// Retrieve refuses: nothing scripted is stored, so a read-back learns
+// nothing (at once: a 404 would be asked again).
+func (u *scriptedUpstream) Retrieve(context.Context, string) (conversation.StoredResponse, error) {
+	return conversation.StoredResponse{}, &conversation.UpstreamError{Status: 400, Code: "not_scripted", Message: "no stored responses here"}
+}
+
 type sliceStream struct {
 	events []conversation.Event
 	i      int

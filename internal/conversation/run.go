@@ -8,6 +8,7 @@ import (
 	"slices"
 
 	"github.com/toolgate/toolgate/internal/apperr"
+	"github.com/toolgate/toolgate/internal/faults"
 	"github.com/toolgate/toolgate/internal/policy"
 )
 
@@ -60,8 +61,11 @@ func (r *relay) run(ctx context.Context) {
 		r.fail(TurnError{Code: "policy_unavailable", Message: "the tool policies could not be read: " + err.Error(), Retryable: true})
 		return
 	}
-	req := UpstreamRequest{PreviousResponseID: t.previous, UserText: t.userText, Answers: t.answers,
-		Tools: r.groups, Retry: len(t.answers) == 0}
+	req := UpstreamRequest{ConversationID: t.conv.ID, TurnID: t.id, PreviousResponseID: t.previous, UserText: t.userText,
+		Answers: t.answers, Tools: r.groups, Retry: len(t.answers) == 0}
+	if len(t.answers) > 0 {
+		faults.Crash(faults.FollowUpBeforeSend)
+	}
 	sent := s.now()
 	stream, err := r.stream(ctx, req)
 	if err != nil && t.previous != "" && lostPrevious(err) {
@@ -167,30 +171,23 @@ func (r *relay) handle(ctx context.Context, ev Event) (done bool, err error) {
 func (r *relay) item(u *UpstreamItem) error {
 	t, s := r.t, r.t.s
 	r.itemHealth(u)
-	it := Item{Type: u.Type, ID: u.ID, ResponseID: r.response, ServerLabel: u.ServerLabel, UpstreamLabel: u.UpstreamLabel}
-	switch u.Type {
-	case ItemMessage:
-		it.Text = u.Text
+	it, ok := itemOf(u, r.response, r.groups)
+	switch {
+	case !ok:
+		return nil
+	case u.Type == ItemMessage:
 		delete(r.texts, u.ID)
-	case ItemListTools:
-		it.Tools, it.ListError = u.Tools, u.ListError
+	case u.Type == ItemListTools:
 		if err := s.policies.RecordListed(r.store, u.ServerLabel, u.Tools); err != nil {
 			return err
 		}
-	case ItemCall:
-		it.Name, it.Output, it.CallError, it.ApprovalRequestID = u.Name, u.Output, u.CallError, u.ApprovalID
-		if u.ApprovalID != "" {
-			if r.ran == nil {
-				r.ran = map[string]bool{}
-			}
-			r.ran[u.ApprovalID] = true
+	case u.Type == ItemCall && u.ApprovalID != "":
+		if r.ran == nil {
+			r.ran = map[string]bool{}
 		}
-		it.Arguments, it.Redacted = Redact(u.Arguments)
-		it.AllowedBy = r.allowedBy(u)
-	case ItemApprovalRequest:
+		r.ran[u.ApprovalID] = true
+	case u.Type == ItemApprovalRequest:
 		return r.approval(u, it)
-	default:
-		return nil
 	}
 	stored, err := s.store.Repo().AppendItem(r.store, t.conv.ID, it)
 	if err != nil {
@@ -201,6 +198,29 @@ func (r *relay) item(u *UpstreamItem) error {
 	}
 	r.sink.Send(EventNameItem, ItemEvent{Item: stored})
 	return nil
+}
+
+// itemOf is the transcript item of a finished output item of response;
+// false for the types a transcript does not keep. Arguments are redacted;
+// groups (the request's) say why a call ran.
+func itemOf(u *UpstreamItem, response string, groups []policy.ServerTools) (Item, bool) {
+	it := Item{Type: u.Type, ID: u.ID, ResponseID: response, ServerLabel: u.ServerLabel, UpstreamLabel: u.UpstreamLabel}
+	switch u.Type {
+	case ItemMessage:
+		it.Text = u.Text
+	case ItemListTools:
+		it.Tools, it.ListError = u.Tools, u.ListError
+	case ItemCall:
+		it.Name, it.Output, it.CallError, it.ApprovalRequestID = u.Name, u.Output, u.CallError, u.ApprovalID
+		it.Arguments, it.Redacted = Redact(u.Arguments)
+		it.AllowedBy = allowedBy(groups, u)
+	case ItemApprovalRequest:
+		it.Name = u.Name
+		it.Arguments, it.Redacted = Redact(u.Arguments)
+	default:
+		return Item{}, false
+	}
+	return it, true
 }
 
 // started relays that the provider began a call, asked or not; the call
@@ -227,19 +247,26 @@ func (r *relay) interrupted(u *UpstreamItem) Item {
 		Name: u.Name, ApprovalRequestID: u.ApprovalID, AllowedBy: r.allowedBy(u), Interrupted: true}
 }
 
-func (r *relay) allowedBy(u *UpstreamItem) *AllowedBy {
+func (r *relay) allowedBy(u *UpstreamItem) *AllowedBy { return allowedBy(r.groups, u) }
+
+func (r *relay) lookup(server, tool string) (policy.Policy, policy.Source) {
+	return lookup(r.groups, server, tool)
+}
+
+// allowedBy says why a call ran, as the request built from groups treated it.
+func allowedBy(groups []policy.ServerTools, u *UpstreamItem) *AllowedBy {
 	if u.ApprovalID != "" {
 		return &AllowedBy{Kind: "approval"}
 	}
-	p, src := r.lookup(u.ServerLabel, u.Name)
+	p, src := lookup(groups, u.ServerLabel, u.Name)
 	if src == policy.FromConversation {
 		return &AllowedBy{Kind: "conversation"}
 	}
 	return &AllowedBy{Kind: "policy", Policy: p, Source: src}
 }
 
-func (r *relay) lookup(server, tool string) (policy.Policy, policy.Source) {
-	for _, g := range r.groups {
+func lookup(groups []policy.ServerTools, server, tool string) (policy.Policy, policy.Source) {
+	for _, g := range groups {
 		if g.Server.Label == server {
 			return g.Lookup(tool)
 		}
@@ -273,8 +300,6 @@ func (r *relay) approval(u *UpstreamItem, it Item) error {
 		State: Pending, RequestedAt: s.now()}
 	a.StoredArguments = string(mustRedacted(u.Arguments))
 	a.Annotations = r.annotations(u.ServerLabel, u.Name)
-	it.Name = u.Name
-	it.Arguments, it.Redacted = Redact(u.Arguments)
 	err := s.store.Tx(r.store, func(repo Repo) error {
 		if err := repo.InsertApproval(r.store, a); err != nil {
 			return err
@@ -360,7 +385,13 @@ func (r *relay) fail(e TurnError) {
 // last response stays where it was.
 func (r *relay) end(e TurnError, terminal string, data any) {
 	t, s := r.t, r.t.s
-	last := mustEvent(terminal, data)
+	// The answers reached the provider in a response whose end was not
+	// seen: read it back (outside the transaction) to learn what ran.
+	var sr *StoredResponse
+	if len(t.answerIDs) > 0 && r.response != "" && r.delivery != deliveryFinished {
+		sr = s.readBack(r.store, r.response)
+	}
+	last, lastData := mustEvent(terminal, data), data
 	var decided []DecisionEvent
 	gone := false
 	err := s.store.Tx(r.store, func(repo Repo) error {
@@ -369,7 +400,17 @@ func (r *relay) end(e TurnError, terminal string, data any) {
 			gone = true
 			return err
 		}
-		if len(r.asked) > 0 {
+		st, evs, err := s.applyReadBack(r.store, repo, t.user.ID, t.conv.ID, sr, r.groups)
+		if err != nil {
+			return err
+		}
+		e := st.explain(e)
+		lastData = data
+		if _, ok := data.(TurnError); ok {
+			lastData = e // an error event says how the turn ended, read-back included
+		}
+		last = mustEvent(terminal, lastData)
+		if len(r.asked) > 0 && !st.adopted {
 			aps, err := repo.Approvals(r.store, t.user.ID, t.conv.ID, r.asked, true)
 			if err != nil {
 				return err
@@ -386,26 +427,30 @@ func (r *relay) end(e TurnError, terminal string, data any) {
 			}
 		}
 		for _, u := range r.running { // calls that may or may not have run
+			if st.known[u.ID] {
+				continue // the response read back says how it ended
+			}
 			if _, err := repo.AppendItem(r.store, t.conv.ID, r.interrupted(u)); err != nil {
 				return err
 			}
 		}
 		for id, text := range r.texts { // what the browser saw of a message cut short
+			if st.known[id] {
+				continue
+			}
 			if _, err := repo.AppendItem(r.store, t.conv.ID, Item{Type: ItemMessage, ID: id, ResponseID: r.response, Text: text, Partial: true}); err != nil {
 				return err
 			}
 		}
-		var err error
-		if decided, err = r.settleSent(repo, e); err != nil {
+		if decided, err = r.settleSent(repo, e, st); err != nil {
 			return err
 		}
 		if _, err := repo.AppendItem(r.store, t.conv.ID, Item{Type: ItemError, ID: newID("err_"), ResponseID: r.response, Error: &e}); err != nil {
 			return err
 		}
-		if err := repo.EndTurn(r.store, t.conv.ID, t.id, ""); err != nil {
+		if err := repo.EndTurn(r.store, t.conv.ID, t.id, st.lastResponse()); err != nil {
 			return err
 		}
-		evs := make([]NewEvent, 0, len(decided)+1)
 		for _, d := range decided {
 			evs = append(evs, mustEvent(EventNameDecision, d))
 		}
@@ -415,7 +460,7 @@ func (r *relay) end(e TurnError, terminal string, data any) {
 	for _, d := range decided {
 		r.log.observe(EventNameDecision, d)
 	}
-	r.log.observe(terminal, data)
+	r.log.observe(terminal, lastData)
 	if gone && err == nil {
 		return // deleted, or taken over by another replica, which ended it
 	}

@@ -101,9 +101,12 @@ type Service struct {
 
 	replica  string        // this process among the replicas (SetReplica)
 	leaseTTL time.Duration // TURN_LEASE_TTL
-	hub      hub
+	// readBackWait bounds how long reading back a response whose end a
+	// turn did not see waits for it to finish (reconcile.go).
+	readBackWait time.Duration
+	hub          hub
 	// OnTakeover, when set, is called for each turn this replica closed
-	// because its lease expired (metrics).
+	// because its lease expired (metrics), from several goroutines at once.
 	OnTakeover func()
 	// OnFirstEvent, when set, is called with the time each upstream request
 	// took to its first event (metrics).
@@ -153,7 +156,7 @@ func NewService(store Store, policies Policies, upstream Upstream, info Info, li
 	return &Service{store: store, policies: policies, upstream: upstream, info: info, limits: limits, log: log,
 		now: time.Now, running: map[string]*running{}, ending: map[string]chan struct{}{},
 		endRetry: [2]time.Duration{endRetryMin, endRetryMax}, stopping: make(chan struct{}),
-		replica: newID("rep_"), leaseTTL: DefaultLeaseTTL}
+		replica: newID("rep_"), leaseTTL: DefaultLeaseTTL, readBackWait: defaultReadBackWait}
 }
 
 // caller is the signed-in user ctx carries. Without one the request never

@@ -2,6 +2,7 @@ package conversation_test
 
 import (
 	"context"
+	"net/http"
 	"slices"
 	"testing"
 	"time"
@@ -116,7 +117,10 @@ func TestToolStarted_CancelledCallLeavesAnInterruptedItem(t *testing.T) {
 		tool     string
 	}{
 		{name: "runs without asking", behavior: "stall=1m; at=9", tool: "get_forecast"},
-		{name: "approved", approved: true, behavior: "stall=1m; at=3", tool: "delete_forecast"},
+		// The provider holds the follow-up after the call's
+		// output_item.added (a stall would end when Toolgate leaves, and
+		// the response read back would then say how the call ended).
+		{name: "approved", approved: true, tool: "delete_forecast"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -126,7 +130,12 @@ func TestToolStarted_CancelledCallLeavesAnInterruptedItem(t *testing.T) {
 			if tc.approved {
 				conv, a := e.asking(ana, "")
 				approval = a.ID
-				e.up.setBehavior(tc.behavior)
+				conversation.SetReadBackWait(e.chat, 300*time.Millisecond)
+				held := newGate()
+				t.Cleanup(held.open)
+				e.up.setWrap(func(w http.ResponseWriter, _ *http.Request) (http.ResponseWriter, func()) {
+					return &pass{ResponseWriter: w, left: 3, then: held.wait}, nil
+				})
 				var err error
 				if turn, err = e.decide(ana, conv, a.ID, true); err != nil {
 					t.Fatal(err)

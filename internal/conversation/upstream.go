@@ -15,10 +15,36 @@ type Upstream interface {
 	// nothing was streamed; it is an *UpstreamError when the provider
 	// answered with an HTTP error.
 	Stream(ctx context.Context, req UpstreamRequest) (EventStream, error)
+	// Retrieve reads a stored response back (GET /v1/responses/{id}), to
+	// learn what became of a request whose stream Toolgate did not see to
+	// its end. An error is an *UpstreamError when the provider answered
+	// with an HTTP error (404: it does not have the response, or not yet).
+	Retrieve(ctx context.Context, id string) (StoredResponse, error)
+}
+
+// StoredResponse is a response as the provider stored it.
+type StoredResponse struct {
+	ID string
+	// Status is the provider's: completed, failed, incomplete, cancelled,
+	// or in_progress and queued while it still runs.
+	Status string
+	// Output are its output items that a turn acts on, converted as the
+	// stream's are (EventItemDone), in order.
+	Output []UpstreamItem
+}
+
+// Finished reports whether the response ended: its output is final and
+// says what ran.
+func (r StoredResponse) Finished() bool {
+	return r.Status != "" && r.Status != "in_progress" && r.Status != "queued"
 }
 
 // UpstreamRequest is one responses.create call.
 type UpstreamRequest struct {
+	// ConversationID and TurnID tag the request (its metadata), so that a
+	// stored response can be matched to the turn that sent it.
+	ConversationID     string
+	TurnID             string
 	PreviousResponseID string
 	UserText           string   // "" when the request only answers approvals
 	Answers            []Answer // one per approval request of PreviousResponseID still open upstream

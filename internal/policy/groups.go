@@ -201,7 +201,7 @@ func (s *Service) RequestTools(ctx context.Context, userID string, grants map[st
 			switch {
 			case !g.Offered():
 			case srv.Health.Status == HealthUnreachable && !keep[srv.Label]:
-				skipped = append(skipped, SkippedServer{Label: srv.Label, Health: srv.Health})
+				skipped = append(skipped, SkippedServer{Label: srv.Label, Health: srv.Health, Tools: g})
 			default:
 				out = append(out, g)
 			}

@@ -46,6 +46,8 @@ type Health struct {
 type SkippedServer struct {
 	Label  string
 	Health Health
+	// Tools are what the server would have offered.
+	Tools ServerTools
 }
 
 // MaxHealthErrorLen bounds the stored reason of a failure.

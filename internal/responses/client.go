@@ -19,8 +19,16 @@ import (
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
 	"github.com/openai/openai-go/v3/responses"
+	"github.com/openai/openai-go/v3/shared"
 
 	"github.com/toolgate/toolgate/internal/conversation"
+)
+
+// The metadata keys every request carries: the Toolgate turn that sent it
+// and its conversation.
+const (
+	MetadataTurn         = "toolgate_turn"
+	MetadataConversation = "toolgate_conversation"
 )
 
 // Config configures a Client.
@@ -151,6 +159,10 @@ func (c *Client) params(req conversation.UpstreamRequest) (responses.ResponseNew
 	}
 	if req.PreviousResponseID != "" {
 		p.PreviousResponseID = openai.String(req.PreviousResponseID)
+	}
+	if req.TurnID != "" || req.ConversationID != "" {
+		// Names the turn in the provider's stored response and logs.
+		p.Metadata = shared.Metadata{MetadataTurn: req.TurnID, MetadataConversation: req.ConversationID}
 	}
 	return p, labels
 }
