@@ -61,14 +61,14 @@ func wantSettled(t *testing.T, tr conversation.Transcript, approval, resp, code 
 	t.Helper()
 	var calls, answers int
 	for _, it := range tr.Items {
-		switch {
-		case it.Type == conversation.ItemCall:
+		switch it.Type {
+		case conversation.ItemCall:
 			calls++
 			if it.Interrupted || it.ApprovalRequestID != approval || it.ResponseID != resp || it.Output == nil ||
 				!strings.Contains(*it.Output, "Deleted the forecast for Berlin") || it.AllowedBy == nil || it.AllowedBy.Kind != "approval" {
 				t.Errorf("call item %+v, want the approved call with its output, from %s", it, resp)
 			}
-		case it.Type == conversation.ItemMessage:
+		case conversation.ItemMessage:
 			answers++
 			if it.Partial || it.ResponseID != resp || !strings.Contains(it.Text, "Deleted the forecast for Berlin") {
 				t.Errorf("message %+v, want the whole answer of %s", it, resp)

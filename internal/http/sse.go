@@ -119,8 +119,16 @@ func (s *Server) stream(c echo.Context, turn *conversation.Turn) error {
 		rec.next, out = sink, rec
 	}
 	ctx := c.Request().Context()
-	go turn.Run(ctx, s.observe(nil))
+	ran := make(chan struct{})
+	go func() {
+		defer close(ran)
+		turn.Run(ctx, s.observe(nil))
+	}()
 	s.relay(ctx, sink, out, sub, turn.ID())
+	// The request lasts as long as its turn, as before events were stored:
+	// the turn's own bookkeeping (metrics, its registration) is done when
+	// the response ends, and a shutdown waits for it.
+	<-ran
 	return nil
 }
 
