@@ -23,12 +23,13 @@ type eventLog struct {
 
 // Send stores one event.
 func (l *eventLog) Send(event string, data any) {
-	if l.observer != nil {
-		l.observer.Send(event, data)
-	}
 	ev, err := newEvent(event, data)
 	if err == nil {
 		_, err = l.s.store.Repo().AppendEvents(l.ctx, l.conv, l.turn, []NewEvent{ev})
+	}
+	// Observed once stored: what the observer saw, a takeover finds.
+	if l.observer != nil {
+		l.observer.Send(event, data)
 	}
 	if err != nil {
 		l.mu.Lock()

@@ -239,13 +239,14 @@ func TestReplicas_DeletingEndsTheStreamsOfEveryReplica(t *testing.T) {
 	}
 }
 
-func TestEvents_AFinishedTurnReplaysWithoutItsDeltas(t *testing.T) {
+func TestEvents_AnOlderTurnReplaysWithoutItsDeltas(t *testing.T) {
 	e := newAPI(t)
 	e.createDemo("demo")
 	s := e.send("", "hello").ok(t)
 	if len(all[map[string]any](t, s, "text.delta")) == 0 {
 		t.Fatal("the answer streamed no deltas: the test needs some")
 	}
+	e.send(s.conv(t), "hello again").ok(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	_, replay := e.follow(ctx, s.conv(t), 0)

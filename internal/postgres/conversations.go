@@ -142,7 +142,14 @@ func (r convRepo) DeleteConversation(ctx context.Context, owner, id string) erro
 // StartTurn marks turn as running under owner's lease for ttl; NotFound if
 // the conversation is missing.
 func (r convRepo) StartTurn(ctx context.Context, id, turn, owner string, ttl time.Duration) error {
-	tag, err := r.q.Exec(ctx, `UPDATE conversations SET active_turn = $2, active_turn_at = now(), updated_at = now(),
+	// The text deltas of the turns before go now: every message they sent
+	// is an item (whole, or partial when cut), which a stream replaying
+	// them gets instead; the ids of the other events stay. Not at a turn's
+	// end, when a stream may still be reading them.
+	tag, err := r.q.Exec(ctx, `WITH pruned AS (
+			DELETE FROM conversation_events WHERE conversation_id = $1 AND event = 'text.delta'
+		)
+		UPDATE conversations SET active_turn = $2, active_turn_at = now(), updated_at = now(),
 			lease_owner = $3, lease_expires_at = clock_timestamp() + make_interval(secs => $4)
 		WHERE id = $1`, id, turn, owner, ttl.Seconds())
 	if err != nil {
@@ -157,14 +164,7 @@ func (r convRepo) StartTurn(ctx context.Context, id, turn, owner string, ttl tim
 // EndTurn is not an error when the conversation was deleted meanwhile.
 func (r convRepo) EndTurn(ctx context.Context, id, turn, lastResponse string) error {
 	// SET expressions see the row as it was, so each CASE tests the old turn.
-	// The turn's text deltas go with it: every message it sent is an item
-	// now (whole, or partial when cut), and a stream replaying the turn
-	// later gets the item instead. The ids of the other events stay.
-	_, err := r.q.Exec(ctx, `WITH pruned AS (
-			DELETE FROM conversation_events WHERE conversation_id = $1 AND turn_id = $2 AND event = 'text.delta'
-			AND EXISTS (SELECT 1 FROM conversations WHERE id = $1 AND active_turn = $2)
-		)
-		UPDATE conversations SET
+	_, err := r.q.Exec(ctx, `UPDATE conversations SET
 			active_turn      = CASE WHEN active_turn = $2 THEN NULL ELSE active_turn END,
 			active_turn_at   = CASE WHEN active_turn = $2 THEN NULL ELSE active_turn_at END,
 			lease_owner      = CASE WHEN active_turn = $2 THEN NULL ELSE lease_owner END,
