@@ -17,6 +17,7 @@ package replicas_test
 import (
 	"context"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"strconv"
@@ -102,7 +103,7 @@ func TestReplicas_KilledUnderLoad_NothingRunsTwiceNothingIsLostNothingStaysBlock
 		"TOOLGATE_ADMIN_EMAIL": adminEmail, "TOOLGATE_ADMIN_PASSWORD": adminPassword,
 		"TURN_LEASE_TTL":            p.leaseTTL.String(),
 		"USER_MAX_CONCURRENT_TURNS": "100", "USER_MESSAGES_PER_MINUTE": "10000",
-		"TRUST_PROXY_HEADERS": "true", "SSE_HEARTBEAT": "5s",
+		"TRUST_PROXY_HEADERS": "true", "SSE_HEARTBEAT": "5s", "METRICS_TOKEN": metricsToken,
 	})
 	// The first one migrates the database and creates the admin; the
 	// others then start together.
@@ -175,6 +176,7 @@ func TestReplicas_KilledUnderLoad_NothingRunsTwiceNothingIsLostNothingStaysBlock
 	invs := checkAll(ctx, ev, l)
 	inTime()
 
+	scrapeTakeovers(ctx, t, cl)
 	report(t, l, invs, loadTime, time.Since(building))
 	if t.Failed() {
 		for _, r := range cl.replicas {
@@ -277,4 +279,42 @@ func report(t *testing.T, l *load, invs []*invariant, loadTime, total time.Durat
 		}
 		t.Errorf("invariant violated: %s (%d of %d checks):\n  %s", iv.name, len(iv.violations), iv.checked, strings.Join(shown, "\n  "))
 	}
+}
+
+// metricsToken is every replica's METRICS_TOKEN.
+const metricsToken = "replica-test-metrics-token"
+
+// scrapeTakeovers reads each replica's /metrics: the replica metrics are
+// there, and how many turns each closed for a dead replica since it last
+// started (a replica killed later takes its count with it).
+func scrapeTakeovers(ctx context.Context, t *testing.T, cl *cluster) {
+	t.Helper()
+	total := 0.0
+	for _, r := range cl.replicas {
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+r.addr+"/metrics", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("Authorization", "Bearer "+metricsToken)
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Errorf("scrape %s: %v", r.name, err)
+			continue
+		}
+		body, _ := io.ReadAll(res.Body)
+		res.Body.Close()
+		text := string(body)
+		for _, m := range []string{"toolgate_lease_takeovers_total", "toolgate_approvals_pending", "toolgate_event_streams_following", "toolgate_upstream_first_event_seconds_count"} {
+			if !strings.Contains(text, "\n"+m+" ") {
+				t.Errorf("%s's /metrics has no %s", r.name, m)
+			}
+		}
+		for _, line := range strings.Split(text, "\n") {
+			if v, ok := strings.CutPrefix(line, "toolgate_lease_takeovers_total "); ok {
+				n, _ := strconv.ParseFloat(v, 64)
+				total += n
+			}
+		}
+	}
+	t.Logf("lease takeovers counted by the replicas still up: %.0f", total)
 }
