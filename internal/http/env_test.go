@@ -62,6 +62,7 @@ type envOptions struct {
 	metrics    *metrics.Metrics    // the server's metrics (nil: none)
 	metricsTok string              // METRICS_TOKEN
 	leaseTTL   time.Duration       // TURN_LEASE_TTL (0: the default)
+	writeLimit time.Duration       // Options.StreamWriteTimeout (0: the default)
 }
 
 const demoToken = "demo-secret-token-0123456789"
@@ -170,7 +171,8 @@ func (e *apiEnv) start() {
 	e.auth = auth.NewService(postgres.NewUserStore(e.pool), auth.Options{Mode: e.opts.authMode}, e.log)
 	e.api = toolhttp.NewServer(e.log, svc, e.chat, e.auth, store, toolhttp.Options{MaxBodyBytes: 64 << 10, Heartbeat: e.opts.heartbeat, WebDir: e.opts.webDir,
 		Web: e.opts.web, Version: e.opts.version, TrustProxyHeaders: e.opts.trustProxy,
-		Metrics: e.opts.metrics, MetricsToken: e.opts.metricsTok, Idempotency: postgres.NewIdempotencyStore(e.pool)})
+		Metrics: e.opts.metrics, MetricsToken: e.opts.metricsTok, Idempotency: postgres.NewIdempotencyStore(e.pool),
+		StreamWriteTimeout: e.opts.writeLimit})
 	if e.opts.authMode == auth.ModeNone {
 		if _, err := e.auth.EnsureLocalUser(context.Background()); err != nil {
 			e.t.Fatal(err)

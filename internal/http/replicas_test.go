@@ -4,6 +4,9 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"fmt"
+	"io"
+	"net"
 	"net/http"
 	"strconv"
 	"strings"
@@ -273,4 +276,37 @@ func lastMessageOf(t testing.TB, evs []sseEvent) string {
 		}
 	}
 	return text
+}
+
+// A client that stops reading is dropped once a write to it stalls past
+// the limit: the server closes the stream rather than holding it (and its
+// handler) forever; the client resumes with Last-Event-ID.
+func TestEvents_AClientThatStopsReadingIsDropped(t *testing.T) {
+	e := newAPIWith(t, envOptions{writeLimit: 300 * time.Millisecond})
+	var conv struct {
+		ID string `json:"id"`
+	}
+	e.must(201, "POST", "/api/conversations", map[string]any{}, &conv)
+	// A long history to replay: far more than the sockets buffer.
+	pad := strings.Repeat("x", 4000)
+	if _, err := e.pool.Exec(context.Background(), `INSERT INTO conversation_events (conversation_id, id, event, data)
+		SELECT $1, n, 'notice', json_build_object('pad', $2::text) FROM generate_series(1, 20000) n`, conv.ID, pad); err != nil {
+		t.Fatal(err)
+	}
+	conn, err := net.Dial("tcp", strings.TrimPrefix(e.url, "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	fmt.Fprintf(conn, "GET /api/conversations/%s/events HTTP/1.1\r\nHost: %s\r\nAuthorization: Bearer %s\r\nLast-Event-ID: 0\r\n\r\n",
+		conv.ID, strings.TrimPrefix(e.url, "http://"), e.token)
+	time.Sleep(3 * time.Second) // not reading: the server's writes stall
+	_ = conn.SetReadDeadline(time.Now().Add(20 * time.Second))
+	n, err := io.Copy(io.Discard, conn)
+	if err != nil {
+		t.Fatalf("after %d bytes: %v; want the server to have closed the stream of a client that stopped reading", n, err)
+	}
+	if n >= 20000*4000 {
+		t.Errorf("read %d bytes: the whole replay arrived, so the client was never dropped", n)
+	}
 }
