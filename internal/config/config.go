@@ -30,6 +30,7 @@ type Config struct {
 	OpenAIMaxRetries int           // OPENAI_MAX_RETRIES: retries of a 429/5xx before anything streamed
 	Upstream         Upstream      // UPSTREAM_FIRST_BYTE_TIMEOUT, UPSTREAM_IDLE_TIMEOUT (upstream.go)
 	Replica          Replica       // REPLICA_ID, TURN_LEASE_TTL (replica.go)
+	ApprovalTTL      time.Duration // APPROVAL_TTL: how long an approval request waits before it expires (approvals.go)
 	ToolLayout       string        // MCP_TOOL_LAYOUT: default or split
 	HealthRecheck    time.Duration // MCP_HEALTH_RECHECK: how often an unreachable MCP server is checked again (health.go)
 	SSEHeartbeat     time.Duration // SSE_HEARTBEAT: interval of heartbeat comments on streams
@@ -116,6 +117,7 @@ func Load(getenv func(string) string) (Config, error) {
 		errs = append(errs, fmt.Sprintf("MCP_TOOL_LAYOUT must be default or split (got %q)", c.ToolLayout))
 	}
 	c.HealthRecheck = loadHealthRecheck(get, &errs)
+	c.ApprovalTTL = loadApprovalTTL(get, &errs)
 	c.SSEHeartbeat = duration(get, "SSE_HEARTBEAT", "15s", &errs)
 	if c.SSEHeartbeat > 15*time.Second {
 		errs = append(errs, fmt.Sprintf("SSE_HEARTBEAT must be at most 15s, or proxies may close idle streams (got %q)", getenv("SSE_HEARTBEAT")))
@@ -176,6 +178,7 @@ func (c Config) LogValue() slog.Value {
 		slog.Duration("upstream_idle_timeout", c.Upstream.IdleTimeout),
 		slog.String("replica_id", c.Replica.ID),
 		slog.Duration("turn_lease_ttl", c.Replica.LeaseTTL),
+		slog.Duration("approval_ttl", c.ApprovalTTL),
 		slog.String("mcp_tool_layout", c.ToolLayout),
 		slog.Duration("mcp_health_recheck", c.HealthRecheck),
 		slog.Duration("sse_heartbeat", c.SSEHeartbeat),

@@ -21,7 +21,7 @@ func TestLoad_Defaults(t *testing.T) {
 	want := Config{ListenAddr: "127.0.0.1:8080", DatabaseURL: DefaultDatabaseURL, CreateDatabase: true,
 		LogLevel: slog.LevelInfo, LogFormat: "text", DiscoveryTimeout: 10 * time.Second,
 		MaxBodyBytes: 1 << 20, ShutdownTimeout: 10 * time.Second,
-		OpenAIModel: "gpt-5-mini", OpenAIMaxRetries: 2, ToolLayout: "default", HealthRecheck: 30 * time.Second,
+		OpenAIModel: "gpt-5-mini", OpenAIMaxRetries: 2, ToolLayout: "default", HealthRecheck: 30 * time.Second, ApprovalTTL: 30 * time.Minute,
 		Upstream: Upstream{FirstByteTimeout: time.Minute, IdleTimeout: 5 * time.Minute}, SSEHeartbeat: 15 * time.Second,
 		EmulatorAddr: "127.0.0.1:8091", DemoMCPAddr: "127.0.0.1:8090", OfflineDemo: true}
 	want.AllowedHosts = []string{"127.0.0.1", "localhost", "::1"} // ALLOWED_HOSTS: LISTEN_ADDR's host first
@@ -43,13 +43,14 @@ func TestLoad_ReportsEveryProblem(t *testing.T) {
 	_, err := Load(env(map[string]string{"LISTEN_ADDR": "8080", "DATABASE_URL": "mysql://x", "LOG_LEVEL": "loud",
 		"LOG_FORMAT": "xml", "DATABASE_CREATE": "perhaps", "DISCOVERY_TIMEOUT": "-1s", "MAX_BODY_BYTES": "12",
 		"OPENAI_BASE_URL": "api.openai.com", "OPENAI_MAX_RETRIES": "many", "MCP_TOOL_LAYOUT": "grouped", "SSE_HEARTBEAT": "1m",
-		"EMULATOR_ADDR": "8091", "OFFLINE_DEMO": "maybe", "USER_MAX_CONCURRENT_TURNS": "0", "USER_MESSAGES_PER_MINUTE": "lots"}))
+		"EMULATOR_ADDR": "8091", "OFFLINE_DEMO": "maybe", "USER_MAX_CONCURRENT_TURNS": "0", "USER_MESSAGES_PER_MINUTE": "lots",
+		"APPROVAL_TTL": "30s"}))
 	if err == nil {
 		t.Fatal("bad configuration accepted")
 	}
 	for _, key := range []string{"LISTEN_ADDR", "DATABASE_URL", "LOG_LEVEL", "LOG_FORMAT", "DATABASE_CREATE", "DISCOVERY_TIMEOUT", "MAX_BODY_BYTES",
 		"OPENAI_BASE_URL", "OPENAI_MAX_RETRIES", "MCP_TOOL_LAYOUT", "SSE_HEARTBEAT", "EMULATOR_ADDR", "OFFLINE_DEMO",
-		"USER_MAX_CONCURRENT_TURNS", "USER_MESSAGES_PER_MINUTE"} {
+		"USER_MAX_CONCURRENT_TURNS", "USER_MESSAGES_PER_MINUTE", "APPROVAL_TTL"} {
 		if !strings.Contains(err.Error(), key) {
 			t.Errorf("error does not mention %s:\n%s", key, err)
 		}
@@ -98,6 +99,21 @@ func TestLoad_UpstreamTimeouts(t *testing.T) {
 			if want := key + " must be a duration from 1s to 1h"; !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), strconv.Quote(bad)) {
 				t.Errorf("%s=%q: error does not say what to fix:\n%s", key, bad, err)
 			}
+		}
+	}
+}
+
+func TestLoad_ApprovalTTL(t *testing.T) {
+	got, err := Load(env(map[string]string{"APPROVAL_TTL": "2h"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.ApprovalTTL != 2*time.Hour {
+		t.Errorf("APPROVAL_TTL=2h loaded as %v", got.ApprovalTTL)
+	}
+	for _, bad := range []string{"59s", "169h", "30", "soon"} {
+		if _, err := Load(env(map[string]string{"APPROVAL_TTL": bad})); err == nil || !strings.Contains(err.Error(), "APPROVAL_TTL") {
+			t.Errorf("APPROVAL_TTL=%q: got %v, want an error naming APPROVAL_TTL", bad, err)
 		}
 	}
 }
