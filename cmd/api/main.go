@@ -204,6 +204,7 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, stdout io.W
 	limits := conversation.Limits{MaxConcurrentTurns: cfg.UserMaxConcurrentTurns, MessagesPerMinute: cfg.UserMessagesPerMinute}
 	chat := conversation.NewService(postgres.NewConversationStore(pool), postgres.NewConversationPolicies(policies), responses.New(upCfg), info, limits, log)
 	chat.SetReplica(cfg.Replica.ID, cfg.Replica.LeaseTTL)
+	chat.SetApprovalTTL(cfg.ApprovalTTL)
 	// Cancel, delete and new events reach every replica through Postgres.
 	listener := postgres.NewListener(pool, log.With("component", "listener"))
 	listener.On = func(channel string, payload []byte) {

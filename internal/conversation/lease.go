@@ -37,7 +37,8 @@ func (s *Service) Replica() string { return s.replica }
 
 // Start runs, until ctx ends or Stop, what keeps turns honest across
 // replicas: this replica's leases are renewed every third of the lease,
-// and turns whose lease expired (their replica died) are closed.
+// turns whose lease expired (their replica died) are closed, and approval
+// requests that waited longer than APPROVAL_TTL expire.
 func (s *Service) Start(ctx context.Context) {
 	go func() {
 		renew := time.NewTicker(s.leaseTTL / 3)
@@ -63,6 +64,7 @@ func (s *Service) Start(ctx context.Context) {
 				}
 			case <-sweep.C:
 				s.Sweep(ctx)
+				s.ExpireApprovals(ctx)
 				sweep.Reset(s.leaseTTL/2 + rand.N(s.leaseTTL/4+1))
 			}
 		}

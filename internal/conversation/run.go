@@ -311,7 +311,7 @@ func (r *relay) approval(u *UpstreamItem, it Item) error {
 		return err
 	}
 	r.asked = append(r.asked, a.ID)
-	r.sink.Send(EventNameApproval, present(a))
+	r.sink.Send(EventNameApproval, s.withExpiry(present(a)))
 	return nil
 }
 

@@ -101,6 +101,8 @@ type Service struct {
 
 	replica  string        // this process among the replicas (SetReplica)
 	leaseTTL time.Duration // TURN_LEASE_TTL
+	// approvalTTL is APPROVAL_TTL: how long a request waits (expiry.go).
+	approvalTTL time.Duration
 	// readBackWait bounds how long reading back a response whose end a
 	// turn did not see waits for it to finish (reconcile.go).
 	readBackWait time.Duration
@@ -156,7 +158,7 @@ func NewService(store Store, policies Policies, upstream Upstream, info Info, li
 	return &Service{store: store, policies: policies, upstream: upstream, info: info, limits: limits, log: log,
 		now: time.Now, running: map[string]*running{}, ending: map[string]chan struct{}{},
 		endRetry: [2]time.Duration{endRetryMin, endRetryMax}, stopping: make(chan struct{}),
-		replica: newID("rep_"), leaseTTL: DefaultLeaseTTL, readBackWait: defaultReadBackWait}
+		replica: newID("rep_"), leaseTTL: DefaultLeaseTTL, approvalTTL: DefaultApprovalTTL, readBackWait: defaultReadBackWait}
 }
 
 // caller is the signed-in user ctx carries. Without one the request never
@@ -250,7 +252,7 @@ func (s *Service) Get(ctx context.Context, id string) (Transcript, error) {
 		byID := map[string]*Approval{}
 		t.Pending = []Approval{}
 		for i := range aps {
-			aps[i] = present(aps[i])
+			aps[i] = s.withExpiry(present(aps[i]))
 			byID[aps[i].ID] = &aps[i]
 			if aps[i].State == Pending {
 				t.Pending = append(t.Pending, aps[i])

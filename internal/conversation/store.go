@@ -75,6 +75,14 @@ type Repo interface {
 	// completed and can no longer be answered.
 	SupersedeOrphans(ctx context.Context, reason string) (int64, error)
 
+	// ExpiringConversations lists up to limit conversations with no
+	// running turn holding a pending approval request older than ttl.
+	ExpiringConversations(ctx context.Context, ttl time.Duration, limit int) ([]string, error)
+	// ExpireApprovals locks the conversation if no turn runs in it and
+	// expires its pending requests older than ttl with reason, each at most
+	// once; it returns the conversation's owner and the requests expired.
+	ExpireApprovals(ctx context.Context, conversationID string, ttl time.Duration, reason string) (string, []Approval, error)
+
 	// AppendItem adds it at the end of the transcript and returns it with
 	// its sequence number and time.
 	AppendItem(ctx context.Context, conversationID string, it Item) (Item, error)

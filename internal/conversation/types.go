@@ -149,6 +149,9 @@ type Approval struct {
 	Scope           *string         `json:"scope"`
 	Remember        bool            `json:"remember"`
 	AnsweredIn      *string         `json:"answered_in"`
+	// ExpiresAt is when a pending request expires (APPROVAL_TTL after it
+	// asked); null once decided. Not stored: derived when shown.
+	ExpiresAt *time.Time `json:"expires_at"`
 	// SentInTurn is the turn whose follow-up carries (or carried) the
 	// answer, recorded before the request left.
 	SentInTurn *string `json:"-"`

@@ -1619,7 +1619,8 @@ export interface components {
          *       "reason": "Oslo is stale",
          *       "scope": "once",
          *       "remember": false,
-         *       "answered_in": "resp_b084a367353b2519719133a71352ccaba2c84de038cb1953ba"
+         *       "answered_in": "resp_b084a367353b2519719133a71352ccaba2c84de038cb1953ba",
+         *       "expires_at": null
          *     }
          */
         Approval: {
@@ -1658,7 +1659,7 @@ export interface components {
             /** Format: date-time */
             requested_at: string;
             /**
-             * @description `superseded`: closed by a newer message, or the response that asked did not complete. `outcome_unknown`: approved and sent, but Toolgate could not learn whether the tool ran (a crash, a stream cut before the provider said): it may have run, and it is never sent as an approval again. `expired`: it can no longer be answered and did not run: the model's provider no longer has the response that asked (`previous_response_not_found`), see `reason`.
+             * @description `superseded`: closed by a newer message, or the response that asked did not complete. `outcome_unknown`: approved and sent, but Toolgate could not learn whether the tool ran (a crash, a stream cut before the provider said): it may have run, and it is never sent as an approval again. `expired`: it can no longer be answered and did not run: nobody decided within `APPROVAL_TTL`, or the model's provider no longer has the response that asked (`previous_response_not_found`), see `reason`.
              * @enum {string}
              */
             state: "pending" | "approved" | "denied" | "superseded" | "outcome_unknown" | "expired";
@@ -1675,6 +1676,11 @@ export interface components {
             remember: boolean;
             /** @description The upstream response that carried the answer; `"unknown"` when the answer may have reached the provider but no response came back (it is then never sent as an approval again). */
             answered_in: string | null;
+            /**
+             * Format: date-time
+             * @description When a pending request expires if nobody decides (`requested_at` plus `APPROVAL_TTL`); `null` once decided.
+             */
+            expires_at: string | null;
         };
         /** @description How a turn ended that did not complete (the `error` event's payload). Codes are listed in docs/sse-events.md. */
         TurnError: {

@@ -26,6 +26,7 @@ function approval(over: Partial<Approval> = {}): Approval {
     scope: null,
     remember: false,
     answered_in: null,
+    expires_at: null,
     ...over,
   };
 }

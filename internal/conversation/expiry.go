@@ -1,0 +1,112 @@
+package conversation
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+)
+
+// DefaultApprovalTTL is APPROVAL_TTL's default: how long an approval
+// request waits for a decision before it expires.
+const DefaultApprovalTTL = 30 * time.Minute
+
+// expiryBatch is how many conversations one pass of ExpireApprovals looks at.
+const expiryBatch = 100
+
+// SetApprovalTTL sets how long an approval request waits for a decision
+// before it expires (APPROVAL_TTL); zero or less turns expiry off.
+func (s *Service) SetApprovalTTL(ttl time.Duration) { s.approvalTTL = ttl }
+
+// ExpiredTTLReason is the reason an approval request that waited too long
+// is closed with; the next request upstream denies it with this reason.
+func ExpiredTTLReason(ttl time.Duration) string {
+	return fmt.Sprintf("Nobody decided on this request within APPROVAL_TTL (%s), so it expired and was not approved; ask again if it is still needed.",
+		shortDuration(ttl))
+}
+
+// ExpireApprovals expires the pending approval requests older than
+// APPROVAL_TTL, in conversations with no running turn (a turn's end
+// settles its own). Each conversation's are expired in one transaction
+// with their decision.recorded events, so every open stream sees them; the
+// conditional update lets replicas run this at once and still expire each
+// request exactly once. The provider still waits for an answer: the next
+// request continuing from that response carries a denial with the reason
+// (closeOpen). It reports how many it expired.
+func (s *Service) ExpireApprovals(ctx context.Context) int {
+	if s.approvalTTL <= 0 {
+		return 0
+	}
+	convs, err := s.store.Repo().ExpiringConversations(ctx, s.approvalTTL, expiryBatch)
+	if err != nil {
+		s.log.WarnContext(ctx, "looking for expired approval requests failed", "error", err)
+		return 0
+	}
+	reason := ExpiredTTLReason(s.approvalTTL)
+	n := 0
+	for _, conv := range convs {
+		var expired []Approval
+		err := s.store.Tx(ctx, func(r Repo) error {
+			owner, aps, err := r.ExpireApprovals(ctx, conv, s.approvalTTL, reason)
+			if err != nil || len(aps) == 0 {
+				return err
+			}
+			expired = aps
+			evs := make([]NewEvent, 0, len(aps))
+			waiting := map[string][]string{} // response -> its requests still pending
+			for _, a := range aps {
+				if _, ok := waiting[a.ResponseID]; !ok {
+					rest, err := r.ResponseApprovals(ctx, owner, conv, a.ResponseID)
+					if err != nil {
+						return err
+					}
+					waiting[a.ResponseID] = []string{}
+					for _, p := range rest {
+						if p.State == Pending {
+							waiting[a.ResponseID] = append(waiting[a.ResponseID], p.ID)
+						}
+					}
+				}
+				ev := decisionEvent(a, nil)
+				ev.PendingApprovalIDs = waiting[a.ResponseID]
+				evs = append(evs, mustEvent(EventNameDecision, ev))
+			}
+			_, err = r.AppendEvents(ctx, conv, "", evs)
+			return err
+		})
+		if err != nil {
+			s.log.WarnContext(ctx, "expiring approval requests failed", "conversation_id", conv, "error", err)
+			continue
+		}
+		if len(expired) > 0 {
+			n += len(expired)
+			s.hub.poke(conv, false)
+			s.log.InfoContext(ctx, "approval requests expired", "conversation_id", conv, "expired", len(expired),
+				"approval_ttl", s.approvalTTL)
+		}
+	}
+	return n
+}
+
+// withExpiry sets when a pending request expires, for the card's countdown.
+func (s *Service) withExpiry(a Approval) Approval {
+	a.ExpiresAt = nil
+	if a.State == Pending && s.approvalTTL > 0 {
+		at := a.RequestedAt.Add(s.approvalTTL)
+		a.ExpiresAt = &at
+	}
+	return a
+}
+
+// shortDuration writes d without the zero units time.Duration.String adds
+// ("30m", not "30m0s").
+func shortDuration(d time.Duration) string {
+	out := d.String()
+	if strings.HasSuffix(out, "m0s") {
+		out = strings.TrimSuffix(out, "0s")
+	}
+	if strings.HasSuffix(out, "h0m") {
+		out = strings.TrimSuffix(out, "0m")
+	}
+	return out
+}
