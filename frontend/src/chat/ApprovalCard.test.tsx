@@ -1,4 +1,4 @@
-import { render, screen, within } from "@testing-library/react";
+import { act, render, screen, within } from "@testing-library/react";
 import userEvent from "@testing-library/user-event";
 import { describe, expect, it, vi } from "vitest";
 import i18n from "../i18n";
@@ -220,5 +220,42 @@ describe("ApprovalCard", () => {
     await user.click(within(card).getByRole("button", { name: "Ablehnen" }));
     expect(onDecide).toHaveBeenCalledWith({ approval_request_id: "mcpr_1", approve: false, remember: true });
     expect(within(card).getByRole("button", { name: "Genehmigen" })).toBeDisabled();
+  });
+
+  it("counts down to expires_at, then says it expired (APPROVAL_TTL)", () => {
+    vi.useFakeTimers({ toFake: ["setInterval", "Date"] });
+    try {
+      const expiresAt = new Date(Date.now() + (12 * 60 + 34) * 1000).toISOString();
+      render(<ApprovalCard approval={approval({ expires_at: expiresAt })} busy={false} onDecide={vi.fn()} />);
+      const card = screen.getByRole("article", { name: "Approval request: send_alert on demo" });
+      expect(within(card).getByText("Expires in 12:34")).toBeInTheDocument();
+      act(() => { vi.advanceTimersByTime(4000); });
+      expect(within(card).getByText("Expires in 12:30")).toBeInTheDocument();
+      act(() => { vi.advanceTimersByTime(750 * 1000); });
+      expect(within(card).getByText("Expired: nobody decided in time")).toBeInTheDocument();
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
+  it("shows no countdown without expires_at, and hours past the first one", () => {
+    const { card, unmount } = setup();
+    expect(within(card).queryByText(/Expires in/)).toBeNull();
+    unmount();
+    render(<ApprovalCard approval={approval({ expires_at: new Date(Date.now() + 2 * 3600 * 1000 + 5 * 60 * 1000 + 30 * 1000).toISOString() })} busy={false} onDecide={vi.fn()} />);
+    expect(screen.getByText(/^Expires in 2:05:(29|30)$/)).toBeInTheDocument();
+  });
+
+  it("counts down in German: Läuft ab in …, then Abgelaufen", async () => {
+    await i18n.changeLanguage("de");
+    vi.useFakeTimers({ toFake: ["setInterval", "Date"] });
+    try {
+      render(<ApprovalCard approval={approval({ expires_at: new Date(Date.now() + 65 * 1000).toISOString() })} busy={false} onDecide={vi.fn()} />);
+      expect(screen.getByText("Läuft ab in 1:05")).toBeInTheDocument();
+      act(() => { vi.advanceTimersByTime(66 * 1000); });
+      expect(screen.getByText("Abgelaufen: niemand hat rechtzeitig entschieden")).toBeInTheDocument();
+    } finally {
+      vi.useRealTimers();
+    }
   });
 });

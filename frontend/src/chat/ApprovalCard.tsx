@@ -4,6 +4,7 @@ import { forwardRef, useId, useState } from "react";
 import type { TFunction } from "i18next";
 import { useTranslation } from "react-i18next";
 import type { Approval, Decision } from "../api/types";
+import { ExpiryCountdown } from "./ExpiryCountdown";
 import { JsonView, RedactedNote } from "./JsonView";
 
 export interface ApprovalCardProps {
@@ -117,6 +118,7 @@ export const ApprovalCard = forwardRef<HTMLElement, ApprovalCardProps>(function 
         {title && <p className="approval-tool-title">{title}</p>}
         <Badges a={approval.annotations} />
         <p className="approval-why">{asksBecauseText(t, approval.asks_because)}.</p>
+        <ExpiryCountdown expiresAt={approval.expires_at} />
       </header>
 
       <section className="approval-args" aria-label={t("card.arguments")}>
