@@ -138,7 +138,7 @@ export function ChatPage({ conversationId }: { conversationId?: string }) {
 
         <Transcript
           transcript={tr} turn={turn} serverStreaming={serverStreaming} stopping={stream.stopping || cancel.isPending}
-          status={queue.status} onDecide={queue.decide} cardRef={cardRef}
+          status={queue.status} onDecide={queue.decide} onDecideAll={queue.decideAll} cardRef={cardRef}
           onRetry={() => void retry()} retryError={retryError}
           footer={<>
             {notice && <p className="alert info notice">{notice} <button type="button" className="link" onClick={() => setNotice(null)}>{t("notice.dismiss")}</button></p>}

@@ -121,4 +121,65 @@ describe("the decision queue", () => {
     await waitFor(() => expect(within(c).getByRole("button", { name: "Approve" })).toBeEnabled());
     expect(screen.queryByText("A response is still running in this conversation…")).toBeNull();
   });
+
+  it("Deny all sends every pending request of the response, with the one reason, in one request", async () => {
+    const a3 = approval("mcpr_3", "get_forecast");
+    let tr = transcript([userItem(1, "three tools"), approvalItem(2, a1), approvalItem(3, a2), approvalItem(4, a3)]);
+    const { calls } = mockFetch({
+      "GET /api/info": () => jsonResponse(200, info),
+      "GET /api/conversations": () => jsonResponse(200, { conversations: [tr.conversation] }),
+      "GET /api/conversations/conv_1": () => jsonResponse(200, tr),
+      "POST /api/responses/approval-response": () => {
+        const denied = { state: "denied" as const, reason: "not today" };
+        tr = transcript([userItem(1, "three tools"), approvalItem(2, { ...a1, ...denied }), approvalItem(3, { ...a2, ...denied }), approvalItem(4, { ...a3, ...denied })]);
+        return sseResponse(sse([
+          opened("decisions"),
+          recordedEvent(a1, { ...denied, pending_approval_ids: [] }),
+          recordedEvent(a2, { ...denied, pending_approval_ids: [] }),
+          recordedEvent(a3, { ...denied, pending_approval_ids: [] }),
+          ["completed", { response_id: "resp_2", pending_approvals: 0, pending_approval_ids: [], sent: true }],
+        ]));
+      },
+    });
+    const user = userEvent.setup();
+    renderWithClient(<Harness />);
+    const all = await screen.findByRole("group", { name: "Decide all 3 waiting requests at once" });
+    await user.type(within(all).getByRole("textbox", { name: "Reason (for Deny all)" }), " not today ");
+    await user.click(within(all).getByRole("button", { name: "Deny all (3)" }));
+    await waitFor(() => expect(screen.queryByRole("article")).toBeNull());
+    expect(calls.filter((c) => c.path === "/api/responses/approval-response").map((c) => c.body)).toEqual([
+      { conversation_id: "conv_1", decisions: [
+        { approval_request_id: "mcpr_1", approve: false, reason: "not today" },
+        { approval_request_id: "mcpr_2", approve: false, reason: "not today" },
+        { approval_request_id: "mcpr_3", approve: false, reason: "not today" },
+      ] },
+    ]);
+    expect(screen.queryByRole("group", { name: /Decide all/ })).toBeNull();
+  });
+
+  it("Approve all is offered only while more than one request of the response waits, and approves them in one request", async () => {
+    const tr = transcript([userItem(1, "two tools"), approvalItem(2, a1), approvalItem(3, { ...a2, state: "denied" })]);
+    const two = transcript([userItem(1, "two tools"), approvalItem(2, a1), approvalItem(3, a2)]);
+    let current = tr;
+    const { calls } = mockFetch({
+      "GET /api/info": () => jsonResponse(200, info),
+      "GET /api/conversations": () => jsonResponse(200, { conversations: [current.conversation] }),
+      "GET /api/conversations/conv_1": () => jsonResponse(200, current),
+      "POST /api/responses/approval-response": () => sseResponse(sse([opened("decisions"),
+        ["completed", { response_id: "resp_2", pending_approvals: 0, pending_approval_ids: [], sent: true }]])),
+    });
+    const user = userEvent.setup();
+    const { unmount } = renderWithClient(<Harness />);
+    await card("delete_forecast");
+    expect(screen.queryByRole("group", { name: /Decide all/ })).toBeNull();
+    unmount();
+    current = two;
+    renderWithClient(<Harness />);
+    const all = await screen.findByRole("group", { name: "Decide all 2 waiting requests at once" });
+    await user.click(within(all).getByRole("button", { name: "Approve all (2)" }));
+    await waitFor(() => expect(calls.filter((c) => c.path === "/api/responses/approval-response")).toHaveLength(1));
+    expect(calls.find((c) => c.path === "/api/responses/approval-response")!.body).toEqual({ conversation_id: "conv_1", decisions: [
+      { approval_request_id: "mcpr_1", approve: true }, { approval_request_id: "mcpr_2", approve: true },
+    ] });
+  });
 });

@@ -6,7 +6,7 @@
 // focus to the card that can be decided, and how far a group of requests of
 // one response has got.
 import { useQueryClient } from "@tanstack/react-query";
-import { useCallback, useEffect, useRef, useState, type RefObject } from "react";
+import { useCallback, useEffect, useId, useRef, useState, type RefObject } from "react";
 import { useTranslation } from "react-i18next";
 import type { ApiError } from "../api/client";
 import { keys } from "../api/query";
@@ -86,7 +86,17 @@ export function useDecisionQueue({ start, idle }: Pick<ChatStream, "start" | "id
     if (queue.current.length === 1) void flush();
   }, [flush, mark]);
 
-  return { status, decide };
+  /** Approve all / Deny all: every decision goes in one request, so the model gets one follow-up. */
+  const decideAll = useCallback((all: { approval: Approval; decision: Decision }[]) => {
+    const fresh = all.filter(({ decision: d }) => !queue.current.some((q) => q.decision.approval_request_id === d.approval_request_id));
+    if (fresh.length === 0) return;
+    const wasEmpty = queue.current.length === 0;
+    for (const { approval, decision } of fresh) queue.current.push({ conversationId: approval.conversation_id, decision, approval });
+    mark(fresh.map((f) => f.decision.approval_request_id), { state: "queued" });
+    if (wasEmpty) void flush();
+  }, [flush, mark]);
+
+  return { status, decide, decideAll };
 }
 
 /**
@@ -114,7 +124,38 @@ export function useCardFocus(actionable: string[], fallback: RefObject<{ focus()
   }, []);
 }
 
-export interface Group { total: number; decided: number }
+export interface Group {
+  total: number;
+  decided: number;
+  /** The requests of the response still pending. */
+  pending: Approval[];
+}
+
+/** Approve all / Deny all (with one reason) for the pending requests of one response. */
+function DecideAll({ pending, onDecideAll }: { pending: Approval[]; onDecideAll(all: { approval: Approval; decision: Decision }[]): void }) {
+  const { t } = useTranslation("chat");
+  const [reason, setReason] = useState("");
+  const [sent, setSent] = useState(false);
+  const id = useId();
+  const all = (approve: boolean) => {
+    if (sent) return;
+    setSent(true);
+    const r = reason.trim();
+    onDecideAll(pending.map((a) => {
+      const decision: Decision = { approval_request_id: a.approval_request_id, approve };
+      if (!approve && r) decision.reason = r;
+      return { approval: a, decision };
+    }));
+  };
+  return (
+    <div className="approval-all" role="group" aria-label={t("queue.allLabel", { count: pending.length })}>
+      <label htmlFor={`${id}-reason`}>{t("queue.allReason")}</label>
+      <input id={`${id}-reason`} type="text" value={reason} maxLength={2000} disabled={sent} onChange={(e) => setReason(e.target.value)} />
+      <button type="button" className="primary" disabled={sent} onClick={() => all(true)}>{t("queue.approveAll", { count: pending.length })}</button>
+      <button type="button" className="danger" disabled={sent} onClick={() => all(false)}>{t("queue.denyAll", { count: pending.length })}</button>
+    </div>
+  );
+}
 
 function Progress({ group }: { group: Group }) {
   const { t } = useTranslation("chat");
@@ -129,19 +170,29 @@ function Progress({ group }: { group: Group }) {
 }
 
 /** One approval request in the transcript: the card while pending, else the decision (and whether the tool ran). */
-export function ApprovalSlot({ approval, outcome, status, blocked, group, onDecide, cardRef }: {
+export function ApprovalSlot({ approval, outcome, status, statuses, blocked, group, onDecide, onDecideAll, cardRef }: {
   approval: Approval;
   outcome: Outcome | "running";
   status?: DecisionStatus;
+  /** Every request's status, for Approve all / Deny all. */
+  statuses?: Record<string, DecisionStatus>;
   /** A turn this page does not stream runs: decisions would be refused. */
   blocked: boolean;
   /** Shown under the last request of a response that asked several. */
   group?: Group;
   onDecide(a: Approval, d: Decision): void;
+  /** Decisions on several requests, sent in one request. */
+  onDecideAll?(all: { approval: Approval; decision: Decision }[]): void;
   cardRef(el: HTMLElement | null): void;
 }) {
   const { t } = useTranslation("chat");
-  const progress = group && group.total > 1 && group.decided < group.total ? <Progress group={group} /> : null;
+  // Offered while more than one request of the response waits and none of them is being sent.
+  const sending = (a: Approval) => { const s = statuses?.[a.approval_request_id]?.state; return s === "queued" || s === "sending"; };
+  const open = group?.pending.filter((a) => !sending(a)) ?? [];
+  const bulk = onDecideAll && !blocked && group && group.pending.length > 1 && open.length === group.pending.length
+    // Keyed by the requests: a new set of them starts with a fresh reason.
+    ? <DecideAll key={open.map((a) => a.approval_request_id).join(" ")} pending={open} onDecideAll={onDecideAll} /> : null;
+  const progress = group && group.total > 1 && group.decided < group.total ? <>{bulk}<Progress group={group} /></> : null;
   if (approval.state !== "pending") {
     const note = status?.state === "error" ? status.error : undefined;
     return <><DecidedApproval approval={approval} outcome={outcome} note={note} />{progress}</>;

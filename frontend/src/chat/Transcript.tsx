@@ -26,8 +26,9 @@ export function buildRows(tr: TranscriptData | undefined, turn: LiveTurn | null)
   const approval = (a: Approval) => {
     const key = `a-${a.approval_request_id}`;
     rows.push({ kind: "approval", key, approval: a });
-    const g = groups.get(a.response_id) ?? { total: 0, decided: 0, last: key };
-    groups.set(a.response_id, { total: g.total + 1, decided: g.decided + (a.state === "pending" ? 0 : 1), last: key });
+    const g = groups.get(a.response_id) ?? { total: 0, decided: 0, pending: [], last: key };
+    groups.set(a.response_id, { total: g.total + 1, decided: g.decided + (a.state === "pending" ? 0 : 1),
+      pending: a.state === "pending" ? [...g.pending, a] : g.pending, last: key });
   };
   const itemIds = new Set<string>();
   for (const it of tr?.items ?? []) {
@@ -73,6 +74,8 @@ export interface TranscriptProps {
   stopping: boolean;
   status: Record<string, DecisionStatus>;
   onDecide(a: Approval, d: Decision): void;
+  /** Approve all / Deny all: decisions on several requests in one request. */
+  onDecideAll?(all: { approval: Approval; decision: Decision }[]): void;
   cardRef(id: string): (el: HTMLElement | null) => void;
   onRetry(): void;
   retryError: string | null;
@@ -116,8 +119,8 @@ export function Transcript(p: TranscriptProps) {
         const g = groups.get(a.response_id);
         return (
           <ApprovalSlot key={r.key} approval={a} outcome={runningIds.has(id) ? "running" : outcomeOf(tr!, a)}
-            status={p.status[id]} blocked={p.serverStreaming} group={g && g.last === r.key ? g : undefined}
-            onDecide={p.onDecide} cardRef={p.cardRef(id)} />
+            status={p.status[id]} statuses={p.status} blocked={p.serverStreaming} group={g && g.last === r.key ? g : undefined}
+            onDecide={p.onDecide} onDecideAll={p.onDecideAll} cardRef={p.cardRef(id)} />
         );
       }
       case "item": {
