@@ -2,6 +2,7 @@ package http_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -280,16 +281,33 @@ func TestChat_TwoParallelApprovalsMakeOneFollowUp(t *testing.T) {
 
 func TestChat_DecisionsArrayAnswersAllAtOnce(t *testing.T) {
 	e := newAPI(t)
-	e.askFor("delete_forecast", "send_alert")
-	s := e.send("", `delete_forecast {"city": "Oslo"} send_alert {"city": "Oslo", "message": "storm"}`).ok(t)
+	e.askFor("delete_forecast", "send_alert", "get_forecast")
+	s := e.send("", `delete_forecast {"city": "Oslo"} send_alert {"city": "Oslo", "message": "storm"} get_forecast {"city": "Berlin"}`).ok(t)
 	aps := all[approval](t, s, "approval.required")
+	if len(aps) != 3 {
+		t.Fatalf("%d approval requests; want 3", len(aps))
+	}
 	before := e.up.count()
 	f := e.stream("/api/responses/approval-response", map[string]any{"conversation_id": s.conv(t), "decisions": []map[string]any{
-		{"approval_request_id": aps[0].ID, "approve": false},
+		{"approval_request_id": aps[0].ID, "approve": false, "reason": "keep Oslo"},
 		{"approval_request_id": aps[1].ID, "approve": true},
+		{"approval_request_id": aps[2].ID, "approve": true},
 	}}).ok(t)
-	if n := len(all[decisionEvent](t, f, "decision.recorded")); n != 2 || e.up.count() != before+1 {
-		t.Errorf("%d decisions, %d follow-ups", n, e.up.count()-before)
+	if n := len(all[decisionEvent](t, f, "decision.recorded")); n != 3 || e.up.count() != before+1 {
+		t.Errorf("%d decisions, %d follow-ups; want 3 in exactly one", n, e.up.count()-before)
+	}
+	// The one follow-up answers every request.
+	answers := map[string]bool{}
+	if sent := e.up.sent(); len(sent) > before {
+		in, _ := sent[before]["input"].([]any)
+		for _, x := range in {
+			if m, ok := x.(map[string]any); ok && m["type"] == "mcp_approval_response" {
+				answers[fmt.Sprint(m["approval_request_id"])] = m["approve"] == true
+			}
+		}
+	}
+	if len(answers) != 3 || answers[aps[0].ID] || !answers[aps[1].ID] || !answers[aps[2].ID] {
+		t.Errorf("the follow-up answered %v; want %s denied, the other two approved", answers, aps[0].ID)
 	}
 	if len(e.demo.State().Alerts) != 1 {
 		t.Errorf("alerts %+v", e.demo.State().Alerts)
