@@ -246,6 +246,7 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, stdout io.W
 	}
 	mets := newMetrics(build, pool)
 	chat.OnTakeover, chat.OnFirstEvent = mets.LeaseTakeover, mets.UpstreamFirstEvent
+	chat.OnApprovalExpired = func(id string, at time.Time) { mets.DecisionRecorded(id, conversation.Expired, at) }
 	mets.WatchGauge("toolgate_approvals_pending", "Approval requests waiting for a decision now, in the whole database.", func() float64 {
 		n, err := postgres.PendingApprovals(context.Background(), pool)
 		if err != nil {

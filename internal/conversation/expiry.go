@@ -80,6 +80,11 @@ func (s *Service) ExpireApprovals(ctx context.Context) int {
 		}
 		if len(expired) > 0 {
 			n += len(expired)
+			for _, a := range expired {
+				if s.OnApprovalExpired != nil {
+					s.OnApprovalExpired(a.ID, deref(a.DecidedAt))
+				}
+			}
 			s.hub.poke(conv, false)
 			s.log.InfoContext(ctx, "approval requests expired", "conversation_id", conv, "expired", len(expired),
 				"approval_ttl", s.approvalTTL)

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -51,6 +52,9 @@ func TestExpiry_PendingApprovalExpiresOnceAndIsDeniedUpstream(t *testing.T) {
 	const ttl = 300 * time.Millisecond
 	e.chat.SetApprovalTTL(ttl)
 	other.SetApprovalTTL(ttl)
+	var counted atomic.Int64 // the metric's hook
+	e.chat.OnApprovalExpired = func(string, time.Time) { counted.Add(1) }
+	other.OnApprovalExpired = e.chat.OnApprovalExpired
 	time.Sleep(ttl + 100*time.Millisecond)
 	var wg sync.WaitGroup
 	counts := make([]int, 4)
@@ -61,6 +65,9 @@ func TestExpiry_PendingApprovalExpiresOnceAndIsDeniedUpstream(t *testing.T) {
 	wg.Wait()
 	if total := counts[0] + counts[1] + counts[2] + counts[3]; total != 1 {
 		t.Fatalf("four passes on two replicas expired %v requests; want exactly 1 in all", counts)
+	}
+	if counted.Load() != 1 {
+		t.Errorf("OnApprovalExpired called %d times; want once", counted.Load())
 	}
 
 	// The update is conditional: a request already expired (or decided) is

@@ -113,6 +113,9 @@ type Service struct {
 	// OnFirstEvent, when set, is called with the time each upstream request
 	// took to its first event (metrics).
 	OnFirstEvent func(time.Duration)
+	// OnApprovalExpired, when set, is called for each approval request
+	// this replica expired (APPROVAL_TTL), with when (metrics).
+	OnApprovalExpired func(id string, at time.Time)
 }
 
 type running struct {
