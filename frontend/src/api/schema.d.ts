@@ -922,7 +922,7 @@ export interface components {
         /** @description Why the tool asks (`null` unless `effective_policy` is `always`). */
         AsksBecause: {
             /** @enum {string} */
-            reason: "policy" | "not_read_only" | "new_tool" | "changed" | "read_only_changed";
+            reason: "policy" | "not_read_only" | "new_tool" | "changed" | "read_only_changed" | "ask_everything";
             /** @description For `changed`, what differs from the definition that was allowed. */
             fields?: ("title" | "description" | "input_schema" | "annotations")[];
         } | null;
@@ -938,11 +938,13 @@ export interface components {
          *     policy, its server's default policy, the global default policy, the
          *     caller's personal policy (`user`), a locked workspace setting
          *     (`locked`), a tool that appeared after its server's first discovery
-         *     and has no policy yet (`new`), or a `never` granted for a definition
-         *     that has changed since (`changed`).
+         *     and has no policy yet (`new`), a `never` granted for a definition
+         *     that has changed since (`changed`), or an admin's "ask for
+         *     everything" switch (`ask_everything`: every tool that would run
+         *     without asking asks while it is on).
          * @enum {string}
          */
-        PolicySource: "tool" | "server" | "global" | "user" | "locked" | "new" | "changed";
+        PolicySource: "tool" | "server" | "global" | "user" | "locked" | "new" | "changed" | "ask_everything";
         /**
          * @description A server's label: its id in Toolgate and its OpenAI `server_label`.
          *     1-64 letters, digits, `_` and `-`. Unique regardless of case.
@@ -1336,6 +1338,8 @@ export interface components {
             default_policy: components["schemas"]["DefaultPolicy"];
             /** @description Personal policies cannot loosen the global default. */
             default_policy_locked: boolean;
+            /** @description An admin's switch. While on, every tool that would run without asking (any policy, personal policy or conversation allowance) asks instead, with source and reason `ask_everything`; blocked tools stay blocked. Turning it on or off is audited (`settings.update`). */
+            ask_everything: boolean;
             /** Format: date-time */
             updated_at: string;
         };
@@ -1351,6 +1355,8 @@ export interface components {
             default_policy?: components["schemas"]["DefaultPolicy"] | null;
             /** @description Lock or unlock the global default against personal policies. */
             default_policy_locked?: boolean | null;
+            /** @description Turn the "ask for everything" switch on or off. */
+            ask_everything?: boolean | null;
         };
         /**
          * @description What changed, and the shape of `before` / `after` (header values
@@ -1647,12 +1653,12 @@ export interface components {
                 /** @constant */
                 policy: "always";
                 /** @enum {string} */
-                source: "tool" | "server" | "global" | "user" | "locked" | "new" | "changed" | "unknown";
+                source: "tool" | "server" | "global" | "user" | "locked" | "new" | "changed" | "ask_everything" | "unknown";
                 /**
                  * @description `not_read_only`: the default `ask_unless_read_only` asks because the tool does not declare `readOnlyHint: true`.
                  * @enum {string}
                  */
-                reason?: "not_read_only" | "new_tool" | "changed" | "read_only_changed" | "policy";
+                reason?: "not_read_only" | "new_tool" | "changed" | "read_only_changed" | "policy" | "ask_everything";
                 fields?: ("title" | "description" | "input_schema" | "annotations")[];
             };
             /** Format: date-time */
@@ -2789,6 +2795,7 @@ export interface operations {
                      * @example {
                      *       "default_policy": "ask_unless_read_only",
                      *       "default_policy_locked": false,
+                     *       "ask_everything": false,
                      *       "updated_at": "2025-06-01T09:00:00.000000Z"
                      *     }
                      */
