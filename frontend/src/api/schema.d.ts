@@ -330,6 +330,152 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/mcp/servers/{serverId}/tools/{toolName}/rules": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The server's label. Matched exactly (case-sensitively); a value that
+                 *     names no server, including one that does not fit the pattern, gives
+                 *     `404 server_not_found`.
+                 * @example weather
+                 */
+                serverId: components["parameters"]["ServerId"];
+                /**
+                 * @description The tool's name, path-escaped (`a%2Fb` for `a/b`, `%25` for `%`):
+                 *     any name a server lists, 1-128 characters of valid UTF-8 without
+                 *     control characters; others give `400 invalid_tool_name`. It need not
+                 *     be a discovered tool.
+                 * @example delete_forecast
+                 */
+                toolName: components["parameters"]["ToolName"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Read one tool's argument rules
+         * @description The ordered argument rules of one tool (`[]` when it has none). Every
+         *     signed-in user may read them.
+         */
+        get: operations["getToolRules"];
+        /**
+         * Replace one tool's argument rules
+         * @description Replaces the whole list (`[]` removes it). Admins only (`403
+         *     admin_only` otherwise); audited as `rules.set` with the list before
+         *     and after. Every rule is compiled first: a CEL syntax or type error,
+         *     an expression that is not boolean, more than 50 rules, a `when` over
+         *     1000 or a `reason` over 500 characters is `400` and nothing is
+         *     saved; `error.details` names the rule (`rule_index`) and, for a CEL
+         *     error, its `line`, `column` and `cel_message`.
+         *     A rule of a tool that has an input schema with `properties` may
+         *     only read the arguments it declares (`args.<name>`, `args["name"]`).
+         *     The tool need not have been discovered.
+         */
+        put: operations["putToolRules"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/mcp/servers/{serverId}/rules": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The server's label. Matched exactly (case-sensitively); a value that
+                 *     names no server, including one that does not fit the pattern, gives
+                 *     `404 server_not_found`.
+                 * @example weather
+                 */
+                serverId: components["parameters"]["ServerId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Read one server (for all its tools)'s argument rules
+         * @description The ordered argument rules of one server (for all its tools) (`[]` when it has none). Every
+         *     signed-in user may read them.
+         */
+        get: operations["getServerRules"];
+        /**
+         * Replace one server (for all its tools)'s argument rules
+         * @description Replaces the whole list (`[]` removes it). Admins only (`403
+         *     admin_only` otherwise); audited as `rules.set` with the list before
+         *     and after. Every rule is compiled first: a CEL syntax or type error,
+         *     an expression that is not boolean, more than 50 rules, a `when` over
+         *     1000 or a `reason` over 500 characters is `400` and nothing is
+         *     saved; `error.details` names the rule (`rule_index`) and, for a CEL
+         *     error, its `line`, `column` and `cel_message`.
+         */
+        put: operations["putServerRules"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/rules": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read the workspace (for every tool)'s argument rules
+         * @description The ordered argument rules of the workspace (for every tool) (`[]` when it has none). Every
+         *     signed-in user may read them.
+         */
+        get: operations["getWorkspaceRules"];
+        /**
+         * Replace the workspace (for every tool)'s argument rules
+         * @description Replaces the whole list (`[]` removes it). Admins only (`403
+         *     admin_only` otherwise); audited as `rules.set` with the list before
+         *     and after. Every rule is compiled first: a CEL syntax or type error,
+         *     an expression that is not boolean, more than 50 rules, a `when` over
+         *     1000 or a `reason` over 500 characters is `400` and nothing is
+         *     saved; `error.details` names the rule (`rule_index`) and, for a CEL
+         *     error, its `line`, `column` and `cel_message`.
+         */
+        put: operations["putWorkspaceRules"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/rules/test": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Try argument rules on a sample call
+         * @description Compiles `rules` (as PUT does, without an input schema) and evaluates
+         *     them in order over `args`, `tool`, `server` and the caller as `user`;
+         *     nothing is stored. The first rule that holds decides; none holding
+         *     is `ask` with `rule_index` `null`. A rule that fails to evaluate (a
+         *     missing key, the cost limit, an error) decides `ask` and stops, with
+         *     `error` saying why: a failing rule never lets a later one approve.
+         *     Any signed-in user.
+         */
+        post: operations["testRules"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/audit": {
         parameters: {
             query?: never;
@@ -1329,6 +1475,38 @@ export interface components {
                 [key: string]: components["schemas"]["Policy"] | null;
             };
         };
+        /**
+         * @description One argument rule: when the CEL expression `when` holds for a call,
+         *     `decision` applies. The expression sees `args` (the call's
+         *     arguments, a map), `tool` and `server` (names) and `user` (`id`,
+         *     `email`, `role`) and must be boolean.
+         */
+        Rule: {
+            /** @example args.city in ["Test", "Sandbox"] */
+            when: string;
+            /** @enum {string} */
+            decision: "approve" | "deny" | "ask";
+            reason?: string;
+        };
+        RuleList: {
+            rules: components["schemas"]["Rule"][];
+        };
+        RuleTest: {
+            rules: components["schemas"]["Rule"][];
+            tool?: string;
+            server?: string;
+            args?: {
+                [key: string]: unknown;
+            };
+        };
+        RuleTestResult: {
+            /** @enum {string} */
+            decision: "approve" | "deny" | "ask";
+            /** @description The rule that decided (0-based); `null` when none held. */
+            rule_index: number | null;
+            /** @description Why the rule at `rule_index` could not be evaluated (it then decides `ask`). */
+            error: string | null;
+        };
         /** @description Toolgate's global settings. */
         Settings: {
             /**
@@ -1385,9 +1563,13 @@ export interface components {
          *       `{approval_request_id, conversation_id, state, reason, scope,
          *       remember}`. A remembered decision also records the `policy.set` it
          *       caused. Requests superseded by a new message are not audited.
+         *     * `rules.set` (a list of argument rules replaced; `server_label`
+         *       null for the workspace's, `tool_name` null for a server's):
+         *       `before` and `after` `{"scope": "tool"|"server"|"workspace",
+         *       "rules": [{when, decision, reason}]}` (`[]` when there were none).
          * @enum {string}
          */
-        AuditAction: "server.create" | "server.update" | "server.delete" | "server.tools_changed" | "policy.set" | "policy.delete" | "settings.update" | "approval.decide";
+        AuditAction: "server.create" | "server.update" | "server.delete" | "server.tools_changed" | "policy.set" | "policy.delete" | "settings.update" | "approval.decide" | "rules.set";
         /** @description One recorded change. */
         AuditEntry: {
             /** Format: int64 */
@@ -2202,7 +2384,8 @@ export interface components {
          * @description Only entries with this action (exact match). Empty or absent means
          *     every action. The actions are `server.create`, `server.update`,
          *     `server.delete`, `server.tools_changed`, `policy.set`,
-         *     `policy.delete`, `settings.update` and `approval.decide`; other
+         *     `policy.delete`, `settings.update`, `approval.decide` and
+         *     `rules.set`; other
          *     values are accepted and match nothing.
          * @example policy.set
          */
@@ -2846,6 +3029,315 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable"];
         };
     };
+    getToolRules: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The server's label. Matched exactly (case-sensitively); a value that
+                 *     names no server, including one that does not fit the pattern, gives
+                 *     `404 server_not_found`.
+                 * @example weather
+                 */
+                serverId: components["parameters"]["ServerId"];
+                /**
+                 * @description The tool's name, path-escaped (`a%2Fb` for `a/b`, `%25` for `%`):
+                 *     any name a server lists, 1-128 characters of valid UTF-8 without
+                 *     control characters; others give `400 invalid_tool_name`. It need not
+                 *     be a discovered tool.
+                 * @example delete_forecast
+                 */
+                toolName: components["parameters"]["ToolName"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The rules, in the order they are checked. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RuleList"];
+                };
+            };
+            400: components["responses"]["InvalidText"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["CrossOrigin"];
+            404: components["responses"]["NotFound"];
+            421: components["responses"]["MisdirectedHost"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    putToolRules: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The server's label. Matched exactly (case-sensitively); a value that
+                 *     names no server, including one that does not fit the pattern, gives
+                 *     `404 server_not_found`.
+                 * @example weather
+                 */
+                serverId: components["parameters"]["ServerId"];
+                /**
+                 * @description The tool's name, path-escaped (`a%2Fb` for `a/b`, `%25` for `%`):
+                 *     any name a server lists, 1-128 characters of valid UTF-8 without
+                 *     control characters; others give `400 invalid_tool_name`. It need not
+                 *     be a discovered tool.
+                 * @example delete_forecast
+                 */
+                toolName: components["parameters"]["ToolName"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["RuleList"];
+            };
+        };
+        responses: {
+            /** @description The rules as saved. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RuleList"];
+                };
+            };
+            /**
+             * @description Codes: `empty_body`, `malformed_json`, `unknown_field`,
+             *     `invalid_type`, `invalid_tool_name`, `invalid_rule` (a CEL
+             *     compile or type error, a missing `when`, an unknown `decision`, a
+             *     text too long; `rules` missing), `rule_not_boolean`,
+             *     `unknown_argument` (a tool's rule reads a top-level `args.<name>`
+             *     its input schema does not declare), `too_many_rules`.
+             */
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["AdminOnly"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            421: components["responses"]["MisdirectedHost"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getServerRules: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The server's label. Matched exactly (case-sensitively); a value that
+                 *     names no server, including one that does not fit the pattern, gives
+                 *     `404 server_not_found`.
+                 * @example weather
+                 */
+                serverId: components["parameters"]["ServerId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The rules, in the order they are checked. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RuleList"];
+                };
+            };
+            400: components["responses"]["InvalidText"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["CrossOrigin"];
+            404: components["responses"]["NotFound"];
+            421: components["responses"]["MisdirectedHost"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    putServerRules: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The server's label. Matched exactly (case-sensitively); a value that
+                 *     names no server, including one that does not fit the pattern, gives
+                 *     `404 server_not_found`.
+                 * @example weather
+                 */
+                serverId: components["parameters"]["ServerId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["RuleList"];
+            };
+        };
+        responses: {
+            /** @description The rules as saved. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RuleList"];
+                };
+            };
+            /**
+             * @description Codes: `empty_body`, `malformed_json`, `unknown_field`,
+             *     `invalid_type`, `invalid_tool_name`, `invalid_rule` (a CEL
+             *     compile or type error, a missing `when`, an unknown `decision`, a
+             *     text too long; `rules` missing), `rule_not_boolean`,
+             *     `unknown_argument` (a tool's rule reads a top-level `args.<name>`
+             *     its input schema does not declare), `too_many_rules`.
+             */
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["AdminOnly"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            421: components["responses"]["MisdirectedHost"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getWorkspaceRules: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The rules, in the order they are checked. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RuleList"];
+                };
+            };
+            400: components["responses"]["InvalidText"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["CrossOrigin"];
+            421: components["responses"]["MisdirectedHost"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    putWorkspaceRules: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["RuleList"];
+            };
+        };
+        responses: {
+            /** @description The rules as saved. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RuleList"];
+                };
+            };
+            /**
+             * @description Codes: `empty_body`, `malformed_json`, `unknown_field`,
+             *     `invalid_type`, `invalid_tool_name`, `invalid_rule` (a CEL
+             *     compile or type error, a missing `when`, an unknown `decision`, a
+             *     text too long; `rules` missing), `rule_not_boolean`,
+             *     `unknown_argument` (a tool's rule reads a top-level `args.<name>`
+             *     its input schema does not declare), `too_many_rules`.
+             */
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["AdminOnly"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            421: components["responses"]["MisdirectedHost"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    testRules: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "rules": [
+                 *         {
+                 *           "when": "args.city in [\"Test\", \"Sandbox\"]",
+                 *           "decision": "approve"
+                 *         }
+                 *       ],
+                 *       "tool": "get_forecast",
+                 *       "server": "weather",
+                 *       "args": {
+                 *         "city": "Sandbox"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["RuleTest"];
+            };
+        };
+        responses: {
+            /** @description The decision and the rule that made it. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "decision": "approve",
+                     *       "rule_index": 0,
+                     *       "error": null
+                     *     }
+                     */
+                    "application/json": components["schemas"]["RuleTestResult"];
+                };
+            };
+            /**
+             * @description Codes: `empty_body`, `malformed_json`, `unknown_field`,
+             *     `invalid_type`, `invalid_rule`, `rule_not_boolean`,
+             *     `too_many_rules` (as for PUT).
+             */
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["CrossOrigin"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            421: components["responses"]["MisdirectedHost"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
     listAuditEntries: {
         parameters: {
             query?: {
@@ -2870,7 +3362,8 @@ export interface operations {
                  * @description Only entries with this action (exact match). Empty or absent means
                  *     every action. The actions are `server.create`, `server.update`,
                  *     `server.delete`, `server.tools_changed`, `policy.set`,
-                 *     `policy.delete`, `settings.update` and `approval.decide`; other
+                 *     `policy.delete`, `settings.update`, `approval.decide` and
+                 *     `rules.set`; other
                  *     values are accepted and match nothing.
                  * @example policy.set
                  */
