@@ -24,6 +24,7 @@ var openRoutes = map[string]bool{
 var adminRoutes = map[string]bool{
 	"POST /api/mcp/servers": true, "PATCH /api/mcp/servers/:serverId": true, "DELETE /api/mcp/servers/:serverId": true,
 	"POST /api/mcp/servers/:serverId/refresh": true, "PUT /api/settings": true,
+	"PUT /api/mcp/servers/:serverId/tools/:toolName/rules": true, "PUT /api/mcp/servers/:serverId/rules": true, "PUT /api/rules": true,
 	"GET /api/users": true, "POST /api/users": true, "PATCH /api/users/:userId": true, "DELETE /api/users/:userId": true,
 }
 
@@ -380,10 +381,10 @@ func TestAuth_AdminOnlyRefusesMembersBeforeTheHandlerRuns(t *testing.T) {
 	for _, r := range e.api.Routes() {
 		key := r.Method + " " + r.Path
 		if adminRoutes[key] && (r.Method == "POST" || r.Method == "PUT" || r.Method == "PATCH") && !strings.HasSuffix(r.Path, "/refresh") {
-			decoding = append(decoding, r.Method+" "+strings.NewReplacer(":serverId", "demo", ":userId", e.admin.ID).Replace(r.Path))
+			decoding = append(decoding, r.Method+" "+strings.NewReplacer(":serverId", "demo", ":toolName", "get_forecast", ":userId", e.admin.ID).Replace(r.Path))
 		}
 	}
-	if len(decoding) != 5 {
+	if len(decoding) != 8 {
 		t.Fatalf("admin routes with a body: %v", decoding)
 	}
 	unknownField := map[string]any{"no_such_field": true}

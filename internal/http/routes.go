@@ -40,6 +40,16 @@ func (s *Server) routes() {
 	e.PUT("/api/mcp/servers/:serverId/tools/:toolName/approval-policy", s.putPolicy)
 	e.DELETE("/api/mcp/servers/:serverId/tools/:toolName/approval-policy", s.deletePolicy)
 
+	// Argument rules (CEL; rules.go): every signed-in user reads them,
+	// admins change them.
+	e.GET("/api/mcp/servers/:serverId/tools/:toolName/rules", s.getRules)
+	e.PUT("/api/mcp/servers/:serverId/tools/:toolName/rules", s.putRules, s.adminOnly)
+	e.GET("/api/mcp/servers/:serverId/rules", s.getRules)
+	e.PUT("/api/mcp/servers/:serverId/rules", s.putRules, s.adminOnly)
+	e.GET("/api/rules", s.getRules)
+	e.PUT("/api/rules", s.putRules, s.adminOnly)
+	e.POST("/api/rules/test", s.testRules)
+
 	e.GET("/api/settings", s.getSettings)
 	e.PUT("/api/settings", s.putSettings, s.adminOnly)
 	e.GET("/api/audit", s.listAudit)

@@ -95,7 +95,7 @@ func GroupTools(srv Server, set Settings, tools []Tool, mine []UserPolicy, allow
 			g.Blocked = append(g.Blocked, t.Name)
 		case res.Policy == Never:
 			g.Never = append(g.Never, GroupedTool{Name: t.Name, Source: res.Source})
-		case allowed[t.Name]:
+		case allowed[t.Name] && !set.AskEverything: // the admin's switch outranks "allow for this conversation"
 			g.Never = append(g.Never, GroupedTool{Name: t.Name, Source: FromConversation})
 		default:
 			g.Always = append(g.Always, GroupedTool{Name: t.Name, Source: res.Source, AsksBecause: res.AsksBecause})
@@ -103,7 +103,7 @@ func GroupTools(srv Server, set Settings, tools []Tool, mine []UserPolicy, allow
 	}
 	// Grants for tools the server has not listed (yet) still apply.
 	for name := range allowed {
-		if !slices.ContainsFunc(tools, func(t Tool) bool { return t.Name == name }) {
+		if !set.AskEverything && !slices.ContainsFunc(tools, func(t Tool) bool { return t.Name == name }) {
 			g.Never = append(g.Never, GroupedTool{Name: name, Source: FromConversation})
 		}
 	}
@@ -140,7 +140,7 @@ func withUserPolicies(label string, tools []Tool, mine []UserPolicy) []Tool {
 // resolveInput is what Resolve needs to know about t (with its workspace
 // and, set by withUserPolicies, personal policy) on srv.
 func resolveInput(srv Server, set Settings, t Tool) ResolveInput {
-	in := ResolveInput{ServerDisabled: !srv.Enabled, Global: set.DefaultPolicy, GlobalLocked: set.DefaultPolicyLocked,
+	in := ResolveInput{ServerDisabled: !srv.Enabled, AskEverything: set.AskEverything, Global: set.DefaultPolicy, GlobalLocked: set.DefaultPolicyLocked,
 		ServerDefault: srv.DefaultPolicy, ServerLocked: srv.DefaultPolicyLocked, User: t.userGrant}
 	if t.Policy != nil {
 		in.Workspace = &Explicit{Policy: *t.Policy, Locked: t.PolicyLocked, GrantedDigest: t.GrantedDigest,

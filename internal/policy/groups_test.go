@@ -113,6 +113,21 @@ func TestGroupTools_UsesTheUsersLayerAndSaysWhyToolsAsk(t *testing.T) {
 	}
 }
 
+func TestGroupTools_AskEverythingOutranksConversationGrants(t *testing.T) {
+	p := func(x Policy) *Policy { return &x }
+	srv := Server{Label: "crm", Enabled: true}
+	tools := []Tool{{DiscoveredTool: DiscoveredTool{Name: "search"}, Discovered: true, Policy: p(Never)},
+		{DiscoveredTool: DiscoveredTool{Name: "update"}, Discovered: true, Policy: p(Always)},
+		{DiscoveredTool: DiscoveredTool{Name: "drop"}, Discovered: true, Policy: p(Blocked)}}
+	g := GroupTools(srv, Settings{DefaultPolicy: Never, AskEverything: true}, tools, nil, map[string]bool{"update": true, "later": true})
+	if len(g.Never) != 0 {
+		t.Errorf("with ask for everything on, %+v run without asking", g.Never)
+	}
+	if len(g.Always) != 2 || len(g.Blocked) != 1 {
+		t.Errorf("always %+v, blocked %v; want search and update asking, drop blocked", g.Always, g.Blocked)
+	}
+}
+
 func TestServerTools_LookupUnknownAsks(t *testing.T) {
 	g := ServerTools{Never: []GroupedTool{{Name: "search", Source: FromGlobal}}, Blocked: []string{"drop"}}
 	for _, tc := range []struct {

@@ -20,6 +20,9 @@ const (
 	// FromChanged: the tool was allowed (never) for a definition that has
 	// changed since, so it asks again.
 	FromChanged Source = "changed"
+	// FromAskEverything: an admin's "ask for everything" switch is on, so a
+	// tool that would run without asking asks.
+	FromAskEverything Source = "ask_everything"
 )
 
 // The reasons a tool asks, in AsksBecause.
@@ -33,6 +36,8 @@ const (
 	// saw it, so the hint is not trusted: a server cannot turn a tool that
 	// asked into one that runs by flipping a hint.
 	ReasonReadOnlyChanged = "read_only_changed"
+	// ReasonAskEverything: the admin's "ask for everything" switch is on.
+	ReasonAskEverything = "ask_everything"
 )
 
 // AsksBecause says why a tool asks before it runs.
@@ -111,6 +116,7 @@ type Explicit struct {
 type ResolveInput struct {
 	ServerGone     bool // the server was deleted
 	ServerDisabled bool
+	AskEverything  bool // the admin's switch: nothing runs without asking
 
 	Global        Policy // never|always|blocked|ask_unless_read_only
 	GlobalLocked  bool
@@ -182,6 +188,16 @@ func Resolve(in ResolveInput) Resolution {
 	if in.ServerGone || in.ServerDisabled {
 		return Resolution{Policy: Blocked, Source: FromServer}
 	}
+	r := resolve(in)
+	if in.AskEverything && r.Policy == Never {
+		// 7. The admin's switch, last and only tightening: whatever allowed
+		// the tool, it asks while the switch is on.
+		r = Resolution{Policy: Always, Source: FromAskEverything, Locked: true, AsksBecause: &AsksBecause{Reason: ReasonAskEverything}}
+	}
+	return r
+}
+
+func resolve(in ResolveInput) Resolution {
 	w := Workspace(in)
 	if w.Policy == Blocked {
 		return w

@@ -358,3 +358,35 @@ func TestValidateToolName_AnyNameAServerCanList(t *testing.T) {
 		}
 	}
 }
+
+// The admin's "ask for everything" switch: over every combination the
+// invariants test walks, nothing resolves to never while it is on, blocked
+// stays blocked, and whatever asked before asks the same way.
+func TestResolve_AskEverythingOnlyTightens(t *testing.T) {
+	for _, g := range []Policy{Never, Always, Blocked, AskUnlessReadOnly} {
+		for _, ws := range []*Policy{nil, ptr(Never), ptr(Always), ptr(Blocked)} {
+			for _, us := range []*Policy{nil, ptr(Never), ptr(Always), ptr(Blocked)} {
+				for _, d := range []DiscoveredTool{readOnlyTool, writeTool, noHintsTool} {
+					in := forTool(ResolveInput{Global: g}, d)
+					if ws != nil {
+						in.Workspace = grantedFor(d, false)
+						in.Workspace.Policy = *ws
+					}
+					if us != nil {
+						in.User = grantedFor(d, false)
+						in.User.Policy = *us
+					}
+					off := Resolve(in)
+					in.AskEverything = true
+					on := Resolve(in)
+					switch {
+					case off.Policy == Never && (on.Policy != Always || on.Source != FromAskEverything || on.AsksBecause == nil || on.AsksBecause.Reason != ReasonAskEverything):
+						t.Errorf("%+v: with the switch %+v, want always (ask_everything)", in, on)
+					case off.Policy != Never && (on.Policy != off.Policy || on.Source != off.Source):
+						t.Errorf("%+v: the switch changed %+v to %+v", in, off, on)
+					}
+				}
+			}
+		}
+	}
+}

@@ -443,7 +443,7 @@ func (s *Service) UpdateSettings(ctx context.Context, p SettingsPatch) (Settings
 		if err != nil {
 			return err
 		}
-		if next.DefaultPolicy == cur.DefaultPolicy && next.DefaultPolicyLocked == cur.DefaultPolicyLocked {
+		if next.DefaultPolicy == cur.DefaultPolicy && next.DefaultPolicyLocked == cur.DefaultPolicyLocked && next.AskEverything == cur.AskEverything {
 			out = cur
 			return nil
 		}
@@ -523,7 +523,7 @@ func serverSnapshot(s Server) map[string]any {
 }
 
 func settingsSnapshot(s Settings) map[string]any {
-	return map[string]any{"default_policy": s.DefaultPolicy, "default_policy_locked": s.DefaultPolicyLocked}
+	return map[string]any{"default_policy": s.DefaultPolicy, "default_policy_locked": s.DefaultPolicyLocked, "ask_everything": s.AskEverything}
 }
 
 func serverChanged(a, b Server) bool {

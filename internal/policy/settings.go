@@ -13,14 +13,18 @@ type Settings struct {
 	// asks before every tool not declared read-only.
 	DefaultPolicy Policy `json:"default_policy"`
 	// DefaultPolicyLocked keeps personal policies from loosening the default.
-	DefaultPolicyLocked bool      `json:"default_policy_locked"`
-	UpdatedAt           time.Time `json:"updated_at"`
+	DefaultPolicyLocked bool `json:"default_policy_locked"`
+	// AskEverything is an admin's switch: while on, every tool that would
+	// run without asking asks instead (blocked stays blocked).
+	AskEverything bool      `json:"ask_everything"`
+	UpdatedAt     time.Time `json:"updated_at"`
 }
 
 // SettingsPatch changes some settings; absent fields stay as they are.
 type SettingsPatch struct {
 	DefaultPolicy       *Policy `json:"default_policy"`
 	DefaultPolicyLocked *bool   `json:"default_policy_locked"`
+	AskEverything       *bool   `json:"ask_everything"`
 }
 
 // Apply validates p and returns the changed settings.
@@ -34,6 +38,9 @@ func (p SettingsPatch) Apply(s Settings) (Settings, error) {
 	}
 	if p.DefaultPolicyLocked != nil {
 		s.DefaultPolicyLocked = *p.DefaultPolicyLocked
+	}
+	if p.AskEverything != nil {
+		s.AskEverything = *p.AskEverything
 	}
 	return s, nil
 }

@@ -3,6 +3,8 @@ package policy
 import (
 	"context"
 	"time"
+
+	"github.com/toolgate/toolgate/internal/rules"
 )
 
 // Store runs work against Toolgate's persistent state.
@@ -61,6 +63,11 @@ type Repo interface {
 	UpsertUserPolicy(ctx context.Context, p UserPolicy) error
 	// DeleteUserPolicy removes a personal policy and returns it, or nil if there was none.
 	DeleteUserPolicy(ctx context.Context, userID, label, tool string) (*UserPolicy, error)
+
+	// Rules returns a list of argument rules, empty when it has none.
+	Rules(ctx context.Context, l RuleList) ([]rules.Rule, error)
+	// PutRules replaces a list of argument rules (empty: removes it).
+	PutRules(ctx context.Context, l RuleList, rs []rules.Rule, by string) error
 
 	// InsertAudit records e; e.ActorID is the account (auth.User.ID).
 	InsertAudit(ctx context.Context, e AuditEntry) error

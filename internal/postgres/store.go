@@ -33,15 +33,15 @@ type repo struct{ q querier }
 
 func (r repo) Settings(ctx context.Context) (policy.Settings, error) {
 	var s policy.Settings
-	err := r.q.QueryRow(ctx, `SELECT default_policy, default_policy_locked, updated_at FROM settings`).
-		Scan(&s.DefaultPolicy, &s.DefaultPolicyLocked, &s.UpdatedAt)
+	err := r.q.QueryRow(ctx, `SELECT default_policy, default_policy_locked, ask_everything, updated_at FROM settings`).
+		Scan(&s.DefaultPolicy, &s.DefaultPolicyLocked, &s.AskEverything, &s.UpdatedAt)
 	return s, translate(err, "read settings")
 }
 
 func (r repo) PutSettings(ctx context.Context, s policy.Settings) (policy.Settings, error) {
-	err := r.q.QueryRow(ctx, `UPDATE settings SET default_policy = $1, default_policy_locked = $2, updated_at = now()
-		RETURNING default_policy, default_policy_locked, updated_at`, s.DefaultPolicy, s.DefaultPolicyLocked).
-		Scan(&s.DefaultPolicy, &s.DefaultPolicyLocked, &s.UpdatedAt)
+	err := r.q.QueryRow(ctx, `UPDATE settings SET default_policy = $1, default_policy_locked = $2, ask_everything = $3, updated_at = now()
+		RETURNING default_policy, default_policy_locked, ask_everything, updated_at`, s.DefaultPolicy, s.DefaultPolicyLocked, s.AskEverything).
+		Scan(&s.DefaultPolicy, &s.DefaultPolicyLocked, &s.AskEverything, &s.UpdatedAt)
 	return s, translate(err, "write settings")
 }
 

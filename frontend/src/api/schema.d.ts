@@ -330,6 +330,152 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/mcp/servers/{serverId}/tools/{toolName}/rules": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The server's label. Matched exactly (case-sensitively); a value that
+                 *     names no server, including one that does not fit the pattern, gives
+                 *     `404 server_not_found`.
+                 * @example weather
+                 */
+                serverId: components["parameters"]["ServerId"];
+                /**
+                 * @description The tool's name, path-escaped (`a%2Fb` for `a/b`, `%25` for `%`):
+                 *     any name a server lists, 1-128 characters of valid UTF-8 without
+                 *     control characters; others give `400 invalid_tool_name`. It need not
+                 *     be a discovered tool.
+                 * @example delete_forecast
+                 */
+                toolName: components["parameters"]["ToolName"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Read one tool's argument rules
+         * @description The ordered argument rules of one tool (`[]` when it has none). Every
+         *     signed-in user may read them.
+         */
+        get: operations["getToolRules"];
+        /**
+         * Replace one tool's argument rules
+         * @description Replaces the whole list (`[]` removes it). Admins only (`403
+         *     admin_only` otherwise); audited as `rules.set` with the list before
+         *     and after. Every rule is compiled first: a CEL syntax or type error,
+         *     an expression that is not boolean, more than 50 rules, a `when` over
+         *     1000 or a `reason` over 500 characters is `400` and nothing is
+         *     saved; `error.details` names the rule (`rule_index`) and, for a CEL
+         *     error, its `line`, `column` and `cel_message`.
+         *     A rule of a tool that has an input schema with `properties` may
+         *     only read the arguments it declares (`args.<name>`, `args["name"]`).
+         *     The tool need not have been discovered.
+         */
+        put: operations["putToolRules"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/mcp/servers/{serverId}/rules": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The server's label. Matched exactly (case-sensitively); a value that
+                 *     names no server, including one that does not fit the pattern, gives
+                 *     `404 server_not_found`.
+                 * @example weather
+                 */
+                serverId: components["parameters"]["ServerId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Read one server (for all its tools)'s argument rules
+         * @description The ordered argument rules of one server (for all its tools) (`[]` when it has none). Every
+         *     signed-in user may read them.
+         */
+        get: operations["getServerRules"];
+        /**
+         * Replace one server (for all its tools)'s argument rules
+         * @description Replaces the whole list (`[]` removes it). Admins only (`403
+         *     admin_only` otherwise); audited as `rules.set` with the list before
+         *     and after. Every rule is compiled first: a CEL syntax or type error,
+         *     an expression that is not boolean, more than 50 rules, a `when` over
+         *     1000 or a `reason` over 500 characters is `400` and nothing is
+         *     saved; `error.details` names the rule (`rule_index`) and, for a CEL
+         *     error, its `line`, `column` and `cel_message`.
+         */
+        put: operations["putServerRules"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/rules": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read the workspace (for every tool)'s argument rules
+         * @description The ordered argument rules of the workspace (for every tool) (`[]` when it has none). Every
+         *     signed-in user may read them.
+         */
+        get: operations["getWorkspaceRules"];
+        /**
+         * Replace the workspace (for every tool)'s argument rules
+         * @description Replaces the whole list (`[]` removes it). Admins only (`403
+         *     admin_only` otherwise); audited as `rules.set` with the list before
+         *     and after. Every rule is compiled first: a CEL syntax or type error,
+         *     an expression that is not boolean, more than 50 rules, a `when` over
+         *     1000 or a `reason` over 500 characters is `400` and nothing is
+         *     saved; `error.details` names the rule (`rule_index`) and, for a CEL
+         *     error, its `line`, `column` and `cel_message`.
+         */
+        put: operations["putWorkspaceRules"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/rules/test": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Try argument rules on a sample call
+         * @description Compiles `rules` (as PUT does, without an input schema) and evaluates
+         *     them in order over `args`, `tool`, `server` and the caller as `user`;
+         *     nothing is stored. The first rule that holds decides; none holding
+         *     is `ask` with `rule_index` `null`. A rule that fails to evaluate (a
+         *     missing key, the cost limit, an error) decides `ask` and stops, with
+         *     `error` saying why: a failing rule never lets a later one approve.
+         *     Any signed-in user.
+         */
+        post: operations["testRules"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/audit": {
         parameters: {
             query?: never;
@@ -922,7 +1068,7 @@ export interface components {
         /** @description Why the tool asks (`null` unless `effective_policy` is `always`). */
         AsksBecause: {
             /** @enum {string} */
-            reason: "policy" | "not_read_only" | "new_tool" | "changed" | "read_only_changed";
+            reason: "policy" | "not_read_only" | "new_tool" | "changed" | "read_only_changed" | "ask_everything";
             /** @description For `changed`, what differs from the definition that was allowed. */
             fields?: ("title" | "description" | "input_schema" | "annotations")[];
         } | null;
@@ -938,11 +1084,13 @@ export interface components {
          *     policy, its server's default policy, the global default policy, the
          *     caller's personal policy (`user`), a locked workspace setting
          *     (`locked`), a tool that appeared after its server's first discovery
-         *     and has no policy yet (`new`), or a `never` granted for a definition
-         *     that has changed since (`changed`).
+         *     and has no policy yet (`new`), a `never` granted for a definition
+         *     that has changed since (`changed`), or an admin's "ask for
+         *     everything" switch (`ask_everything`: every tool that would run
+         *     without asking asks while it is on).
          * @enum {string}
          */
-        PolicySource: "tool" | "server" | "global" | "user" | "locked" | "new" | "changed";
+        PolicySource: "tool" | "server" | "global" | "user" | "locked" | "new" | "changed" | "ask_everything";
         /**
          * @description A server's label: its id in Toolgate and its OpenAI `server_label`.
          *     1-64 letters, digits, `_` and `-`. Unique regardless of case.
@@ -1327,6 +1475,38 @@ export interface components {
                 [key: string]: components["schemas"]["Policy"] | null;
             };
         };
+        /**
+         * @description One argument rule: when the CEL expression `when` holds for a call,
+         *     `decision` applies. The expression sees `args` (the call's
+         *     arguments, a map), `tool` and `server` (names) and `user` (`id`,
+         *     `email`, `role`) and must be boolean.
+         */
+        Rule: {
+            /** @example args.city in ["Test", "Sandbox"] */
+            when: string;
+            /** @enum {string} */
+            decision: "approve" | "deny" | "ask";
+            reason?: string;
+        };
+        RuleList: {
+            rules: components["schemas"]["Rule"][];
+        };
+        RuleTest: {
+            rules: components["schemas"]["Rule"][];
+            tool?: string;
+            server?: string;
+            args?: {
+                [key: string]: unknown;
+            };
+        };
+        RuleTestResult: {
+            /** @enum {string} */
+            decision: "approve" | "deny" | "ask";
+            /** @description The rule that decided (0-based); `null` when none held. */
+            rule_index: number | null;
+            /** @description Why the rule at `rule_index` could not be evaluated (it then decides `ask`). */
+            error: string | null;
+        };
         /** @description Toolgate's global settings. */
         Settings: {
             /**
@@ -1336,6 +1516,8 @@ export interface components {
             default_policy: components["schemas"]["DefaultPolicy"];
             /** @description Personal policies cannot loosen the global default. */
             default_policy_locked: boolean;
+            /** @description An admin's switch. While on, every tool that would run without asking (any policy, personal policy or conversation allowance) asks instead, with source and reason `ask_everything`; blocked tools stay blocked. Turning it on or off is audited (`settings.update`). */
+            ask_everything: boolean;
             /** Format: date-time */
             updated_at: string;
         };
@@ -1351,6 +1533,8 @@ export interface components {
             default_policy?: components["schemas"]["DefaultPolicy"] | null;
             /** @description Lock or unlock the global default against personal policies. */
             default_policy_locked?: boolean | null;
+            /** @description Turn the "ask for everything" switch on or off. */
+            ask_everything?: boolean | null;
         };
         /**
          * @description What changed, and the shape of `before` / `after` (header values
@@ -1379,9 +1563,13 @@ export interface components {
          *       `{approval_request_id, conversation_id, state, reason, scope,
          *       remember}`. A remembered decision also records the `policy.set` it
          *       caused. Requests superseded by a new message are not audited.
+         *     * `rules.set` (a list of argument rules replaced; `server_label`
+         *       null for the workspace's, `tool_name` null for a server's):
+         *       `before` and `after` `{"scope": "tool"|"server"|"workspace",
+         *       "rules": [{when, decision, reason}]}` (`[]` when there were none).
          * @enum {string}
          */
-        AuditAction: "server.create" | "server.update" | "server.delete" | "server.tools_changed" | "policy.set" | "policy.delete" | "settings.update" | "approval.decide";
+        AuditAction: "server.create" | "server.update" | "server.delete" | "server.tools_changed" | "policy.set" | "policy.delete" | "settings.update" | "approval.decide" | "rules.set";
         /** @description One recorded change. */
         AuditEntry: {
             /** Format: int64 */
@@ -1648,12 +1836,12 @@ export interface components {
                 /** @constant */
                 policy: "always";
                 /** @enum {string} */
-                source: "tool" | "server" | "global" | "user" | "locked" | "new" | "changed" | "unknown";
+                source: "tool" | "server" | "global" | "user" | "locked" | "new" | "changed" | "ask_everything" | "unknown";
                 /**
                  * @description `not_read_only`: the default `ask_unless_read_only` asks because the tool does not declare `readOnlyHint: true`.
                  * @enum {string}
                  */
-                reason?: "not_read_only" | "new_tool" | "changed" | "read_only_changed" | "policy";
+                reason?: "not_read_only" | "new_tool" | "changed" | "read_only_changed" | "policy" | "ask_everything";
                 fields?: ("title" | "description" | "input_schema" | "annotations")[];
             };
             /** Format: date-time */
@@ -2202,7 +2390,8 @@ export interface components {
          * @description Only entries with this action (exact match). Empty or absent means
          *     every action. The actions are `server.create`, `server.update`,
          *     `server.delete`, `server.tools_changed`, `policy.set`,
-         *     `policy.delete`, `settings.update` and `approval.decide`; other
+         *     `policy.delete`, `settings.update`, `approval.decide` and
+         *     `rules.set`; other
          *     values are accepted and match nothing.
          * @example policy.set
          */
@@ -2795,6 +2984,7 @@ export interface operations {
                      * @example {
                      *       "default_policy": "ask_unless_read_only",
                      *       "default_policy_locked": false,
+                     *       "ask_everything": false,
                      *       "updated_at": "2025-06-01T09:00:00.000000Z"
                      *     }
                      */
@@ -2845,6 +3035,315 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable"];
         };
     };
+    getToolRules: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The server's label. Matched exactly (case-sensitively); a value that
+                 *     names no server, including one that does not fit the pattern, gives
+                 *     `404 server_not_found`.
+                 * @example weather
+                 */
+                serverId: components["parameters"]["ServerId"];
+                /**
+                 * @description The tool's name, path-escaped (`a%2Fb` for `a/b`, `%25` for `%`):
+                 *     any name a server lists, 1-128 characters of valid UTF-8 without
+                 *     control characters; others give `400 invalid_tool_name`. It need not
+                 *     be a discovered tool.
+                 * @example delete_forecast
+                 */
+                toolName: components["parameters"]["ToolName"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The rules, in the order they are checked. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RuleList"];
+                };
+            };
+            400: components["responses"]["InvalidText"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["CrossOrigin"];
+            404: components["responses"]["NotFound"];
+            421: components["responses"]["MisdirectedHost"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    putToolRules: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The server's label. Matched exactly (case-sensitively); a value that
+                 *     names no server, including one that does not fit the pattern, gives
+                 *     `404 server_not_found`.
+                 * @example weather
+                 */
+                serverId: components["parameters"]["ServerId"];
+                /**
+                 * @description The tool's name, path-escaped (`a%2Fb` for `a/b`, `%25` for `%`):
+                 *     any name a server lists, 1-128 characters of valid UTF-8 without
+                 *     control characters; others give `400 invalid_tool_name`. It need not
+                 *     be a discovered tool.
+                 * @example delete_forecast
+                 */
+                toolName: components["parameters"]["ToolName"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["RuleList"];
+            };
+        };
+        responses: {
+            /** @description The rules as saved. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RuleList"];
+                };
+            };
+            /**
+             * @description Codes: `empty_body`, `malformed_json`, `unknown_field`,
+             *     `invalid_type`, `invalid_tool_name`, `invalid_rule` (a CEL
+             *     compile or type error, a missing `when`, an unknown `decision`, a
+             *     text too long; `rules` missing), `rule_not_boolean`,
+             *     `unknown_argument` (a tool's rule reads a top-level `args.<name>`
+             *     its input schema does not declare), `too_many_rules`.
+             */
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["AdminOnly"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            421: components["responses"]["MisdirectedHost"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getServerRules: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The server's label. Matched exactly (case-sensitively); a value that
+                 *     names no server, including one that does not fit the pattern, gives
+                 *     `404 server_not_found`.
+                 * @example weather
+                 */
+                serverId: components["parameters"]["ServerId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The rules, in the order they are checked. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RuleList"];
+                };
+            };
+            400: components["responses"]["InvalidText"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["CrossOrigin"];
+            404: components["responses"]["NotFound"];
+            421: components["responses"]["MisdirectedHost"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    putServerRules: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The server's label. Matched exactly (case-sensitively); a value that
+                 *     names no server, including one that does not fit the pattern, gives
+                 *     `404 server_not_found`.
+                 * @example weather
+                 */
+                serverId: components["parameters"]["ServerId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["RuleList"];
+            };
+        };
+        responses: {
+            /** @description The rules as saved. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RuleList"];
+                };
+            };
+            /**
+             * @description Codes: `empty_body`, `malformed_json`, `unknown_field`,
+             *     `invalid_type`, `invalid_tool_name`, `invalid_rule` (a CEL
+             *     compile or type error, a missing `when`, an unknown `decision`, a
+             *     text too long; `rules` missing), `rule_not_boolean`,
+             *     `unknown_argument` (a tool's rule reads a top-level `args.<name>`
+             *     its input schema does not declare), `too_many_rules`.
+             */
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["AdminOnly"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            421: components["responses"]["MisdirectedHost"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getWorkspaceRules: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The rules, in the order they are checked. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RuleList"];
+                };
+            };
+            400: components["responses"]["InvalidText"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["CrossOrigin"];
+            421: components["responses"]["MisdirectedHost"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    putWorkspaceRules: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["RuleList"];
+            };
+        };
+        responses: {
+            /** @description The rules as saved. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RuleList"];
+                };
+            };
+            /**
+             * @description Codes: `empty_body`, `malformed_json`, `unknown_field`,
+             *     `invalid_type`, `invalid_tool_name`, `invalid_rule` (a CEL
+             *     compile or type error, a missing `when`, an unknown `decision`, a
+             *     text too long; `rules` missing), `rule_not_boolean`,
+             *     `unknown_argument` (a tool's rule reads a top-level `args.<name>`
+             *     its input schema does not declare), `too_many_rules`.
+             */
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["AdminOnly"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            421: components["responses"]["MisdirectedHost"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    testRules: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "rules": [
+                 *         {
+                 *           "when": "args.city in [\"Test\", \"Sandbox\"]",
+                 *           "decision": "approve"
+                 *         }
+                 *       ],
+                 *       "tool": "get_forecast",
+                 *       "server": "weather",
+                 *       "args": {
+                 *         "city": "Sandbox"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["RuleTest"];
+            };
+        };
+        responses: {
+            /** @description The decision and the rule that made it. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "decision": "approve",
+                     *       "rule_index": 0,
+                     *       "error": null
+                     *     }
+                     */
+                    "application/json": components["schemas"]["RuleTestResult"];
+                };
+            };
+            /**
+             * @description Codes: `empty_body`, `malformed_json`, `unknown_field`,
+             *     `invalid_type`, `invalid_rule`, `rule_not_boolean`,
+             *     `too_many_rules` (as for PUT).
+             */
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["CrossOrigin"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            421: components["responses"]["MisdirectedHost"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
     listAuditEntries: {
         parameters: {
             query?: {
@@ -2869,7 +3368,8 @@ export interface operations {
                  * @description Only entries with this action (exact match). Empty or absent means
                  *     every action. The actions are `server.create`, `server.update`,
                  *     `server.delete`, `server.tools_changed`, `policy.set`,
-                 *     `policy.delete`, `settings.update` and `approval.decide`; other
+                 *     `policy.delete`, `settings.update`, `approval.decide` and
+                 *     `rules.set`; other
                  *     values are accepted and match nothing.
                  * @example policy.set
                  */

@@ -26,6 +26,7 @@ export function asksBecauseText(t: TFunction<"chat">, why: Why | undefined): str
     case "not_read_only": return t("why.notReadOnly");
     case "new_tool": return t("why.newTool");
     case "read_only_changed": return t("why.readOnlyChanged");
+    case "ask_everything": return t("why.askEverything");
     case "changed": {
       const fields = (why.fields ?? []).map((f) => t(`why.field.${f}`)).join(", ");
       return fields ? t("why.changedFields", { fields }) : t("why.changed");

@@ -12,12 +12,13 @@ import { Composer, type ComposerHandle } from "./Composer";
 import { useCardFocus, useDecisionQueue } from "./DecisionQueue";
 import { EmptyState } from "./EmptyState";
 import { LiveStatus } from "./LiveStatus";
-import { useConversation, useInfo } from "./queries";
+import { useConversation, useConversations, useInfo } from "./queries";
 import { Sidebar, titleOf } from "./Sidebar";
 import { approvalsOf } from "./transcript";
 import { Transcript } from "./Transcript";
 import { useChatStream, type LiveTurn } from "./useChatStream";
 import { useConversationEvents } from "./useConversationEvents";
+import { useAttention } from "./useAttention";
 import { useDecidedElsewhere } from "./useDecidedElsewhere";
 import { useScoped } from "./useScoped";
 import "./chat.css";
@@ -82,6 +83,9 @@ export function ChatPage({ conversationId }: { conversationId?: string }) {
   const queue = useDecisionQueue(stream);
   const approvals = tr ? approvalsOf(tr) : [];
   const pending = approvals.filter((a) => a.state === "pending");
+  const list = useConversations();
+  const elsewhere = (list.data ?? []).reduce((n, c) => n + (c.id === conversationId ? 0 : c.pending_approvals), 0);
+  useAttention(pending, elsewhere); // title badge and a notification while the tab is hidden
   const decidedElsewhere = useDecidedElsewhere(approvals, queue.status);
   const cardRef = useCardFocus(serverStreaming ? [] : pending.map((a) => a.approval_request_id), composer);
 

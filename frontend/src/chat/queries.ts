@@ -1,6 +1,7 @@
 // The chat's server state, all in TanStack Query: the conversation list, one
 // conversation's transcript, /api/info, and renaming and deleting.
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
+import { useSyncExternalStore } from "react";
 import { api } from "../api/client";
 import { infoQuery, keys } from "../api/query";
 import type { Conversation } from "../api/types";
@@ -14,12 +15,28 @@ export function useInfo() {
   return useQuery(infoQuery);
 }
 
+/** How often a hidden tab reads the list, so its title and notifications learn of cards waiting elsewhere. */
+export const hiddenListPollMs = 15_000;
+
+function subscribeVisibility(fn: () => void) {
+  document.addEventListener("visibilitychange", fn);
+  return () => document.removeEventListener("visibilitychange", fn);
+}
+
+/** Whether the tab is hidden now (re-renders when it changes). */
+export function useDocumentHidden() {
+  return useSyncExternalStore(subscribeVisibility, () => document.hidden, () => false);
+}
+
 export function useConversations() {
+  const hidden = useDocumentHidden();
   return useQuery({
     queryKey: keys.conversations,
     queryFn: api.listConversations,
     // A turn runs in a conversation that is not open here: its "running" badge goes when it ends.
-    refetchInterval: (q) => (q.state.data?.some((c) => c.streaming) ? listPollMs : false),
+    // A hidden tab (whose events stream is let go after a while) reads it now and then for waiting cards.
+    refetchInterval: (q) => (q.state.data?.some((c) => c.streaming) ? listPollMs : hidden ? hiddenListPollMs : false),
+    refetchIntervalInBackground: hidden,
   });
 }
 

@@ -12,6 +12,7 @@ export function GlobalDefault({ settings, admin }: { settings: Settings; admin: 
   const { t } = useTranslation("settings");
   const policy = useSettingsMutation("default");
   const lock = useSettingsMutation("lock");
+  const askAll = useSettingsMutation("ask_everything");
   const now = settings.default_policy;
   return (
     <section className="global-default" aria-labelledby="global-default-h">
@@ -28,6 +29,11 @@ export function GlobalDefault({ settings, admin }: { settings: Settings; admin: 
             onChange={(next) => next && policy.mutate({ default_policy: next })} />
           <LockToggle label={t("global.lock")} locked={settings.default_policy_locked} status={saveStatus(lock)}
             disabled={policy.isPending} onChange={(locked) => lock.mutate({ default_policy_locked: locked })} />
+          <label className="ask-everything">
+            <input type="checkbox" checked={settings.ask_everything} disabled={askAll.isPending}
+              onChange={(e) => askAll.mutate({ ask_everything: e.target.checked })} />
+            {t("global.askEverything")}
+          </label>
         </div>
       ) : (
         <p className="readonly-setting">
@@ -35,6 +41,7 @@ export function GlobalDefault({ settings, admin }: { settings: Settings; admin: 
           {settings.default_policy_locked && <span className="lock-note"><LockIcon /> {t("lockedByAdmin")}</span>}
         </p>
       )}
+      {settings.ask_everything && <p className="ask-everything-on" role="status">{t("global.askEverythingOn")}</p>}
     </section>
   );
 }

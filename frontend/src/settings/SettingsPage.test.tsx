@@ -24,7 +24,7 @@ function serve(extra: Routes = {}) {
 }
 
 beforeEach(() => {
-  settings = { default_policy: "never", default_policy_locked: false, updated_at: "" };
+  settings = { default_policy: "never", default_policy_locked: false, ask_everything: false, updated_at: "" };
   servers = [server()];
   tools = [
     tool("delete_forecast", { annotations: destructive }),
@@ -95,6 +95,22 @@ describe("SettingsPage", () => {
     await user.click(radio(g, "Blocked"));
     expect(await within(g.closest("li")!).findByText('Could not save: there is no MCP server with the label "demo"')).toBeInTheDocument();
     expect(radio(g, "Use default")).toBeChecked();
+  });
+
+  it("an admin turns on ask for everything: saved, and the page says every tool asks", async () => {
+    const user = userEvent.setup();
+    const sent: unknown[] = [];
+    serve({ "PUT /api/settings": ({ body }) => {
+      sent.push(body);
+      settings = { ...settings, ...(body as Partial<Settings>) };
+      return jsonResponse(200, settings);
+    } });
+    renderWithClient(<SettingsPage />);
+    const box = await screen.findByRole("checkbox", { name: "Ask for everything" });
+    expect(box).not.toBeChecked();
+    await user.click(box);
+    await waitFor(() => expect(sent).toEqual([{ ask_everything: true }]));
+    expect(await screen.findByText(/every tool asks before it runs/)).toBeInTheDocument();
   });
 
   it("a new global default shows at once and rolls back when refused", async () => {

@@ -73,6 +73,8 @@ export function asksBecausePhrase(
     }
     case "read_only_changed":
       return t("asks.readOnlyChanged");
+    case "ask_everything":
+      return t("asks.askEverything");
     default:
       return undefined;
   }
@@ -86,7 +88,7 @@ export function isPolicy(v: unknown): v is Policy {
   return v === "never" || v === "always" || v === "blocked";
 }
 
-const SOURCES: readonly string[] = ["tool", "server", "global", "user", "locked", "new", "changed"];
+const SOURCES: readonly string[] = ["tool", "server", "global", "user", "locked", "new", "changed", "ask_everything"];
 
 /** "set for this tool", "server default", … */
 export function sourceLabel(s: PolicySource | string, t: SettingsT = settingsT()): string {

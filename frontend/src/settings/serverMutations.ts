@@ -88,7 +88,7 @@ export function useSettingsMutation(what: string) {
   const qc = useQueryClient();
   return useMutation({
     mutationKey: ["settings", what],
-    mutationFn: (p: { default_policy?: Settings["default_policy"]; default_policy_locked?: boolean }) => api.updateSettings(p),
+    mutationFn: (p: { default_policy?: Settings["default_policy"]; default_policy_locked?: boolean; ask_everything?: boolean }) => api.updateSettings(p),
     onMutate: async (p) => {
       await qc.cancelQueries({ queryKey: keys.settings });
       const before = qc.getQueryData<Settings>(keys.settings);
@@ -102,6 +102,7 @@ export function useSettingsMutation(what: string) {
         ...s,
         ...(p.default_policy !== undefined && { default_policy: b.default_policy }),
         ...(p.default_policy_locked !== undefined && { default_policy_locked: b.default_policy_locked }),
+        ...(p.ask_everything !== undefined && { ask_everything: b.ask_everything }),
       });
     },
     onSuccess: (saved) => qc.setQueryData(keys.settings, saved),

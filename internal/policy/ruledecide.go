@@ -1,0 +1,98 @@
+package policy
+
+import (
+	"context"
+
+	"github.com/toolgate/toolgate/internal/auth"
+	"github.com/toolgate/toolgate/internal/rules"
+)
+
+// RuleDecision is what the argument rules decided for one call. The turn
+// engine answers an approval request itself when Decision is approve or
+// deny, and shows the card (with the rules checked) when it is ask.
+type RuleDecision struct {
+	Decision rules.Decision `json:"decision"`
+	// Scope, Index and When name the rule that decided; Scope is "" when
+	// no rule held.
+	Scope  rules.Scope `json:"scope,omitempty"`
+	Index  int         `json:"index"`
+	When   string      `json:"when,omitempty"`
+	Reason string      `json:"reason,omitempty"`
+	// Error says why the deciding rule could not be evaluated (it asks).
+	Error string `json:"error,omitempty"`
+	// Checked is how many rules were looked at (all three lists).
+	Checked int `json:"checked"`
+	// Clamped says a rule approved but the tool's policy does not let a
+	// rule loosen it (an admin's lock or block), so the decision became ask
+	// (locked always) or deny (blocked).
+	Clamped bool `json:"clamped,omitempty"`
+}
+
+// HasRules reports whether any list applies to a tool: such a tool is
+// offered as asking, so that every call comes to Toolgate.
+func HasRules(ctx context.Context, r Repo, label, tool string) (bool, error) {
+	for _, l := range ruleLists(label, tool) {
+		rs, err := r.Rules(ctx, l)
+		if err != nil {
+			return false, err
+		}
+		if len(rs) > 0 {
+			return true, nil
+		}
+	}
+	return false, nil
+}
+
+// DecideByRules evaluates the tool's rules, then the server's, then the
+// workspace's over one call made for u, in r: the first rule that holds
+// decides, and a rule that fails to evaluate asks. Rules never loosen an
+// admin's decision: for a blocked tool the result is deny, and for a
+// locked always an approving rule asks instead (a denying one still denies).
+func DecideByRules(ctx context.Context, r Repo, u auth.User, label, tool string, args map[string]any) (RuleDecision, error) {
+	call := rules.Call{Args: args, Tool: tool, Server: label, User: rules.User{ID: u.ID, Email: u.Email, Role: string(u.Role)}}
+	out := RuleDecision{Decision: rules.Ask, Index: -1}
+	for _, l := range ruleLists(label, tool) {
+		rs, err := r.Rules(ctx, l)
+		if err != nil {
+			return out, err
+		}
+		out.Checked += len(rs)
+		if out.Scope != "" || len(rs) == 0 {
+			continue
+		}
+		// Stored rules compiled when they were saved; one that no longer
+		// compiles (the tool's schema changed) asks.
+		set, err := rules.Compile(rs, nil)
+		if err != nil {
+			out.Scope, out.Index, out.Error = l.Scope(), 0, err.Error()
+			continue
+		}
+		res := set.Eval(call)
+		if !res.Matched() {
+			continue
+		}
+		out.Decision, out.Scope, out.Index, out.When, out.Reason = res.Decision, l.Scope(), res.Index, res.Rule.When, res.Rule.Reason
+		if res.Err != nil {
+			out.Error = res.Err.Error()
+		}
+	}
+	if out.Decision != rules.Approve {
+		return out, nil
+	}
+	p, src, err := Effective(ctx, r, u.ID, label, tool)
+	if err != nil {
+		return out, err
+	}
+	switch {
+	case p == Blocked:
+		out.Decision, out.Clamped = rules.Deny, true
+	case p == Always && src == FromLocked:
+		out.Decision, out.Clamped = rules.Ask, true
+	}
+	return out, nil
+}
+
+// ruleLists are the lists that apply to a tool, in the order they are checked.
+func ruleLists(label, tool string) []RuleList {
+	return []RuleList{{ServerLabel: label, ToolName: tool}, {ServerLabel: label}, {}}
+}

@@ -1,0 +1,48 @@
+package postgres
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/toolgate/toolgate/internal/policy"
+	"github.com/toolgate/toolgate/internal/rules"
+)
+
+func (r repo) Rules(ctx context.Context, l policy.RuleList) ([]rules.Rule, error) {
+	var raw []byte
+	err := r.q.QueryRow(ctx, `SELECT rules FROM approval_rules
+		WHERE coalesce(server_label, '') = $1 AND coalesce(tool_name, '') = $2`, l.ServerLabel, l.ToolName).Scan(&raw)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return []rules.Rule{}, nil
+	}
+	if err != nil {
+		return nil, translate(err, "read rules")
+	}
+	out := []rules.Rule{}
+	if err := json.Unmarshal(raw, &out); err != nil {
+		return nil, fmt.Errorf("decode rules: %w", err)
+	}
+	return out, nil
+}
+
+func (r repo) PutRules(ctx context.Context, l policy.RuleList, rs []rules.Rule, by string) error {
+	if len(rs) == 0 {
+		_, err := r.q.Exec(ctx, `DELETE FROM approval_rules
+			WHERE coalesce(server_label, '') = $1 AND coalesce(tool_name, '') = $2`, l.ServerLabel, l.ToolName)
+		return translate(err, "delete rules")
+	}
+	raw, err := json.Marshal(rs)
+	if err != nil {
+		return fmt.Errorf("encode rules: %w", err)
+	}
+	_, err = r.q.Exec(ctx, `INSERT INTO approval_rules (scope, server_label, tool_name, rules, updated_by)
+		VALUES ($1, nullif($2, ''), nullif($3, ''), $4, $5)
+		ON CONFLICT ((coalesce(server_label, '')), (coalesce(tool_name, '')))
+		DO UPDATE SET rules = excluded.rules, updated_at = now(), updated_by = excluded.updated_by`,
+		string(l.Scope()), l.ServerLabel, l.ToolName, raw, by)
+	return translate(err, "write rules")
+}

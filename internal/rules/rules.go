@@ -1,0 +1,87 @@
+// Package rules holds argument rules: ordered CEL expressions over a tool
+// call that approve, deny or ask. Rules are compiled when they are saved
+// (a compile or type error is the caller's to fix) and evaluated with a cost
+// limit; an evaluation that fails means "ask", never "approve".
+package rules
+
+import (
+	"fmt"
+	"unicode/utf8"
+
+	"github.com/toolgate/toolgate/internal/apperr"
+)
+
+// Decision is what a matching rule decides.
+type Decision string
+
+// The decisions a rule can make.
+const (
+	Approve Decision = "approve"
+	Deny    Decision = "deny"
+	Ask     Decision = "ask"
+)
+
+// Limits on a list of rules, so that saving and evaluating stay cheap.
+const (
+	MaxRules     = 50
+	MaxWhenLen   = 1000 // characters of one expression
+	MaxReasonLen = 500
+	// CostLimit bounds one evaluation in cel-go's cost units; an expression
+	// that would cost more fails, which means ask.
+	CostLimit = 10_000
+)
+
+// Rule is one argument rule: when When holds for a call, Decision applies.
+type Rule struct {
+	When     string   `json:"when"`
+	Decision Decision `json:"decision"`
+	Reason   string   `json:"reason,omitempty"`
+}
+
+// Scope names the list a rule belongs to; lists are checked tool first,
+// then server, then workspace.
+type Scope string
+
+// The scopes of rule lists.
+const (
+	ScopeTool      Scope = "tool"
+	ScopeServer    Scope = "server"
+	ScopeWorkspace Scope = "workspace"
+)
+
+// validateShape checks what can be checked without compiling: count,
+// lengths, the decision.
+func validateShape(rs []Rule) error {
+	if len(rs) > MaxRules {
+		return apperr.Invalidf("too_many_rules", "rules", "at most %d rules per list (got %d)", MaxRules, len(rs))
+	}
+	for i, r := range rs {
+		field := fmt.Sprintf("rules[%d]", i)
+		switch {
+		case r.When == "":
+			return ruleError("invalid_rule", i, field+".when", "rule %d has no when: give a CEL expression, e.g. args.city in [\"Test\"]", i)
+		case utf8.RuneCountInString(r.When) > MaxWhenLen:
+			return ruleError("invalid_rule", i, field+".when", "rule %d: when is longer than %d characters", i, MaxWhenLen)
+		case utf8.RuneCountInString(r.Reason) > MaxReasonLen:
+			return ruleError("invalid_rule", i, field+".reason", "rule %d: reason is longer than %d characters", i, MaxReasonLen)
+		case r.Decision != Approve && r.Decision != Deny && r.Decision != Ask:
+			return ruleError("invalid_rule", i, field+".decision", "rule %d: decision must be approve, deny or ask (got %q)", i, r.Decision)
+		}
+	}
+	return nil
+}
+
+// RuleErrorDetails is error.details of an invalid rule.
+type RuleErrorDetails struct {
+	RuleIndex int `json:"rule_index"`
+	// Line and Column (1-based) locate a CEL error in the expression.
+	Line       int    `json:"line,omitempty"`
+	Column     int    `json:"column,omitempty"`
+	CELMessage string `json:"cel_message,omitempty"`
+}
+
+func ruleError(code string, i int, field, format string, args ...any) *apperr.Error {
+	e := apperr.Invalidf(code, field, format, args...)
+	e.Details = RuleErrorDetails{RuleIndex: i}
+	return e
+}
