@@ -22,7 +22,10 @@ type Receipt struct {
 	ToolName          string          `json:"tool_name"`
 	Arguments         json.RawMessage `json:"arguments"`
 	Redacted          []string        `json:"redacted"`
-	// ArgumentsSHA256 is the hex SHA-256 of Arguments exactly as stored.
+	// ArgumentsText is Arguments exactly as the transcript stores them
+	// (the audit log's JSON column would reorder keys and add spaces);
+	// ArgumentsSHA256 is its hex SHA-256.
+	ArgumentsText   string     `json:"arguments_text"`
 	ArgumentsSHA256 string     `json:"arguments_sha256"`
 	AllowedBy       *AllowedBy `json:"allowed_by"`
 	// DecidedBy and DecidedByID name the person who approved the call
@@ -93,7 +96,7 @@ func receiptOf(conversationID string, it Item) Receipt {
 		args = json.RawMessage("{}")
 	}
 	rc := Receipt{ConversationID: conversationID, ResponseID: it.ResponseID, CallID: it.ID, ServerLabel: it.ServerLabel,
-		ToolName: it.Name, Arguments: args, Redacted: it.Redacted, ArgumentsSHA256: digest([]byte(args)),
+		ToolName: it.Name, Arguments: args, Redacted: it.Redacted, ArgumentsText: string(args), ArgumentsSHA256: digest(args),
 		AllowedBy: it.AllowedBy, Outcome: OutcomeOutput}
 	if rc.Redacted == nil {
 		rc.Redacted = []string{}

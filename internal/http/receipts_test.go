@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"slices"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -23,6 +24,7 @@ type receipt struct {
 	ToolName          string          `json:"tool_name"`
 	Arguments         json.RawMessage `json:"arguments"`
 	Redacted          []string        `json:"redacted"`
+	ArgumentsText     string          `json:"arguments_text"`
 	ArgumentsSHA256   string          `json:"arguments_sha256"`
 	AllowedBy         *struct {
 		Kind   string `json:"kind"`
@@ -120,7 +122,7 @@ func TestReceipts_AutoRunCallIsRecorded(t *testing.T) {
 	}
 	want := receipt{ConversationID: conv, ResponseID: call.ResponseID, CallID: call.ID, ServerLabel: "demo",
 		ToolName: "delete_forecast", Arguments: json.RawMessage(`{"city":"Oslo"}`), Redacted: []string{},
-		ArgumentsSHA256: sha(`{"city":"Oslo"}`), Outcome: "output", OutputSHA256: ptr(sha(*call.Output)),
+		ArgumentsText: `{"city":"Oslo"}`, ArgumentsSHA256: sha(`{"city":"Oslo"}`), Outcome: "output", OutputSHA256: ptr(sha(*call.Output)),
 		Error: json.RawMessage("null")}
 	want.AllowedBy = r.AllowedBy
 	if diff := cmp.Diff(want, r); diff != "" {
@@ -135,6 +137,16 @@ func TestReceipts_AutoRunCallIsRecorded(t *testing.T) {
 	_, rs = e.receipts()
 	if len(rs) != 2 || rs[0].ToolName != "get_forecast" || rs[0].Outcome != "error" || len(rs[0].Error) == 0 || string(rs[0].Error) == "null" {
 		t.Errorf("receipts after a failing call: %+v", rs)
+	}
+
+	// Arguments are redacted as on the card: the secret is nowhere.
+	e.send(conv, `get_forecast {"city": "Berlin", "api_token": "s3cret-value"}`).ok(t)
+	_, rs = e.receipts()
+	if len(rs) != 3 || rs[0].ArgumentsText != `{"api_token":"[redacted]","city":"Berlin"}` || !slices.Equal(rs[0].Redacted, []string{"api_token"}) {
+		t.Errorf("receipt of a call with a secret: %+v", rs[0])
+	}
+	if res := e.must(200, "GET", "/api/audit/export", nil, nil); bytes.Contains(res.body, []byte("s3cret")) {
+		t.Error("the export shows a secret argument")
 	}
 }
 
@@ -160,7 +172,7 @@ func TestReceipts_ApprovedCallNamesApprovalAndDecider(t *testing.T) {
 		t.Errorf("receipt approval %v decided by %v (%v); want %s by %s (%s)", deref(r.ApprovalRequestID), deref(r.DecidedBy),
 			deref(r.DecidedByID), ap.ID, anaUser.Email, anaUser.ID)
 	}
-	if r.AllowedBy == nil || r.AllowedBy.Kind != "approval" || string(r.Arguments) != `{"city":"Oslo"}` || r.Outcome != "output" {
+	if r.AllowedBy == nil || r.AllowedBy.Kind != "approval" || r.ArgumentsText != `{"city":"Oslo"}` || r.ArgumentsSHA256 != sha(r.ArgumentsText) || r.Outcome != "output" {
 		t.Errorf("receipt %+v", r)
 	}
 	if entries[0].ActorID != anaUser.ID {
