@@ -11,6 +11,10 @@ import (
 	"github.com/toolgate/toolgate/internal/policy"
 )
 
+// auditExportPage is how many entries the export reads at a time (a
+// variable so a test can make pages small).
+var auditExportPage = 500
+
 // auditFilters reads the filters GET /api/audit and its export share.
 func auditFilters(c echo.Context) policy.AuditQuery {
 	// server_label; server_id is its deprecated alias (README: "Deprecated fields").
@@ -53,7 +57,7 @@ func (s *Server) exportAudit(c echo.Context) error {
 	}
 	ctx := c.Request().Context()
 	q := auditFilters(c)
-	q.Limit = 500
+	q.Limit = auditExportPage
 	// The first page is read before the header goes out, so a failure is
 	// still an error answer.
 	page, err := s.policies.Audit(ctx, q)

@@ -12,6 +12,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/toolgate/toolgate/internal/auth"
+	toolhttp "github.com/toolgate/toolgate/internal/http"
 )
 
 // receipt is the after of a tool.call audit entry, as a client reads it.
@@ -246,6 +247,13 @@ func TestAuditExport_JSONLines(t *testing.T) {
 	got := e.export("?format=jsonl")
 	if diff := cmp.Diff(all, got); diff != "" {
 		t.Errorf("export differs from the audit log (-list +export):\n%s", diff)
+	}
+	// Read two entries at a time, the export still has every page.
+	restore := toolhttp.SetAuditExportPage(2)
+	got = e.export("")
+	restore()
+	if diff := cmp.Diff(all, got); diff != "" {
+		t.Errorf("export in pages of 2 differs from the audit log (-list +export):\n%s", diff)
 	}
 	rs := e.export("?action=tool.call")
 	if len(rs) != 1 || rs[0].Action != "tool.call" || deref2(rs[0].ToolName) != "delete_forecast" {
