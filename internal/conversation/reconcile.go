@@ -142,7 +142,15 @@ func (s *Service) applyReadBack(ctx context.Context, repo Repo, owner, conversat
 	var evs []NewEvent
 	for _, u := range sr.Output {
 		it, ok := itemOf(&u, sr.ID, groups)
-		if !ok || have[u.ID] || u.Type == ItemApprovalRequest {
+		if !ok || u.Type == ItemApprovalRequest {
+			continue
+		}
+		// Every call read back has a receipt, also one the transcript holds
+		// (as run or as interrupted): a second receipt for a call is dropped.
+		if err := s.recordCall(ctx, repo, owner, "", conversationID, it); err != nil {
+			return st, nil, err
+		}
+		if have[u.ID] {
 			continue
 		}
 		stored, err := repo.AppendItem(ctx, conversationID, it)

@@ -169,7 +169,7 @@ func (r *relay) handle(ctx context.Context, ev Event) (done bool, err error) {
 
 // item stores a finished output item and relays it.
 func (r *relay) item(u *UpstreamItem) error {
-	t, s := r.t, r.t.s
+	s := r.t.s
 	r.itemHealth(u)
 	it, ok := itemOf(u, r.response, r.groups)
 	switch {
@@ -189,7 +189,7 @@ func (r *relay) item(u *UpstreamItem) error {
 	case u.Type == ItemApprovalRequest:
 		return r.approval(u, it)
 	}
-	stored, err := s.store.Repo().AppendItem(r.store, t.conv.ID, it)
+	stored, err := r.storeItem(it) // a call with its receipt
 	if err != nil {
 		return err
 	}

@@ -35,7 +35,7 @@ func TestAudit_RecordsEveryChangeNewestFirst(t *testing.T) {
 		{ann, "policy.set", "weather", "get_forecast", `null`, `{"policy":"never"}`},
 		{ann, "policy.set", "weather", "delete_forecast", `{"policy":"always"}`, `{"policy":"blocked"}`},
 		{ann, "policy.set", "weather", "delete_forecast", `null`, `{"policy":"always"}`},
-		{ann, "settings.update", "", "", `{"default_policy":"ask_unless_read_only","default_policy_locked":false}`, `{"default_policy":"never","default_policy_locked":true}`},
+		{ann, "settings.update", "", "", `{"ask_everything":false,"default_policy":"ask_unless_read_only","default_policy_locked":false}`, `{"ask_everything":false,"default_policy":"never","default_policy_locked":true}`},
 		{ann, "server.tools_changed", "weather", "", ``, ``},
 		{ann, "server.create", "weather", "", `null`, `{"default_policy":null,"default_policy_locked":false,"description":"","enabled":true,"headers":{},"label":"weather","url":"` + e.demoURL + `"}`},
 	}

@@ -53,6 +53,8 @@ func (s *Server) routes() {
 	e.GET("/api/settings", s.getSettings)
 	e.PUT("/api/settings", s.putSettings, s.adminOnly)
 	e.GET("/api/audit", s.listAudit)
+	// The audit log as JSON lines (audit.go): the same entries, all pages.
+	e.GET("/api/audit/export", s.exportAudit)
 
 	e.GET("/api/info", s.info)
 	e.POST("/api/conversations", s.createConversation)

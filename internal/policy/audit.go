@@ -15,6 +15,9 @@ const (
 	ActionPolicyDelete  = "policy.delete"
 	ActionSettingsWrite = "settings.update"
 	ActionDecision      = "approval.decide" // a person's decision on an approval request
+	// ActionToolCall is a receipt: a tool call the provider reported, asked
+	// or not. Its After is the receipt (conversation.Receipt).
+	ActionToolCall = "tool.call"
 )
 
 // AuditEntry records one change: who made it, when, and the state before and
@@ -29,6 +32,10 @@ type AuditEntry struct {
 	ToolName    *string         `json:"tool_name"`
 	Before      json.RawMessage `json:"before"`
 	After       json.RawMessage `json:"after"`
+	// CallID and ConversationID are set on receipts only: the call id keeps
+	// one receipt per call; both are in After too.
+	CallID         string `json:"-"`
+	ConversationID string `json:"-"`
 }
 
 // AuditPage is one page of the audit log, newest first.

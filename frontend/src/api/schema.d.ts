@@ -476,6 +476,31 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/audit/export": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Export the audit log as JSON lines
+         * @description The whole audit log the caller may read, for compliance: the same
+         *     entries as `GET /api/audit` with the same filters (`action`,
+         *     `server_label`) and the same visibility (admins every entry, a member
+         *     only their own), newest first, one `AuditEntry` per line
+         *     (`application/x-ndjson`), streamed page by page. Tool-call receipts:
+         *     `action=tool.call`.
+         */
+        get: operations["exportAuditEntries"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/audit": {
         parameters: {
             query?: never;
@@ -490,7 +515,8 @@ export interface paths {
          *     older page. Filters match exactly; a filter that matches nothing gives
          *     an empty page, not an error. Admins read every entry; a member reads
          *     only the entries they made (`actor_id` theirs: their personal policy
-         *     changes and their decisions).
+         *     changes, their decisions and the receipts of their tool calls).
+         *     `action=tool.call` lists the receipts (`ToolCallReceipt`).
          */
         get: operations["listAuditEntries"];
         put?: never;
@@ -1556,7 +1582,7 @@ export interface components {
          *       actor).
          *     * `policy.delete`: `before` `{"policy": p}`; `after` null.
          *     * `settings.update` (`server_label` null): `before` and `after`
-         *       `{default_policy, default_policy_locked}`.
+         *       `{default_policy, default_policy_locked, ask_everything}`.
          *     * `approval.decide` (a person's decision on an approval request;
          *       `server_label` and `tool_name` name the tool): `before`
          *       `{"approval_request_id", "state": "pending"}`; `after`
@@ -1567,9 +1593,78 @@ export interface components {
          *       null for the workspace's, `tool_name` null for a server's):
          *       `before` and `after` `{"scope": "tool"|"server"|"workspace",
          *       "rules": [{when, decision, reason}]}` (`[]` when there were none).
+         *     * `tool.call` (a receipt: one for every tool call the model's provider
+         *       reported, whether it asked or not; `server_label` and `tool_name`
+         *       name the tool, the actor is the conversation's owner): `before`
+         *       null; `after` a `ToolCallReceipt`. Receipts outlive their
+         *       conversation.
          * @enum {string}
          */
-        AuditAction: "server.create" | "server.update" | "server.delete" | "server.tools_changed" | "policy.set" | "policy.delete" | "settings.update" | "approval.decide" | "rules.set";
+        AuditAction: "server.create" | "server.update" | "server.delete" | "server.tools_changed" | "policy.set" | "policy.delete" | "settings.update" | "approval.decide" | "rules.set" | "tool.call";
+        /**
+         * @description The `after` of a `tool.call` audit entry: one tool call as the
+         *     model's provider reported it. Recorded when the call's `mcp_call`
+         *     item arrives (or when Toolgate reads a response back after a turn
+         *     was cut short), once per `call_id`.
+         * @example {
+         *       "conversation_id": "conv_db5d2caa30c1c1dc7ab3158e",
+         *       "response_id": "resp_123",
+         *       "call_id": "mcp_456",
+         *       "approval_request_id": "mcpr_789",
+         *       "server_label": "weather",
+         *       "tool_name": "delete_forecast",
+         *       "arguments": {
+         *         "city": "Oslo"
+         *       },
+         *       "redacted": [],
+         *       "arguments_text": "{\"city\":\"Oslo\"}",
+         *       "arguments_sha256": "5a1f0c3c2f0b8d1e3d0a6f1b1f9b7e1c6f0e9d8c7b6a5f4e3d2c1b0a99887766",
+         *       "allowed_by": {
+         *         "kind": "approval"
+         *       },
+         *       "decided_by": "ann@example.com",
+         *       "decided_by_id": "usr_0123456789abcdef01234567",
+         *       "outcome": "output",
+         *       "output_sha256": "0b1c2d3e4f5a6b7c8d9e0f1a2b3c4d5e6f7a8b9c0d1e2f3a4b5c6d7e8f9a0b1c",
+         *       "error": null
+         *     }
+         */
+        ToolCallReceipt: {
+            /** @description The conversation (it may since have been deleted). */
+            conversation_id: string;
+            response_id: string;
+            /** @description The `mcp_call` item's id. */
+            call_id: string;
+            /** @description The approval request the call answered; `null` when it ran without asking. */
+            approval_request_id: string | null;
+            server_label: string;
+            tool_name: string;
+            /** @description The arguments, redacted exactly as on the approval card (secret-looking keys hidden). */
+            arguments: unknown;
+            /** @description The argument paths whose values were hidden. */
+            redacted: string[];
+            /**
+             * @description The redacted arguments exactly as the transcript stores them (JSON
+             *     text); `arguments` is the same value, but the audit log's JSON
+             *     column may reorder its keys, so digest this one.
+             */
+            arguments_text: string;
+            /** @description Hex SHA-256 of `arguments_text`. */
+            arguments_sha256: string;
+            /** @description Why the call ran (an `AllowedBy`). */
+            allowed_by: {
+                [key: string]: unknown;
+            } | null;
+            /** @description The email of the person who approved the call (`approval` only). */
+            decided_by: string | null;
+            decided_by_id: string | null;
+            /** @enum {string} */
+            outcome: "output" | "error";
+            /** @description Hex SHA-256 of the tool's output; `null` when there was none. */
+            output_sha256: string | null;
+            /** @description The provider's error object when `outcome` is `error`; else `null`. */
+            error: unknown;
+        };
         /** @description One recorded change. */
         AuditEntry: {
             /** Format: int64 */
@@ -1588,7 +1683,7 @@ export interface components {
              * @description The same as `server_label` (its old name); removed in the next release.
              */
             server_id: string | null;
-            /** @description The tool concerned, for `policy.*` and `approval.decide` actions; else `null`. */
+            /** @description The tool concerned, for `policy.*`, `approval.decide` and `tool.call` actions; else `null`. */
             tool_name: string | null;
             /** @description The state before the change; `null` for a creation. See `AuditAction` for the shapes. */
             before: {
@@ -2391,8 +2486,8 @@ export interface components {
          *     every action. The actions are `server.create`, `server.update`,
          *     `server.delete`, `server.tools_changed`, `policy.set`,
          *     `policy.delete`, `settings.update`, `approval.decide` and
-         *     `rules.set`; other
-         *     values are accepted and match nothing.
+         *     `rules.set` and `tool.call` (receipts); other values are accepted
+         *     and match nothing.
          * @example policy.set
          */
         AuditAction: string;
@@ -3344,6 +3439,57 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable"];
         };
     };
+    exportAuditEntries: {
+        parameters: {
+            query?: {
+                /** @description `jsonl` (the default and the only format); another value is `400 invalid_format`. */
+                format?: "jsonl";
+                /**
+                 * @description Only entries about the server with this label (exact, case-sensitive match). Empty or absent means every server.
+                 * @example weather
+                 */
+                server_label?: components["parameters"]["AuditServerLabel"];
+                /**
+                 * @deprecated
+                 * @description The old name of `server_label`, used when `server_label` is absent. Removed in the next release.
+                 */
+                server_id?: components["parameters"]["AuditServerId"];
+                /**
+                 * @description Only entries with this action (exact match). Empty or absent means
+                 *     every action. The actions are `server.create`, `server.update`,
+                 *     `server.delete`, `server.tools_changed`, `policy.set`,
+                 *     `policy.delete`, `settings.update`, `approval.decide` and
+                 *     `rules.set` and `tool.call` (receipts); other values are accepted
+                 *     and match nothing.
+                 * @example policy.set
+                 */
+                action?: components["parameters"]["AuditAction"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Every matching entry, one JSON object (an `AuditEntry`) a line. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /** @example {"id":43,"at":"2025-06-01T10:16:00.5Z","actor":"ann@example.com","actor_id":"usr_0123456789abcdef01234567","action":"tool.call","server_label":"weather","tool_name":"delete_forecast","before":null,"after":{"call_id":"mcp_1","arguments":{"city":"Oslo"},"arguments_sha256":"…","outcome":"output"},"server_id":"weather"} */
+                    "application/x-ndjson": string;
+                };
+            };
+            /** @description `invalid_format` (a format other than `jsonl`). */
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["CrossOrigin"];
+            421: components["responses"]["MisdirectedHost"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
     listAuditEntries: {
         parameters: {
             query?: {
@@ -3369,8 +3515,8 @@ export interface operations {
                  *     every action. The actions are `server.create`, `server.update`,
                  *     `server.delete`, `server.tools_changed`, `policy.set`,
                  *     `policy.delete`, `settings.update`, `approval.decide` and
-                 *     `rules.set`; other
-                 *     values are accepted and match nothing.
+                 *     `rules.set` and `tool.call` (receipts); other values are accepted
+                 *     and match nothing.
                  * @example policy.set
                  */
                 action?: components["parameters"]["AuditAction"];

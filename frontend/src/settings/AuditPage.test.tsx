@@ -66,6 +66,35 @@ describe("AuditPage", () => {
     expect(screen.getByText("That is everything for policy changes.")).toBeInTheDocument();
   });
 
+  it("shows tool-call receipts under their own filter", async () => {
+    const user = userEvent.setup();
+    const call = (id: number): AuditEntry => entry({
+      id, at: at(id), actor: "ana@example.com", action: "tool.call", tool_name: "delete_forecast", before: null,
+      after: {
+        conversation_id: "conv_9", response_id: "resp_1", call_id: `mcp_${id}`, approval_request_id: "mcpr_1",
+        server_label: "demo", tool_name: "delete_forecast", arguments: { city: "Oslo" }, arguments_text: '{"city":"Oslo"}',
+        redacted: [], arguments_sha256: "ab12", allowed_by: { kind: "approval" }, decided_by: "ana@example.com",
+        decided_by_id: "usr_1", outcome: "output", output_sha256: "cd34", error: null,
+      },
+    });
+    const { calls } = mockFetch({
+      "GET /api/audit?limit=50": page([call(3), set(2), settings(1)]),
+      "GET /api/audit?limit=50&action=tool.call": page([call(3)]),
+    });
+    renderWithClient(<AuditPage />);
+    await screen.findByRole("table");
+    await user.selectOptions(screen.getByLabelText("Action"), "Tool calls");
+    const table = await screen.findByRole("table", { name: "Audit log: tool calls, newest first" });
+    expect(calls.at(-1)?.path).toBe("/api/audit?limit=50&action=tool.call");
+    await waitFor(() => expect(rows(table)).toHaveLength(1));
+    const row = rows(table)[0];
+    expect(row).toHaveTextContent("Ran demo/delete_forecast");
+    expect(row).toHaveTextContent('Arguments: {"city":"Oslo"}');
+    expect(row).toHaveTextContent("Approved by ana@example.com");
+    expect(row).toHaveTextContent("SHA-256 of the arguments: ab12; of the output: cd34");
+    expect(within(row).getByRole("link", { name: "Open the conversation" })).toHaveAttribute("href", expect.stringContaining("conv_9"));
+  });
+
   it("says so when nothing is recorded", async () => {
     mockFetch({ "GET /api/audit?limit=50": page([]) });
     renderWithClient(<AuditPage />);

@@ -26,6 +26,34 @@ suite("audit entries in plain words", () => {
     expect(d.parts).toEqual(["Set ", { server: "demo", tool: "delete_forecast" }, " to Ask (was Auto)"]);
   });
 
+  it("tool.call receipts, in English and German", () => {
+    const receipt = {
+      conversation_id: "conv_1", response_id: "resp_1", call_id: "mcp_1", approval_request_id: null,
+      server_label: "demo", tool_name: "delete_forecast", arguments: { city: "Oslo", token: "[redacted]" },
+      arguments_text: '{"city":"Oslo","token":"[redacted]"}', redacted: ["token"], arguments_sha256: "aa11",
+      allowed_by: { kind: "policy", policy: "never", source: "tool" }, decided_by: null, decided_by_id: null,
+      outcome: "output", output_sha256: "bb22", error: null,
+    };
+    const d = describe(entry({ action: "tool.call", before: null, after: receipt }), i18n.getFixedT("en", "settings"));
+    expect(partsText(d.parts)).toBe("Ran demo/delete_forecast");
+    expect(d.details).toEqual([
+      'Arguments: {"city":"Oslo","token":"[redacted]"}', "Hidden: token",
+      "Allowed by the policy Auto (set for this tool)", "SHA-256 of the arguments: aa11; of the output: bb22",
+    ]);
+    expect(d.conversationId).toBe("conv_1");
+    expect(d.tone).toBeUndefined();
+    const approved = { ...receipt, redacted: [], approval_request_id: "mcpr_1", allowed_by: { kind: "approval" }, decided_by: "ana@example.com",
+      outcome: "error", output_sha256: null, error: { type: "mcp_tool_execution_error", message: "no forecast for Atlantis" } };
+    expect(text({ action: "tool.call", before: null, after: approved })).toBe(
+      'Ran demo/delete_forecast; it failed | Arguments: {"city":"Oslo","token":"[redacted]"} | Approved by ana@example.com'
+      + " | Error: no forecast for Atlantis | SHA-256 of the arguments: aa11; of the output: none");
+    expect(text({ action: "tool.call", before: null, after: approved }, "de")).toBe(
+      'demo/delete_forecast ausgeführt; fehlgeschlagen | Argumente: {"city":"Oslo","token":"[redacted]"} | Genehmigt von ana@example.com'
+      + " | Fehler: no forecast for Atlantis | SHA-256 der Argumente: aa11; der Ausgabe: keine");
+    expect(text({ action: "tool.call", before: null, after: { ...receipt, redacted: [], allowed_by: { kind: "conversation" } } }))
+      .toContain("Allowed for the conversation");
+  });
+
   it("approval.decide", () => {
     const d = describe(entry({
       action: "approval.decide",

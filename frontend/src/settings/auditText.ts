@@ -4,7 +4,7 @@
 // (AuditAction). Sentences with a link to a server or tool are
 // translations with <ref/> where the link goes (see toParts).
 import type { AuditEntry } from "../api/types";
-import { isDefaultPolicy, isPolicy, policyLabel, type SettingsT } from "./policy";
+import { isDefaultPolicy, isPolicy, policyLabel, sourceLabel, type SettingsT } from "./policy";
 
 /** A piece of a sentence: text, or a reference the page can link. */
 export type Part = string | { server: string; tool?: string };
@@ -19,12 +19,13 @@ export interface Described {
   tone?: "error" | "good";
 }
 
-export type ActionGroup = "all" | "policy" | "approval" | "servers" | "settings";
+export type ActionGroup = "all" | "policy" | "approval" | "calls" | "servers" | "settings";
 
 export const ACTION_GROUPS: { value: ActionGroup; actions?: string[] }[] = [
   { value: "all" },
   { value: "policy", actions: ["policy.set", "policy.delete"] },
   { value: "approval", actions: ["approval.decide"] },
+  { value: "calls", actions: ["tool.call"] },
   { value: "servers", actions: ["server.create", "server.update", "server.delete", "server.tools_changed"] },
   { value: "settings", actions: ["settings.update"] },
 ];
@@ -71,6 +72,8 @@ export function describe(e: AuditEntry, t: SettingsT): Described {
       };
     case "approval.decide":
       return describeDecision(ref, after, t);
+    case "tool.call":
+      return describeCall(ref, after, t, pol);
     case "server.create": {
       const extras: string[] = [];
       const headers = obj(after?.headers);
@@ -125,6 +128,32 @@ function describeDecision(ref: Part, after: Obj | null, t: SettingsT): Described
     parts,
     details: reason ? [t("audit.reason", { reason })] : [],
     conversationId: str(after?.conversation_id) ?? undefined,
+  };
+}
+
+/** A receipt (docs/openapi.yaml ToolCallReceipt): what ran, with which arguments, allowed by what, how it ended. */
+function describeCall(ref: Part, after: Obj | null, t: SettingsT, pol: (v: unknown) => string): Described {
+  const failed = after?.outcome === "error";
+  const details: string[] = [t("audit.callArguments", { args: str(after?.arguments_text) ?? JSON.stringify(after?.arguments ?? {}) })];
+  const hidden = Array.isArray(after?.redacted) ? (after.redacted as unknown[]).filter((p) => typeof p === "string") : [];
+  if (hidden.length) details.push(t("audit.callRedacted", { paths: hidden.join(", ") }));
+  const by = obj(after?.allowed_by);
+  details.push(
+    by?.kind === "approval" ? t("audit.callAllowedApproval", { who: str(after?.decided_by) ?? str(after?.decided_by_id) ?? "?" })
+    : by?.kind === "conversation" ? t("audit.callAllowedConversation")
+    : by?.kind === "policy" ? t("audit.callAllowedPolicy", { policy: pol(by.policy), source: sourceLabel(str(by.source) ?? "?", t) })
+    : t("audit.callAllowedUnknown"),
+  );
+  if (failed) {
+    const err = obj(after?.error);
+    details.push(t("audit.callError", { message: str(err?.message) ?? JSON.stringify(after?.error) }));
+  }
+  details.push(t("audit.callDigests", { args: str(after?.arguments_sha256) ?? "?", output: str(after?.output_sha256) ?? t("audit.callNoOutput") }));
+  return {
+    parts: toParts(t(failed ? "audit.toolCallFailed" : "audit.toolCall"), ref),
+    details,
+    conversationId: str(after?.conversation_id) ?? undefined,
+    tone: failed ? "error" : undefined,
   };
 }
 
