@@ -85,15 +85,7 @@ func TestKill_FollowUpAtEachStep(t *testing.T) {
 			tg := startBinary(t, bin, run)
 			msg, _ := json.Marshal(map[string]string{"input": `send_alert {"city": "` + city + `", "message": "x"}`})
 			_, events := sse(t, tg.base+"/api/responses", string(msg))
-			var conv, approval string
-			for _, ev := range events {
-				switch ev.name {
-				case "conversation":
-					conv = field(t, ev.data, "conversation_id")
-				case "approval.required":
-					approval = field(t, ev.data, "approval_request_id")
-				}
-			}
+			conv, approval := asked(t, events)
 			if conv == "" || approval == "" || events[len(events)-1].name != "completed" {
 				t.Fatalf("the model did not ask: %v", events)
 			}

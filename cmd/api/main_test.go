@@ -286,15 +286,7 @@ func TestRun_OfflineChatWithApprovals(t *testing.T) {
 	}
 
 	_, events := sse(t, base+"/api/responses", `{"input":"delete_forecast {\"city\": \"Oslo\"}"}`)
-	var conv, approval string
-	for _, ev := range events {
-		switch ev.name {
-		case "conversation":
-			conv = field(t, ev.data, "conversation_id")
-		case "approval.required":
-			approval = field(t, ev.data, "approval_request_id")
-		}
-	}
+	conv, approval := asked(t, events)
 	if conv == "" || approval == "" || events[len(events)-1].name != "completed" {
 		t.Fatalf("first turn: %v", events)
 	}
@@ -356,6 +348,21 @@ func sse(t *testing.T, url, body string) (int, []event) {
 		}
 	}
 	return res.StatusCode, out
+}
+
+// asked returns the conversation a stream announced and the approval
+// request it made ("" for either it lacks).
+func asked(t *testing.T, events []event) (conv, approval string) {
+	t.Helper()
+	for _, ev := range events {
+		switch ev.name {
+		case "conversation":
+			conv = field(t, ev.data, "conversation_id")
+		case "approval.required":
+			approval = field(t, ev.data, "approval_request_id")
+		}
+	}
+	return conv, approval
 }
 
 func field(t *testing.T, data, key string) string {
