@@ -40,5 +40,5 @@ func (r *relay) settleSent(repo Repo, e TurnError, st settled) ([]DecisionEvent,
 	if err != nil {
 		return nil, err
 	}
-	return markUnknown(r.store, repo, t.user.ID, aps, r.ran, e.Code, r.t.s.now())
+	return markUnknown(r.store, repo, t.user.ID, aps, r.ran, e.Code)
 }

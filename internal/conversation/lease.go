@@ -251,7 +251,7 @@ func (s *Service) takeOver(ctx context.Context, rt RunningTurn) (bool, error) {
 				return err
 			}
 			if !st.finished() {
-				decided, err := markUnknown(ctx, repo, rt.OwnerID, sent, tr.ran, e.Code, now)
+				decided, err := markUnknown(ctx, repo, rt.OwnerID, sent, tr.ran, e.Code)
 				if err != nil {
 					return err
 				}
@@ -277,7 +277,7 @@ func (s *Service) takeOver(ctx context.Context, rt RunningTurn) (bool, error) {
 
 // markUnknown makes the approved requests among aps whose call was not
 // seen to run outcome_unknown.
-func markUnknown(ctx context.Context, repo Repo, owner string, aps []Approval, ran map[string]bool, code string, now time.Time) ([]DecisionEvent, error) {
+func markUnknown(ctx context.Context, repo Repo, owner string, aps []Approval, ran map[string]bool, code string) ([]DecisionEvent, error) {
 	var out []DecisionEvent
 	for _, a := range aps {
 		if a.State != Approved || ran[a.ID] {
@@ -290,7 +290,6 @@ func markUnknown(ctx context.Context, repo Repo, owner string, aps []Approval, r
 		}
 		out = append(out, decisionEvent(a, nil))
 	}
-	_ = now
 	return out, nil
 }
 

@@ -66,9 +66,6 @@ type observedSink struct {
 // observe wraps sink; without metrics it is sink itself.
 func (s *Server) observe(sink conversation.Sink) conversation.Sink {
 	if s.metrics == nil {
-		if sink == nil {
-			return nil
-		}
 		return sink
 	}
 	return &observedSink{next: sink, m: s.metrics}
