@@ -27,6 +27,7 @@ import (
 	"github.com/toolgate/toolgate/internal/auth"
 	"github.com/toolgate/toolgate/internal/config"
 	"github.com/toolgate/toolgate/internal/conversation"
+	"github.com/toolgate/toolgate/internal/hooks"
 	toolhttp "github.com/toolgate/toolgate/internal/http"
 	"github.com/toolgate/toolgate/internal/mcpclient"
 	"github.com/toolgate/toolgate/internal/policy"
@@ -173,6 +174,7 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, stdout io.W
 	discoverer := &mcpclient.Discoverer{Timeout: cfg.DiscoveryTimeout, Guard: guard}
 	policies := policy.NewService(store, discoverer, log)
 	policies.SetURLChecker(guard)
+	policies.SetHookClient(hooks.NewClient(guard.Transport()))
 
 	info := conversation.Info{Offline: cfg.Offline(), Model: cfg.OpenAIModel, Layout: cfg.ToolLayout, BaseURL: cfg.OpenAIBaseURL}
 	upCfg := responses.Config{APIKey: cfg.OpenAIAPIKey, BaseURL: cfg.OpenAIBaseURL, Model: cfg.OpenAIModel,

@@ -50,6 +50,17 @@ func (s *Server) routes() {
 	e.PUT("/api/rules", s.putRules, s.adminOnly)
 	e.POST("/api/rules/test", s.testRules)
 
+	// Decision hooks (decisionhooks.go): endpoints asked before a card
+	// shows, per server and for the workspace; admins only.
+	e.GET("/api/mcp/servers/:serverId/decision-hook", s.getDecisionHook, s.adminOnly)
+	e.PUT("/api/mcp/servers/:serverId/decision-hook", s.putDecisionHook, s.adminOnly)
+	e.DELETE("/api/mcp/servers/:serverId/decision-hook", s.deleteDecisionHook, s.adminOnly)
+	e.POST("/api/mcp/servers/:serverId/decision-hook/test", s.testDecisionHook, s.adminOnly)
+	e.GET("/api/decision-hook", s.getDecisionHook, s.adminOnly)
+	e.PUT("/api/decision-hook", s.putDecisionHook, s.adminOnly)
+	e.DELETE("/api/decision-hook", s.deleteDecisionHook, s.adminOnly)
+	e.POST("/api/decision-hook/test", s.testDecisionHook, s.adminOnly)
+
 	e.GET("/api/settings", s.getSettings)
 	e.PUT("/api/settings", s.putSettings, s.adminOnly)
 	e.GET("/api/audit", s.listAudit)

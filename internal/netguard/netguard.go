@@ -340,3 +340,22 @@ func Origin(u *url.URL) string {
 	}
 	return strings.ToLower(u.Scheme) + "://" + net.JoinHostPort(host, port)
 }
+
+// Internal reports whether host is on the operator's own network and the
+// policy lets Toolgate reach it: every address it resolves to is loopback
+// or private, and allowed. Decision hooks may use plain http only to such
+// hosts. A name that does not resolve is not internal.
+func (g *Guard) Internal(ctx context.Context, host string) bool {
+	ctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+	defer cancel()
+	ips, err := g.resolve(ctx, host)
+	if err != nil || len(ips) == 0 {
+		return false
+	}
+	for _, ip := range ips {
+		if c := Classify(Normalize(ip)); c != Loopback && c != Private || g.Check(host, ip) != nil {
+			return false
+		}
+	}
+	return true
+}

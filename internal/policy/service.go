@@ -10,6 +10,7 @@ import (
 
 	"github.com/toolgate/toolgate/internal/apperr"
 	"github.com/toolgate/toolgate/internal/auth"
+	"github.com/toolgate/toolgate/internal/hooks"
 )
 
 // Service is the policy API: servers, tools, policies, settings and audit.
@@ -17,8 +18,10 @@ type Service struct {
 	store    Store
 	discover Discoverer
 	urls     URLChecker // nil: no URL policy at registration
-	log      *slog.Logger
-	now      func() time.Time
+	// hookClient asks decision hooks (decisionhook.go); nil: a default one.
+	hookClient *hooks.Client
+	log        *slog.Logger
+	now        func() time.Time
 }
 
 // NewService returns a Service over store that discovers tools with d.

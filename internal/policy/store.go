@@ -69,6 +69,13 @@ type Repo interface {
 	// PutRules replaces a list of argument rules (empty: removes it).
 	PutRules(ctx context.Context, l RuleList, rs []rules.Rule, by string) error
 
+	// DecisionHook returns a server's decision hook ("": the workspace's),
+	// secret decrypted; false when none is set.
+	DecisionHook(ctx context.Context, label string) (DecisionHook, bool, error)
+	// PutDecisionHook creates or replaces a decision hook.
+	PutDecisionHook(ctx context.Context, h DecisionHook) (DecisionHook, error)
+	DeleteDecisionHook(ctx context.Context, label string) error
+
 	// InsertAudit records e; e.ActorID is the account (auth.User.ID).
 	InsertAudit(ctx context.Context, e AuditEntry) error
 	Audit(ctx context.Context, q AuditQuery) ([]AuditEntry, error)
