@@ -43,6 +43,13 @@ type Policies interface {
 	// Toolgate has not discovered it.
 	DiscoveredTool(ctx context.Context, label, tool string) (policy.DiscoveredTool, bool, error)
 
+	// DecideByHooks asks the decision hooks (the server's, then the
+	// workspace's) about an approval request made for u, before its card
+	// shows; the answer is already clamped (a hook never loosens a blocked
+	// tool or a locked always). A hook that fails asks; an error means the
+	// hooks' settings could not be read.
+	DecideByHooks(ctx context.Context, u auth.User, c policy.HookCall) (policy.HookDecision, error)
+
 	// Effective returns the tool's effective policy for userID, read in tx.
 	// A server that no longer exists blocks its tools.
 	Effective(ctx context.Context, tx Repo, userID, label, tool string) (policy.Policy, error)

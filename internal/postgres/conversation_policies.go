@@ -45,6 +45,11 @@ func (p ConversationPolicies) DiscoveredTool(ctx context.Context, label, tool st
 	return p.svc.DiscoveredTool(ctx, label, tool)
 }
 
+// DecideByHooks asks the decision hooks about one approval request.
+func (p ConversationPolicies) DecideByHooks(ctx context.Context, u auth.User, c policy.HookCall) (policy.HookDecision, error) {
+	return p.svc.DecideByHooks(ctx, u, c)
+}
+
 // Effective returns one tool's effective policy for userID, read in tx.
 func (p ConversationPolicies) Effective(ctx context.Context, tx conversation.Repo, userID, label, tool string) (policy.Policy, error) {
 	r, err := policyRepo(tx)

@@ -476,6 +476,144 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/mcp/servers/{serverId}/decision-hook": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The server's label. Matched exactly (case-sensitively); a value that
+                 *     names no server, including one that does not fit the pattern, gives
+                 *     `404 server_not_found`.
+                 * @example weather
+                 */
+                serverId: components["parameters"]["ServerId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Read one server's decision hook
+         * @description The decision hook of one server, without its secret (shown once, when
+         *     generated). Admins only.
+         */
+        get: operations["getServerDecisionHook"];
+        /**
+         * Set one server's decision hook
+         * @description Creates or replaces the decision hook of one server. Admins only;
+         *     audited as `decision_hook.set` (URL with query values masked, never
+         *     the secret). `url` must be https, or plain http to a host on your own
+         *     network that the MCP URL policy allows (`MCP_ALLOWED_HOSTS`,
+         *     `MCP_ALLOW_PRIVATE`; loopback in offline mode); a refused host is
+         *     `400 url_not_allowed`. `timeout_ms` is 100–10000 (default 3000);
+         *     `enabled` defaults to true. A new hook, or `rotate_secret: true`,
+         *     gets a fresh signing secret, returned in `secret` this once; every
+         *     other answer leaves `secret` out and keeps the stored one.
+         */
+        put: operations["putServerDecisionHook"];
+        post?: never;
+        /**
+         * Remove one server's decision hook
+         * @description Admins only; audited as `decision_hook.delete`.
+         */
+        delete: operations["deleteServerDecisionHook"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/mcp/servers/{serverId}/decision-hook/test": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The server's label. Matched exactly (case-sensitively); a value that
+                 *     names no server, including one that does not fit the pattern, gives
+                 *     `404 server_not_found`.
+                 * @example weather
+                 */
+                serverId: components["parameters"]["ServerId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send one server's decision hook a sample request
+         * @description Sends the saved hook (enabled or not) a signed sample request with
+         *     `test: true`, tool `example_tool` and the caller as `user`, and
+         *     reports what it answered. Nothing is decided or stored. `200`
+         *     whatever the hook did: `error` says why its answer would count as
+         *     `ask` (timeout, non-2xx, not the expected JSON). Admins only.
+         */
+        post: operations["testServerDecisionHook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/decision-hook": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read the workspace's decision hook
+         * @description The decision hook of the workspace, without its secret (shown once, when
+         *     generated). Admins only.
+         */
+        get: operations["getWorkspaceDecisionHook"];
+        /**
+         * Set the workspace's decision hook
+         * @description Creates or replaces the decision hook of the workspace. Admins only;
+         *     audited as `decision_hook.set` (URL with query values masked, never
+         *     the secret). `url` must be https, or plain http to a host on your own
+         *     network that the MCP URL policy allows (`MCP_ALLOWED_HOSTS`,
+         *     `MCP_ALLOW_PRIVATE`; loopback in offline mode); a refused host is
+         *     `400 url_not_allowed`. `timeout_ms` is 100–10000 (default 3000);
+         *     `enabled` defaults to true. A new hook, or `rotate_secret: true`,
+         *     gets a fresh signing secret, returned in `secret` this once; every
+         *     other answer leaves `secret` out and keeps the stored one.
+         */
+        put: operations["putWorkspaceDecisionHook"];
+        post?: never;
+        /**
+         * Remove the workspace's decision hook
+         * @description Admins only; audited as `decision_hook.delete`.
+         */
+        delete: operations["deleteWorkspaceDecisionHook"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/decision-hook/test": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send the workspace's decision hook a sample request
+         * @description Sends the saved hook (enabled or not) a signed sample request with
+         *     `test: true`, tool `example_tool` and the caller as `user`, and
+         *     reports what it answered. Nothing is decided or stored. `200`
+         *     whatever the hook did: `error` says why its answer would count as
+         *     `ask` (timeout, non-2xx, not the expected JSON). Admins only.
+         */
+        post: operations["testWorkspaceDecisionHook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/audit/export": {
         parameters: {
             query?: never;
@@ -1514,6 +1652,43 @@ export interface components {
             decision: "approve" | "deny" | "ask";
             reason?: string;
         };
+        DecisionHook: {
+            /** @enum {string} */
+            scope: "server" | "workspace";
+            /** @description The server's label; null for the workspace's hook. */
+            server_id: string | null;
+            url: string;
+            timeout_ms: number;
+            enabled: boolean;
+            /**
+             * @description The signing secret, only in the answer to the PUT that generated
+             *     it (a new hook or `rotate_secret`). Keep it: it is never shown
+             *     again.
+             */
+            secret?: string;
+            /** Format: date-time */
+            updated_at: string;
+            updated_by: string;
+        };
+        DecisionHookInput: {
+            url: string;
+            /** @description Default 3000 for a new hook; omitted keeps the stored value. */
+            timeout_ms?: number;
+            /** @description Default true for a new hook; omitted keeps the stored value. */
+            enabled?: boolean;
+            /** @description Generate a new secret (returned once); the old one stops working. */
+            rotate_secret?: boolean;
+        };
+        DecisionHookAnswer: {
+            /** @enum {string} */
+            decision: "approve" | "deny" | "ask";
+            reason?: string;
+            /** @description The HTTP status the hook answered with; 0 when none arrived. */
+            status: number;
+            /** @description Why the answer counts as ask although the hook did not say so. */
+            error?: string;
+            duration_ms: number;
+        };
         RuleList: {
             rules: components["schemas"]["Rule"][];
         };
@@ -1598,9 +1773,15 @@ export interface components {
          *       name the tool, the actor is the conversation's owner): `before`
          *       null; `after` a `ToolCallReceipt`. Receipts outlive their
          *       conversation.
+         *     * `decision_hook.set` (`server_label` null for the workspace's
+         *       hook): `before` null or, like `after`, `{url, timeout_ms, enabled}`
+         *       (query values masked; `"secret_rotated": true` when the PUT
+         *       replaced the secret; the secret itself never).
+         *     * `decision_hook.delete`: `before` `{url, timeout_ms, enabled}`;
+         *       `after` null.
          * @enum {string}
          */
-        AuditAction: "server.create" | "server.update" | "server.delete" | "server.tools_changed" | "policy.set" | "policy.delete" | "settings.update" | "approval.decide" | "rules.set" | "tool.call";
+        AuditAction: "server.create" | "server.update" | "server.delete" | "server.tools_changed" | "policy.set" | "policy.delete" | "settings.update" | "approval.decide" | "rules.set" | "tool.call" | "decision_hook.set" | "decision_hook.delete";
         /**
          * @description The `after` of a `tool.call` audit entry: one tool call as the
          *     model's provider reported it. Recorded when the call's `mcp_call`
@@ -3434,6 +3615,458 @@ export interface operations {
             403: components["responses"]["CrossOrigin"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            421: components["responses"]["MisdirectedHost"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getServerDecisionHook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The server's label. Matched exactly (case-sensitively); a value that
+                 *     names no server, including one that does not fit the pattern, gives
+                 *     `404 server_not_found`.
+                 * @example weather
+                 */
+                serverId: components["parameters"]["ServerId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The hook. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "scope": "server",
+                     *       "server_id": "weather",
+                     *       "url": "https://hooks.example.com/toolgate",
+                     *       "timeout_ms": 3000,
+                     *       "enabled": true,
+                     *       "updated_at": "2026-11-26T05:00:00Z",
+                     *       "updated_by": "admin@example.com"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["DecisionHook"];
+                };
+            };
+            400: components["responses"]["InvalidText"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["AdminOnly"];
+            /**
+             * @description The server does not exist (`server_not_found`), or it has no
+             *     decision hook (`decision_hook_not_set`).
+             */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "decision_hook_not_set",
+                     *         "message": "the server \"weather\" has no decision hook; PUT one first"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            421: components["responses"]["MisdirectedHost"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    putServerDecisionHook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The server's label. Matched exactly (case-sensitively); a value that
+                 *     names no server, including one that does not fit the pattern, gives
+                 *     `404 server_not_found`.
+                 * @example weather
+                 */
+                serverId: components["parameters"]["ServerId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["DecisionHookInput"];
+            };
+        };
+        responses: {
+            /** @description The hook as saved; `secret` only when it was generated. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "scope": "server",
+                     *       "server_id": "weather",
+                     *       "url": "https://hooks.example.com/toolgate",
+                     *       "timeout_ms": 2000,
+                     *       "enabled": true,
+                     *       "secret": "tghook_5f0c8e2a9b7d4c1e3f6a8b0d2c4e6f8a1b3d5c7e9f0a2b4c6d8e0f1a3b5c7d9e",
+                     *       "updated_at": "2026-11-26T05:00:00Z",
+                     *       "updated_by": "admin@example.com"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["DecisionHook"];
+                };
+            };
+            /**
+             * @description Codes: `empty_body`, `malformed_json`, `unknown_field`,
+             *     `invalid_type`, `invalid_decision_hook` (`fields.url`,
+             *     `fields.timeout_ms`), `url_not_allowed`.
+             */
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["AdminOnly"];
+            /**
+             * @description The server does not exist (`server_not_found`), or it has no
+             *     decision hook (`decision_hook_not_set`).
+             */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "decision_hook_not_set",
+                     *         "message": "the server \"weather\" has no decision hook; PUT one first"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            421: components["responses"]["MisdirectedHost"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    deleteServerDecisionHook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The server's label. Matched exactly (case-sensitively); a value that
+                 *     names no server, including one that does not fit the pattern, gives
+                 *     `404 server_not_found`.
+                 * @example weather
+                 */
+                serverId: components["parameters"]["ServerId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Removed. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["InvalidText"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["AdminOnly"];
+            /**
+             * @description The server does not exist (`server_not_found`), or it has no
+             *     decision hook (`decision_hook_not_set`).
+             */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "decision_hook_not_set",
+                     *         "message": "the server \"weather\" has no decision hook; PUT one first"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            421: components["responses"]["MisdirectedHost"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    testServerDecisionHook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The server's label. Matched exactly (case-sensitively); a value that
+                 *     names no server, including one that does not fit the pattern, gives
+                 *     `404 server_not_found`.
+                 * @example weather
+                 */
+                serverId: components["parameters"]["ServerId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description What the hook answered. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DecisionHookAnswer"];
+                };
+            };
+            400: components["responses"]["InvalidText"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["AdminOnly"];
+            /**
+             * @description The server does not exist (`server_not_found`), or it has no
+             *     decision hook (`decision_hook_not_set`).
+             */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "decision_hook_not_set",
+                     *         "message": "the server \"weather\" has no decision hook; PUT one first"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            421: components["responses"]["MisdirectedHost"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getWorkspaceDecisionHook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The hook. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "scope": "workspace",
+                     *       "server_id": null,
+                     *       "url": "https://hooks.example.com/toolgate",
+                     *       "timeout_ms": 3000,
+                     *       "enabled": true,
+                     *       "updated_at": "2026-11-26T05:00:00Z",
+                     *       "updated_by": "admin@example.com"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["DecisionHook"];
+                };
+            };
+            400: components["responses"]["InvalidText"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["AdminOnly"];
+            /** @description The workspace has no decision hook (`decision_hook_not_set`). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "decision_hook_not_set",
+                     *         "message": "the workspace has no decision hook; PUT one first"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            421: components["responses"]["MisdirectedHost"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    putWorkspaceDecisionHook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["DecisionHookInput"];
+            };
+        };
+        responses: {
+            /** @description The hook as saved; `secret` only when it was generated. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "scope": "workspace",
+                     *       "server_id": null,
+                     *       "url": "https://hooks.example.com/toolgate",
+                     *       "timeout_ms": 2000,
+                     *       "enabled": true,
+                     *       "secret": "tghook_5f0c8e2a9b7d4c1e3f6a8b0d2c4e6f8a1b3d5c7e9f0a2b4c6d8e0f1a3b5c7d9e",
+                     *       "updated_at": "2026-11-26T05:00:00Z",
+                     *       "updated_by": "admin@example.com"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["DecisionHook"];
+                };
+            };
+            /**
+             * @description Codes: `empty_body`, `malformed_json`, `unknown_field`,
+             *     `invalid_type`, `invalid_decision_hook` (`fields.url`,
+             *     `fields.timeout_ms`), `url_not_allowed`.
+             */
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["AdminOnly"];
+            /** @description The workspace has no decision hook (`decision_hook_not_set`). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "decision_hook_not_set",
+                     *         "message": "the workspace has no decision hook; PUT one first"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            421: components["responses"]["MisdirectedHost"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    deleteWorkspaceDecisionHook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Removed. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["InvalidText"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["AdminOnly"];
+            /** @description The workspace has no decision hook (`decision_hook_not_set`). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "decision_hook_not_set",
+                     *         "message": "the workspace has no decision hook; PUT one first"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            421: components["responses"]["MisdirectedHost"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    testWorkspaceDecisionHook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description What the hook answered. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DecisionHookAnswer"];
+                };
+            };
+            400: components["responses"]["InvalidText"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["AdminOnly"];
+            /** @description The workspace has no decision hook (`decision_hook_not_set`). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "decision_hook_not_set",
+                     *         "message": "the workspace has no decision hook; PUT one first"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             421: components["responses"]["MisdirectedHost"];
             500: components["responses"]["Internal"];
             503: components["responses"]["ServiceUnavailable"];

@@ -6,6 +6,7 @@ import { useTranslation } from "react-i18next";
 import { ApiError } from "../api/client";
 import type { DefaultPolicy, Server } from "../api/types";
 import { useErrorText } from "../auth/errorText";
+import { DecisionHookForm } from "./DecisionHookForm";
 import type { ToolFilter } from "./filters";
 import { toolsQuery } from "./queries";
 import { useDeleteServer, useRefreshServer, useServerPatch } from "./serverMutations";
@@ -128,6 +129,7 @@ export function ServerSection({ server, globalDefault, admin, query, filter, now
       )}
 
       <ServerDefault server={server} admin={admin} globalDefault={globalDefault} />
+      {admin && <DecisionHookForm label={label} />}
       <ServerTools server={server} admin={admin} globalDefault={globalDefault} query={query} filter={filter} now={now}
         focusTool={focus?.tool} focusPending={!!focus?.pending} onFocused={onFocused} onClearFilters={onClearFilters} />
     </section>

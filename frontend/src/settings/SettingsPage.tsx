@@ -6,6 +6,7 @@ import { useRef, useState } from "react";
 import { Trans, useTranslation } from "react-i18next";
 import { useIsAdmin } from "../auth/session";
 import { useErrorText } from "../auth/errorText";
+import { DecisionHookForm } from "./DecisionHookForm";
 import type { ToolFilter } from "./filters";
 import { GlobalDefault } from "./GlobalDefault";
 import { serversQuery, settingsQuery, toolsQuery } from "./queries";
@@ -68,6 +69,7 @@ function SettingsBody({ focusServer, focusTool }: { focusServer?: string; focusT
       )}
 
       {settings.data && <GlobalDefault settings={settings.data} admin={admin} />}
+      {admin && <DecisionHookForm />}
 
       {(missingServer || missingTool) && (
         <div className="alert info" role="status">
