@@ -248,7 +248,7 @@ export function DecidedApproval({ approval, outcome, note }: { approval: Decided
 /** A notice the turn left in the transcript: a server left out, the conversation continued from its own transcript, … */
 export function NoticeRow({ notice }: { notice: Notice }) {
   const { t } = useTranslation("chat");
-  const known = ["server_skipped", "server_dropped", "provider_state_lost"].includes(notice.code);
+  const known = ["server_skipped", "server_dropped", "provider_state_lost", "decision_hook_failed"].includes(notice.code);
   return (
     <p className={`notice-row notice-${notice.code}`}>
       <span className="event-icon" aria-hidden="true">ⓘ</span>
