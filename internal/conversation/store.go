@@ -42,6 +42,10 @@ type Repo interface {
 	// and when lastResponse is not empty makes it the conversation's last
 	// response.
 	EndTurn(ctx context.Context, id, turn, lastResponse string) error
+	// ContinueTurn moves the conversation's last response on to response
+	// while turn keeps running (its follow-up answers requests that rules
+	// decided); false when turn no longer runs in the conversation.
+	ContinueTurn(ctx context.Context, id, turn, response string) (bool, error)
 	// RenewLeases extends owner's leases on turns by ttl and returns the
 	// turns it still holds.
 	RenewLeases(ctx context.Context, owner string, turns []string, ttl time.Duration) ([]string, error)

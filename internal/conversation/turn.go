@@ -387,7 +387,7 @@ func decisionEvent(a Approval, change *PolicyChange) DecisionEvent {
 	return DecisionEvent{ApprovalRequestID: a.ID, ServerLabel: a.ServerLabel, ToolName: a.ToolName, State: a.State,
 		Reason: a.DecisionReason, Scope: a.Scope, Remember: a.Remember, PolicyChanged: change, DecidedAt: deref(a.DecidedAt),
 		DecidedBy: a.DecidedBy, DecidedByID: a.DecidedByID,
-		PendingApprovalIDs: []string{}}
+		PendingApprovalIDs: []string{}, Rules: a.Rules}
 }
 
 func deref[T any](p *T) T {

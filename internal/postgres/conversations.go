@@ -3,6 +3,7 @@ package postgres
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"strconv"
 	"time"
 
@@ -162,6 +163,18 @@ func (r convRepo) StartTurn(ctx context.Context, id, turn, owner string, ttl tim
 }
 
 // EndTurn is not an error when the conversation was deleted meanwhile.
+// ContinueTurn records that turn, still running, continues from
+// response: the conversation's last response moves on while the turn keeps
+// the conversation (and its lease). False when the turn no longer runs in it.
+func (r convRepo) ContinueTurn(ctx context.Context, id, turn, response string) (bool, error) {
+	tag, err := r.q.Exec(ctx, `UPDATE conversations SET last_response_id = $3, updated_at = now()
+		WHERE id = $1 AND active_turn = $2`, id, turn, response)
+	if err != nil {
+		return false, translate(err, "continue turn")
+	}
+	return tag.RowsAffected() == 1, nil
+}
+
 func (r convRepo) EndTurn(ctx context.Context, id, turn, lastResponse string) error {
 	// SET expressions see the row as it was, so each CASE tests the old turn.
 	_, err := r.q.Exec(ctx, `UPDATE conversations SET
@@ -252,18 +265,25 @@ func (r convRepo) InsertApproval(ctx context.Context, a conversation.Approval) e
 	if len(ann) == 0 {
 		ann = []byte(`{}`)
 	}
+	var rules []byte
+	if a.Rules != nil {
+		var err error
+		if rules, err = json.Marshal(a.Rules); err != nil {
+			return fmt.Errorf("encode rule check: %w", err)
+		}
+	}
 	_, err := r.q.Exec(ctx, `INSERT INTO approval_requests (id, conversation_id, response_id, server_label,
-			upstream_label, tool_name, arguments, annotations, reason_source, asks_reason, asks_fields)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8::jsonb, $9, nullif($10, ''), $11)
+			upstream_label, tool_name, arguments, annotations, reason_source, asks_reason, asks_fields, rules)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8::jsonb, $9, nullif($10, ''), $11, $12::jsonb)
 		ON CONFLICT (id) DO NOTHING`,
 		a.ID, a.ConversationID, a.ResponseID, a.ServerLabel, a.UpstreamLabel, a.ToolName, a.StoredArguments,
-		string(ann), string(a.Reason.Source), a.Reason.Reason, a.Reason.Fields)
+		string(ann), string(a.Reason.Source), a.Reason.Reason, a.Reason.Fields, rules)
 	return orMissing(err, "store approval request", a.ConversationID)
 }
 
 const approvalCols = `id, conversation_id, response_id, server_label, upstream_label, tool_name, arguments,
 	annotations, reason_source, coalesce(asks_reason, ''), asks_fields, requested_at, state, decided_at, decided_by,
-	decided_by_id, reason, scope, remember, answered_in, sent_in_turn`
+	decided_by_id, reason, scope, remember, answered_in, sent_in_turn, rules`
 
 func (r convRepo) approvals(ctx context.Context, what, where string, args ...any) ([]conversation.Approval, error) {
 	rows, err := r.q.Query(ctx, `SELECT `+approvalCols+` FROM approval_requests WHERE `+where, args...)
@@ -277,10 +297,17 @@ func (r convRepo) approvals(ctx context.Context, what, where string, args ...any
 			source string
 			why    string
 			fields []string
+			rules  []byte
 		)
 		err := row.Scan(&a.ID, &a.ConversationID, &a.ResponseID, &a.ServerLabel, &a.UpstreamLabel, &a.ToolName,
 			&a.StoredArguments, &ann, &source, &why, &fields, &a.RequestedAt, &a.State, &a.DecidedAt, &a.DecidedBy,
-			&a.DecidedByID, &a.DecisionReason, &a.Scope, &a.Remember, &a.AnsweredIn, &a.SentInTurn)
+			&a.DecidedByID, &a.DecisionReason, &a.Scope, &a.Remember, &a.AnsweredIn, &a.SentInTurn, &rules)
+		if err == nil && rules != nil {
+			a.Rules = new(conversation.RuleCheck)
+			if err := json.Unmarshal(rules, a.Rules); err != nil {
+				return a, fmt.Errorf("decode rule check of %s: %w", a.ID, err)
+			}
+		}
 		a.Annotations = json.RawMessage(ann)
 		// Only tools whose policy is always ask (or unknown tools) are asked about.
 		a.Reason = conversation.AskReason{Policy: policy.Always, Source: policy.Source(source), Reason: why, Fields: fields}

@@ -43,6 +43,8 @@ export type Info = S["Info"];
 export type Conversation = S["Conversation"];
 export type AllowedBy = S["AllowedBy"];
 export type Approval = S["Approval"];
+export type RuleCheck = S["RuleCheck"];
+export type RuleRef = S["RuleRef"];
 /**
  * outcome_unknown: approved, but whether the tool ran could not be found out
  * (it may have run; it is never sent again); expired: it can no longer be
