@@ -13,6 +13,7 @@ import (
 const (
 	ByRule   = "rule"
 	ByPolicy = "policy"
+	ByHook   = "hook"
 )
 
 // maxAutoFollowUps bounds how many follow-ups one turn sends on its own
@@ -85,6 +86,9 @@ func autoReason(c *RuleCheck, tool, server string) string {
 	if c.Decision == string(rules.Deny) {
 		verb = "Denied"
 	}
+	if c.By == ByHook {
+		return hookReason(verb, c)
+	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s by rule %d of %s: %s", verb, c.Rule.Index+1, ruleListName(c.Rule), c.Rule.When)
 	if c.Rule.Reason != "" {
@@ -121,6 +125,8 @@ func (r *relay) ruleAllowedBy(id string) *AllowedBy {
 		return &AllowedBy{Kind: "rule", Rule: c.Rule}
 	case ByPolicy:
 		return &AllowedBy{Kind: "policy", Policy: c.Policy, Source: c.Source}
+	case ByHook:
+		return &AllowedBy{Kind: "hook", Hook: c.Hook}
 	}
 	return nil
 }

@@ -13,11 +13,27 @@ import (
 // the request asks, and the notice says what went wrong.
 const NoticeDecisionHookFailed = "decision_hook_failed"
 
-// askHooks puts an approval request to the decision hooks before its card
-// shows. The hook is sent the arguments redacted as the card shows them
-// (it.Arguments): it decides in the person's place and sees what they
-// would see, and a secret in the arguments never leaves for one more
-// system. Whatever goes wrong asks; a hook that failed leaves a notice.
+// hookCheck asks the decision hooks about an approval request before the
+// rules and the card: what they decided as the request's RuleCheck (By
+// "hook"), or nil when they ask (none set, none decided, one failed, or
+// the clamp turned an approval into ask), and the rules go on.
+func (r *relay) hookCheck(ctx context.Context, u *UpstreamItem, it Item) *RuleCheck {
+	d := r.askHooks(ctx, u, it)
+	if d.Decision != hooks.Approve && d.Decision != hooks.Deny {
+		return nil
+	}
+	ref := &HookRef{Scope: d.Hook, Reason: d.Reason}
+	if d.Hook == hooks.HookServer {
+		ref.ServerLabel = u.ServerLabel
+	}
+	return &RuleCheck{By: ByHook, Decision: string(d.Decision), Hook: ref, Clamped: d.Clamped}
+}
+
+// askHooks puts an approval request to the decision hooks. The hook is
+// sent the arguments redacted as the card shows them (it.Arguments): it
+// decides in the person's place and sees what they would see, and a secret
+// in the arguments never leaves for one more system. Whatever goes wrong
+// asks; a hook that failed leaves a notice saying what went wrong.
 func (r *relay) askHooks(ctx context.Context, u *UpstreamItem, it Item) policy.HookDecision {
 	t, s := r.t, r.t.s
 	d, err := s.policies.DecideByHooks(ctx, t.user, policy.HookCall{Server: u.ServerLabel, Tool: u.Name,
@@ -34,11 +50,23 @@ func (r *relay) askHooks(ctx context.Context, u *UpstreamItem, it Item) policy.H
 	return d
 }
 
-// hookDecider names who decided for the transcript and the audit log:
-// "hook (server weather)" or "hook (workspace)".
-func hookDecider(d policy.HookDecision, server string) string {
-	if d.Hook == hooks.HookServer {
-		return "hook (server " + server + ")"
+// hookReason is the reason recorded (and, for a denial, sent upstream to
+// the model) for a request a hook answered: "Approved by hook (server
+// weather)", "Denied by hook (workspace): <the hook's reason>".
+func hookReason(verb string, c *RuleCheck) string {
+	var b strings.Builder
+	b.WriteString(verb + " by hook (")
+	if c.Hook.Scope == hooks.HookServer {
+		b.WriteString("server " + c.Hook.ServerLabel)
+	} else {
+		b.WriteString("workspace")
 	}
-	return "hook (workspace)"
+	b.WriteString(")")
+	if c.Hook.Reason != "" {
+		b.WriteString(": " + c.Hook.Reason)
+	}
+	if c.Clamped {
+		b.WriteString("; the hook approved, but the tool is blocked, so it was denied")
+	}
+	return b.String()
 }

@@ -163,7 +163,7 @@ func (r *relay) handle(ctx context.Context, ev Event) (done bool, err error) {
 	case EventItemStarted:
 		r.started(ev.Item)
 	case EventItemDone:
-		return false, r.item(ev.Item)
+		return false, r.item(ctx, ev.Item)
 	case EventCompleted:
 		r.response = ev.ResponseID
 		if len(r.auto) > 0 && len(r.asked) == 0 {
@@ -217,7 +217,7 @@ func (r *relay) handle(ctx context.Context, ev Event) (done bool, err error) {
 }
 
 // item stores a finished output item and relays it.
-func (r *relay) item(u *UpstreamItem) error {
+func (r *relay) item(ctx context.Context, u *UpstreamItem) error {
 	s := r.t.s
 	r.itemHealth(u)
 	it, ok := itemOf(u, r.response, r.groups)
@@ -239,7 +239,7 @@ func (r *relay) item(u *UpstreamItem) error {
 			it.AllowedBy = by
 		}
 	case u.Type == ItemApprovalRequest:
-		return r.approval(u, it)
+		return r.approval(ctx, u, it)
 	}
 	stored, err := r.storeItem(it) // a call with its receipt
 	if err != nil {
@@ -345,14 +345,18 @@ func (r *relay) askReason(server, tool string) AskReason {
 	return why
 }
 
-func (r *relay) approval(u *UpstreamItem, it Item) error {
+func (r *relay) approval(ctx context.Context, u *UpstreamItem, it Item) error {
 	t, s := r.t, r.t.s
 	a := Approval{ID: u.ID, ConversationID: t.conv.ID, ResponseID: r.response, ServerLabel: u.ServerLabel,
 		UpstreamLabel: u.UpstreamLabel, ToolName: u.Name, Reason: r.askReason(u.ServerLabel, u.Name),
 		State: Pending, RequestedAt: s.now()}
 	a.StoredArguments = string(mustRedacted(u.Arguments))
 	a.Annotations = r.annotations(u.ServerLabel, u.Name)
-	a.Rules = r.checkRules(u)
+	// A decision hook is asked first; when it approves or denies, the rules
+	// are not consulted (hookdecide.go).
+	if a.Rules = r.hookCheck(ctx, u, it); a.Rules == nil {
+		a.Rules = r.checkRules(u)
+	}
 	auto := a.Rules != nil && a.Rules.By != ""
 	if auto {
 		// Answered without a card: by a rule, or by the policy when no rule held.

@@ -97,11 +97,21 @@ type Notice struct {
 // AllowedBy says why a call ran: a policy (never, with its source), the
 // person's approval, or an allowance for this conversation.
 type AllowedBy struct {
-	Kind   string        `json:"kind"` // "policy", "approval", "conversation", "rule"
+	Kind   string        `json:"kind"` // "policy", "approval", "conversation", "rule", "hook"
 	Policy policy.Policy `json:"policy,omitempty"`
 	Source policy.Source `json:"source,omitempty"` // tool, server, global
 	// Rule: the argument rule that approved the call (kind "rule").
 	Rule *RuleRef `json:"rule,omitempty"`
+	// Hook: the decision hook that approved the call (kind "hook").
+	Hook *HookRef `json:"hook,omitempty"`
+}
+
+// HookRef names the decision hook that answered an approval request: the
+// server's or the workspace's, with the reason it gave.
+type HookRef struct {
+	Scope       string `json:"scope"` // server, workspace
+	ServerLabel string `json:"server_label,omitempty"`
+	Reason      string `json:"reason,omitempty"`
 }
 
 // RuleRef names one argument rule: its list (scope, and the server and
@@ -127,9 +137,12 @@ type RuleCheck struct {
 	// Rule is the rule that held; null when none did.
 	Rule *RuleRef `json:"rule"`
 	// By says who answered without a card: "rule" (Rule decided), "policy"
-	// (no rule held and the tool's policy lets it run without asking); ""
+	// (no rule held and the tool's policy lets it run without asking),
+	// "hook" (a decision hook decided, before any rule: Hook names it); ""
 	// when the person decides (the card shows the rules checked).
 	By string `json:"by,omitempty"`
+	// Hook is the decision hook that answered (By "hook").
+	Hook *HookRef `json:"hook,omitempty"`
 	// Policy and Source are the tool's policy without the rules (By "policy").
 	Policy policy.Policy `json:"policy,omitempty"`
 	Source policy.Source `json:"source,omitempty"`

@@ -298,7 +298,8 @@ type HookDecision struct {
 // or denied, the workspace's, about a call made for u. A hook that is not
 // set or not enabled is skipped; one that fails asks. Like argument rules,
 // a hook never loosens an admin's decision: for a blocked tool an approval
-// becomes deny, for a locked always it becomes ask. An error is returned
+// becomes deny, for a locked always (or while "ask for everything" is on)
+// it becomes ask. An error is returned
 // only when the hooks' settings could not be read.
 func (s *Service) DecideByHooks(ctx context.Context, u auth.User, c HookCall) (HookDecision, error) {
 	out := HookDecision{Decision: hooks.Ask}
@@ -332,10 +333,14 @@ func (s *Service) DecideByHooks(ctx context.Context, u auth.User, c HookCall) (H
 	if err != nil {
 		return out, err
 	}
-	switch {
+	set, err := r.Settings(ctx)
+	if err != nil {
+		return out, err
+	}
+	switch { // the same clamp as DecideByRules
 	case p == Blocked:
 		out.Decision, out.Clamped = hooks.Deny, true
-	case p == Always && src == FromLocked:
+	case p == Always && src == FromLocked, set.AskEverything:
 		out.Decision, out.Clamped = hooks.Ask, true
 	}
 	return out, nil

@@ -82,6 +82,14 @@ type storedAllowedBy struct {
 	Policy string      `json:"policy,omitempty"`
 	Source string      `json:"source,omitempty"`
 	Rule   *storedRule `json:"rule,omitempty"`
+	Hook   *storedHook `json:"hook,omitempty"`
+}
+
+// storedHook is a stored call's conversation.HookRef.
+type storedHook struct {
+	Scope       string `json:"scope"`
+	ServerLabel string `json:"server_label,omitempty"`
+	Reason      string `json:"reason,omitempty"`
 }
 
 // storedRule is a stored call's conversation.RuleRef.
@@ -125,6 +133,9 @@ func toStored(it conversation.Item) storedItem {
 			s.AllowedBy.Rule = &storedRule{Scope: rr.Scope, ServerLabel: rr.ServerLabel, ToolName: rr.ToolName, Index: rr.Index,
 				When: rr.When, Decision: rr.Decision, Reason: rr.Reason}
 		}
+		if h := b.Hook; h != nil {
+			s.AllowedBy.Hook = &storedHook{Scope: h.Scope, ServerLabel: h.ServerLabel, Reason: h.Reason}
+		}
 	}
 	if e := it.Error; e != nil {
 		s.TurnError = &storedTurnError{Code: e.Code, Message: e.Message, Retryable: e.Retryable}
@@ -156,6 +167,9 @@ func fromStored(s storedItem) conversation.Item {
 		if rr := b.Rule; rr != nil {
 			it.AllowedBy.Rule = &conversation.RuleRef{Scope: rr.Scope, ServerLabel: rr.ServerLabel, ToolName: rr.ToolName, Index: rr.Index,
 				When: rr.When, Decision: rr.Decision, Reason: rr.Reason}
+		}
+		if h := b.Hook; h != nil {
+			it.AllowedBy.Hook = &conversation.HookRef{Scope: h.Scope, ServerLabel: h.ServerLabel, Reason: h.Reason}
 		}
 	}
 	if e := s.TurnError; e != nil {
