@@ -2013,12 +2013,14 @@ export interface components {
          *     `server_skipped` (the request left the server out because it is
          *     unreachable, see `ServerHealth`) and `server_dropped` (the model's
          *     provider could not list the server's tools, 424, so the request was
-         *     sent once more without it). Other codes may be added; show
-         *     `message`.
+         *     sent once more without it). `decision_hook_failed`: a decision
+         *     hook asked about an approval request failed (timeout, error status,
+         *     bad answer), so the request asks; `message` says what went wrong.
+         *     Other codes may be added; show `message`.
          */
         Notice: {
             /**
-             * @description `server_skipped`, `server_dropped`, `provider_state_lost`, ...
+             * @description `server_skipped`, `server_dropped`, `provider_state_lost`, `decision_hook_failed`, ...
              * @example server_skipped
              */
             code: string;
@@ -2031,7 +2033,8 @@ export interface components {
          * @description `mcp_call`: why the call ran. `policy`: its effective policy is
          *     `never` (from `source`); `approval`: a person approved it;
          *     `conversation`: a person allowed the tool for this conversation;
-         *     `rule`: an argument rule approved it (`rule`). A call of a tool that
+         *     `rule`: an argument rule approved it (`rule`); `hook`: a decision
+         *     hook approved it (`hook`). A call of a tool that
          *     argument rules apply to asks the provider for approval every time;
          *     when no rule holds and its policy is `never`, Toolgate approves it
          *     itself and the call says `policy`.
@@ -2042,6 +2045,14 @@ export interface components {
          *     }
          * @example {
          *       "kind": "approval"
+         *     }
+         * @example {
+         *       "kind": "hook",
+         *       "hook": {
+         *         "scope": "server",
+         *         "server_label": "demo",
+         *         "reason": "sandbox city"
+         *       }
          *     }
          * @example {
          *       "kind": "rule",
@@ -2058,7 +2069,7 @@ export interface components {
          */
         AllowedBy: {
             /** @enum {string} */
-            kind: "policy" | "approval" | "conversation" | "rule";
+            kind: "policy" | "approval" | "conversation" | "rule" | "hook";
             /** @description With `kind` `policy`. */
             policy?: components["schemas"]["Policy"];
             /**
@@ -2067,6 +2078,7 @@ export interface components {
              */
             source?: "tool" | "server" | "global" | "user" | "locked" | "new" | "changed" | "ask_everything" | "conversation" | "unknown";
             rule?: components["schemas"]["RuleRef"];
+            hook?: components["schemas"]["HookRef"];
         };
         /**
          * @description One argument rule that held. `index` is its place in its list, from 0 (the web app says "rule 1").
@@ -2096,12 +2108,31 @@ export interface components {
             reason?: string;
         };
         /**
+         * @description The decision hook that answered an approval request (see the
+         *     README's *Decision hooks*): the server's (`server_label`) or the
+         *     workspace's, with the reason it gave.
+         * @example {
+         *       "scope": "workspace",
+         *       "reason": "production city"
+         *     }
+         */
+        HookRef: {
+            /** @enum {string} */
+            scope: "server" | "workspace";
+            /** @description With `scope` `server`. */
+            server_label?: string;
+            reason?: string;
+        };
+        /**
          * @description What the argument rules made of an approval request: the tool's
          *     rules, then its server's, then the workspace's, first that holds.
          *     `by` `rule`: the rule answered without a card (approved or denied,
          *     `decided_by` null, `reason` naming the rule, sent upstream with a
          *     denial); `by` `policy`: no rule held and the tool's policy lets it
-         *     run without asking, so Toolgate approved it; no `by`: the person
+         *     run without asking, so Toolgate approved it; `by` `hook`: a
+         *     decision hook answered (`hook`), before any rule was looked at
+         *     (`checked` 0, `rule` null; `reason` "Approved by hook (server
+         *     demo)" or "Denied by hook (workspace): <its reason>"); no `by`: the person
          *     decides, and the card shows how many rules were checked. A rule
          *     that fails to evaluate (`error`) asks, never approves; rules never
          *     loosen a blocked tool, an admin's locked policy or "ask for
@@ -2124,6 +2155,17 @@ export interface components {
          *       "decision": "ask",
          *       "rule": null
          *     }
+         * @example {
+         *       "checked": 0,
+         *       "decision": "deny",
+         *       "rule": null,
+         *       "by": "hook",
+         *       "hook": {
+         *         "scope": "server",
+         *         "server_label": "demo",
+         *         "reason": "production city"
+         *       }
+         *     }
          */
         RuleCheck: {
             /** @description How many rules were looked at. */
@@ -2132,7 +2174,9 @@ export interface components {
             decision: "approve" | "deny" | "ask";
             rule: components["schemas"]["RuleRef"] | null;
             /** @enum {string} */
-            by?: "rule" | "policy";
+            by?: "rule" | "policy" | "hook";
+            /** @description With `by` `hook`. */
+            hook?: components["schemas"]["HookRef"];
             /** @description With `by` `policy`. */
             policy?: components["schemas"]["Policy"];
             /** @description With `by` `policy`, where the policy came from. */

@@ -45,6 +45,8 @@ export type AllowedBy = S["AllowedBy"];
 export type Approval = S["Approval"];
 export type RuleCheck = S["RuleCheck"];
 export type RuleRef = S["RuleRef"];
+/** The decision hook that answered a request (a rules check with by "hook", a call allowed by kind "hook"). */
+export type HookRef = S["HookRef"];
 /**
  * outcome_unknown: approved, but whether the tool ran could not be found out
  * (it may have run; it is never sent again); expired: it can no longer be

@@ -5,7 +5,7 @@ import { Trans, useTranslation } from "react-i18next";
 import { api } from "../api/client";
 import { keys } from "../api/query";
 import type { TFunction } from "i18next";
-import type { AllowedBy, Approval, CallItem, ListToolsItem, Notice, TurnError } from "../api/types";
+import type { AllowedBy, Approval, CallItem, HookRef, ListToolsItem, Notice, TurnError } from "../api/types";
 import { useFormat } from "../i18n/format";
 import { Markdown } from "../markdown/Markdown";
 import { linkProps } from "../router";
@@ -102,6 +102,9 @@ export function AllowedByLine({ allowed, server, tool }: { allowed?: AllowedBy; 
   if (allowed.kind === "rule" && allowed.rule) {
     return <span className="allowed-by">{t("item.allowed.rule", { n: allowed.rule.index + 1, scope: t(`rules.scope.${allowed.rule.scope}`), when: allowed.rule.when })}</span>;
   }
+  if (allowed.kind === "hook" && allowed.hook) {
+    return <span className="allowed-by">{t("item.allowed.hook", { hook: hookName(t, allowed.hook) })}</span>;
+  }
   const policy = t(`policy.${allowed.policy ?? "never"}`);
   const source = t(`item.allowed.source.${allowed.source ?? "unknown"}`);
   return (
@@ -110,6 +113,11 @@ export function AllowedByLine({ allowed, server, tool }: { allowed?: AllowedBy; 
       <a {...linkProps({ page: "settings", server, tool })} title={t("item.allowed.changeTitle", { tool, server })}>{t("item.allowed.change")}</a>
     </span>
   );
+}
+
+/** "server demo" or "workspace": which decision hook answered. */
+function hookName(t: TFunction<"chat">, h: HookRef): string {
+  return h.scope === "server" ? t("decided.hookServer", { server: h.server_label ?? "" }) : t("decided.hookWorkspace");
 }
 
 /** The text of a tool error object as the provider sends it ({content: [{type: "text", text}]}), or its JSON. */
@@ -209,6 +217,11 @@ export function decidedText(t: TFunction<"chat">, a: Pick<Decided, "state" | "re
     return t(`decided.${verb}ByRule${r.reason ? "Reason" : ""}`, { n: r.index + 1, scope: t(`rules.scope.${r.scope}`), when: r.when, reason: r.reason });
   }
   if (by === "policy" && a.state === "approved") return t("decided.approvedByPolicy");
+  if (by === "hook" && a.rules?.hook && (a.state === "approved" || a.state === "denied" || a.state === "outcome_unknown")) {
+    const h = a.rules.hook;
+    const verb = a.state === "denied" ? "denied" : "approved";
+    return t(`decided.${verb}ByHook${h.reason ? "Reason" : ""}`, { hook: hookName(t, h), reason: h.reason });
+  }
   const unknown = a.state === "outcome_unknown";
   // An unknown outcome's reason is Toolgate's explanation, which DecidedApproval says in the person's language.
   const reason = unknown ? undefined : a.reason ?? undefined;
