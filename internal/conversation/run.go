@@ -146,7 +146,6 @@ func (r *relay) continueTurn(response string) error {
 	return err
 }
 
-
 // handle acts on one event; done reports a terminal event.
 func (r *relay) handle(ctx context.Context, ev Event) (done bool, err error) {
 	t, s := r.t, r.t.s
