@@ -3,6 +3,8 @@ package conversation
 import (
 	"context"
 	"time"
+
+	"github.com/toolgate/toolgate/internal/auth"
 )
 
 // Store runs work against the conversation tables.
@@ -28,6 +30,8 @@ type Repo interface {
 	// Conversation returns one conversation; lock holds it until the
 	// transaction ends, which serialises every turn and decision on it.
 	Conversation(ctx context.Context, owner, id string, lock bool) (Conversation, error)
+	// User returns an account (a conversation's owner) by id.
+	User(ctx context.Context, id string) (auth.User, error)
 	RenameConversation(ctx context.Context, owner, id, title string) (Conversation, error)
 	DeleteConversation(ctx context.Context, owner, id string) error
 

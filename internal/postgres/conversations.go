@@ -3,6 +3,7 @@ package postgres
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strconv"
 	"time"
@@ -11,6 +12,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/toolgate/toolgate/internal/apperr"
+	"github.com/toolgate/toolgate/internal/auth"
 	"github.com/toolgate/toolgate/internal/conversation"
 	"github.com/toolgate/toolgate/internal/policy"
 )
@@ -417,4 +419,15 @@ func (r convRepo) UserLoad(ctx context.Context, owner string, window time.Durati
 		  AND i.type = 'user_message' AND i.created_at > clock_timestamp() - make_interval(secs => $2)`,
 		owner, window.Seconds()).Scan(&l.Running, &l.Messages, &l.OldestMessage, &l.Now)
 	return l, translate(err, "count the user's turns and messages")
+}
+
+// User returns an account by id (a conversation's owner, for a turn
+// Toolgate starts on the owner's behalf).
+func (r convRepo) User(ctx context.Context, id string) (auth.User, error) {
+	var u auth.User
+	err := r.q.QueryRow(ctx, `SELECT id, email, role, disabled FROM users WHERE id = $1`, id).Scan(&u.ID, &u.Email, &u.Role, &u.Disabled)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return u, apperr.NotFoundf("user_not_found", "there is no user with id %q", id)
+	}
+	return u, translate(err, "read a user")
 }
