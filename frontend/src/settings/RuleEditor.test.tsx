@@ -59,7 +59,7 @@ describe("RuleEditor", () => {
     expect(calls.filter((c) => c.method === "PUT").at(-1)?.body).toEqual({
       rules: [{ when: "true", decision: "ask" }, { when: 'args.city == "Test"', decision: "approve" }],
     });
-  });
+  }, 15_000); // typing key by key is slow on a loaded machine
 
   it("adds an example, reorders and removes rules", async () => {
     const user = userEvent.setup();
