@@ -18,12 +18,12 @@ test("rule editor: an error at its rule, fixed and saved; Try it on a sample and
 
     const settings = new SettingsPage(page);
     await settings.open();
-    await settings.server("demo").getByRole("button", { name: "Argument rules for delete_forecast" }).click();
+    await settings.server("demo").getByRole("button", { name: "Rules for delete_forecast" }).click();
     const editor = page.getByRole("group", { name: "Argument rules for delete_forecast" });
     await editor.getByText("No rules: the policy decides.").waitFor();
 
     // Rule 1 from the examples, rule 2 typed with a missing parenthesis.
-    await editor.getByRole("button", { name: 'Add example rule: args.city in ["Test", "Sandbox"], then Approve' }).click();
+    await editor.getByRole("button", { name: 'Add example rule: args.city in ["Test", "Sandbox"] → Approve' }).click();
     await editor.getByRole("button", { name: "Add rule" }).click();
     const second = editor.getByRole("textbox", { name: "Rule 2: when (CEL expression)" });
     await second.fill('args.city.startsWith("Ber"');

@@ -68,7 +68,7 @@ describe("RuleEditor", () => {
       [`PUT ${RULES}`]: ({ body }) => jsonResponse(200, body),
     });
     renderEditor();
-    await user.click(await screen.findByRole("button", { name: 'Add example rule: args.city in ["Test", "Sandbox"], then Approve' }));
+    await user.click(await screen.findByRole("button", { name: 'Add example rule: args.city in ["Test", "Sandbox"] → Approve' }));
     await user.click(screen.getByRole("button", { name: "Move rule 2 up" }));
     expect(screen.getByRole("textbox", { name: "Rule 1: when (CEL expression)" })).toHaveValue('args.city in ["Test", "Sandbox"]');
     await user.click(screen.getByRole("button", { name: "Remove rule 2" }));

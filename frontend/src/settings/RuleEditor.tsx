@@ -31,9 +31,8 @@ export function RulesDisclosure(props: Props) {
   const id = useId();
   return (
     <div className="rules-disclosure">
-      <button type="button" className="link rules-toggle" aria-expanded={open} aria-controls={id}
-        aria-label={t("rules.toggleLabel", { name: props.name })} onClick={() => setOpen(!open)}>
-        {open ? t("rules.hide") : t("rules.show")}
+      <button type="button" className="link rules-toggle" aria-expanded={open} aria-controls={id} onClick={() => setOpen(!open)}>
+        {open ? t("rules.hide") : t("rules.show")}<span className="sr-only"> {t("rules.forName", { name: props.name })}</span>
       </button>
       {open && <div id={id}><RuleEditor {...props} /></div>}
     </div>
@@ -120,8 +119,8 @@ export function RuleEditor({ list, name, admin, schema }: Props) {
             <ul>
               {examples(schema).map((ex) => (
                 <li key={ex.when}>
-                  <button type="button" className="link" aria-label={t("rules.addExample", { when: ex.when, decision: t(`rules.decision.${ex.decision}`) })}
-                    onClick={() => add(ex)}>
+                  <button type="button" className="link" onClick={() => add(ex)}>
+                    <span className="sr-only">{t("rules.addExample")} </span>
                     <code>{ex.when}</code> → {t(`rules.decision.${ex.decision}`)}
                   </button>
                 </li>
