@@ -40,6 +40,17 @@ test("no axe violations on the chat, settings, audit, tokens, users and login pa
   await page.getByRole("button", { name: "Add server" }).click();
   await page.getByRole("button", { name: /Add header/ }).click();
   found["settings, add-server form"] = await violations(page);
+  await page.getByRole("button", { name: "Rules for delete_forecast" }).click();
+  const rules = page.getByRole("group", { name: "Argument rules for delete_forecast" });
+  await rules.getByRole("button", { name: "Add rule" }).click();
+  await rules.getByRole("textbox", { name: "Rule 1: when (CEL expression)" }).fill("args.city ==");
+  await rules.getByRole("button", { name: "Save rules" }).click();
+  await rules.getByRole("alert").waitFor();
+  found["settings, rule editor with an error"] = await violations(page);
+  await rules.getByRole("textbox", { name: "Rule 1: when (CEL expression)" }).fill('args.city == "Oslo"');
+  await rules.getByRole("button", { name: "Try it" }).click();
+  await rules.getByText("On recent requests:").waitFor();
+  found["settings, rule editor's Try it results"] = await violations(page);
 
   await page.goto("/audit");
   await page.getByRole("table").waitFor();

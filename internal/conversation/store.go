@@ -108,6 +108,10 @@ type Repo interface {
 	// MarkAnswered records that response carried the answers to ids.
 	MarkAnswered(ctx context.Context, ids []string, response string) error
 
+	// ToolApprovals returns a tool's most recent approval requests (at
+	// most q.Limit), newest first, with their conversations' owners.
+	ToolApprovals(ctx context.Context, q ToolApprovalsQuery) ([]OwnedApproval, error)
+
 	// Grants returns the tools allowed without asking in the conversation,
 	// by server label.
 	Grants(ctx context.Context, owner, conversationID string) (map[string]map[string]bool, error)

@@ -49,6 +49,9 @@ func (s *Server) routes() {
 	e.GET("/api/rules", s.getRules)
 	e.PUT("/api/rules", s.putRules, s.adminOnly)
 	e.POST("/api/rules/test", s.testRules)
+	// Candidate rules over the tool's recent requests (ruletry.go): the
+	// caller's own, every one for an admin.
+	e.POST("/api/mcp/servers/:serverId/tools/:toolName/rules/try", s.tryRules)
 
 	e.GET("/api/settings", s.getSettings)
 	e.PUT("/api/settings", s.putSettings, s.adminOnly)

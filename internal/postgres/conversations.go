@@ -293,32 +293,38 @@ func (r convRepo) approvals(ctx context.Context, what, where string, args ...any
 		return nil, translate(err, what)
 	}
 	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (conversation.Approval, error) {
-		var (
-			a      conversation.Approval
-			ann    []byte
-			source string
-			why    string
-			fields []string
-			rules  []byte
-		)
-		err := row.Scan(&a.ID, &a.ConversationID, &a.ResponseID, &a.ServerLabel, &a.UpstreamLabel, &a.ToolName,
-			&a.StoredArguments, &ann, &source, &why, &fields, &a.RequestedAt, &a.State, &a.DecidedAt, &a.DecidedBy,
-			&a.DecidedByID, &a.DecisionReason, &a.Scope, &a.Remember, &a.AnsweredIn, &a.SentInTurn, &rules)
-		if err == nil && rules != nil {
-			a.Rules = new(conversation.RuleCheck)
-			if err := json.Unmarshal(rules, a.Rules); err != nil {
-				return a, fmt.Errorf("decode rule check of %s: %w", a.ID, err)
-			}
-		}
-		a.Annotations = json.RawMessage(ann)
-		// Only tools whose policy is always ask (or unknown tools) are asked about.
-		a.Reason = conversation.AskReason{Policy: policy.Always, Source: policy.Source(source), Reason: why, Fields: fields}
-		return a, err
+		return scanApproval(row)
 	})
 	if out == nil {
 		out = []conversation.Approval{}
 	}
 	return out, translate(err, what)
+}
+
+// scanApproval reads a row of approvalCols, then into extra the columns
+// that follow them.
+func scanApproval(row pgx.CollectableRow, extra ...any) (conversation.Approval, error) {
+	var (
+		a      conversation.Approval
+		ann    []byte
+		source string
+		why    string
+		fields []string
+		rules  []byte
+	)
+	err := row.Scan(append([]any{&a.ID, &a.ConversationID, &a.ResponseID, &a.ServerLabel, &a.UpstreamLabel, &a.ToolName,
+		&a.StoredArguments, &ann, &source, &why, &fields, &a.RequestedAt, &a.State, &a.DecidedAt, &a.DecidedBy,
+		&a.DecidedByID, &a.DecisionReason, &a.Scope, &a.Remember, &a.AnsweredIn, &a.SentInTurn, &rules}, extra...)...)
+	if err == nil && rules != nil {
+		a.Rules = new(conversation.RuleCheck)
+		if err := json.Unmarshal(rules, a.Rules); err != nil {
+			return a, fmt.Errorf("decode rule check of %s: %w", a.ID, err)
+		}
+	}
+	a.Annotations = json.RawMessage(ann)
+	// Only tools whose policy is always ask (or unknown tools) are asked about.
+	a.Reason = conversation.AskReason{Policy: policy.Always, Source: policy.Source(source), Reason: why, Fields: fields}
+	return a, err
 }
 
 // Approvals returns the conversation's approval requests, or with ids only

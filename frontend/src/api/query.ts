@@ -14,6 +14,8 @@ export const keys = {
   servers: ["servers"] as const,
   tools: (server: string) => ["servers", server, "tools"] as const,
   settings: ["settings"] as const,
+  /** A list of argument rules: ["rules"] (workspace), ["rules", server] or ["rules", server, tool]. */
+  rules: (server?: string, tool?: string) => ["rules", ...(server === undefined ? [] : [server]), ...(tool === undefined ? [] : [tool])] as const,
   audit: (filter: Record<string, string | undefined> = {}) => ["audit", filter] as const,
   conversations: ["conversations"] as const,
   conversation: (id: string) => ["conversations", id] as const,

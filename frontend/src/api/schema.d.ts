@@ -380,6 +380,59 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/mcp/servers/{serverId}/tools/{toolName}/rules/try": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The server's label. Matched exactly (case-sensitively); a value that
+                 *     names no server, including one that does not fit the pattern, gives
+                 *     `404 server_not_found`.
+                 * @example weather
+                 */
+                serverId: components["parameters"]["ServerId"];
+                /**
+                 * @description The tool's name, path-escaped (`a%2Fb` for `a/b`, `%25` for `%`):
+                 *     any name a server lists, 1-128 characters of valid UTF-8 without
+                 *     control characters; others give `400 invalid_tool_name`. It need not
+                 *     be a discovered tool.
+                 * @example delete_forecast
+                 */
+                toolName: components["parameters"]["ToolName"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Try candidate rules on the tool's recent requests
+         * @description Compiles `rules` as `PUT .../tools/{toolName}/rules` would (against
+         *     the tool's input schema: the same `400` with `rule_index`, `line`
+         *     and `column`) and evaluates them, as the tool's own list, over the
+         *     tool's most recent approval requests, newest first: "would have
+         *     approved 7 of the last 10". Nothing is stored. Only the rules sent
+         *     are evaluated: the server's and workspace's saved lists, and a
+         *     blocked or locked policy that rules never loosen, are not applied.
+         *     `user` is the owner of the request's conversation.
+         *
+         *     Arguments are stored with secrets redacted (as the approval card
+         *     shows them), so a rule reads the placeholder `"[redacted]"` where a
+         *     secret value was: `args.token == "s3cret"` never holds here.
+         *
+         *     Any signed-in user: a member sees the requests of their own
+         *     conversations only, an admin every conversation's (as in the audit
+         *     log, where admins read every receipt). An unknown server, or a tool
+         *     the server does not know (neither discovered nor with a policy), is
+         *     `404`.
+         */
+        post: operations["tryToolRules"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/mcp/servers/{serverId}/rules": {
         parameters: {
             query?: never;
@@ -1526,6 +1579,44 @@ export interface components {
             };
         };
         RuleTestResult: {
+            /** @enum {string} */
+            decision: "approve" | "deny" | "ask";
+            /** @description The rule that decided (0-based); `null` when none held. */
+            rule_index: number | null;
+            /** @description Why the rule at `rule_index` could not be evaluated (it then decides `ask`). */
+            error: string | null;
+        };
+        RuleTry: {
+            rules: components["schemas"]["Rule"][];
+            /**
+             * @description How many of the tool's most recent requests to evaluate.
+             * @default 10
+             */
+            limit?: number;
+        };
+        RuleTryResult: {
+            /** @description How many recent requests were evaluated (at most `limit`). */
+            total: number;
+            approved: number;
+            denied: number;
+            /** @description No rule held, a rule decided ask, or a rule failed to evaluate. */
+            asked: number;
+            /** @description Newest first. */
+            results: components["schemas"]["RuleTryCall"][];
+        };
+        RuleTryCall: {
+            approval_request_id: string;
+            conversation_id: string;
+            /** Format: date-time */
+            requested_at: string;
+            /** @description The email of the conversation's owner (the rules' `user`). */
+            requested_by: string;
+            /** @description What became of the request (`pending`, `approved`, `denied`, `expired`, `superseded`, …). */
+            state: string;
+            /** @description The arguments as stored, secrets replaced by `"[redacted]"`. */
+            arguments: unknown;
+            /** @description Paths of the arguments that were redacted. */
+            redacted: string[];
             /** @enum {string} */
             decision: "approve" | "deny" | "ask";
             /** @description The rule that decided (0-based); `null` when none held. */
@@ -3314,6 +3405,121 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthenticated"];
             403: components["responses"]["AdminOnly"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            421: components["responses"]["MisdirectedHost"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    tryToolRules: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The server's label. Matched exactly (case-sensitively); a value that
+                 *     names no server, including one that does not fit the pattern, gives
+                 *     `404 server_not_found`.
+                 * @example weather
+                 */
+                serverId: components["parameters"]["ServerId"];
+                /**
+                 * @description The tool's name, path-escaped (`a%2Fb` for `a/b`, `%25` for `%`):
+                 *     any name a server lists, 1-128 characters of valid UTF-8 without
+                 *     control characters; others give `400 invalid_tool_name`. It need not
+                 *     be a discovered tool.
+                 * @example delete_forecast
+                 */
+                toolName: components["parameters"]["ToolName"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "rules": [
+                 *         {
+                 *           "when": "args.city in [\"Test\", \"Sandbox\"]",
+                 *           "decision": "approve"
+                 *         },
+                 *         {
+                 *           "when": "args.city.startsWith(\"Ber\")",
+                 *           "decision": "deny"
+                 *         }
+                 *       ],
+                 *       "limit": 10
+                 *     }
+                 */
+                "application/json": components["schemas"]["RuleTry"];
+            };
+        };
+        responses: {
+            /** @description What the rules would have decided for each recent request, and the counts. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "total": 2,
+                     *       "approved": 1,
+                     *       "denied": 0,
+                     *       "asked": 1,
+                     *       "results": [
+                     *         {
+                     *           "approval_request_id": "mcpr_0123456789abcdef",
+                     *           "conversation_id": "conv_0123456789abcdef",
+                     *           "requested_at": "2025-06-01T10:15:00Z",
+                     *           "requested_by": "ann@example.com",
+                     *           "state": "approved",
+                     *           "arguments": {
+                     *             "city": "Sandbox"
+                     *           },
+                     *           "redacted": [],
+                     *           "decision": "approve",
+                     *           "rule_index": 0,
+                     *           "error": null
+                     *         },
+                     *         {
+                     *           "approval_request_id": "mcpr_fedcba9876543210",
+                     *           "conversation_id": "conv_0123456789abcdef",
+                     *           "requested_at": "2025-06-01T10:14:00Z",
+                     *           "requested_by": "ann@example.com",
+                     *           "state": "denied",
+                     *           "arguments": {
+                     *             "city": "Oslo",
+                     *             "api_key": "[redacted]"
+                     *           },
+                     *           "redacted": [
+                     *             "api_key"
+                     *           ],
+                     *           "decision": "ask",
+                     *           "rule_index": null,
+                     *           "error": null
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["RuleTryResult"];
+                };
+            };
+            /**
+             * @description Codes: `empty_body`, `malformed_json`, `unknown_field`,
+             *     `invalid_type`, `invalid_tool_name`, `invalid_rule`,
+             *     `rule_not_boolean`, `unknown_argument`, `too_many_rules` (as for
+             *     PUT), `invalid_limit` (`limit` outside 1–100).
+             */
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["CrossOrigin"];
+            /**
+             * @description `server_not_found`, or `tool_not_found` (the server knows no
+             *     such tool).
+             */
             404: components["responses"]["NotFound"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];

@@ -8,6 +8,7 @@ import { useIsAdmin } from "../auth/session";
 import { useErrorText } from "../auth/errorText";
 import type { ToolFilter } from "./filters";
 import { GlobalDefault } from "./GlobalDefault";
+import { RulesDisclosure } from "./RuleEditor";
 import { serversQuery, settingsQuery, toolsQuery } from "./queries";
 import { ServerForm } from "./ServerForm";
 import { ServerSection } from "./ServerSection";
@@ -68,6 +69,11 @@ function SettingsBody({ focusServer, focusTool }: { focusServer?: string; focusT
       )}
 
       {settings.data && <GlobalDefault settings={settings.data} admin={admin} />}
+      {settings.data && (
+        <div className="workspace-rules">
+          <RulesDisclosure list={{}} name={t("rules.workspaceName")} admin={admin} />
+        </div>
+      )}
 
       {(missingServer || missingTool) && (
         <div className="alert info" role="status">
