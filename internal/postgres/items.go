@@ -3,6 +3,7 @@ package postgres
 import (
 	"encoding/json"
 	"fmt"
+	"time"
 
 	"github.com/toolgate/toolgate/internal/apperr"
 	"github.com/toolgate/toolgate/internal/conversation"
@@ -81,6 +82,9 @@ type storedAllowedBy struct {
 	Kind   string `json:"kind"`
 	Policy string `json:"policy,omitempty"`
 	Source string `json:"source,omitempty"`
+	// Added with grants (00016); absent in older items.
+	GrantID   string     `json:"grant_id,omitempty"`
+	ExpiresAt *time.Time `json:"expires_at,omitempty"`
 }
 
 // storedTurnError is a stored error item's conversation.TurnError.
@@ -108,7 +112,8 @@ func toStored(it conversation.Item) storedItem {
 		}
 	}
 	if b := it.AllowedBy; b != nil {
-		s.AllowedBy = &storedAllowedBy{Kind: b.Kind, Policy: string(b.Policy), Source: string(b.Source)}
+		s.AllowedBy = &storedAllowedBy{Kind: b.Kind, Policy: string(b.Policy), Source: string(b.Source),
+			GrantID: b.GrantID, ExpiresAt: b.ExpiresAt}
 	}
 	if e := it.Error; e != nil {
 		s.TurnError = &storedTurnError{Code: e.Code, Message: e.Message, Retryable: e.Retryable}
@@ -136,7 +141,8 @@ func fromStored(s storedItem) conversation.Item {
 		}
 	}
 	if b := s.AllowedBy; b != nil {
-		it.AllowedBy = &conversation.AllowedBy{Kind: b.Kind, Policy: policy.Policy(b.Policy), Source: policy.Source(b.Source)}
+		it.AllowedBy = &conversation.AllowedBy{Kind: b.Kind, Policy: policy.Policy(b.Policy), Source: policy.Source(b.Source),
+			GrantID: b.GrantID, ExpiresAt: b.ExpiresAt}
 	}
 	if e := s.TurnError; e != nil {
 		it.Error = &conversation.TurnError{Code: e.Code, Message: e.Message, Retryable: e.Retryable}
