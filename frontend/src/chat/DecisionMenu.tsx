@@ -90,9 +90,9 @@ export function DecisionMenu({ label, menuLabel, className, disabled, choices, o
         <div id={`${id}-menu`} role="menu" aria-label={menuLabel} className="decision-menu-list" onKeyDown={onMenuKey}>
           {choices.map((c, i) => (
             <button key={c.key} ref={(el) => { items.current[i] = el; }} type="button" role="menuitem"
-              tabIndex={i === active ? 0 : -1} aria-describedby={`${id}-${c.key}-hint`}
+              tabIndex={i === active ? 0 : -1} aria-labelledby={`${id}-${c.key}-label`} aria-describedby={`${id}-${c.key}-hint`}
               onClick={() => pick(c.key)} onMouseEnter={() => setActive(i)}>
-              <span className="menu-label">{c.label}</span>
+              <span id={`${id}-${c.key}-label`} className="menu-label">{c.label}</span>
               <span id={`${id}-${c.key}-hint`} className="menu-hint">{c.hint}</span>
             </button>
           ))}
