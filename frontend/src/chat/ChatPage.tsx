@@ -139,7 +139,7 @@ export function ChatPage({ conversationId }: { conversationId?: string }) {
           </button>
           <h1 ref={heading} tabIndex={-1}>{title || "\u00a0"}</h1>
           {pending.length > 0 && <span className="badge needs-approval">{t("header.waiting", { count: pending.length })}</span>}
-          {conversationId && tr && <GrantsPanel conversationId={conversationId} />}
+          {conversationId && tr && <GrantsPanel key={conversationId} conversationId={conversationId} />}
         </header>
 
         <Transcript

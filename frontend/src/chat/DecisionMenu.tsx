@@ -24,7 +24,8 @@ export interface DecisionMenuProps {
 
 export function DecisionMenu({ label, menuLabel, className, disabled, choices, onPick }: DecisionMenuProps) {
   const id = useId();
-  const [open, setOpen] = useState(false);
+  const [wanted, setOpen] = useState(false);
+  const open = wanted && !disabled; // a card that became busy closes its menus
   const [active, setActive] = useState(0);
   const toggle = useRef<HTMLButtonElement>(null);
   const items = useRef<(HTMLButtonElement | null)[]>([]);
@@ -41,9 +42,6 @@ export function DecisionMenu({ label, menuLabel, className, disabled, choices, o
     document.addEventListener("pointerdown", outside);
     return () => document.removeEventListener("pointerdown", outside);
   }, [open]);
-  useEffect(() => {
-    if (disabled) setOpen(false);
-  }, [disabled]);
 
   const show = (at: number) => {
     if (disabled) return;
@@ -87,7 +85,7 @@ export function DecisionMenu({ label, menuLabel, className, disabled, choices, o
         </button>
       </div>
       {open && (
-        <div id={`${id}-menu`} role="menu" aria-label={menuLabel} className="decision-menu-list" onKeyDown={onMenuKey}>
+        <div id={`${id}-menu`} role="menu" tabIndex={-1} aria-label={menuLabel} className="decision-menu-list" onKeyDown={onMenuKey}>
           {choices.map((c, i) => (
             <button key={c.key} ref={(el) => { items.current[i] = el; }} type="button" role="menuitem"
               tabIndex={i === active ? 0 : -1} aria-labelledby={`${id}-${c.key}-label`} aria-describedby={`${id}-${c.key}-hint`}

@@ -1,9 +1,10 @@
 // The chat header's "Grants" button: a popover listing the grants that let
 // tools run without asking in this conversation (its own, and the person's
-// "for 1 hour" ones), each with Revoke. Read when opened, so it is never
+// "for 1 hour" ones), each with Revoke. Keyed by conversation where used,
+// so it starts closed in each. Read when opened, so it is never
 // stale; a revoke applies from the next request the server builds.
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
-import { useEffect, useId, useRef, useState } from "react";
+import { useCallback, useEffect, useId, useRef, useState } from "react";
 import { useTranslation } from "react-i18next";
 import { api } from "../api/client";
 import { keys } from "../api/query";
@@ -59,11 +60,21 @@ export function GrantsPanel({ conversationId }: { conversationId: string }) {
   useEffect(() => {
     if (open) panel.current?.focus();
   }, [open]);
-  useEffect(() => { setOpen(false); setSaid(""); }, [conversationId]);
-  const close = () => {
+  const close = useCallback(() => {
     setOpen(false);
     button.current?.focus();
-  };
+  }, []);
+  useEffect(() => {
+    if (!open) return;
+    const onKey = (e: KeyboardEvent) => {
+      if (e.key === "Escape" && panel.current?.contains(document.activeElement)) {
+        e.preventDefault();
+        close();
+      }
+    };
+    document.addEventListener("keydown", onKey);
+    return () => document.removeEventListener("keydown", onKey);
+  }, [open, close]);
 
   return (
     <div className="grants-popover-anchor">
@@ -72,8 +83,7 @@ export function GrantsPanel({ conversationId }: { conversationId: string }) {
         {t("grants.button")}
       </button>
       {open && (
-        <div id={`${id}-panel`} ref={panel} tabIndex={-1} role="region" aria-labelledby={`${id}-h`} className="grants-popover card"
-          onKeyDown={(e) => { if (e.key === "Escape") { e.preventDefault(); close(); } }}>
+        <div id={`${id}-panel`} ref={panel} tabIndex={-1} role="region" aria-labelledby={`${id}-h`} className="grants-popover card">
           <h2 id={`${id}-h`}>{t("grants.title")}</h2>
           <p className="muted small">{t("grants.intro")}</p>
           {grants.isPending && <p className="muted">{t("load.loading")}</p>}
