@@ -223,6 +223,7 @@ export function DecidedApproval({ approval, outcome, note }: { approval: Decided
   const notes: string[] = [];
   const approved = state === "approved" || state === "outcome_unknown";
   if (approved && scope === "conversation") notes.push(t("decided.forConversation"));
+  if (approved && scope === "hour") notes.push(t("decided.forHour"));
   if (remember && (approved || state === "denied")) notes.push(t("decided.remembered", { policy: t(approved ? "policy.never" : "policy.blocked") }));
   const ran = state === "approved" && outcome && outcome !== "not_run" && outcome !== "waiting" ? outcome : null;
   const tool = approval.tool_name;
