@@ -26,7 +26,7 @@ test("approve for this conversation on one of two cards settles both; the grant 
     await chat.answerContaining("Deleted the forecast for Lisbon.");
     await chat.idle();
     await expect(cards, "no card is left pending").toHaveCount(0);
-    await expect(page.getByText(/Covered by your grant for this conversation/), "the second says what settled it").toBeVisible();
+    await expect(page.locator(".decided-state", { hasText: /Covered by your grant for this conversation/ }), "the second says what settled it").toHaveCount(1);
 
     // Listed in the conversation's Grants popover.
     await page.getByRole("button", { name: "Grants" }).click();
