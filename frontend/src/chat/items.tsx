@@ -96,9 +96,13 @@ export function ListToolsRow({ item }: { item: ListToolsItem }) {
 
 export function AllowedByLine({ allowed, server, tool }: { allowed?: AllowedBy; server: string; tool: string }) {
   const { t } = useTranslation("chat");
+  const { dateTime } = useFormat();
   if (!allowed) return null;
   if (allowed.kind === "approval") return <span className="allowed-by">{t("item.allowed.approval")}</span>;
   if (allowed.kind === "conversation") return <span className="allowed-by">{t("item.allowed.conversation")}</span>;
+  if (allowed.kind === "grant") {
+    return <span className="allowed-by">{allowed.expires_at ? t("item.allowed.grantUntil", { time: dateTime(allowed.expires_at) }) : t("item.allowed.grant")}</span>;
+  }
   const policy = t(`policy.${allowed.policy ?? "never"}`);
   const source = t(`item.allowed.source.${allowed.source ?? "unknown"}`);
   return (
