@@ -86,7 +86,7 @@ test("the member's remember sets the member's own policy; the admin's workspace 
     await chat.send('delete_forecast {"city": "Oslo"}');
     const card = chat.card("delete_forecast");
     await card.waitFor();
-    await card.getByRole("button", { name: "More ways to approve" }).click();
+    await card.getByRole("button", { name: "More approval choices" }).click();
     await card.getByRole("menuitem", { name: "Approve always (remember)" }).click();
     await chat.answerContaining("Deleted the forecast for Oslo.");
     await chat.idle();

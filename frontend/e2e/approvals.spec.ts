@@ -21,7 +21,7 @@ test("set a tool to Ask, approve its request with remember: the output appears a
     await card.waitFor();
     await expect(card.getByText('"city": "Oslo"'), "the card shows the arguments").toBeVisible();
     await card.getByText(/destructive/i).first().waitFor();
-    await card.getByRole("button", { name: "More ways to approve" }).click();
+    await card.getByRole("button", { name: "More approval choices" }).click();
     await shot("card");
     await card.getByRole("menuitem", { name: "Approve always (remember)" }).click();
 

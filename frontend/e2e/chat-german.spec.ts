@@ -22,7 +22,7 @@ test("a German browser approves a tool in German: Bestätigung erforderlich, Gen
     await expect(card).toBeVisible();
     await expect(card).toContainText("Bestätigung erforderlich");
     await expect(card.getByRole("region", { name: "Argumente" })).toContainText('"city": "Oslo"');
-    await card.getByRole("button", { name: "Weitere Möglichkeiten zu genehmigen" }).click();
+    await card.getByRole("button", { name: "Weitere Genehmigungsoptionen" }).click();
     await expect(card.getByRole("menuitem", { name: "Für diese Unterhaltung genehmigen" })).toBeVisible();
     await expect(card.getByRole("menuitem", { name: "Für 1 Stunde genehmigen" })).toBeVisible();
     await page.keyboard.press("Escape");

@@ -17,7 +17,7 @@ test("approve for this conversation on one of two cards settles both; the grant 
     const cards = chat.card("delete_forecast");
     await expect(cards, "two cards of the same tool").toHaveCount(2);
     const first = cards.first();
-    await first.getByRole("button", { name: "More ways to approve" }).click();
+    await first.getByRole("button", { name: "More approval choices" }).click();
     await expect(first.getByRole("menuitem")).toHaveCount(4);
     await shot("menu");
     await first.getByRole("menuitem", { name: "Approve for this conversation" }).click();

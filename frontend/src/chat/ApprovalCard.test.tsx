@@ -111,7 +111,7 @@ describe("ApprovalCard", () => {
     ["Approve always (remember)", { approve: true, remember: true }],
   ] as const)("the Approve menu's %s sends exactly that", async (item, sent) => {
     const { user, onDecide } = setup();
-    await user.click(screen.getByRole("button", { name: "More ways to approve" }));
+    await user.click(screen.getByRole("button", { name: "More approval choices" }));
     await user.click(screen.getByRole("menuitem", { name: item }));
     expect(onDecide).toHaveBeenCalledTimes(1);
     expect(onDecide).toHaveBeenCalledWith({ approval_request_id: "mcpr_1", ...sent });
@@ -122,7 +122,7 @@ describe("ApprovalCard", () => {
     ["Deny always (block)", { approve: false, remember: true }],
   ] as const)("the Deny menu's %s sends exactly that, never a scope", async (item, sent) => {
     const { user, onDecide } = setup();
-    await user.click(screen.getByRole("button", { name: "More ways to deny" }));
+    await user.click(screen.getByRole("button", { name: "More denial choices" }));
     expect(screen.getAllByRole("menuitem")).toHaveLength(2);
     await user.click(screen.getByRole("menuitem", { name: item }));
     expect(onDecide).toHaveBeenCalledWith({ approval_request_id: "mcpr_1", ...sent });
@@ -130,7 +130,7 @@ describe("ApprovalCard", () => {
 
   it("each menu item says what it does", async () => {
     const { user } = setup();
-    await user.click(screen.getByRole("button", { name: "More ways to approve" }));
+    await user.click(screen.getByRole("button", { name: "More approval choices" }));
     expect(screen.getByRole("menuitem", { name: "Approve for this conversation" }))
       .toHaveAccessibleDescription("send_alert runs without asking for the rest of this conversation");
     expect(screen.getByRole("menuitem", { name: "Approve for 1 hour" }))
@@ -141,7 +141,7 @@ describe("ApprovalCard", () => {
 
   it("the menu works by keyboard: arrows move, Escape closes and returns focus, Enter picks", async () => {
     const { user, onDecide } = setup();
-    const toggle = screen.getByRole("button", { name: "More ways to approve" });
+    const toggle = screen.getByRole("button", { name: "More approval choices" });
     expect(toggle).toHaveAttribute("aria-haspopup", "menu");
     expect(toggle).toHaveAttribute("aria-expanded", "false");
     toggle.focus();
@@ -175,8 +175,8 @@ describe("ApprovalCard", () => {
     const { user, onDecide } = setup({ busy: true, busyText: "Sending your decision…" });
     expect(screen.getByRole("button", { name: "Approve" })).toBeDisabled();
     expect(screen.getByRole("button", { name: "Deny" })).toBeDisabled();
-    expect(screen.getByRole("button", { name: "More ways to approve" })).toBeDisabled();
-    expect(screen.getByRole("button", { name: "More ways to deny" })).toBeDisabled();
+    expect(screen.getByRole("button", { name: "More approval choices" })).toBeDisabled();
+    expect(screen.getByRole("button", { name: "More denial choices" })).toBeDisabled();
     expect(screen.getByRole("textbox", { name: "Reason (optional, sent to the model)" })).toBeDisabled();
     expect(screen.getByRole("status")).toHaveTextContent("Sending your decision…");
     await user.click(screen.getByRole("button", { name: "Approve" }));
@@ -201,7 +201,7 @@ describe("ApprovalCard", () => {
     rerender(<ApprovalCard approval={a} busy={false} onDecide={onDecide} error="send_alert on demo is blocked; deny it, or approve with Remember for this tool" />);
     expect(screen.getByRole("alert")).toHaveTextContent("send_alert on demo is blocked; deny it, or approve with Remember for this tool");
     expect(screen.getByRole("button", { name: "Approve" })).toBeEnabled();
-    await user.click(screen.getByRole("button", { name: "More ways to approve" }));
+    await user.click(screen.getByRole("button", { name: "More approval choices" }));
     await user.click(screen.getByRole("menuitem", { name: "Approve always (remember)" }));
     expect(onDecide).toHaveBeenCalledTimes(2);
     expect(onDecide).toHaveBeenLastCalledWith({ approval_request_id: "mcpr_1", approve: true, remember: true });
@@ -215,7 +215,7 @@ describe("ApprovalCard", () => {
     await user.tab(); // Approve
     expect(screen.getByRole("button", { name: "Approve" })).toHaveFocus();
     await user.tab(); // Approve ▾
-    expect(screen.getByRole("button", { name: "More ways to approve" })).toHaveFocus();
+    expect(screen.getByRole("button", { name: "More approval choices" })).toHaveFocus();
     await user.keyboard("{Enter}");
     await user.keyboard("{ArrowDown}{Enter}");
     expect(onDecide).toHaveBeenCalledWith({ approval_request_id: "mcpr_1", approve: true, scope: "conversation", reason: "ok for now" });
@@ -243,7 +243,7 @@ describe("ApprovalCard", () => {
     expect(within(card).getByText("Geändert, seit Sie es erlaubt haben: Beschreibung, Eingabeschema.")).toBeInTheDocument();
     expect(within(card).getByRole("list", { name: "Hinweise des MCP-Servers" })).toHaveTextContent("destruktiv");
     expect(within(card).getByRole("region", { name: "Argumente" })).toHaveTextContent("verborgen");
-    await user.click(within(card).getByRole("button", { name: "Weitere Möglichkeiten abzulehnen" }));
+    await user.click(within(card).getByRole("button", { name: "Weitere Ablehnungsoptionen" }));
     await user.click(within(card).getByRole("menuitem", { name: "Immer ablehnen (blockieren)" }));
     expect(onDecide).toHaveBeenCalledWith({ approval_request_id: "mcpr_1", approve: false, remember: true });
     expect(within(card).getByRole("button", { name: "Genehmigen" })).toBeDisabled();

@@ -14,7 +14,7 @@ export interface MenuChoice {
 export interface DecisionMenuProps {
   /** The main button's text; clicking it picks the first choice. */
   label: string;
-  /** The ▾ button's accessible name, e.g. "More ways to approve". */
+  /** The ▾ button's accessible name, e.g. "More approval choices": it must not contain the main label, which Playwright matches as a substring. */
   menuLabel: string;
   className: string;
   disabled: boolean;
