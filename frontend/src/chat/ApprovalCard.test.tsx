@@ -112,7 +112,7 @@ describe("ApprovalCard", () => {
   ] as const)("the Approve menu's %s sends exactly that", async (item, sent) => {
     const { user, onDecide } = setup();
     await user.click(screen.getByRole("button", { name: "More approval choices" }));
-    await user.click(screen.getByRole("menuitem", { name: item }));
+    await user.click(screen.getByRole("menuitem", { name: (n: string) => n.startsWith(item) }));
     expect(onDecide).toHaveBeenCalledTimes(1);
     expect(onDecide).toHaveBeenCalledWith({ approval_request_id: "mcpr_1", ...sent });
   });
@@ -124,19 +124,20 @@ describe("ApprovalCard", () => {
     const { user, onDecide } = setup();
     await user.click(screen.getByRole("button", { name: "More denial choices" }));
     expect(screen.getAllByRole("menuitem")).toHaveLength(2);
-    await user.click(screen.getByRole("menuitem", { name: item }));
+    await user.click(screen.getByRole("menuitem", { name: (n: string) => n.startsWith(item) }));
     expect(onDecide).toHaveBeenCalledWith({ approval_request_id: "mcpr_1", ...sent });
   });
 
-  it("each menu item says what it does", async () => {
+  it("each menu item says what it does, in its name", async () => {
     const { user } = setup();
     await user.click(screen.getByRole("button", { name: "More approval choices" }));
-    expect(screen.getByRole("menuitem", { name: "Approve for this conversation" }))
-      .toHaveAccessibleDescription("send_alert runs without asking for the rest of this conversation");
-    expect(screen.getByRole("menuitem", { name: "Approve for 1 hour" }))
-      .toHaveAccessibleDescription("send_alert runs without asking in all your conversations for the next hour");
-    expect(screen.getByRole("menuitem", { name: "Approve always (remember)" }))
-      .toHaveAccessibleDescription("Never ask you again for send_alert (your own policy; others are not affected)");
+    expect(screen.getAllByRole("menuitem").map((m) => m.textContent)).toEqual([
+      "Approve onceRuns this call; send_alert asks again next time",
+      "Approve for this conversationsend_alert runs without asking for the rest of this conversation",
+      "Approve for 1 hoursend_alert runs without asking in all your conversations for the next hour",
+      "Approve always (remember)Never ask you again for send_alert (your own policy; others are not affected)",
+    ]);
+    expect(screen.getByRole("menuitem", { name: /^Approve for 1 hour send_alert runs without asking in all your conversations/ })).toBeInTheDocument();
   });
 
   it("the menu works by keyboard: arrows move, Escape closes and returns focus, Enter picks", async () => {
@@ -147,19 +148,19 @@ describe("ApprovalCard", () => {
     toggle.focus();
     await user.keyboard("{ArrowDown}");
     expect(toggle).toHaveAttribute("aria-expanded", "true");
-    expect(screen.getByRole("menuitem", { name: "Approve once" })).toHaveFocus();
+    expect(screen.getByRole("menuitem", { name: /^Approve once/ })).toHaveFocus();
     await user.keyboard("{ArrowDown}");
-    expect(screen.getByRole("menuitem", { name: "Approve for this conversation" })).toHaveFocus();
+    expect(screen.getByRole("menuitem", { name: /^Approve for this conversation/ })).toHaveFocus();
     await user.keyboard("{End}");
-    expect(screen.getByRole("menuitem", { name: "Approve always (remember)" })).toHaveFocus();
+    expect(screen.getByRole("menuitem", { name: /^Approve always \(remember\)/ })).toHaveFocus();
     await user.keyboard("{ArrowDown}");
-    expect(screen.getByRole("menuitem", { name: "Approve once" })).toHaveFocus();
+    expect(screen.getByRole("menuitem", { name: /^Approve once/ })).toHaveFocus();
     await user.keyboard("{Escape}");
     expect(screen.queryByRole("menu")).toBeNull();
     expect(toggle).toHaveFocus();
     expect(onDecide).not.toHaveBeenCalled();
     await user.keyboard("{ArrowUp}");
-    expect(screen.getByRole("menuitem", { name: "Approve always (remember)" })).toHaveFocus();
+    expect(screen.getByRole("menuitem", { name: /^Approve always \(remember\)/ })).toHaveFocus();
     await user.keyboard("{ArrowUp}{Enter}");
     expect(onDecide).toHaveBeenCalledWith({ approval_request_id: "mcpr_1", approve: true, scope: "hour" });
   });
@@ -202,7 +203,7 @@ describe("ApprovalCard", () => {
     expect(screen.getByRole("alert")).toHaveTextContent("send_alert on demo is blocked; deny it, or approve with Remember for this tool");
     expect(screen.getByRole("button", { name: "Approve" })).toBeEnabled();
     await user.click(screen.getByRole("button", { name: "More approval choices" }));
-    await user.click(screen.getByRole("menuitem", { name: "Approve always (remember)" }));
+    await user.click(screen.getByRole("menuitem", { name: /^Approve always \(remember\)/ }));
     expect(onDecide).toHaveBeenCalledTimes(2);
     expect(onDecide).toHaveBeenLastCalledWith({ approval_request_id: "mcpr_1", approve: true, remember: true });
   });
@@ -244,7 +245,7 @@ describe("ApprovalCard", () => {
     expect(within(card).getByRole("list", { name: "Hinweise des MCP-Servers" })).toHaveTextContent("destruktiv");
     expect(within(card).getByRole("region", { name: "Argumente" })).toHaveTextContent("verborgen");
     await user.click(within(card).getByRole("button", { name: "Weitere Ablehnungsoptionen" }));
-    await user.click(within(card).getByRole("menuitem", { name: "Immer ablehnen (blockieren)" }));
+    await user.click(within(card).getByRole("menuitem", { name: /^Immer ablehnen \(blockieren\)/ }));
     expect(onDecide).toHaveBeenCalledWith({ approval_request_id: "mcpr_1", approve: false, remember: true });
     expect(within(card).getByRole("button", { name: "Genehmigen" })).toBeDisabled();
   });

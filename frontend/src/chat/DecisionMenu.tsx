@@ -88,10 +88,11 @@ export function DecisionMenu({ label, menuLabel, className, disabled, choices, o
         <div id={`${id}-menu`} role="menu" tabIndex={-1} aria-label={menuLabel} className="decision-menu-list" onKeyDown={onMenuKey}>
           {choices.map((c, i) => (
             <button key={c.key} ref={(el) => { items.current[i] = el; }} type="button" role="menuitem"
-              tabIndex={i === active ? 0 : -1} aria-labelledby={`${id}-${c.key}-label`} aria-describedby={`${id}-${c.key}-hint`}
+              tabIndex={i === active ? 0 : -1}
               onClick={() => pick(c.key)} onMouseEnter={() => setActive(i)}>
-              <span id={`${id}-${c.key}-label`} className="menu-label">{c.label}</span>
-              <span id={`${id}-${c.key}-hint`} className="menu-hint">{c.hint}</span>
+              {/* The name is the whole text, hint included (axe: label-content-name-mismatch). */}
+              <span className="menu-label">{c.label}</span>
+              <span className="menu-hint">{c.hint}</span>
             </button>
           ))}
         </div>
