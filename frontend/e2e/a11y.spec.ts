@@ -33,6 +33,13 @@ test("no axe violations on the chat, settings, audit, tokens, users and login pa
   await chat.idle();
   await chat.openCall("list_forecasts");
   found["chat with a card pending and a call open"] = await violations(page);
+  await chat.card("delete_forecast").getByRole("button", { name: "More approval choices" }).click();
+  await page.getByRole("menuitem", { name: "Approve once" }).waitFor();
+  found["chat, the Approve menu open"] = await violations(page);
+  await page.keyboard.press("Escape");
+  await page.getByRole("button", { name: "Grants" }).click();
+  await page.getByText("No grants: every tool that asks will ask.").waitFor();
+  found["chat, the Grants popover open"] = await violations(page);
 
   await page.goto("/settings");
   await page.getByRole("radiogroup", { name: "Policy for get_forecast", exact: true }).waitFor();
@@ -65,6 +72,10 @@ test("no axe violations on the chat, settings, audit, tokens, users and login pa
   await page.goto("/users");
   await page.getByRole("table").waitFor();
   found["users"] = await violations(page);
+
+  await page.goto("/grants");
+  await page.getByText("You have no grants.").waitFor();
+  found["my grants"] = await violations(page);
 
   await page.getByRole("button", { name: /^Account: / }).click();
   found["user menu open"] = await violations(page);

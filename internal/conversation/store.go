@@ -112,10 +112,16 @@ type Repo interface {
 	// most q.Limit), newest first, with their conversations' owners.
 	ToolApprovals(ctx context.Context, q ToolApprovalsQuery) ([]OwnedApproval, error)
 
-	// Grants returns the tools allowed without asking in the conversation,
-	// by server label.
-	Grants(ctx context.Context, owner, conversationID string) (map[string]map[string]bool, error)
-	AddGrant(ctx context.Context, conversationID, server, tool, approvalID string) error
+
+	// Grants returns owner's grants as f says, newest first (live ones
+	// only unless f.Ended); another owner's are never returned.
+	Grants(ctx context.Context, owner string, f GrantFilter) ([]Grant, error)
+	// AddGrant stores g (for the owner of g's approval request).
+	AddGrant(ctx context.Context, owner string, g Grant) error
+	// RevokeGrant revokes owner's grant id at now; revoked is false when it
+	// had already ended (revoked or expired). NotFound for a grant of
+	// another owner or none.
+	RevokeGrant(ctx context.Context, owner, id string, now time.Time) (g Grant, revoked bool, err error)
 }
 
 // RunningTurn is a turn some replica holds (or held) a lease on.

@@ -67,6 +67,12 @@ func (s *Server) routes() {
 	e.DELETE("/api/conversations/:conversationId", s.deleteConversation)
 	e.POST("/api/conversations/:conversationId/cancel", s.cancelConversation)
 
+	// Grants (grants.go): "for this conversation" and "for 1 hour"
+	// approvals, each user's own (another's is not found).
+	e.GET("/api/conversations/:conversationId/grants", s.listConversationGrants)
+	e.GET("/api/grants", s.listGrants)
+	e.DELETE("/api/grants/:grantId", s.revokeGrant)
+
 	// Server-sent event streams: no timeout middleware, heartbeats instead.
 	// Both take an Idempotency-Key (idempotency.go).
 	e.POST("/api/responses", s.postResponse, s.idempotent)

@@ -127,6 +127,13 @@ export const api = {
   createToken: (name: string) => ok(http.POST("/api/tokens", { body: { name } })),
   deleteToken: (id: string) => ok(http.DELETE("/api/tokens/{tokenId}", { params: { path: { tokenId: id } } })),
 
+  /** The caller's grants: live ones, or with includeEnded the expired and revoked ones too. */
+  listGrants: (includeEnded = false) =>
+    ok(http.GET("/api/grants", { params: { query: includeEnded ? { include: "expired" } : {} } })).then((r) => r.grants),
+  conversationGrants: (id: string) =>
+    ok(http.GET("/api/conversations/{conversationId}/grants", { params: { path: { conversationId: id } } })).then((r) => r.grants),
+  revokeGrant: (id: string) => ok(http.DELETE("/api/grants/{grantId}", { params: { path: { grantId: id } } })),
+
   listServers: () => ok(http.GET("/api/mcp/servers")).then((r) => r.servers),
   createServer: (s: NewServer) => ok(http.POST("/api/mcp/servers", { body: s })),
   updateServer: (label: string, p: ServerPatch) =>

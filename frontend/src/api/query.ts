@@ -11,6 +11,10 @@ export const keys = {
   info: ["info"] as const,
   users: ["users"] as const,
   tokens: ["tokens"] as const,
+  /** Every grant list starts with "grants": a decision or a revoke invalidates them all. */
+  grants: ["grants"] as const,
+  myGrants: (ended: boolean) => ["grants", "mine", ended] as const,
+  conversationGrants: (id: string) => ["grants", "conversation", id] as const,
   servers: ["servers"] as const,
   tools: (server: string) => ["servers", server, "tools"] as const,
   settings: ["settings"] as const,

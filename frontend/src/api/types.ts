@@ -22,6 +22,8 @@ export type AuthStatus = JSONOf<"authStatus">;
 export type User = S["User"];
 export type ApiToken = JSONOf<"listTokens">["tokens"][number];
 export type NewApiToken = JSONOf<"createToken", 201>;
+/** "Approve for this conversation" (conversation_id set) or "for 1 hour" (expires_at set, all conversations). */
+export type Grant = S["Grant"];
 
 export type AsksBecause = S["AsksBecause"];
 export type ChangedField = "description" | "input_schema" | "annotations" | "title";

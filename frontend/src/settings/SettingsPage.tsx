@@ -6,6 +6,7 @@ import { useRef, useState } from "react";
 import { Trans, useTranslation } from "react-i18next";
 import { useIsAdmin } from "../auth/session";
 import { useErrorText } from "../auth/errorText";
+import { linkProps } from "../router";
 import type { ToolFilter } from "./filters";
 import { GlobalDefault } from "./GlobalDefault";
 import { RulesDisclosure } from "./RuleEditor";
@@ -55,7 +56,8 @@ function SettingsBody({ focusServer, focusTool }: { focusServer?: string; focusT
         <h1>{t("page.title")}</h1>
         <p className="muted">
           <Trans t={t} i18nKey="page.intro" components={{ b: <strong /> }} />{" "}
-          <Trans t={t} i18nKey={admin ? "page.introAdmin" : "page.introMember"} components={{ b: <strong /> }} />
+          <Trans t={t} i18nKey={admin ? "page.introAdmin" : "page.introMember"} components={{ b: <strong /> }} />{" "}
+          <a {...linkProps({ page: "grants" })}>{t("grants.link")}</a>
         </p>
       </header>
 
