@@ -3,7 +3,9 @@ package conversation_test
 import (
 	"encoding/json"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/toolgate/toolgate/internal/conversation"
 	"github.com/toolgate/toolgate/internal/policy"
@@ -236,5 +238,53 @@ func TestRules_ApprovingRuleCannotLoosenAskEverything(t *testing.T) {
 	}
 	if st := e.demo.State(); st.Calls["delete_forecast"] != 0 {
 		t.Errorf("delete_forecast ran")
+	}
+}
+
+// When the request a response still waited for expires while a rule had
+// approved another of it, the follow-up goes at once (the rule's call runs,
+// the expired one is denied with its reason), once, without a message.
+func TestRules_ExpiryOfTheLastCardSendsTheFollowUpTheRuleOwes(t *testing.T) {
+	e := newEngine(t, engineOptions{})
+	e.setRules(deleteForecast, rules.Rule{When: `args.city == "Test"`, Decision: rules.Approve})
+	n := e.up.count()
+	conv, rec := e.send(ana, "", `delete_forecast {"city": "Test"} and delete_forecast {"city": "Berlin"}`)
+	a, ok := rec.first(conversation.EventNameApproval).(conversation.Approval)
+	if !ok {
+		t.Fatalf("no card: %v", rec.names())
+	}
+	const ttl = 200 * time.Millisecond
+	e.chat.SetApprovalTTL(ttl)
+	other := e.replica("rep_b")
+	other.SetApprovalTTL(ttl)
+	time.Sleep(ttl + 50*time.Millisecond)
+	var wg sync.WaitGroup
+	for _, svc := range []*conversation.Service{e.chat, other} {
+		wg.Add(1)
+		go func() { defer wg.Done(); svc.ExpireApprovals(t.Context()) }()
+	}
+	wg.Wait()
+	deadline := time.Now().Add(10 * time.Second)
+	for e.demo.State().Calls["delete_forecast"] < 1 || e.transcript(ana, conv).Conversation.Streaming {
+		if time.Now().After(deadline) {
+			t.Fatalf("no follow-up 10s after the last card expired: %d requests, delete_forecast ran %d times",
+				e.up.count()-n, e.demo.State().Calls["delete_forecast"])
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	bodies := e.up.sent()[n:]
+	if len(bodies) != 2 {
+		t.Fatalf("%d requests, want 2 (the message, one follow-up)", len(bodies))
+	}
+	for _, ans := range answersIn(t, bodies[1]) {
+		if ans.ApprovalRequestID == a.ID && (ans.Approve == nil || *ans.Approve || !strings.Contains(deref(ans.Reason), "APPROVAL_TTL")) {
+			t.Errorf("the expired request was answered %+v; want a denial saying it expired", ans)
+		}
+	}
+	if got := len(answersIn(t, bodies[1])); got != 2 {
+		t.Errorf("the follow-up answered %d requests, want 2", got)
+	}
+	if st := e.demo.State(); st.Calls["delete_forecast"] != 1 {
+		t.Errorf("delete_forecast ran %d times, want once (Test, by the rule)", st.Calls["delete_forecast"])
 	}
 }

@@ -310,8 +310,8 @@ func allowedBy(groups []policy.ServerTools, u *UpstreamItem) *AllowedBy {
 		return &AllowedBy{Kind: "approval"}
 	}
 	p, src := lookup(groups, u.ServerLabel, u.Name)
-	if src == policy.FromConversation {
-		return &AllowedBy{Kind: "conversation"}
+	if src == policy.FromConversation || src == policy.FromGrant {
+		return grantAllowedBy(groups, u.ServerLabel, u.Name)
 	}
 	return &AllowedBy{Kind: "policy", Policy: p, Source: src}
 }

@@ -31,7 +31,7 @@ type Policies interface {
 	// request of userID; grants are the conversation's allowances, by
 	// server label. Servers that are unreachable are left out and returned
 	// as skipped, unless keep names them (the request answers for them).
-	RequestTools(ctx context.Context, userID string, grants map[string]map[string]bool, keep map[string]bool) ([]policy.ServerTools, []policy.SkippedServer, error)
+	RequestTools(ctx context.Context, userID string, grants map[string]map[string]policy.GrantRef, keep map[string]bool) ([]policy.ServerTools, []policy.SkippedServer, error)
 	// ServerFailed records that the turn found a server unreachable (the
 	// provider could not list its tools or reach it for a call); url is the
 	// server's URL as the request offered it.

@@ -95,11 +95,15 @@ type Notice struct {
 }
 
 // AllowedBy says why a call ran: a policy (never, with its source), the
-// person's approval, or an allowance for this conversation.
+// person's approval, a grant for this conversation, or a timed grant.
 type AllowedBy struct {
-	Kind   string        `json:"kind"` // "policy", "approval", "conversation", "rule", "hook"
+	Kind   string        `json:"kind"` // "policy", "approval", "conversation", "grant", "rule", "hook"
 	Policy policy.Policy `json:"policy,omitempty"`
 	Source policy.Source `json:"source,omitempty"` // tool, server, global
+	// GrantID names the grant (kinds conversation and grant); ExpiresAt is
+	// when a timed grant ends.
+	GrantID   string     `json:"grant_id,omitempty"`
+	ExpiresAt *time.Time `json:"expires_at,omitempty"`
 	// Rule: the argument rule that approved the call (kind "rule").
 	Rule *RuleRef `json:"rule,omitempty"`
 	// Hook: the decision hook that approved the call (kind "hook").
@@ -231,6 +235,9 @@ type Decision struct {
 	Reason            *string `json:"reason"`
 	Remember          bool    `json:"remember"`
 	Scope             *string `json:"scope"`
+	// coveredBy: the request whose decision (a grant, approve or deny
+	// always) settled this one.
+	coveredBy string
 }
 
 // TurnError is how a turn ended when it did not complete.

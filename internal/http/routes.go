@@ -49,6 +49,9 @@ func (s *Server) routes() {
 	e.GET("/api/rules", s.getRules)
 	e.PUT("/api/rules", s.putRules, s.adminOnly)
 	e.POST("/api/rules/test", s.testRules)
+	// Candidate rules over the tool's recent requests (ruletry.go): the
+	// caller's own, every one for an admin.
+	e.POST("/api/mcp/servers/:serverId/tools/:toolName/rules/try", s.tryRules)
 
 	// Decision hooks (decisionhooks.go): endpoints asked before a card
 	// shows, per server and for the workspace; admins only.
@@ -74,6 +77,12 @@ func (s *Server) routes() {
 	e.PATCH("/api/conversations/:conversationId", s.renameConversation)
 	e.DELETE("/api/conversations/:conversationId", s.deleteConversation)
 	e.POST("/api/conversations/:conversationId/cancel", s.cancelConversation)
+
+	// Grants (grants.go): "for this conversation" and "for 1 hour"
+	// approvals, each user's own (another's is not found).
+	e.GET("/api/conversations/:conversationId/grants", s.listConversationGrants)
+	e.GET("/api/grants", s.listGrants)
+	e.DELETE("/api/grants/:grantId", s.revokeGrant)
 
 	// Server-sent event streams: no timeout middleware, heartbeats instead.
 	// Both take an Idempotency-Key (idempotency.go).

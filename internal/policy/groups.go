@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"slices"
+	"time"
 
 	"github.com/toolgate/toolgate/internal/apperr"
 	"github.com/toolgate/toolgate/internal/auth"
@@ -12,6 +13,27 @@ import (
 // FromConversation is the source of a tool that runs without asking because
 // the person allowed it for one conversation ("Allow for this conversation").
 const FromConversation Source = "conversation"
+
+// FromGrant is the source of a tool that runs without asking because the
+// person approved it for a while ("for 1 hour") in all their conversations.
+const FromGrant Source = "grant"
+
+// GrantRef is a grant a request is built with: the tool runs without asking
+// while it lasts. Conversation is false for a timed grant, which covers all
+// of its owner's conversations until ExpiresAt.
+type GrantRef struct {
+	ID           string
+	Conversation bool
+	ExpiresAt    *time.Time
+}
+
+// source is the source a tool allowed by g runs with.
+func (g GrantRef) source() Source {
+	if g.Conversation {
+		return FromConversation
+	}
+	return FromGrant
+}
 
 // FromUnknown is the source recorded when a tool Toolgate has never seen asks:
 // an unknown tool is never run without asking, whatever the defaults say.
@@ -23,6 +45,9 @@ type GroupedTool struct {
 	Name        string       `json:"name"`
 	Source      Source       `json:"source"`
 	AsksBecause *AsksBecause `json:"asks_because,omitempty"`
+	// Grant is the grant a tool runs without asking by (source
+	// conversation or grant).
+	Grant *GrantRef `json:"-"`
 }
 
 // ServerTools is one enabled server's tools grouped by effective policy: the
@@ -120,6 +145,17 @@ func (g ServerTools) Lookup(tool string) (Policy, Source) {
 	return Always, FromUnknown
 }
 
+// GrantOf returns the grant a tool of g runs without asking by; nil when
+// none does.
+func (g ServerTools) GrantOf(tool string) *GrantRef {
+	for _, t := range g.Never {
+		if t.Name == tool {
+			return t.Grant
+		}
+	}
+	return nil
+}
+
 // AsksBecause says why a tool of g asks: not read-only, new, changed since
 // it was allowed, or a policy; nil for a tool that does not ask or that g
 // does not name.
@@ -136,9 +172,9 @@ func (g ServerTools) AsksBecause(tool string) *AsksBecause {
 // tools are the server's tools as Repo.Tools returns them (workspace
 // policies set, effective ones not needed); mine are the user's personal
 // policies for the server; allowed names the tools allowed without asking in
-// the conversation the request belongs to. A conversation grant never
-// unblocks a tool: blocked wins.
-func GroupTools(srv Server, set Settings, tools []Tool, mine []UserPolicy, allowed map[string]bool) ServerTools {
+// the conversation the request belongs to, with the grant that allows each.
+// A grant never unblocks a tool: blocked wins.
+func GroupTools(srv Server, set Settings, tools []Tool, mine []UserPolicy, allowed map[string]GrantRef) ServerTools {
 	g := ServerTools{Server: srv}
 	discovered := false
 	tools = withUserPolicies(srv.Label, tools, mine)
@@ -150,16 +186,17 @@ func GroupTools(srv Server, set Settings, tools []Tool, mine []UserPolicy, allow
 			g.Blocked = append(g.Blocked, t.Name)
 		case res.Policy == Never:
 			g.Never = append(g.Never, GroupedTool{Name: t.Name, Source: res.Source})
-		case allowed[t.Name] && !set.AskEverything: // the admin's switch outranks "allow for this conversation"
-			g.Never = append(g.Never, GroupedTool{Name: t.Name, Source: FromConversation})
+		case hasGrant(allowed, t.Name) && !set.AskEverything: // the admin's switch outranks a grant
+			gr := allowed[t.Name]
+			g.Never = append(g.Never, GroupedTool{Name: t.Name, Source: gr.source(), Grant: &gr})
 		default:
 			g.Always = append(g.Always, GroupedTool{Name: t.Name, Source: res.Source, AsksBecause: res.AsksBecause})
 		}
 	}
 	// Grants for tools the server has not listed (yet) still apply.
-	for name := range allowed {
+	for name, gr := range allowed {
 		if !set.AskEverything && !slices.ContainsFunc(tools, func(t Tool) bool { return t.Name == name }) {
-			g.Never = append(g.Never, GroupedTool{Name: name, Source: FromConversation})
+			g.Never = append(g.Never, GroupedTool{Name: name, Source: gr.source(), Grant: &gr})
 		}
 	}
 	def := Workspace(resolveInput(srv, set, Tool{}))
@@ -169,6 +206,11 @@ func GroupTools(srv Server, set Settings, tools []Tool, mine []UserPolicy, allow
 	slices.SortFunc(g.Always, byName)
 	slices.Sort(g.Blocked)
 	return g
+}
+
+func hasGrant(allowed map[string]GrantRef, tool string) bool {
+	_, ok := allowed[tool]
+	return ok
 }
 
 // withUserPolicies sets each tool's UserPolicy (and what it was granted
@@ -223,11 +265,11 @@ func withEffective(srv Server, set Settings, tools []Tool, mine []UserPolicy) []
 // RequestTools groups the tools of every enabled server for one request of
 // the user userID (their personal policies apply). grants maps a server
 // label to the tools allowed without asking in the conversation the request
-// belongs to. Servers that offer nothing are left out, and so are
+// belongs to (its live grants: none expired or revoked). Servers that offer nothing are left out, and so are
 // unreachable ones, which are returned as skipped (with their health) unless
 // keep names them: a request that answers approval requests must offer the
 // servers it answers for, whatever their health.
-func (s *Service) RequestTools(ctx context.Context, userID string, grants map[string]map[string]bool, keep map[string]bool) ([]ServerTools, []SkippedServer, error) {
+func (s *Service) RequestTools(ctx context.Context, userID string, grants map[string]map[string]GrantRef, keep map[string]bool) ([]ServerTools, []SkippedServer, error) {
 	var out []ServerTools
 	var skipped []SkippedServer
 	err := s.store.Tx(ctx, func(r Repo) error {

@@ -25,7 +25,7 @@ func NewConversationPolicies(svc *policy.Service) ConversationPolicies {
 
 // RequestTools groups the tools of every enabled server for one request,
 // leaving out (and returning) the unreachable ones keep does not name.
-func (p ConversationPolicies) RequestTools(ctx context.Context, userID string, grants map[string]map[string]bool,
+func (p ConversationPolicies) RequestTools(ctx context.Context, userID string, grants map[string]map[string]policy.GrantRef,
 	keep map[string]bool) ([]policy.ServerTools, []policy.SkippedServer, error) {
 	return p.svc.RequestTools(ctx, userID, grants, keep)
 }

@@ -3,6 +3,7 @@ package postgres
 import (
 	"encoding/json"
 	"fmt"
+	"time"
 
 	"github.com/toolgate/toolgate/internal/apperr"
 	"github.com/toolgate/toolgate/internal/conversation"
@@ -82,7 +83,10 @@ type storedAllowedBy struct {
 	Policy string      `json:"policy,omitempty"`
 	Source string      `json:"source,omitempty"`
 	Rule   *storedRule `json:"rule,omitempty"`
-	Hook   *storedHook `json:"hook,omitempty"`
+	// Added with grants (00016); absent in older items.
+	GrantID   string      `json:"grant_id,omitempty"`
+	ExpiresAt *time.Time  `json:"expires_at,omitempty"`
+	Hook      *storedHook `json:"hook,omitempty"`
 }
 
 // storedHook is a stored call's conversation.HookRef.
@@ -128,7 +132,8 @@ func toStored(it conversation.Item) storedItem {
 		}
 	}
 	if b := it.AllowedBy; b != nil {
-		s.AllowedBy = &storedAllowedBy{Kind: b.Kind, Policy: string(b.Policy), Source: string(b.Source)}
+		s.AllowedBy = &storedAllowedBy{Kind: b.Kind, Policy: string(b.Policy), Source: string(b.Source),
+			GrantID: b.GrantID, ExpiresAt: b.ExpiresAt}
 		if rr := b.Rule; rr != nil {
 			s.AllowedBy.Rule = &storedRule{Scope: rr.Scope, ServerLabel: rr.ServerLabel, ToolName: rr.ToolName, Index: rr.Index,
 				When: rr.When, Decision: rr.Decision, Reason: rr.Reason}
@@ -163,7 +168,8 @@ func fromStored(s storedItem) conversation.Item {
 		}
 	}
 	if b := s.AllowedBy; b != nil {
-		it.AllowedBy = &conversation.AllowedBy{Kind: b.Kind, Policy: policy.Policy(b.Policy), Source: policy.Source(b.Source)}
+		it.AllowedBy = &conversation.AllowedBy{Kind: b.Kind, Policy: policy.Policy(b.Policy), Source: policy.Source(b.Source),
+			GrantID: b.GrantID, ExpiresAt: b.ExpiresAt}
 		if rr := b.Rule; rr != nil {
 			it.AllowedBy.Rule = &conversation.RuleRef{Scope: rr.Scope, ServerLabel: rr.ServerLabel, ToolName: rr.ToolName, Index: rr.Index,
 				When: rr.When, Decision: rr.Decision, Reason: rr.Reason}

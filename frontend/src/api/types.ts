@@ -22,6 +22,8 @@ export type AuthStatus = JSONOf<"authStatus">;
 export type User = S["User"];
 export type ApiToken = JSONOf<"listTokens">["tokens"][number];
 export type NewApiToken = JSONOf<"createToken", 201>;
+/** "Approve for this conversation" (conversation_id set) or "for 1 hour" (expires_at set, all conversations). */
+export type Grant = S["Grant"];
 
 export type AsksBecause = S["AsksBecause"];
 export type ChangedField = "description" | "input_schema" | "annotations" | "title";
@@ -37,6 +39,11 @@ export type Tool = S["Tool"];
 export type DiscoveredTool = Pick<Tool, "name" | "title" | "description" | "input_schema" | "annotations">;
 export type ToolPolicy = S["ToolPolicy"];
 export type Settings = S["Settings"];
+export type Rule = S["Rule"];
+export type RuleDecision = Rule["decision"];
+export type RuleTestResult = S["RuleTestResult"];
+export type RuleTryResult = S["RuleTryResult"];
+export type RuleTryCall = S["RuleTryCall"];
 export type AuditEntry = S["AuditEntry"];
 export type AuditPage = S["AuditPage"];
 export type Info = S["Info"];

@@ -4,6 +4,7 @@ import { forwardRef, useId, useState } from "react";
 import type { TFunction } from "i18next";
 import { useTranslation } from "react-i18next";
 import type { Approval, Decision, RuleCheck } from "../api/types";
+import { DecisionMenu } from "./DecisionMenu";
 import { ExpiryCountdown } from "./ExpiryCountdown";
 import { JsonView, RedactedNote } from "./JsonView";
 
@@ -73,10 +74,7 @@ export const ApprovalCard = forwardRef<HTMLElement, ApprovalCardProps>(function 
   const { t } = useTranslation("chat");
   const tool = approval.tool_name;
   const server = approval.server_label;
-  const [remember, setRemember] = useState(false);
-  const [conversation, setConversation] = useState(false);
   const [reason, setReason] = useState("");
-  const [intent, setIntent] = useState<"approve" | "deny" | null>(null);
   // A click sends at most one decision: the guard holds until the server
   // refuses it (a new error), or the page is done sending and the request
   // is still pending (busy ends): then the person may decide again.
@@ -89,23 +87,20 @@ export const ApprovalCard = forwardRef<HTMLElement, ApprovalCardProps>(function 
   const ids = useId();
   const disabled = busy || sent;
 
-  const decide = (approve: boolean) => {
+  // One choice, one meaning: each menu item says exactly what it does.
+  const decide = (approve: boolean, how: string) => {
     if (disabled) return;
     setSent(true);
     const d: Decision = { approval_request_id: approval.approval_request_id, approve };
     const r = reason.trim();
     if (r) d.reason = r;
-    if (remember) d.remember = true;
-    if (approve && conversation) d.scope = "conversation";
+    if (how === "always") d.remember = true;
+    if (approve && (how === "conversation" || how === "hour")) d.scope = how;
     onDecide(d);
   };
+  const choice = (key: string, label: string) => ({ key, label: t(`card.${label}`), hint: t(`card.${label}Hint`, { tool }) });
 
-  const rememberHint = t(intent === "approve" ? "card.rememberHintApprove" : intent === "deny" ? "card.rememberHintDeny" : "card.rememberHint", { tool });
   const title = approval.annotations?.title;
-  const intentProps = (i: "approve" | "deny") => ({
-    onMouseEnter: () => setIntent(i), onMouseLeave: () => setIntent(null),
-    onFocus: () => setIntent(i), onBlur: () => setIntent(null),
-  });
 
   return (
     <article
@@ -139,18 +134,6 @@ export const ApprovalCard = forwardRef<HTMLElement, ApprovalCardProps>(function 
       </section>
 
       <div className="approval-options">
-        <div className="approval-option">
-          <input id={`${ids}-remember`} type="checkbox" checked={remember} disabled={disabled}
-            aria-describedby={`${ids}-remember-hint`} onChange={(e) => setRemember(e.target.checked)} />
-          <label htmlFor={`${ids}-remember`}>{t("card.remember")}</label>
-          <span id={`${ids}-remember-hint`} className={`option-hint${remember ? " is-on" : ""}`}>{rememberHint}</span>
-        </div>
-        <div className="approval-option">
-          <input id={`${ids}-conv`} type="checkbox" checked={conversation} disabled={disabled}
-            aria-describedby={`${ids}-conv-hint`} onChange={(e) => setConversation(e.target.checked)} />
-          <label htmlFor={`${ids}-conv`}>{t("card.conversation")}</label>
-          <span id={`${ids}-conv-hint`} className={`option-hint${conversation ? " is-on" : ""}`}>{t("card.conversationHint", { tool })}</span>
-        </div>
         <div className="approval-reason">
           <label htmlFor={`${ids}-reason`}>{t("card.reason")}</label>
           <textarea id={`${ids}-reason`} rows={2} value={reason} disabled={disabled} maxLength={2000}
@@ -162,12 +145,13 @@ export const ApprovalCard = forwardRef<HTMLElement, ApprovalCardProps>(function 
       {error && <p className="alert error approval-error" role="alert">{error}</p>}
 
       <div className="approval-actions">
-        <button type="button" className="primary" disabled={disabled} onClick={() => decide(true)} {...intentProps("approve")}>
-          {t("card.approve")}
-        </button>
-        <button type="button" className="danger" disabled={disabled} onClick={() => decide(false)} {...intentProps("deny")}>
-          {t("card.deny")}
-        </button>
+        <DecisionMenu label={t("card.approve")} menuLabel={t("card.approveMenu")} className="primary" disabled={disabled}
+          choices={[choice("once", "approveOnce"), choice("conversation", "approveConversation"),
+            choice("hour", "approveHour"), choice("always", "approveAlways")]}
+          onPick={(how) => decide(true, how)} />
+        <DecisionMenu label={t("card.deny")} menuLabel={t("card.denyMenu")} className="danger" disabled={disabled}
+          choices={[choice("once", "denyOnce"), choice("always", "denyAlways")]}
+          onPick={(how) => decide(false, how)} />
         {disabled && (
           <span className="approval-busy" role="status">
             <span className="spinner" aria-hidden="true" />

@@ -96,6 +96,7 @@ export function ListToolsRow({ item }: { item: ListToolsItem }) {
 
 export function AllowedByLine({ allowed, server, tool }: { allowed?: AllowedBy; server: string; tool: string }) {
   const { t } = useTranslation("chat");
+  const { dateTime } = useFormat();
   if (!allowed) return null;
   if (allowed.kind === "approval") return <span className="allowed-by">{t("item.allowed.approval")}</span>;
   if (allowed.kind === "conversation") return <span className="allowed-by">{t("item.allowed.conversation")}</span>;
@@ -104,6 +105,9 @@ export function AllowedByLine({ allowed, server, tool }: { allowed?: AllowedBy; 
   }
   if (allowed.kind === "hook" && allowed.hook) {
     return <span className="allowed-by">{t("item.allowed.hook", { hook: hookName(t, allowed.hook) })}</span>;
+  }
+  if (allowed.kind === "grant") {
+    return <span className="allowed-by">{allowed.expires_at ? t("item.allowed.grantUntil", { time: dateTime(allowed.expires_at) }) : t("item.allowed.grant")}</span>;
   }
   const policy = t(`policy.${allowed.policy ?? "never"}`);
   const source = t(`item.allowed.source.${allowed.source ?? "unknown"}`);
@@ -247,6 +251,7 @@ export function DecidedApproval({ approval, outcome, note }: { approval: Decided
   const notes: string[] = [];
   const approved = state === "approved" || state === "outcome_unknown";
   if (approved && scope === "conversation") notes.push(t("decided.forConversation"));
+  if (approved && scope === "hour") notes.push(t("decided.forHour"));
   if (remember && (approved || state === "denied")) notes.push(t("decided.remembered", { policy: t(approved ? "policy.never" : "policy.blocked") }));
   const ran = state === "approved" && outcome && outcome !== "not_run" && outcome !== "waiting" ? outcome : null;
   const tool = approval.tool_name;

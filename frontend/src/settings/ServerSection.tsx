@@ -10,6 +10,7 @@ import { DecisionHookForm } from "./DecisionHookForm";
 import type { ToolFilter } from "./filters";
 import { toolsQuery } from "./queries";
 import { useDeleteServer, useRefreshServer, useServerPatch } from "./serverMutations";
+import { RulesDisclosure } from "./RuleEditor";
 import { ServerDefault } from "./ServerDefault";
 import { ServerForm } from "./ServerForm";
 import { ServerHeader } from "./ServerHeader";
@@ -129,6 +130,9 @@ export function ServerSection({ server, globalDefault, admin, query, filter, now
       )}
 
       <ServerDefault server={server} admin={admin} globalDefault={globalDefault} />
+      <div className="server-rules">
+        <RulesDisclosure list={{ server: label }} name={t("rules.serverName", { label })} admin={admin} />
+      </div>
       {admin && <DecisionHookForm label={label} />}
       <ServerTools server={server} admin={admin} globalDefault={globalDefault} query={query} filter={filter} now={now}
         focusTool={focus?.tool} focusPending={!!focus?.pending} onFocused={onFocused} onClearFilters={onClearFilters} />
