@@ -266,3 +266,31 @@ func TestDecisionHooks_URLPolicy(t *testing.T) {
 		t.Error("a member set the workspace hook through the service")
 	}
 }
+
+// TestDecisionHooks_SecretFromAnotherKeyAsksUntilSavedAgain: a secret
+// sealed under another SECRETS_KEY does not open; the hook still shows, is
+// not asked (its test says why), and saving it again makes a new secret.
+func TestDecisionHooks_SecretFromAnotherKeyAsksUntilSavedAgain(t *testing.T) {
+	e := newAPI(t)
+	rcv := newHookReceiver(t, `{"decision":"approve"}`)
+	e.must(200, "PUT", "/api/decision-hook", map[string]any{"url": rcv.URL}, nil)
+	if _, err := e.pool.Exec(context.Background(), `UPDATE decision_hooks SET secret_enc = $1`, []byte(strings.Repeat("x", 40))); err != nil {
+		t.Fatal(err)
+	}
+	e.must(200, "GET", "/api/decision-hook", nil, nil)
+	var a hooks.Answer
+	e.must(200, "POST", "/api/decision-hook/test", nil, &a)
+	if a.Decision != hooks.Ask || !strings.Contains(a.Error, "rotate_secret") || len(rcv.requests()) != 0 {
+		t.Fatalf("test with an unreadable secret = %+v (%d sent)", a, len(rcv.requests()))
+	}
+	var h decisionHookJSON
+	e.must(200, "PUT", "/api/decision-hook", map[string]any{"url": rcv.URL}, &h)
+	if h.Secret == nil {
+		t.Fatal("saving a hook whose secret no longer opens did not make a new one")
+	}
+	rcv.setSecret(*h.Secret)
+	e.must(200, "POST", "/api/decision-hook/test", nil, &a)
+	if a.Decision != hooks.Approve {
+		t.Fatalf("test after saving again = %+v", a)
+	}
+}

@@ -24,11 +24,15 @@ type DecisionHook struct {
 	ServerLabel string
 	URL         string
 	// Secret signs the requests; Toolgate generates it and shows it once.
-	Secret    string
-	TimeoutMS int
-	Enabled   bool
-	UpdatedAt time.Time
-	UpdatedBy string
+	Secret string
+	// SecretUnreadable: the stored secret does not open with this
+	// SECRETS_KEY (it was stored under another); the hook asks until a
+	// new secret is saved.
+	SecretUnreadable bool
+	TimeoutMS        int
+	Enabled          bool
+	UpdatedAt        time.Time
+	UpdatedBy        string
 }
 
 func (h DecisionHook) endpoint() hooks.Endpoint {
@@ -188,7 +192,7 @@ func (s *Service) SetDecisionHook(ctx context.Context, label string, in Decision
 		if in.Enabled != nil {
 			h.Enabled = *in.Enabled
 		}
-		rotated := !had || in.RotateSecret
+		rotated := !had || in.RotateSecret || old.SecretUnreadable
 		if rotated {
 			secret = hooks.NewSecret()
 			h.Secret = secret
@@ -252,8 +256,13 @@ func (s *Service) TestDecisionHook(ctx context.Context, label string) (hooks.Ans
 	} else {
 		req.Server = "example"
 	}
+	if h.SecretUnreadable {
+		return hooks.Answer{Decision: hooks.Ask, Error: errUnreadable}, nil
+	}
 	return s.hooks().Ask(ctx, h.endpoint(), req), nil
 }
+
+const errUnreadable = `its secret does not decrypt with this SECRETS_KEY (it was stored under another key); save the hook with "rotate_secret": true`
 
 func hookServer(label string) *string {
 	if label == "" {
@@ -313,6 +322,10 @@ func (s *Service) DecideByHooks(ctx context.Context, u auth.User, c HookCall) (H
 			continue
 		}
 		out.Asked++
+		if h.SecretUnreadable {
+			out.Errors = append(out.Errors, scope.hook+" hook: "+errUnreadable)
+			continue
+		}
 		a := s.hooks().Ask(ctx, h.endpoint(), hooks.Request{Hook: scope.hook, Server: c.Server, Tool: c.Tool,
 			Arguments: c.Arguments, Redacted: c.Redacted, User: hookUser(u), ConversationID: c.ConversationID,
 			ApprovalRequestID: c.ApprovalRequestID})

@@ -3,7 +3,6 @@ package postgres
 import (
 	"context"
 	"errors"
-	"fmt"
 
 	"github.com/jackc/pgx/v5"
 
@@ -27,7 +26,10 @@ func (r repo) DecisionHook(ctx context.Context, label string) (policy.DecisionHo
 	}
 	plain, err := box().Open(sealed, hookAAD(label))
 	if err != nil {
-		return h, false, fmt.Errorf("the decision hook secret of %q: %w", label, err)
+		// Another SECRETS_KEY sealed it: the hook is still shown, replaced
+		// and removed; it is not asked until a new secret is saved.
+		h.SecretUnreadable = true
+		return h, true, nil
 	}
 	h.Secret = string(plain)
 	return h, true, nil
