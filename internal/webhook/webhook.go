@@ -73,9 +73,9 @@ type Delivery struct {
 	ConversationID *string    `json:"conversation_id"`
 	State          string     `json:"state"`
 	Attempts       int        `json:"attempts"`
-	Status         *int       `json:"status"`      // the last attempt's HTTP status
-	Error          *string    `json:"error"`       // the last attempt's failure
-	LatencyMS      *int       `json:"latency_ms"`  // the last attempt's duration
+	Status         *int       `json:"status"`     // the last attempt's HTTP status
+	Error          *string    `json:"error"`      // the last attempt's failure
+	LatencyMS      *int       `json:"latency_ms"` // the last attempt's duration
 	NextAttemptAt  *time.Time `json:"next_attempt_at"`
 	DeliveredAt    *time.Time `json:"delivered_at"`
 	CreatedAt      time.Time  `json:"created_at"`
