@@ -14,6 +14,7 @@ import (
 
 	"github.com/toolgate/toolgate/internal/auth"
 	"github.com/toolgate/toolgate/internal/netguard"
+	"github.com/toolgate/toolgate/internal/postgres"
 	"github.com/toolgate/toolgate/internal/webhook"
 )
 
@@ -155,6 +156,20 @@ func (e *apiEnv) dispatcher(owner string, c webhook.Config) *webhook.Dispatcher 
 		PublicURL: "https://toolgate.example.com", Log: e.log, Config: c}
 }
 
+// wakeOnNotify wakes d on the webhooks channel, as cmd/api does; it
+// returns once listening.
+func (e *apiEnv) wakeOnNotify(d *webhook.Dispatcher) {
+	ctx, cancel := context.WithCancel(context.Background())
+	e.t.Cleanup(cancel)
+	l := postgres.NewListener(e.pool, e.log)
+	listening := make(chan struct{})
+	var once sync.Once
+	l.On = func(string, []byte) { d.Wake() }
+	l.OnConnect = func() { once.Do(func() { close(listening) }) }
+	go l.Run(ctx, webhook.Channel)
+	<-listening
+}
+
 // run runs d until the test ends.
 func run(t testing.TB, d *webhook.Dispatcher) {
 	ctx, cancel := context.WithCancel(context.Background())
@@ -277,7 +292,13 @@ func TestWebhooks_ApprovalAndDecisionReachTheReceiverSigned(t *testing.T) {
 	w := e.createHook(r, "approval.required", "decision.recorded")
 	other := newReceiver(t)
 	e.createHook(other, "decision.recorded")
-	run(t, e.dispatcher("replica-a", fastRetries))
+	// This replica's dispatcher never polls: the NOTIFY that AppendEvents
+	// sends with the queued deliveries wakes it, as in cmd/api.
+	c := fastRetries
+	c.Poll = time.Hour
+	disp := e.dispatcher("replica-a", c)
+	e.wakeOnNotify(disp)
+	run(t, disp)
 	e.askFor("delete_forecast")
 	_, conv, ap := e.askToDeleteOslo()
 	e.must(200, "PATCH", "/api/conversations/"+conv, map[string]any{"title": "Weather <chat>"}, nil)
