@@ -2,11 +2,16 @@ package http_test
 
 import (
 	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -45,7 +50,7 @@ func newReceiver(t testing.TB) *hookReceiver {
 		r.mu.Lock()
 		c := hookCall{Delivery: req.Header.Get(webhook.HeaderDelivery), Event: req.Header.Get(webhook.HeaderEvent),
 			ContentType: req.Header.Get("Content-Type"),
-			SigErr:      webhook.Verify(r.secret, req.Header.Get(webhook.HeaderSignature), body, time.Now(), 5*time.Minute)}
+			SigErr:      verifySignature(r.secret, req.Header.Get("Toolgate-Signature"), body)}
 		if err := json.Unmarshal(body, &c.Payload); err != nil {
 			c.SigErr = err
 		}
@@ -64,6 +69,35 @@ func newReceiver(t testing.TB) *hookReceiver {
 	t.Cleanup(srv.Close)
 	r.url = srv.URL + "/hook?token=abc123"
 	return r
+}
+
+// verifySignature checks a Toolgate-Signature header the way the README
+// tells receivers to, independently of package webhook: HMAC-SHA256 of
+// "<t>.<body>" under the secret, and t within five minutes of now.
+func verifySignature(secret, header string, body []byte) error {
+	var ts, sig string
+	for _, part := range strings.Split(header, ",") {
+		k, v, _ := strings.Cut(part, "=")
+		switch k {
+		case "t":
+			ts = v
+		case "v1":
+			sig = v
+		}
+	}
+	sec, err := strconv.ParseInt(ts, 10, 64)
+	if err != nil {
+		return fmt.Errorf("no timestamp in %q", header)
+	}
+	if age := time.Since(time.Unix(sec, 0)); age > 5*time.Minute || age < -5*time.Minute {
+		return fmt.Errorf("timestamp %s is %s old", ts, age)
+	}
+	m := hmac.New(sha256.New, []byte(secret))
+	m.Write([]byte(ts + "." + string(body)))
+	if !hmac.Equal([]byte(hex.EncodeToString(m.Sum(nil))), []byte(sig)) {
+		return fmt.Errorf("signature %q does not match", header)
+	}
+	return nil
 }
 
 func (r *hookReceiver) got() []hookCall {
