@@ -11,6 +11,8 @@ export const keys = {
   info: ["info"] as const,
   users: ["users"] as const,
   tokens: ["tokens"] as const,
+  webhooks: ["webhooks"] as const,
+  webhookDeliveries: (id: string) => ["webhooks", id, "deliveries"] as const,
   servers: ["servers"] as const,
   tools: (server: string) => ["servers", server, "tools"] as const,
   settings: ["settings"] as const,

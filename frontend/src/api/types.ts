@@ -23,6 +23,12 @@ export type User = S["User"];
 export type ApiToken = JSONOf<"listTokens">["tokens"][number];
 export type NewApiToken = JSONOf<"createToken", 201>;
 
+export type Webhook = S["Webhook"];
+export type WebhookEvent = Webhook["events"][number];
+/** The answer to creating a webhook: the only one that carries its secret. */
+export type NewWebhook = JSONOf<"createWebhook", 201>;
+export type WebhookDelivery = S["WebhookDelivery"];
+
 export type AsksBecause = S["AsksBecause"];
 export type ChangedField = "description" | "input_schema" | "annotations" | "title";
 export type Annotations = S["Annotations"];
