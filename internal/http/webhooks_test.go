@@ -515,3 +515,27 @@ func waitDelivery(t *testing.T, e *apiEnv, id, state string) deliveryJSON {
 		time.Sleep(20 * time.Millisecond)
 	}
 }
+
+func TestWebhooks_PruneDropsOnlyFinishedOldDeliveries(t *testing.T) {
+	e := newAPI(t)
+	r := newReceiver(t)
+	w := e.createHook(r, "approval.required")
+	run(t, e.dispatcher("replica-a", fastRetries))
+	e.must(202, "POST", "/api/webhooks/"+w.ID+"/test", nil, nil)
+	waitDelivery(t, e, w.ID, "delivered")
+	// A second delivery still pending (its webhook disabled), just as old.
+	e.must(200, "PATCH", "/api/webhooks/"+w.ID, map[string]any{"enabled": false}, nil)
+	if _, err := e.pool.Exec(context.Background(), `INSERT INTO webhook_deliveries (id, webhook_id, event, data) VALUES ('whd_pending', $1, 'approval.required', '{}')`, w.ID); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.pool.Exec(context.Background(), `UPDATE webhook_deliveries SET created_at = now() - interval '31 days'`); err != nil {
+		t.Fatal(err)
+	}
+	n, err := e.hooks.Prune(context.Background(), time.Now().Add(-webhook.Retention))
+	if err != nil || n != 1 {
+		t.Fatalf("pruned %d, %v; want 1", n, err)
+	}
+	if ds := e.deliveries(w.ID); len(ds) != 1 || ds[0].ID != "whd_pending" {
+		t.Errorf("left %+v", ds)
+	}
+}

@@ -214,8 +214,9 @@ func (s *WebhookStore) Claim(ctx context.Context, owner string, lease time.Durat
 	return out, translate(err, "claim webhook deliveries")
 }
 
-// Record logs the attempt and, if owner still holds that attempt's lease,
-// stores its outcome and releases the lease.
+// Record logs the attempt (unless its webhook was deleted meanwhile) and,
+// if owner still holds that attempt's lease, stores its outcome and
+// releases the lease.
 func (s *WebhookStore) Record(ctx context.Context, owner string, r webhook.Result) error {
 	var status *int
 	if r.Status != 0 {
@@ -228,7 +229,8 @@ func (s *WebhookStore) Record(ctx context.Context, owner string, r webhook.Resul
 	ms := int(r.Latency.Milliseconds())
 	_, err := s.pool.Exec(ctx, `WITH logged AS (
 			INSERT INTO webhook_attempts (delivery_id, attempt, status, error, latency_ms)
-			VALUES ($1, $2, $3, nullif($4, ''), $5) ON CONFLICT DO NOTHING
+			SELECT $1, $2, $3, nullif($4, ''), $5 WHERE EXISTS (SELECT 1 FROM webhook_deliveries WHERE id = $1)
+			ON CONFLICT DO NOTHING
 		)
 		UPDATE webhook_deliveries SET state = $6, last_status = $3, last_error = nullif($4, ''), last_latency_ms = $5,
 			next_attempt_at = $7, delivered_at = CASE WHEN $6 = 'delivered' THEN clock_timestamp() END,
@@ -236,4 +238,11 @@ func (s *WebhookStore) Record(ctx context.Context, owner string, r webhook.Resul
 		WHERE id = $1 AND attempts = $2 AND lease_owner = $8`,
 		r.DeliveryID, r.Attempt, status, r.Error, ms, r.State, next, owner)
 	return translate(err, "record a webhook delivery attempt")
+}
+
+// Prune deletes the delivered and failed deliveries created before before,
+// with their attempts; it returns how many.
+func (s *WebhookStore) Prune(ctx context.Context, before time.Time) (int64, error) {
+	tag, err := s.pool.Exec(ctx, `DELETE FROM webhook_deliveries WHERE state <> 'pending' AND created_at < $1`, before)
+	return tag.RowsAffected(), translate(err, "prune the webhook delivery log")
 }

@@ -28,9 +28,14 @@ type Dispatcher struct {
 	// Now is the clock (time.Now when nil).
 	Now func() time.Time
 
-	wake chan struct{}
-	once sync.Once
+	wake      chan struct{}
+	once      sync.Once
+	lastPrune time.Time
 }
+
+// Retention is how long finished deliveries stay in the log; they are
+// pruned about once an hour.
+const Retention = 30 * 24 * time.Hour
 
 // Config is the retry schedule and limits (WEBHOOK_* variables).
 type Config struct {
@@ -129,6 +134,7 @@ func (d *Dispatcher) Run(ctx context.Context) {
 		case <-d.wake:
 		case <-t.C:
 		}
+		d.prune(ctx)
 		for ctx.Err() == nil {
 			n, err := d.RunOnce(ctx)
 			if err != nil {
@@ -142,6 +148,18 @@ func (d *Dispatcher) Run(ctx context.Context) {
 			}
 		}
 		t.Reset(d.Poll)
+	}
+}
+
+func (d *Dispatcher) prune(ctx context.Context) {
+	if d.Now().Sub(d.lastPrune) < time.Hour {
+		return
+	}
+	d.lastPrune = d.Now()
+	if n, err := d.Store.Prune(ctx, d.Now().Add(-Retention)); err != nil {
+		d.Log.WarnContext(ctx, "the webhook delivery log could not be pruned", "error", err)
+	} else if n > 0 {
+		d.Log.InfoContext(ctx, "pruned the webhook delivery log", "deleted", n, "older_than", Retention)
 	}
 }
 

@@ -141,6 +141,8 @@ type Store interface {
 	// Record stores how an attempt ended, if owner still holds the lease
 	// for that attempt (the attempt itself is logged regardless).
 	Record(ctx context.Context, owner string, r Result) error
+	// Prune deletes finished deliveries created before before.
+	Prune(ctx context.Context, before time.Time) (int64, error)
 }
 
 // Input is what create and update take; nil fields are left as they are
