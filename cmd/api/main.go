@@ -233,11 +233,6 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, stdout io.W
 	lctx, stopListening := context.WithCancel(context.WithoutCancel(ctx))
 	defer stopListening()
 	go listener.Run(lctx, conversation.ChannelEvents, conversation.ChannelSignals, webhook.Channel)
-	// Every replica sends the webhook deliveries that are due; the store's
-	// claims keep two from sending the same attempt.
-	dispatched := make(chan struct{})
-	go func() { defer close(dispatched); hooks.Run(lctx) }()
-	defer func() { stopListening(); <-dispatched }()
 	if err := chat.Recover(ctx); err != nil {
 		return err
 	}
@@ -254,6 +249,14 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, stdout io.W
 		_, real, _ := net.SplitHostPort(ln.Addr().String())
 		linkCfg.ListenAddr = net.JoinHostPort(host, real)
 	}
+	if cfg.Webhooks.PublicURL == config.DefaultPublicURL(cfg.ListenAddr) { // PUBLIC_URL unset: the port really listened on
+		hooks.PublicURL = config.DefaultPublicURL(linkCfg.ListenAddr)
+	}
+	// Every replica sends the webhook deliveries that are due; the store's
+	// claims keep two from sending the same attempt.
+	dispatched := make(chan struct{})
+	go func() { defer close(dispatched); hooks.Run(lctx) }()
+	defer func() { stopListening(); <-dispatched }()
 	authn := newAuth(cfg, pool, log)
 	if err := prepareAccounts(ctx, linkCfg, authn, log, stdout); err != nil {
 		return err

@@ -27,7 +27,7 @@ type Webhooks struct {
 }
 
 func loadWebhooks(get func(string, string) string, listenAddr string, errs *[]string) Webhooks {
-	w := Webhooks{PublicURL: strings.TrimRight(get("PUBLIC_URL", defaultPublicURL(listenAddr)), "/")}
+	w := Webhooks{PublicURL: strings.TrimRight(get("PUBLIC_URL", DefaultPublicURL(listenAddr)), "/")}
 	if u, err := url.Parse(w.PublicURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.RawQuery != "" || u.Fragment != "" {
 		*errs = append(*errs, fmt.Sprintf("PUBLIC_URL must be the http(s) address people open Toolgate at, such as https://toolgate.example.com (got %q)", w.PublicURL))
 	}
@@ -45,7 +45,8 @@ func loadWebhooks(get func(string, string) string, listenAddr string, errs *[]st
 	return w
 }
 
-func defaultPublicURL(listenAddr string) string {
+// DefaultPublicURL is PUBLIC_URL's default for a LISTEN_ADDR.
+func DefaultPublicURL(listenAddr string) string {
 	host, port, err := net.SplitHostPort(listenAddr)
 	if err != nil {
 		return "http://localhost:8080"
