@@ -539,3 +539,22 @@ func TestWebhooks_PruneDropsOnlyFinishedOldDeliveries(t *testing.T) {
 		t.Errorf("left %+v", ds)
 	}
 }
+
+func TestWebhooks_SecretThatDoesNotDecryptFailsTheDeliveryNotTheList(t *testing.T) {
+	e := newAPI(t)
+	r := newReceiver(t)
+	w := e.createHook(r, "approval.required")
+	// As if another SECRETS_KEY had sealed it.
+	if _, err := e.pool.Exec(context.Background(), `UPDATE webhooks SET secret_enc = decode('00112233445566778899aabbccddeeff0011223344', 'hex')`); err != nil {
+		t.Fatal(err)
+	}
+	e.must(200, "GET", "/api/webhooks", nil, nil)
+	c := fastRetries
+	c.MaxAttempts = 1
+	run(t, e.dispatcher("replica-a", c))
+	e.must(202, "POST", "/api/webhooks/"+w.ID+"/test", nil, nil)
+	d := waitDelivery(t, e, w.ID, "failed")
+	if d.Error == nil || !strings.Contains(*d.Error, "SECRETS_KEY") || len(r.got()) != 0 {
+		t.Errorf("delivery %+v; %d calls", d, len(r.got()))
+	}
+}

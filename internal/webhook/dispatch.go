@@ -218,6 +218,9 @@ func (d *Dispatcher) deliver(ctx context.Context, c Claimed) {
 const maxResponseRead = 64 << 10
 
 func (d *Dispatcher) send(ctx context.Context, c Claimed) (int, error) {
+	if c.SecretErr != nil {
+		return 0, c.SecretErr
+	}
 	body, err := BuildPayload(c, d.PublicURL)
 	if err != nil {
 		return 0, err

@@ -61,7 +61,8 @@ type Webhook struct {
 	// RawURL is the URL as stored, with its query values: only the
 	// dispatcher sees it.
 	RawURL string `json:"-"`
-	// Secret signs the deliveries; shown once, in the answer to create.
+	// Secret signs the deliveries; shown once, in the answer to create
+	// (the store does not read it back).
 	Secret string `json:"-"`
 }
 
@@ -104,6 +105,9 @@ type Claimed struct {
 	Data              json.RawMessage // the SSE event's payload, as stored (arguments redacted)
 	CreatedAt         time.Time
 	Attempt           int // 1 for the first
+	// SecretErr says the secret could not be decrypted (another
+	// SECRETS_KEY sealed it): the attempt fails saying so.
+	SecretErr error
 }
 
 // Result is how an attempt ended.
