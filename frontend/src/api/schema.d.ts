@@ -1207,10 +1207,165 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/webhooks": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the outbound webhooks (admins)
+         * @description Never with their secrets; URL query values are masked.
+         */
+        get: operations["listWebhooks"];
+        put?: never;
+        /**
+         * Register an outbound webhook (admins)
+         * @description Toolgate POSTs a signed JSON payload to `url` on each event in
+         *     `events` (README, "Webhooks"). The URL must pass the same network
+         *     policy as MCP server URLs (`MCP_ALLOWED_HOSTS`, `MCP_ALLOW_PRIVATE`):
+         *     a private, loopback, link-local or metadata address is refused with
+         *     `400 url_not_allowed`. The signing secret (`whsec_…`, or the one
+         *     given) is in this answer only. Audited as `webhook.create`.
+         */
+        post: operations["createWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/webhooks/{webhookId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                webhookId: string;
+            };
+            cookie?: never;
+        };
+        /** One webhook (admins) */
+        get: operations["getWebhook"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete a webhook and its delivery log (admins)
+         * @description Queued deliveries are dropped. Audited as `webhook.delete`.
+         */
+        delete: operations["deleteWebhook"];
+        options?: never;
+        head?: never;
+        /**
+         * Change a webhook's URL, description, events or enabled flag (admins)
+         * @description Fields left out stay. The masked `url` the API showed keeps the stored
+         *     one. The secret cannot be changed (delete and create the webhook
+         *     again). A disabled webhook gets no new deliveries; those already
+         *     queued wait until it is enabled again. Audited as `webhook.update`.
+         */
+        patch: operations["updateWebhook"];
+        trace?: never;
+    };
+    "/api/webhooks/{webhookId}/test": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                webhookId: string;
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send a test delivery (a `ping`) to a webhook (admins)
+         * @description Queues a `ping` delivery (enabled or not), sent at once and retried
+         *     like any other; follow it in the delivery log. The body is ignored.
+         */
+        post: operations["testWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/webhooks/{webhookId}/deliveries": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                webhookId: string;
+            };
+            cookie?: never;
+        };
+        /**
+         * A webhook's delivery log (admins)
+         * @description The latest 100 deliveries, newest first, each with its attempts.
+         */
+        get: operations["listWebhookDeliveries"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
+        Webhook: {
+            id: string;
+            /** @description query values masked */
+            url: string;
+            description: string;
+            events: ("approval.required" | "decision.recorded")[];
+            enabled: boolean;
+            /** Format: date-time */
+            created_at: string;
+            /** Format: date-time */
+            updated_at: string;
+        };
+        /**
+         * @description One event queued for one webhook. `id` is the `Toolgate-Delivery`
+         *     header and the payload's `id`, the same on every retry.
+         */
+        WebhookDelivery: {
+            id: string;
+            webhook_id: string;
+            /** @enum {string} */
+            event: "approval.required" | "decision.recorded" | "ping";
+            conversation_id: string | null;
+            /**
+             * @description `pending`: waiting for its next attempt (or being sent); `failed`: every attempt (`WEBHOOK_MAX_ATTEMPTS`) failed
+             * @enum {string}
+             */
+            state: "pending" | "delivered" | "failed";
+            attempts: number;
+            /** @description the last attempt's HTTP status; null without an answer */
+            status: number | null;
+            /** @description why the last attempt failed */
+            error: string | null;
+            latency_ms: number | null;
+            /**
+             * Format: date-time
+             * @description when it is tried next; null once delivered or failed
+             */
+            next_attempt_at: string | null;
+            /** Format: date-time */
+            delivered_at: string | null;
+            /** Format: date-time */
+            created_at: string;
+            attempt_log: {
+                attempt: number;
+                /** Format: date-time */
+                at: string;
+                status: number | null;
+                error: string | null;
+                latency_ms: number;
+            }[];
+        };
         Me: {
             id: string;
             email: string;
@@ -1786,9 +1941,13 @@ export interface components {
          *       name the tool, the actor is the conversation's owner): `before`
          *       null; `after` a `ToolCallReceipt`. Receipts outlive their
          *       conversation.
+         *     * `webhook.create`, `webhook.update`, `webhook.delete`
+         *       (`server_label` null): `before` / `after` the webhook `{id, url,
+         *       description, events, enabled}`, its URL's query values masked,
+         *       never its secret.
          * @enum {string}
          */
-        AuditAction: "server.create" | "server.update" | "server.delete" | "server.tools_changed" | "policy.set" | "policy.delete" | "settings.update" | "approval.decide" | "rules.set" | "tool.call" | "grant.revoke";
+        AuditAction: "server.create" | "server.update" | "server.delete" | "server.tools_changed" | "policy.set" | "policy.delete" | "settings.update" | "approval.decide" | "rules.set" | "tool.call" | "grant.revoke" | "webhook.create" | "webhook.update" | "webhook.delete";
         /**
          * @description The `after` of a `tool.call` audit entry: one tool call as the
          *     model's provider reported it. Recorded when the call's `mcp_call`
@@ -2373,6 +2532,15 @@ export interface components {
         };
     };
     responses: {
+        /** @description No webhook with that id (`webhook_not_found`). */
+        WebhookNotFound: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
         /**
          * @description The `Host` header is not one of `ALLOWED_HOSTS` (`misdirected_host`;
          *     default: the host of `LISTEN_ADDR`, `localhost`, `127.0.0.1`, `[::1]`).
@@ -5264,6 +5432,338 @@ export interface operations {
             };
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            421: components["responses"]["MisdirectedHost"];
+            500: components["responses"]["Internal"];
+        };
+    };
+    listWebhooks: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Every webhook, oldest first. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "webhooks": [
+                     *         {
+                     *           "id": "wh_3q2Xc1mVb7Yp0aKd",
+                     *           "url": "https://hooks.example.com/toolgate?token=%2A%2A%2A%2A",
+                     *           "description": "#approvals in Slack",
+                     *           "events": [
+                     *             "approval.required",
+                     *             "decision.recorded"
+                     *           ],
+                     *           "enabled": true,
+                     *           "created_at": "2026-11-26T05:00:00Z",
+                     *           "updated_at": "2026-11-26T05:00:00Z"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        webhooks: components["schemas"]["Webhook"][];
+                    };
+                };
+            };
+            400: components["responses"]["InvalidText"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["AdminOnly"];
+            421: components["responses"]["MisdirectedHost"];
+            500: components["responses"]["Internal"];
+        };
+    };
+    createWebhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "url": "https://hooks.example.com/toolgate?token=abc123",
+                 *       "description": "#approvals in Slack",
+                 *       "events": [
+                 *         "approval.required",
+                 *         "decision.recorded"
+                 *       ]
+                 *     }
+                 */
+                "application/json": {
+                    /** @description http(s), no user info, no #fragment */
+                    url: string;
+                    description?: string;
+                    events: ("approval.required" | "decision.recorded")[];
+                    /** @default true */
+                    enabled?: boolean;
+                    /** @description the signing secret to use; leave out and Toolgate generates one */
+                    secret?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description The webhook, with its secret (shown this once). */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "wh_3q2Xc1mVb7Yp0aKd",
+                     *       "url": "https://hooks.example.com/toolgate?token=%2A%2A%2A%2A",
+                     *       "description": "#approvals in Slack",
+                     *       "events": [
+                     *         "approval.required",
+                     *         "decision.recorded"
+                     *       ],
+                     *       "enabled": true,
+                     *       "created_at": "2026-11-26T05:00:00Z",
+                     *       "updated_at": "2026-11-26T05:00:00Z",
+                     *       "secret": "whsec_PZ1d0s8Vq4dG3hJx2nK7uQeWm5yT9cRbA1LfN0oIsEk"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Webhook"] & {
+                        secret: string;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["AdminOnly"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            421: components["responses"]["MisdirectedHost"];
+            500: components["responses"]["Internal"];
+        };
+    };
+    getWebhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                webhookId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The webhook, without its secret. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Webhook"];
+                };
+            };
+            400: components["responses"]["InvalidText"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["AdminOnly"];
+            404: components["responses"]["WebhookNotFound"];
+            421: components["responses"]["MisdirectedHost"];
+            500: components["responses"]["Internal"];
+        };
+    };
+    deleteWebhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                webhookId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["InvalidText"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["AdminOnly"];
+            404: components["responses"]["WebhookNotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            421: components["responses"]["MisdirectedHost"];
+            500: components["responses"]["Internal"];
+        };
+    };
+    updateWebhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                webhookId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "enabled": false
+                 *     }
+                 */
+                "application/json": {
+                    url?: string;
+                    description?: string;
+                    events?: ("approval.required" | "decision.recorded")[];
+                    enabled?: boolean;
+                };
+            };
+        };
+        responses: {
+            /** @description The webhook. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Webhook"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["AdminOnly"];
+            404: components["responses"]["WebhookNotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            421: components["responses"]["MisdirectedHost"];
+            500: components["responses"]["Internal"];
+        };
+    };
+    testWebhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                webhookId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The queued delivery. */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "whd_0c4c5d6f0e8a4b3f9d1e2a7b6c5d4e3f",
+                     *       "webhook_id": "wh_3q2Xc1mVb7Yp0aKd",
+                     *       "event": "ping",
+                     *       "conversation_id": null,
+                     *       "state": "pending",
+                     *       "attempts": 0,
+                     *       "status": null,
+                     *       "error": null,
+                     *       "latency_ms": null,
+                     *       "next_attempt_at": "2026-11-26T05:01:00Z",
+                     *       "delivered_at": null,
+                     *       "created_at": "2026-11-26T05:01:00Z",
+                     *       "attempt_log": []
+                     *     }
+                     */
+                    "application/json": components["schemas"]["WebhookDelivery"];
+                };
+            };
+            400: components["responses"]["InvalidText"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["AdminOnly"];
+            404: components["responses"]["WebhookNotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            421: components["responses"]["MisdirectedHost"];
+            500: components["responses"]["Internal"];
+        };
+    };
+    listWebhookDeliveries: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                webhookId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The deliveries. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "deliveries": [
+                     *         {
+                     *           "id": "whd_9b1f0c2d3e4a5b6c7d8e9f0a1b2c3d4e",
+                     *           "webhook_id": "wh_3q2Xc1mVb7Yp0aKd",
+                     *           "event": "approval.required",
+                     *           "conversation_id": "conv_b44c6c38ee733c09d5e293ca",
+                     *           "state": "delivered",
+                     *           "attempts": 3,
+                     *           "status": 200,
+                     *           "error": null,
+                     *           "latency_ms": 41,
+                     *           "next_attempt_at": null,
+                     *           "delivered_at": "2026-11-26T05:03:12Z",
+                     *           "created_at": "2026-11-26T05:01:40Z",
+                     *           "attempt_log": [
+                     *             {
+                     *               "attempt": 1,
+                     *               "at": "2026-11-26T05:01:40Z",
+                     *               "status": 500,
+                     *               "error": "the receiver answered 500 Internal Server Error",
+                     *               "latency_ms": 12
+                     *             },
+                     *             {
+                     *               "attempt": 2,
+                     *               "at": "2026-11-26T05:02:10Z",
+                     *               "status": 500,
+                     *               "error": "the receiver answered 500 Internal Server Error",
+                     *               "latency_ms": 10
+                     *             },
+                     *             {
+                     *               "attempt": 3,
+                     *               "at": "2026-11-26T05:03:12Z",
+                     *               "status": 200,
+                     *               "error": null,
+                     *               "latency_ms": 41
+                     *             }
+                     *           ]
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        deliveries: components["schemas"]["WebhookDelivery"][];
+                    };
+                };
+            };
+            400: components["responses"]["InvalidText"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["AdminOnly"];
+            404: components["responses"]["WebhookNotFound"];
             421: components["responses"]["MisdirectedHost"];
             500: components["responses"]["Internal"];
         };

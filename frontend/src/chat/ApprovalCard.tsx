@@ -105,6 +105,8 @@ export const ApprovalCard = forwardRef<HTMLElement, ApprovalCardProps>(function 
   return (
     <article
       ref={ref}
+      // The anchor webhook links point at (README, "Webhooks").
+      id={`approval-${approval.approval_request_id}`}
       tabIndex={-1}
       className={`approval-card${disabled ? " is-busy" : ""}`}
       aria-label={t("card.label", { tool, server })}
