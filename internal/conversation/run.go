@@ -300,6 +300,7 @@ func (r *relay) approval(u *UpstreamItem, it Item) error {
 		State: Pending, RequestedAt: s.now()}
 	a.StoredArguments = string(mustRedacted(u.Arguments))
 	a.Annotations = r.annotations(u.ServerLabel, u.Name)
+	a.Corrects = r.corrects(u.ServerLabel, u.Name, a.StoredArguments)
 	err := s.store.Tx(r.store, func(repo Repo) error {
 		if err := repo.InsertApproval(r.store, a); err != nil {
 			return err

@@ -141,7 +141,7 @@ func (t *Turn) closeOpen(ctx context.Context, r Repo) error {
 			t.decisions = append(t.decisions, decisionEvent(a, nil))
 		default:
 			ans.Approve = a.State == Approved
-			ans.Reason = deref(a.DecisionReason)
+			ans.Reason = upstreamReason(a) // the person's reason, after a correction's
 		}
 		t.answers = append(t.answers, ans)
 		t.answerIDs = append(t.answerIDs, a.ID)
@@ -245,6 +245,11 @@ func (s *Service) decide(ctx context.Context, r Repo, a Approval, d Decision, u 
 			}
 		}
 	}
+	correction, cerr := s.correction(ctx, a, d)
+	if cerr != nil {
+		return DecisionEvent{}, cerr
+	}
+	a.StoredCorrection = correction
 	a.DecidedAt, a.DecidedBy, a.DecidedByID, a.Remember = &now, &u.Email, &u.ID, d.Remember
 	if d.Reason != nil && strings.TrimSpace(stripNUL(*d.Reason)) != "" {
 		reason := strings.TrimSpace(stripNUL(*d.Reason))
@@ -275,7 +280,8 @@ func (s *Service) decide(ctx context.Context, r Repo, a Approval, d Decision, u 
 		}
 	}
 	after, _ := json.Marshal(map[string]any{"approval_request_id": a.ID, "conversation_id": a.ConversationID,
-		"state": a.State, "reason": a.DecisionReason, "scope": scope, "remember": d.Remember})
+		"state": a.State, "reason": a.DecisionReason, "scope": scope, "remember": d.Remember,
+		"correction": shownCorrection(a.StoredCorrection)})
 	before, _ := json.Marshal(map[string]any{"approval_request_id": a.ID, "state": Pending})
 	err := s.policies.Audit(ctx, r, policy.AuditEntry{Actor: u.Email, ActorID: u.ID, Action: policy.ActionDecision,
 		ServerLabel: &a.ServerLabel, ToolName: &a.ToolName, Before: before, After: after})
@@ -385,7 +391,8 @@ func turnInProgress(id string) error {
 
 func decisionEvent(a Approval, change *PolicyChange) DecisionEvent {
 	return DecisionEvent{ApprovalRequestID: a.ID, ServerLabel: a.ServerLabel, ToolName: a.ToolName, State: a.State,
-		Reason: a.DecisionReason, Scope: a.Scope, Remember: a.Remember, PolicyChanged: change, DecidedAt: deref(a.DecidedAt),
+		Reason: a.DecisionReason, Scope: a.Scope, Remember: a.Remember, Correction: shownCorrection(a.StoredCorrection),
+		PolicyChanged: change, DecidedAt: deref(a.DecidedAt),
 		DecidedBy: a.DecidedBy, DecidedByID: a.DecidedByID,
 		PendingApprovalIDs: []string{}}
 }
