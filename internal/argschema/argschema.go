@@ -76,11 +76,19 @@ func Check(schema, args []byte) ([]Problem, error) {
 	seen := map[Problem]bool{}
 	for _, leaf := range leaves(ve, nil) {
 		pr := Problem{Path: path(inst, leaf.InstanceLocation), Message: leaf.ErrorKind.LocalizedString(p)}
-		if req, ok := leaf.ErrorKind.(*kind.Required); ok && len(req.Missing) > 0 {
-			// Point at the missing argument itself: that is where a form
-			// shows it.
-			for _, m := range req.Missing {
-				pr := Problem{Path: join(pr.Path, m), Message: "is required"}
+		// Point at the argument itself, missing or unknown: that is where
+		// a form shows it, and where a caller may know better.
+		var each []string
+		msg := ""
+		switch k := leaf.ErrorKind.(type) {
+		case *kind.Required:
+			each, msg = k.Missing, "is required"
+		case *kind.AdditionalProperties:
+			each, msg = k.Properties, "is not an argument of this tool"
+		}
+		if len(each) > 0 {
+			for _, m := range each {
+				pr := Problem{Path: join(pr.Path, m), Message: msg}
 				if !seen[pr] {
 					seen[pr] = true
 					out = append(out, pr)
