@@ -146,9 +146,9 @@ func TestCorrection_RefusedWithTheFieldAndNothingRecorded(t *testing.T) {
 	e := newEngine(t, engineOptions{})
 	conv, a := e.asking(ana, "")
 	tests := []struct {
-		name, correction string
+		name, correction  string
 		approve, remember bool
-		field, says      string
+		field, says       string
 	}{
 		{"with an approval", `{"city":"Oslo"}`, true, false, "correction", "approve: false"},
 		{"with remember", `{"city":"Oslo"}`, false, true, "correction", "remember"},

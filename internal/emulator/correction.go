@@ -168,4 +168,3 @@ func setPath(root map[string]any, path string, val any) {
 		}
 	}
 }
-

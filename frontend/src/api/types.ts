@@ -43,6 +43,9 @@ export type Info = S["Info"];
 export type Conversation = S["Conversation"];
 export type AllowedBy = S["AllowedBy"];
 export type Approval = S["Approval"];
+/** How a request differs from the one denied with a correction just before it. */
+export type Corrects = S["Corrects"];
+export type ArgChange = S["ArgChange"];
 /**
  * outcome_unknown: approved, but whether the tool ran could not be found out
  * (it may have run; it is never sent again); expired: it can no longer be
