@@ -2022,7 +2022,9 @@ export interface components {
              *     `Decision.correction`), redacted like `arguments`; `null` without
              *     one.
              */
-            correction: Record<string, never> | null;
+            correction: {
+                [key: string]: unknown;
+            } | null;
             /**
              * @description Set when this request came right after a denial with a correction
              *     of the same tool in this conversation (the model asked again):
@@ -2091,7 +2093,9 @@ export interface components {
              *     `Use these arguments instead: <compact JSON>`, then a line
              *     naming the kept hidden arguments if any, then your `reason`.
              */
-            correction?: Record<string, never> | null;
+            correction?: {
+                [key: string]: unknown;
+            } | null;
         };
         /**
          * @description One decision at the top level (`approval_request_id`, `approve`,
@@ -2106,7 +2110,9 @@ export interface components {
             remember?: boolean | null;
             /** @enum {string|null} */
             scope?: "once" | "conversation" | null;
-            correction?: Record<string, never> | null;
+            correction?: {
+                [key: string]: unknown;
+            } | null;
             decisions?: components["schemas"]["Decision"][];
         };
         Status: {

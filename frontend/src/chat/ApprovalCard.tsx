@@ -4,6 +4,8 @@ import { forwardRef, useId, useState } from "react";
 import type { TFunction } from "i18next";
 import { useTranslation } from "react-i18next";
 import type { Approval, Decision } from "../api/types";
+import { CorrectionPanel } from "./CorrectionEditor";
+import { CorrectsNote } from "./CorrectsNote";
 import { ExpiryCountdown } from "./ExpiryCountdown";
 import { JsonView, RedactedNote } from "./JsonView";
 
@@ -68,6 +70,7 @@ export const ApprovalCard = forwardRef<HTMLElement, ApprovalCardProps>(function 
   const [conversation, setConversation] = useState(false);
   const [reason, setReason] = useState("");
   const [intent, setIntent] = useState<"approve" | "deny" | null>(null);
+  const [correcting, setCorrecting] = useState(false);
   // A click sends at most one decision: the guard holds until the server
   // refuses it (a new error), or the page is done sending and the request
   // is still pending (busy ends): then the person may decide again.
@@ -88,6 +91,16 @@ export const ApprovalCard = forwardRef<HTMLElement, ApprovalCardProps>(function 
     if (r) d.reason = r;
     if (remember) d.remember = true;
     if (approve && conversation) d.scope = "conversation";
+    onDecide(d);
+  };
+
+  // A correction asks the model to call the tool again: it never blocks it (no remember).
+  const deny = (correction: Record<string, unknown>) => {
+    if (disabled) return;
+    setSent(true);
+    const d: Decision = { approval_request_id: approval.approval_request_id, approve: false, correction };
+    const r = reason.trim();
+    if (r) d.reason = r;
     onDecide(d);
   };
 
@@ -121,6 +134,8 @@ export const ApprovalCard = forwardRef<HTMLElement, ApprovalCardProps>(function 
         <p className="approval-why">{asksBecauseText(t, approval.asks_because)}.</p>
         <ExpiryCountdown expiresAt={approval.expires_at} />
       </header>
+
+      {approval.corrects && <CorrectsNote corrects={approval.corrects} />}
 
       <section className="approval-args" aria-label={t("card.arguments")}>
         <h3>{t("card.arguments")}</h3>
@@ -158,12 +173,19 @@ export const ApprovalCard = forwardRef<HTMLElement, ApprovalCardProps>(function 
         <button type="button" className="danger" disabled={disabled} onClick={() => decide(false)} {...intentProps("deny")}>
           {t("card.deny")}
         </button>
+        <button type="button" disabled={disabled} aria-expanded={correcting} aria-controls={`${ids}-correction`}
+          onClick={() => setCorrecting((c) => !c)}>
+          {t("card.denyWithCorrection")}
+        </button>
         {disabled && (
           <span className="approval-busy" role="status">
             <span className="spinner" aria-hidden="true" />
             {busyText ?? t("card.sending")}
           </span>
         )}
+      </div>
+      <div id={`${ids}-correction`}>
+        {correcting && <CorrectionPanel approval={approval} disabled={disabled} onSubmit={deny} onCancel={() => setCorrecting(false)} />}
       </div>
     </article>
   );
