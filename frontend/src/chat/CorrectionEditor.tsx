@@ -127,7 +127,10 @@ export function CorrectionEditor({ approval, schema, disabled, onSubmit, onCance
           {errorCount > 0 && <p className="alert error" role="alert">{t("correction.error.summary", { count: errorCount })}</p>}
           {fields.map((f) => (
             <FieldInput key={f.name} id={`${ids}-f-${f.name}`} field={f} value={values[f.name] ?? ""} error={errors[f.name]}
-              disabled={disabled} onChange={(v) => setValues((old) => ({ ...old, [f.name]: v }))} />
+              disabled={disabled} onChange={(v) => {
+                setValues((old) => ({ ...old, [f.name]: v }));
+                setErrors(({ [f.name]: _fixed, ...rest }) => rest); // the person is fixing it: say so again only on submit
+              }} />
           ))}
         </div>
       ) : (
