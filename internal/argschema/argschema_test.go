@@ -2,6 +2,8 @@ package argschema_test
 
 import (
 	"errors"
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -51,7 +53,15 @@ func TestCheck_NoSchemaChecksNothing(t *testing.T) {
 // A schema from an MCP server must not make Toolgate read files or fetch
 // URLs: the compiler's default loader reads file: URLs.
 func TestCheck_RefusesSchemasThatReferToOtherDocuments(t *testing.T) {
+	// A file that is itself a valid schema: a loader that reads files
+	// would compile it.
+	local := filepath.Join(t.TempDir(), "schema.json")
+	if err := os.WriteFile(local, []byte(`{"type":"string"}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	for _, s := range []string{
+		`{"$ref":"file://` + filepath.ToSlash(local) + `"}`,
+		`{"type":"object","properties":{"a":{"$ref":"file://` + filepath.ToSlash(local) + `"}}}`,
 		`{"$ref":"file:///etc/passwd"}`,
 		`{"type":"object","properties":{"a":{"$ref":"http://127.0.0.1:1/x.json"}}}`,
 		`{"$schema":"file:///etc/hostname"}`,
