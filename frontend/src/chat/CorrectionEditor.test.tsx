@@ -46,6 +46,13 @@ describe("correctionForm", () => {
     expect(objectFrom(fields, valuesFrom(fields, args))).toEqual({ value: args });
   });
 
+  it("keeps a hidden value of any type as the placeholder: the server keeps the model's value there", () => {
+    const s = { type: "object", properties: { pin: { type: "integer" }, auth: { type: "object" } } };
+    const hiddenArgs = { pin: "[redacted]", auth: "[redacted]" };
+    const fields = fieldsFor(s, hiddenArgs, ["auth", "pin"]);
+    expect(objectFrom(fields, valuesFrom(fields, hiddenArgs))).toEqual({ value: hiddenArgs });
+  });
+
   it("says which fields cannot be used", () => {
     const fields = fieldsFor(schema, args, []);
     const values = { ...valuesFrom(fields, args), city: "", days: "2.5", stops: "[oops" };
