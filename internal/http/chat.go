@@ -142,7 +142,7 @@ type approvalResponseRequest struct {
 // decisions returns the request's decisions in either of its two forms.
 func (r approvalResponseRequest) decisions() ([]conversation.Decision, error) {
 	single := r.ApprovalRequestID != nil || r.Approve != nil || r.Reason != nil || r.Remember != nil || r.Scope != nil ||
-		r.Correction != nil
+		(r.Correction != nil && string(r.Correction) != "null")
 	switch {
 	case r.Decisions != nil && single:
 		return nil, apperr.Invalidf("invalid_decisions", "decisions",

@@ -90,6 +90,14 @@ func TestChat_BadCorrectionIsRefusedByField(t *testing.T) {
 		t.Errorf("correction with an approval: %d %s", r.status, r.body)
 	}
 
+	// null is no correction: with the decisions form it is not a second decision.
+	r = e.stream("/api/responses/approval-response", map[string]any{"conversation_id": conv, "correction": nil,
+		"decisions": []map[string]any{{"approval_request_id": ap.ID, "approve": false, "correction": map[string]any{"city": true}}}})
+	var nullBody apiError
+	if r.status != 400 || json.Unmarshal(r.body, &nullBody) != nil || nullBody.Error.Code != "invalid_correction" {
+		t.Errorf("decisions form with correction null beside it: %d %s, want 400 invalid_correction", r.status, r.body)
+	}
+
 	other, _ := e.newUser(auth.Member)
 	if r := other.decide(conv, ap.ID, false, map[string]any{"correction": map[string]any{"city": "Lisbon"}}); r.status != 404 {
 		t.Errorf("another user's correction: %d %s, want 404", r.status, r.body)
