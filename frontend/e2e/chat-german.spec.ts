@@ -24,7 +24,7 @@ test("a German browser approves a tool in German: Bestätigung erforderlich, Gen
     await expect(card.getByRole("region", { name: "Argumente" })).toContainText('"city": "Oslo"');
     await expect(card.getByRole("checkbox", { name: "Auswahl für dieses Tool merken" })).toBeVisible();
     await expect(card.getByRole("checkbox", { name: "Für diese Unterhaltung erlauben" })).toBeVisible();
-    await expect(card.getByRole("button", { name: "Ablehnen" })).toBeEnabled();
+    await expect(card.getByRole("button", { name: "Ablehnen", exact: true })).toBeEnabled();
     await expect(card).toContainText("Fragt nach, weil es nicht nur lesend ist.");
     await expect(page.getByText("1 wartet auf Bestätigung")).toBeVisible();
     await shot("card");
