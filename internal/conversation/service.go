@@ -51,6 +51,9 @@ type Policies interface {
 	Remember(ctx context.Context, tx Repo, u auth.User, label, tool string, p policy.Policy) error
 	// Audit records e in the audit log in tx.
 	Audit(ctx context.Context, tx Repo, e policy.AuditEntry) error
+	// DecideByRules evaluates the argument rules (the tool's, its
+	// server's, the workspace's) over one call made for u, read in tx.
+	DecideByRules(ctx context.Context, tx Repo, u auth.User, label, tool string, args map[string]any) (policy.RuleDecision, error)
 }
 
 // Info describes the upstream for the browser.

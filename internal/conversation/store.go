@@ -3,6 +3,8 @@ package conversation
 import (
 	"context"
 	"time"
+
+	"github.com/toolgate/toolgate/internal/auth"
 )
 
 // Store runs work against the conversation tables.
@@ -28,6 +30,8 @@ type Repo interface {
 	// Conversation returns one conversation; lock holds it until the
 	// transaction ends, which serialises every turn and decision on it.
 	Conversation(ctx context.Context, owner, id string, lock bool) (Conversation, error)
+	// User returns an account (a conversation's owner) by id.
+	User(ctx context.Context, id string) (auth.User, error)
 	RenameConversation(ctx context.Context, owner, id, title string) (Conversation, error)
 	DeleteConversation(ctx context.Context, owner, id string) error
 
@@ -42,6 +46,10 @@ type Repo interface {
 	// and when lastResponse is not empty makes it the conversation's last
 	// response.
 	EndTurn(ctx context.Context, id, turn, lastResponse string) error
+	// ContinueTurn moves the conversation's last response on to response
+	// while turn keeps running (its follow-up answers requests that rules
+	// decided); false when turn no longer runs in the conversation.
+	ContinueTurn(ctx context.Context, id, turn, response string) (bool, error)
 	// RenewLeases extends owner's leases on turns by ttl and returns the
 	// turns it still holds.
 	RenewLeases(ctx context.Context, owner string, turns []string, ttl time.Duration) ([]string, error)

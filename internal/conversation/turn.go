@@ -394,7 +394,7 @@ func decisionEvent(a Approval, change *PolicyChange) DecisionEvent {
 		Reason: a.DecisionReason, Scope: a.Scope, Remember: a.Remember, Correction: shownCorrection(a.StoredCorrection),
 		PolicyChanged: change, DecidedAt: deref(a.DecidedAt),
 		DecidedBy: a.DecidedBy, DecidedByID: a.DecidedByID,
-		PendingApprovalIDs: []string{}}
+		PendingApprovalIDs: []string{}, Rules: a.Rules}
 }
 
 func deref[T any](p *T) T {

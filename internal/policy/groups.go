@@ -38,6 +38,61 @@ type ServerTools struct {
 	// server's tools, requests offer exactly the known, unblocked ones, and a
 	// server whose defaults block everything offers nothing unknown.
 	OfferUnknown bool
+	// Ruled are the tools argument rules apply to, with the policy each has
+	// without them: they are offered as asking (in Always), so that every
+	// call comes to Toolgate, which lets the rules decide and, when no rule
+	// holds, the policy (a tool that would run without asking then runs
+	// without a card).
+	Ruled map[string]RuledTool
+	// AllRuled: server or workspace rules apply, so every tool of the
+	// server, unknown ones included, is checked against them.
+	AllRuled bool
+}
+
+// RuledTool is the policy a tool with rules has without them.
+type RuledTool struct {
+	Policy Policy
+	Source Source
+}
+
+// HasRules reports whether rules apply to a tool of g, and the policy it
+// has without them (always/unknown for a tool g does not name).
+func (g ServerTools) HasRules(tool string) (RuledTool, bool) {
+	if rt, ok := g.Ruled[tool]; ok {
+		return rt, true
+	}
+	if !g.AllRuled {
+		return RuledTool{}, false
+	}
+	p, src := g.Lookup(tool)
+	return RuledTool{Policy: p, Source: src}, p != Blocked
+}
+
+// withRules offers the tools rules apply to as asking: every tool when
+// all (server or workspace rules), else those named by tools. Blocked
+// tools stay blocked: rules never loosen them.
+func (g *ServerTools) withRules(all bool, tools map[string]bool) {
+	if !all && len(tools) == 0 {
+		return
+	}
+	g.AllRuled = all
+	g.Ruled = map[string]RuledTool{}
+	keep := g.Never[:0:0]
+	for _, t := range g.Never {
+		if all || tools[t.Name] {
+			g.Ruled[t.Name] = RuledTool{Policy: Never, Source: t.Source}
+			g.Always = append(g.Always, GroupedTool{Name: t.Name, Source: t.Source, AsksBecause: &AsksBecause{Reason: ReasonRules}})
+			continue
+		}
+		keep = append(keep, t)
+	}
+	g.Never = keep
+	for _, t := range g.Always {
+		if _, moved := g.Ruled[t.Name]; !moved && (all || tools[t.Name]) {
+			g.Ruled[t.Name] = RuledTool{Policy: Always, Source: t.Source}
+		}
+	}
+	slices.SortFunc(g.Always, func(a, b GroupedTool) int { return cmp.Compare(a.Name, b.Name) })
 }
 
 // Offered reports whether the server offers the model anything at all.
@@ -185,6 +240,10 @@ func (s *Service) RequestTools(ctx context.Context, userID string, grants map[st
 		if err != nil {
 			return err
 		}
+		lists, err := r.RuledLists(ctx)
+		if err != nil {
+			return err
+		}
 		for _, srv := range servers {
 			if !srv.Enabled {
 				continue
@@ -198,6 +257,8 @@ func (s *Service) RequestTools(ctx context.Context, userID string, grants map[st
 				return err
 			}
 			g := GroupTools(srv, set, tools, mine, grants[srv.Label])
+			all, ruled := ruledTools(lists, srv.Label)
+			g.withRules(all, ruled)
 			switch {
 			case !g.Offered():
 			case srv.Health.Status == HealthUnreachable && !keep[srv.Label]:
@@ -209,6 +270,26 @@ func (s *Service) RequestTools(ctx context.Context, userID string, grants map[st
 		return nil
 	})
 	return out, skipped, err
+}
+
+// ruledTools says which tools of a server rules apply to: all of them
+// (workspace or server rules), or those with rules of their own.
+func ruledTools(lists []RuleList, label string) (all bool, tools map[string]bool) {
+	for _, l := range lists {
+		switch {
+		case l.ServerLabel == "":
+			all = true
+		case l.ServerLabel != label:
+		case l.ToolName == "":
+			all = true
+		default:
+			if tools == nil {
+				tools = map[string]bool{}
+			}
+			tools[l.ToolName] = true
+		}
+	}
+	return all, tools
 }
 
 func userPolicies(ctx context.Context, r Repo, userID, label string) ([]UserPolicy, error) {

@@ -84,3 +84,13 @@ func policyRepo(tx conversation.Repo) (policy.Repo, error) {
 	}
 	return repo(c), nil
 }
+
+// DecideByRules evaluates the argument rules that apply to one call for u.
+func (p ConversationPolicies) DecideByRules(ctx context.Context, tx conversation.Repo, u auth.User, label, tool string,
+	args map[string]any) (policy.RuleDecision, error) {
+	r, err := policyRepo(tx)
+	if err != nil {
+		return policy.RuleDecision{}, err
+	}
+	return policy.DecideByRules(ctx, r, u, label, tool, args)
+}

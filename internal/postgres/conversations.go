@@ -3,6 +3,8 @@ package postgres
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"strconv"
 	"time"
 
@@ -10,6 +12,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/toolgate/toolgate/internal/apperr"
+	"github.com/toolgate/toolgate/internal/auth"
 	"github.com/toolgate/toolgate/internal/conversation"
 	"github.com/toolgate/toolgate/internal/policy"
 )
@@ -162,6 +165,18 @@ func (r convRepo) StartTurn(ctx context.Context, id, turn, owner string, ttl tim
 }
 
 // EndTurn is not an error when the conversation was deleted meanwhile.
+// ContinueTurn records that turn, still running, continues from
+// response: the conversation's last response moves on while the turn keeps
+// the conversation (and its lease). False when the turn no longer runs in it.
+func (r convRepo) ContinueTurn(ctx context.Context, id, turn, response string) (bool, error) {
+	tag, err := r.q.Exec(ctx, `UPDATE conversations SET last_response_id = $3, updated_at = now()
+		WHERE id = $1 AND active_turn = $2`, id, turn, response)
+	if err != nil {
+		return false, translate(err, "continue turn")
+	}
+	return tag.RowsAffected() == 1, nil
+}
+
 func (r convRepo) EndTurn(ctx context.Context, id, turn, lastResponse string) error {
 	// SET expressions see the row as it was, so each CASE tests the old turn.
 	_, err := r.q.Exec(ctx, `UPDATE conversations SET
@@ -252,18 +267,25 @@ func (r convRepo) InsertApproval(ctx context.Context, a conversation.Approval) e
 	if len(ann) == 0 {
 		ann = []byte(`{}`)
 	}
+	var rules []byte
+	if a.Rules != nil {
+		var err error
+		if rules, err = json.Marshal(a.Rules); err != nil {
+			return fmt.Errorf("encode rule check: %w", err)
+		}
+	}
 	_, err := r.q.Exec(ctx, `INSERT INTO approval_requests (id, conversation_id, response_id, server_label,
-			upstream_label, tool_name, arguments, annotations, reason_source, asks_reason, asks_fields, corrects)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8::jsonb, $9, nullif($10, ''), $11, $12::jsonb)
+			upstream_label, tool_name, arguments, annotations, reason_source, asks_reason, asks_fields, rules, corrects)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8::jsonb, $9, nullif($10, ''), $11, $12::jsonb, $13::jsonb)
 		ON CONFLICT (id) DO NOTHING`,
 		a.ID, a.ConversationID, a.ResponseID, a.ServerLabel, a.UpstreamLabel, a.ToolName, a.StoredArguments,
-		string(ann), string(a.Reason.Source), a.Reason.Reason, a.Reason.Fields, encodeCorrects(a.Corrects))
+		string(ann), string(a.Reason.Source), a.Reason.Reason, a.Reason.Fields, rules, encodeCorrects(a.Corrects))
 	return orMissing(err, "store approval request", a.ConversationID)
 }
 
 const approvalCols = `id, conversation_id, response_id, server_label, upstream_label, tool_name, arguments,
 	annotations, reason_source, coalesce(asks_reason, ''), asks_fields, requested_at, state, decided_at, decided_by,
-	decided_by_id, reason, scope, remember, answered_in, sent_in_turn, correction, corrects`
+	decided_by_id, reason, scope, remember, answered_in, sent_in_turn, rules, correction, corrects`
 
 func (r convRepo) approvals(ctx context.Context, what, where string, args ...any) ([]conversation.Approval, error) {
 	rows, err := r.q.Query(ctx, `SELECT `+approvalCols+` FROM approval_requests WHERE `+where, args...)
@@ -277,12 +299,19 @@ func (r convRepo) approvals(ctx context.Context, what, where string, args ...any
 			source string
 			why    string
 			fields []string
+			rules  []byte
 			corr   []byte
 			cs     []byte
 		)
 		err := row.Scan(&a.ID, &a.ConversationID, &a.ResponseID, &a.ServerLabel, &a.UpstreamLabel, &a.ToolName,
 			&a.StoredArguments, &ann, &source, &why, &fields, &a.RequestedAt, &a.State, &a.DecidedAt, &a.DecidedBy,
-			&a.DecidedByID, &a.DecisionReason, &a.Scope, &a.Remember, &a.AnsweredIn, &a.SentInTurn, &corr, &cs)
+			&a.DecidedByID, &a.DecisionReason, &a.Scope, &a.Remember, &a.AnsweredIn, &a.SentInTurn, &rules, &corr, &cs)
+		if err == nil && rules != nil {
+			a.Rules = new(conversation.RuleCheck)
+			if err := json.Unmarshal(rules, a.Rules); err != nil {
+				return a, fmt.Errorf("decode rule check of %s: %w", a.ID, err)
+			}
+		}
 		a.Annotations = json.RawMessage(ann)
 		if len(corr) > 0 {
 			a.StoredCorrection = json.RawMessage(corr)
@@ -410,4 +439,15 @@ func (r convRepo) UserLoad(ctx context.Context, owner string, window time.Durati
 		  AND i.type = 'user_message' AND i.created_at > clock_timestamp() - make_interval(secs => $2)`,
 		owner, window.Seconds()).Scan(&l.Running, &l.Messages, &l.OldestMessage, &l.Now)
 	return l, translate(err, "count the user's turns and messages")
+}
+
+// User returns an account by id (a conversation's owner, for a turn
+// Toolgate starts on the owner's behalf).
+func (r convRepo) User(ctx context.Context, id string) (auth.User, error) {
+	var u auth.User
+	err := r.q.QueryRow(ctx, `SELECT id, email, role, disabled FROM users WHERE id = $1`, id).Scan(&u.ID, &u.Email, &u.Role, &u.Disabled)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return u, apperr.NotFoundf("user_not_found", "there is no user with id %q", id)
+	}
+	return u, translate(err, "read a user")
 }

@@ -78,9 +78,21 @@ type storedAnnotations struct {
 
 // storedAllowedBy is a stored call's conversation.AllowedBy.
 type storedAllowedBy struct {
-	Kind   string `json:"kind"`
-	Policy string `json:"policy,omitempty"`
-	Source string `json:"source,omitempty"`
+	Kind   string      `json:"kind"`
+	Policy string      `json:"policy,omitempty"`
+	Source string      `json:"source,omitempty"`
+	Rule   *storedRule `json:"rule,omitempty"`
+}
+
+// storedRule is a stored call's conversation.RuleRef.
+type storedRule struct {
+	Scope       string `json:"scope"`
+	ServerLabel string `json:"server_label,omitempty"`
+	ToolName    string `json:"tool_name,omitempty"`
+	Index       int    `json:"index"`
+	When        string `json:"when"`
+	Decision    string `json:"decision"`
+	Reason      string `json:"reason,omitempty"`
 }
 
 // storedTurnError is a stored error item's conversation.TurnError.
@@ -109,6 +121,10 @@ func toStored(it conversation.Item) storedItem {
 	}
 	if b := it.AllowedBy; b != nil {
 		s.AllowedBy = &storedAllowedBy{Kind: b.Kind, Policy: string(b.Policy), Source: string(b.Source)}
+		if rr := b.Rule; rr != nil {
+			s.AllowedBy.Rule = &storedRule{Scope: rr.Scope, ServerLabel: rr.ServerLabel, ToolName: rr.ToolName, Index: rr.Index,
+				When: rr.When, Decision: rr.Decision, Reason: rr.Reason}
+		}
 	}
 	if e := it.Error; e != nil {
 		s.TurnError = &storedTurnError{Code: e.Code, Message: e.Message, Retryable: e.Retryable}
@@ -137,6 +153,10 @@ func fromStored(s storedItem) conversation.Item {
 	}
 	if b := s.AllowedBy; b != nil {
 		it.AllowedBy = &conversation.AllowedBy{Kind: b.Kind, Policy: policy.Policy(b.Policy), Source: policy.Source(b.Source)}
+		if rr := b.Rule; rr != nil {
+			it.AllowedBy.Rule = &conversation.RuleRef{Scope: rr.Scope, ServerLabel: rr.ServerLabel, ToolName: rr.ToolName, Index: rr.Index,
+				When: rr.When, Decision: rr.Decision, Reason: rr.Reason}
+		}
 	}
 	if e := s.TurnError; e != nil {
 		it.Error = &conversation.TurnError{Code: e.Code, Message: e.Message, Retryable: e.Retryable}

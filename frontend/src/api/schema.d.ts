@@ -1855,7 +1855,11 @@ export interface components {
         /**
          * @description `mcp_call`: why the call ran. `policy`: its effective policy is
          *     `never` (from `source`); `approval`: a person approved it;
-         *     `conversation`: a person allowed the tool for this conversation.
+         *     `conversation`: a person allowed the tool for this conversation;
+         *     `rule`: an argument rule approved it (`rule`). A call of a tool that
+         *     argument rules apply to asks the provider for approval every time;
+         *     when no rule holds and its policy is `never`, Toolgate approves it
+         *     itself and the call says `policy`.
          * @example {
          *       "kind": "policy",
          *       "policy": "never",
@@ -1864,17 +1868,103 @@ export interface components {
          * @example {
          *       "kind": "approval"
          *     }
+         * @example {
+         *       "kind": "rule",
+         *       "rule": {
+         *         "scope": "tool",
+         *         "server_label": "demo",
+         *         "tool_name": "delete_forecast",
+         *         "index": 0,
+         *         "when": "args.city in [\"Test\", \"Sandbox\"]",
+         *         "decision": "approve",
+         *         "reason": "test data"
+         *       }
+         *     }
          */
         AllowedBy: {
             /** @enum {string} */
-            kind: "policy" | "approval" | "conversation";
+            kind: "policy" | "approval" | "conversation" | "rule";
             /** @description With `kind` `policy`. */
             policy?: components["schemas"]["Policy"];
             /**
              * @description With `kind` `policy`.
              * @enum {string}
              */
-            source?: "tool" | "server" | "global" | "unknown";
+            source?: "tool" | "server" | "global" | "user" | "locked" | "new" | "changed" | "ask_everything" | "conversation" | "unknown";
+            rule?: components["schemas"]["RuleRef"];
+        };
+        /**
+         * @description One argument rule that held. `index` is its place in its list, from 0 (the web app says "rule 1").
+         * @example {
+         *       "scope": "workspace",
+         *       "index": 0,
+         *       "when": "args.path.startsWith(\"/etc/\")",
+         *       "decision": "deny",
+         *       "reason": "system files"
+         *     }
+         */
+        RuleRef: {
+            /** @enum {string} */
+            scope: "tool" | "server" | "workspace";
+            /** @description The list's server (scopes `tool` and `server`). */
+            server_label?: string;
+            /** @description The list's tool (scope `tool`). */
+            tool_name?: string;
+            index: number;
+            /** @description The rule's CEL expression. */
+            when: string;
+            /**
+             * @description What the rule says (a `clamped` check asks or denies instead).
+             * @enum {string}
+             */
+            decision: "approve" | "deny" | "ask";
+            reason?: string;
+        };
+        /**
+         * @description What the argument rules made of an approval request: the tool's
+         *     rules, then its server's, then the workspace's, first that holds.
+         *     `by` `rule`: the rule answered without a card (approved or denied,
+         *     `decided_by` null, `reason` naming the rule, sent upstream with a
+         *     denial); `by` `policy`: no rule held and the tool's policy lets it
+         *     run without asking, so Toolgate approved it; no `by`: the person
+         *     decides, and the card shows how many rules were checked. A rule
+         *     that fails to evaluate (`error`) asks, never approves; rules never
+         *     loosen a blocked tool, an admin's locked policy or "ask for
+         *     everything" (`clamped`).
+         * @example {
+         *       "checked": 2,
+         *       "decision": "approve",
+         *       "rule": {
+         *         "scope": "tool",
+         *         "server_label": "demo",
+         *         "tool_name": "delete_forecast",
+         *         "index": 0,
+         *         "when": "args.city in [\"Test\", \"Sandbox\"]",
+         *         "decision": "approve"
+         *       },
+         *       "by": "rule"
+         *     }
+         * @example {
+         *       "checked": 1,
+         *       "decision": "ask",
+         *       "rule": null
+         *     }
+         */
+        RuleCheck: {
+            /** @description How many rules were looked at. */
+            checked: number;
+            /** @enum {string} */
+            decision: "approve" | "deny" | "ask";
+            rule: components["schemas"]["RuleRef"] | null;
+            /** @enum {string} */
+            by?: "rule" | "policy";
+            /** @description With `by` `policy`. */
+            policy?: components["schemas"]["Policy"];
+            /** @description With `by` `policy`, where the policy came from. */
+            source?: string;
+            /** @description Why the rule that would decide could not be evaluated. */
+            error?: string;
+            clamped?: boolean;
         };
         /**
          * @description An approval request with its decision (the `approval.required` event's payload).
@@ -1986,10 +2076,10 @@ export interface components {
                 /** @enum {string} */
                 source: "tool" | "server" | "global" | "user" | "locked" | "new" | "changed" | "ask_everything" | "unknown";
                 /**
-                 * @description `not_read_only`: the default `ask_unless_read_only` asks because the tool does not declare `readOnlyHint: true`.
+                 * @description `not_read_only`: the default `ask_unless_read_only` asks because the tool does not declare `readOnlyHint: true`. `rules`: argument rules apply to the tool and none decided (see `rules`).
                  * @enum {string}
                  */
-                reason?: "not_read_only" | "new_tool" | "changed" | "read_only_changed" | "policy" | "ask_everything";
+                reason?: "not_read_only" | "new_tool" | "changed" | "read_only_changed" | "policy" | "ask_everything" | "rules";
                 fields?: ("title" | "description" | "input_schema" | "annotations")[];
             };
             /** Format: date-time */
@@ -2031,6 +2121,8 @@ export interface components {
              *     what changed since. `null` otherwise.
              */
             corrects: components["schemas"]["Corrects"] | null;
+            /** @description What the argument rules made of the request; `null` when no rules apply to the tool. */
+            rules?: components["schemas"]["RuleCheck"] | null;
         };
         /** @description How an approval request differs from the one the person denied with a correction just before it. */
         Corrects: {

@@ -46,6 +46,8 @@ export type Approval = S["Approval"];
 /** How a request differs from the one denied with a correction just before it. */
 export type Corrects = S["Corrects"];
 export type ArgChange = S["ArgChange"];
+export type RuleCheck = S["RuleCheck"];
+export type RuleRef = S["RuleRef"];
 /**
  * outcome_unknown: approved, but whether the tool ran could not be found out
  * (it may have run; it is never sent again); expired: it can no longer be

@@ -3,7 +3,7 @@
 import { forwardRef, useId, useState } from "react";
 import type { TFunction } from "i18next";
 import { useTranslation } from "react-i18next";
-import type { Approval, Decision } from "../api/types";
+import type { Approval, Decision, RuleCheck } from "../api/types";
 import { CorrectionPanel } from "./CorrectionEditor";
 import { CorrectsNote } from "./CorrectsNote";
 import { ExpiryCountdown } from "./ExpiryCountdown";
@@ -23,12 +23,21 @@ export interface ApprovalCardProps {
 type Why = Approval["asks_because"];
 
 /** Why the card asks: the hint-based default, a new or changed tool, or the policy and where it was set. */
+/** What the argument rules made of a request the person decides: how many were checked, and why none decided. */
+export function rulesCheckedText(t: TFunction<"chat">, c: RuleCheck): string {
+  if (c.error) return t("rules.error", { count: c.checked, error: c.error });
+  if (c.clamped && c.rule) return t("rules.clamped", { n: c.rule.index + 1, when: c.rule.when });
+  if (c.rule) return t("rules.asked", { n: c.rule.index + 1, when: c.rule.when, scope: t(`rules.scope.${c.rule.scope}`) });
+  return t("rules.none", { count: c.checked });
+}
+
 export function asksBecauseText(t: TFunction<"chat">, why: Why | undefined): string {
   switch (why?.reason) {
     case "not_read_only": return t("why.notReadOnly");
     case "new_tool": return t("why.newTool");
     case "read_only_changed": return t("why.readOnlyChanged");
     case "ask_everything": return t("why.askEverything");
+    case "rules": return t("why.rules");
     case "changed": {
       const fields = (why.fields ?? []).map((f) => t(`why.field.${f}`)).join(", ");
       return fields ? t("why.changedFields", { fields }) : t("why.changed");
@@ -132,6 +141,7 @@ export const ApprovalCard = forwardRef<HTMLElement, ApprovalCardProps>(function 
         {title && <p className="approval-tool-title">{title}</p>}
         <Badges a={approval.annotations} />
         <p className="approval-why">{asksBecauseText(t, approval.asks_because)}.</p>
+        {approval.rules && <p className="approval-rules">{rulesCheckedText(t, approval.rules)}</p>}
         <ExpiryCountdown expiresAt={approval.expires_at} />
       </header>
 
