@@ -351,6 +351,7 @@ func (r *relay) approval(u *UpstreamItem, it Item) error {
 		State: Pending, RequestedAt: s.now()}
 	a.StoredArguments = string(mustRedacted(u.Arguments))
 	a.Annotations = r.annotations(u.ServerLabel, u.Name)
+	a.Corrects = r.corrects(u.ServerLabel, u.Name, a.StoredArguments)
 	a.Rules = r.checkRules(u)
 	auto := a.Rules != nil && a.Rules.By != ""
 	if auto {

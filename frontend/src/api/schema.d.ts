@@ -915,6 +915,12 @@ export interface paths {
          *     * `scope: "hour"` (only with `approve: true`): a timed grant; the tool
          *       runs without asking in all of the decider's conversations for one
          *       hour, then asks again.
+         *     * `approve: false` with `correction` (an object of arguments): deny
+         *       with a correction, the nearest to editing the arguments that the
+         *       protocol allows. The model is told `Use these arguments instead:
+         *       {...}` (then your reason) and can ask again with them; the next
+         *       request of that tool in the conversation carries `corrects` (what
+         *       changed since). See `Decision.correction`.
          *     * Grants are listed and revoked under `/api/grants`.
          *
          *     A decision that decides its tool beyond its own request (a grant,
@@ -2355,7 +2361,54 @@ export interface components {
          *       "scope": "once",
          *       "remember": false,
          *       "answered_in": "resp_b084a367353b2519719133a71352ccaba2c84de038cb1953ba",
-         *       "expires_at": null
+         *       "expires_at": null,
+         *       "correction": null,
+         *       "corrects": null
+         *     }
+         * @example {
+         *       "approval_request_id": "mcpr_0b7e5d1c9a2f4e6b8d0c2a4e6f8b0d2c4e6a8b0c2d4e6f8a0b",
+         *       "conversation_id": "conv_db5d2caa30c1c1dc7ab3158e",
+         *       "response_id": "resp_c1d2e3f4a5b6c7d8e9f0a1b2c3d4e5f6a7b8c9d0e1f2a3b4c5",
+         *       "server_label": "demo",
+         *       "upstream_label": "demo",
+         *       "tool_name": "delete_forecast",
+         *       "arguments": {
+         *         "city": "Lisbon"
+         *       },
+         *       "redacted": [],
+         *       "annotations": {
+         *         "title": "Delete forecast",
+         *         "readOnlyHint": false,
+         *         "destructiveHint": true,
+         *         "idempotentHint": true,
+         *         "openWorldHint": false
+         *       },
+         *       "asks_because": {
+         *         "policy": "always",
+         *         "source": "tool"
+         *       },
+         *       "requested_at": "2026-11-21T09:55:10.112233Z",
+         *       "state": "pending",
+         *       "decided_at": null,
+         *       "decided_by": null,
+         *       "decided_by_id": null,
+         *       "reason": null,
+         *       "scope": null,
+         *       "remember": false,
+         *       "answered_in": null,
+         *       "expires_at": "2026-11-21T10:25:10.112233Z",
+         *       "correction": null,
+         *       "corrects": {
+         *         "approval_request_id": "mcpr_04fbb461545cb62fa62f94e6415e61ae641139748e99854db8",
+         *         "changes": [
+         *           {
+         *             "path": "city",
+         *             "before": "Oslo",
+         *             "after": "Lisbon"
+         *           }
+         *         ],
+         *         "matches_correction": true
+         *       }
          *     }
          */
         Approval: {
@@ -2416,8 +2469,39 @@ export interface components {
              * @description When a pending request expires if nobody decides (`requested_at` plus `APPROVAL_TTL`); `null` once decided.
              */
             expires_at: string | null;
+            /**
+             * @description The arguments a denial asked the model to use instead (see
+             *     `Decision.correction`), redacted like `arguments`; `null` without
+             *     one.
+             */
+            correction: {
+                [key: string]: unknown;
+            } | null;
+            /**
+             * @description Set when this request came right after a denial with a correction
+             *     of the same tool in this conversation (the model asked again):
+             *     what changed since. `null` otherwise.
+             */
+            corrects: components["schemas"]["Corrects"] | null;
             /** @description What the argument rules made of the request; `null` when no rules apply to the tool. */
             rules?: components["schemas"]["RuleCheck"] | null;
+        };
+        /** @description How an approval request differs from the one the person denied with a correction just before it. */
+        Corrects: {
+            /** @description The denied request (`mcpr_…`). */
+            approval_request_id: string;
+            /** @description The arguments that differ between the denied request and this one, both redacted as the card shows them, ordered by path. */
+            changes: components["schemas"]["ArgChange"][];
+            /** @description This request asks exactly what the correction said (hidden values compare as `[redacted]`). */
+            matches_correction: boolean;
+        };
+        ArgChange: {
+            /** @description The argument (`city`, `stops[2].name`); `""` for arguments that are not an object. */
+            path: string;
+            /** @description Its value in the denied request; missing when the new request added it. */
+            before?: unknown;
+            /** @description Its value now; missing when the new request left it out. */
+            after?: unknown;
         };
         /** @description How a turn ended that did not complete (the `error` event's payload). Codes are listed in docs/sse-events.md. */
         TurnError: {
@@ -2450,6 +2534,22 @@ export interface components {
              * @enum {string|null}
              */
             scope?: "once" | "conversation" | "hour" | null;
+            /**
+             * @description Deny with a correction (only with `approve: false`, not with
+             *     `remember: true`): the arguments the model should use instead, a
+             *     JSON object of at most 16000 bytes. It must fit the tool's
+             *     `inputSchema` where Toolgate discovered one, and differ from the
+             *     request's arguments. A value left as `"[redacted]"` where the
+             *     card showed a hidden value means "keep the value the model
+             *     sent": it is left out of the correction and named, so the model
+             *     keeps its own value; `"[redacted]"` anywhere else is refused.
+             *     The reason sent to the model is composed by Toolgate:
+             *     `Use these arguments instead: <compact JSON>`, then a line
+             *     naming the kept hidden arguments if any, then your `reason`.
+             */
+            correction?: {
+                [key: string]: unknown;
+            } | null;
         };
         /**
          * @description Lets a tool run without asking: in one conversation until it is
@@ -2480,7 +2580,7 @@ export interface components {
         };
         /**
          * @description One decision at the top level (`approval_request_id`, `approve`,
-         *     `reason`, `remember`, `scope`, as in `Decision`), or several in
+         *     `reason`, `remember`, `scope`, `correction`, as in `Decision`), or several in
          *     `decisions`; not both.
          */
         ApprovalResponseRequest: {
@@ -2491,6 +2591,9 @@ export interface components {
             remember?: boolean | null;
             /** @enum {string|null} */
             scope?: "once" | "conversation" | "hour" | null;
+            correction?: {
+                [key: string]: unknown;
+            } | null;
             decisions?: components["schemas"]["Decision"][];
         };
         Status: {
@@ -4866,7 +4969,12 @@ export interface operations {
              *     with `approve: false`;
              *     `fields` names each, e.g. `decisions[1].scope`),
              *     `invalid_idempotency_key` (the `Idempotency-Key` header is not 1
-             *     to 255 printable ASCII characters, or was sent twice).
+             *     to 255 printable ASCII characters, or was sent twice),
+             *     `invalid_correction` (`correction` with `approve: true` or
+             *     `remember: true`, not a JSON object, over 16000 bytes, the same
+             *     as the request's arguments, not fitting the tool's `inputSchema`,
+             *     or `"[redacted]"` where the request hid nothing; `fields` names
+             *     each argument, e.g. `correction.city`).
              */
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthenticated"];

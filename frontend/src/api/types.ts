@@ -56,6 +56,9 @@ export type Info = S["Info"];
 export type Conversation = S["Conversation"];
 export type AllowedBy = S["AllowedBy"];
 export type Approval = S["Approval"];
+/** How a request differs from the one denied with a correction just before it. */
+export type Corrects = S["Corrects"];
+export type ArgChange = S["ArgChange"];
 export type RuleCheck = S["RuleCheck"];
 export type RuleRef = S["RuleRef"];
 /**
