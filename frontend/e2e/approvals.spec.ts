@@ -45,7 +45,7 @@ test("deny with a reason: the tool does not run and the model is told why", scen
   await chat.send('delete_forecast {"city": "Berlin"}');
   const card = chat.card("delete_forecast");
   await card.getByRole("textbox", { name: "Reason (optional, sent to the model)" }).fill("keep Berlin");
-  await card.getByRole("button", { name: "Deny" }).click();
+  await card.getByRole("button", { name: "Deny", exact: true }).click();
   await chat.idle();
   await page.getByText("denied by demo@toolgate.local: keep Berlin", { exact: true }).waitFor();
   await expect(page.getByText("Deleted the forecast for Berlin."), "the tool did not run").toHaveCount(0);
@@ -82,7 +82,7 @@ test("two approvals in one turn: both cards, each decided, then one continuation
   await expect(page.getByText("Deleted the forecast for Lisbon."), "nothing runs before both are decided").toHaveCount(0);
 
   await alert.getByRole("textbox", { name: "Reason (optional, sent to the model)" }).fill("no alerts today");
-  await alert.getByRole("button", { name: "Deny" }).click();
+  await alert.getByRole("button", { name: "Deny", exact: true }).click();
   await chat.answerContaining("Deleted the forecast for Lisbon.");
   await chat.idle();
   await expect(chat.answers(), "one continuation answered both decisions").toHaveCount(1);

@@ -26,7 +26,7 @@ test("a German browser approves a tool in German: Bestätigung erforderlich, Gen
     await expect(card.getByRole("menuitem", { name: "Für diese Unterhaltung genehmigen" })).toBeVisible();
     await expect(card.getByRole("menuitem", { name: "Für 1 Stunde genehmigen" })).toBeVisible();
     await page.keyboard.press("Escape");
-    await expect(card.getByRole("button", { name: "Ablehnen" })).toBeEnabled();
+    await expect(card.getByRole("button", { name: "Ablehnen", exact: true })).toBeEnabled();
     await expect(card).toContainText("Fragt nach, weil es nicht nur lesend ist.");
     await expect(page.getByText("1 wartet auf Bestätigung")).toBeVisible();
     await shot("card");

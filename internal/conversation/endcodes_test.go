@@ -449,6 +449,12 @@ var refusalCases = []refusalCase{
 			_, err := e.decide(ana, conv, "mcpr_missing", true)
 			return err
 		}},
+	{name: "a correction that does not fit the tool's schema", code: "invalid_correction", kind: apperr.Invalid,
+		do: func(e *engine) error {
+			conv, a := e.asking(ana, "")
+			_, err := e.denyWith(conv, a.ID, `{"city": 5}`, "")
+			return err
+		}},
 	{name: "a second decision", code: "approval_already_decided", kind: apperr.Conflict,
 		do: func(e *engine) error {
 			conv, a := e.asking(ana, "")

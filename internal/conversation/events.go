@@ -1,6 +1,9 @@
 package conversation
 
-import "time"
+import (
+	"encoding/json"
+	"time"
+)
 
 // Sink receives a turn's events for the browser, in order. It must not block
 // the turn for long, and after the browser has gone it discards: the turn
@@ -61,15 +64,18 @@ type ToolStartedEvent struct {
 
 // DecisionEvent says a decision was recorded.
 type DecisionEvent struct {
-	ApprovalRequestID string        `json:"approval_request_id"`
-	ServerLabel       string        `json:"server_label"`
-	ToolName          string        `json:"tool_name"`
-	State             string        `json:"state"`
-	Reason            *string       `json:"reason"`
-	Scope             *string       `json:"scope"`
-	Remember          bool          `json:"remember"`
-	PolicyChanged     *PolicyChange `json:"policy_changed"`
-	DecidedAt         time.Time     `json:"decided_at"`
+	ApprovalRequestID string  `json:"approval_request_id"`
+	ServerLabel       string  `json:"server_label"`
+	ToolName          string  `json:"tool_name"`
+	State             string  `json:"state"`
+	Reason            *string `json:"reason"`
+	Scope             *string `json:"scope"`
+	Remember          bool    `json:"remember"`
+	// Correction is the arguments a denial asked the model to use instead,
+	// redacted as the card shows them; null without one.
+	Correction    json.RawMessage `json:"correction"`
+	PolicyChanged *PolicyChange   `json:"policy_changed"`
+	DecidedAt     time.Time       `json:"decided_at"`
 	// DecidedBy and DecidedByID name who decided (null when Toolgate
 	// closed the request itself), so every tab following the conversation
 	// can say so.

@@ -137,6 +137,9 @@ func requestRecord(a Approval) string {
 		}
 	case Denied:
 		b.WriteString("The user denied it, so it did not run.")
+		if c := shownCorrection(a.StoredCorrection); c != nil {
+			fmt.Fprintf(&b, " The user asked to use these arguments instead: %s.", compactJSON(c))
+		}
 		if reason != "" {
 			fmt.Fprintf(&b, " The user's reason: %s", reason)
 		}

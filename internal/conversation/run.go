@@ -351,6 +351,7 @@ func (r *relay) approval(ctx context.Context, u *UpstreamItem, it Item) error {
 		State: Pending, RequestedAt: s.now()}
 	a.StoredArguments = string(mustRedacted(u.Arguments))
 	a.Annotations = r.annotations(u.ServerLabel, u.Name)
+	a.Corrects = r.corrects(u.ServerLabel, u.Name, a.StoredArguments)
 	// A decision hook is asked first; when it approves or denies, the rules
 	// are not consulted (hookdecide.go).
 	if a.Rules = r.hookCheck(ctx, u, it); a.Rules == nil {

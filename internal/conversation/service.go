@@ -415,6 +415,7 @@ func (s *Service) unregister(id string, r *running) {
 // those secrets (Redact finds them again under their keys).
 func present(a Approval) Approval {
 	a.Arguments, a.Redacted = Redact(a.StoredArguments)
+	a.Correction = shownCorrection(a.StoredCorrection)
 	if a.Redacted == nil {
 		a.Redacted = []string{}
 	}

@@ -100,6 +100,9 @@ type Repo interface {
 	// Approvals returns the conversation's approval requests, oldest first;
 	// with ids, only those; lock holds them until the transaction ends.
 	Approvals(ctx context.Context, owner, conversationID string, ids []string, lock bool) ([]Approval, error)
+	// LastApproval returns the conversation's latest approval request of
+	// server's tool; false when there is none.
+	LastApproval(ctx context.Context, owner, conversationID, server, tool string) (Approval, bool, error)
 	// ResponseApprovals returns the approval requests one response made,
 	// oldest first, locked.
 	ResponseApprovals(ctx context.Context, owner, conversationID, response string) ([]Approval, error)

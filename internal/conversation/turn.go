@@ -141,7 +141,7 @@ func (t *Turn) closeOpen(ctx context.Context, r Repo) error {
 			t.decisions = append(t.decisions, decisionEvent(a, nil))
 		default:
 			ans.Approve = a.State == Approved
-			ans.Reason = deref(a.DecisionReason)
+			ans.Reason = upstreamReason(a) // the person's reason, after a correction's
 		}
 		t.answers = append(t.answers, ans)
 		t.answerIDs = append(t.answerIDs, a.ID)
@@ -258,6 +258,11 @@ func (s *Service) decide(ctx context.Context, r Repo, a Approval, d Decision, u 
 			}
 		}
 	}
+	correction, cerr := s.correction(ctx, a, d)
+	if cerr != nil {
+		return DecisionEvent{}, cerr
+	}
+	a.StoredCorrection = correction
 	a.DecidedAt, a.DecidedBy, a.DecidedByID, a.Remember = &now, &u.Email, &u.ID, d.Remember
 	if d.Reason != nil && strings.TrimSpace(stripNUL(*d.Reason)) != "" {
 		reason := strings.TrimSpace(stripNUL(*d.Reason))
@@ -293,6 +298,7 @@ func (s *Service) decide(ctx context.Context, r Repo, a Approval, d Decision, u 
 	if d.coveredBy != "" {
 		audited["covered_by"] = d.coveredBy
 	}
+	audited["correction"] = shownCorrection(a.StoredCorrection)
 	after, _ := json.Marshal(audited)
 	before, _ := json.Marshal(map[string]any{"approval_request_id": a.ID, "state": Pending})
 	err := s.policies.Audit(ctx, r, policy.AuditEntry{Actor: u.Email, ActorID: u.ID, Action: policy.ActionDecision,
@@ -403,7 +409,8 @@ func turnInProgress(id string) error {
 
 func decisionEvent(a Approval, change *PolicyChange) DecisionEvent {
 	return DecisionEvent{ApprovalRequestID: a.ID, ServerLabel: a.ServerLabel, ToolName: a.ToolName, State: a.State,
-		Reason: a.DecisionReason, Scope: a.Scope, Remember: a.Remember, PolicyChanged: change, DecidedAt: deref(a.DecidedAt),
+		Reason: a.DecisionReason, Scope: a.Scope, Remember: a.Remember, Correction: shownCorrection(a.StoredCorrection),
+		PolicyChanged: change, DecidedAt: deref(a.DecidedAt),
 		DecidedBy: a.DecidedBy, DecidedByID: a.DecidedByID,
 		PendingApprovalIDs: []string{}, Rules: a.Rules}
 }

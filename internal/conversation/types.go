@@ -214,6 +214,33 @@ type Approval struct {
 	// Rules is what the argument rules made of the request: null when no
 	// rules apply to the tool.
 	Rules *RuleCheck `json:"rules"`
+	// StoredCorrection is the correction a denial carried, as the person
+	// gave it ("[redacted]" left where they kept a hidden value); Correction
+	// is it as shown, redacted like the arguments; null without one.
+	StoredCorrection json.RawMessage `json:"-"`
+	Correction       json.RawMessage `json:"correction"`
+	// Corrects links a request to the denial with a correction that came
+	// just before it for the same tool: what changed since. Null otherwise.
+	Corrects *Corrects `json:"corrects"`
+}
+
+// Corrects says how a new approval request differs from the one the person
+// denied with a correction: the model asked again.
+type Corrects struct {
+	ApprovalRequestID string `json:"approval_request_id"` // the denied request
+	// Changes are the arguments that differ between the denied request and
+	// this one, both redacted as the card shows them.
+	Changes []ArgChange `json:"changes"`
+	// MatchesCorrection: this request asks exactly what the correction said.
+	MatchesCorrection bool `json:"matches_correction"`
+}
+
+// ArgChange is one argument that differs. Before is missing for an argument
+// the new request added, After for one it left out.
+type ArgChange struct {
+	Path   string          `json:"path"`
+	Before json.RawMessage `json:"before,omitempty"`
+	After  json.RawMessage `json:"after,omitempty"`
 }
 
 // AskReason says why a tool asks: its policy and where that came from, or
@@ -235,6 +262,10 @@ type Decision struct {
 	Reason            *string `json:"reason"`
 	Remember          bool    `json:"remember"`
 	Scope             *string `json:"scope"`
+	// Correction, only with approve: false, is the arguments the person
+	// wants used instead (a JSON object): the denial's reason tells the
+	// model to ask again with them.
+	Correction json.RawMessage `json:"correction"`
 	// coveredBy: the request whose decision (a grant, approve or deny
 	// always) settled this one.
 	coveredBy string

@@ -62,6 +62,11 @@
 //     response then completes without a message.
 //   - After tool calls (and in a follow-up) the answer is text that quotes
 //     each tool's output or error and each denial with its reason.
+//   - A denial whose reason says "Use these arguments instead: {...}" is
+//     followed like an instruction: the follow-up asks for the same tool
+//     again (or calls it, if it needs no approval) with that object as its
+//     arguments; the paths listed on a "Keep the values you sent for these
+//     arguments...: a, b.c" line keep the denied request's values.
 //   - Anything else gets a plain text answer that says what this is and
 //     lists the tools on offer.
 //   - Text streams word by word (see the deltas and delta-size behaviors).

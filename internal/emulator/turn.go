@@ -128,10 +128,16 @@ func (t *turn) run() {
 
 	var results []callResult
 	var denials []denial
+	var retries []mention // denials with a correction: asked again with the arguments it gives
+	offers := t.offers()
 	ranApproved := false
 	for _, a := range t.res.answers {
 		req := t.res.requests[a.ApprovalRequestID]
 		if !a.Approve {
+			if m, ok := corrected(req, a.Reason, offers); ok {
+				retries = append(retries, m)
+				continue
+			}
 			denials = append(denials, denial{req.ServerLabel, req.Name, a.Reason})
 			continue
 		}
@@ -143,25 +149,26 @@ func (t *turn) run() {
 		ranApproved = true
 	}
 
-	offers := t.offers()
 	text, hasUser := t.res.userText()
 	pending := 0
 	reasoning := isReasoningModel(t.r.Model)
+	mentions := retries
 	if hasUser {
-		for _, m := range findMentions(text, offers) {
-			if t.stopped {
-				break
-			}
-			if reasoning {
-				t.reasoning()
-			}
-			if m.offer.needsApproval {
-				t.approvalRequest(m)
-				pending++
-				continue
-			}
-			results = append(results, t.call(m.offer.entry, m.offer.tool.Name, m.args, ""))
+		mentions = append(mentions, findMentions(text, offers)...)
+	}
+	for _, m := range mentions {
+		if t.stopped {
+			break
 		}
+		if reasoning {
+			t.reasoning()
+		}
+		if m.offer.needsApproval {
+			t.approvalRequest(m)
+			pending++
+			continue
+		}
+		results = append(results, t.call(m.offer.entry, m.offer.tool.Name, m.args, ""))
 	}
 	if pending == 0 && !t.stopped {
 		if reasoning && !ranApproved {

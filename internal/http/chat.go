@@ -1,6 +1,7 @@
 package http
 
 import (
+	"encoding/json"
 	"net/http"
 	"strconv"
 
@@ -134,12 +135,14 @@ type approvalResponseRequest struct {
 	Reason            *string                 `json:"reason"`
 	Remember          *bool                   `json:"remember"`
 	Scope             *string                 `json:"scope"`
+	Correction        json.RawMessage         `json:"correction"`
 	Decisions         []conversation.Decision `json:"decisions"`
 }
 
 // decisions returns the request's decisions in either of its two forms.
 func (r approvalResponseRequest) decisions() ([]conversation.Decision, error) {
-	single := r.ApprovalRequestID != nil || r.Approve != nil || r.Reason != nil || r.Remember != nil || r.Scope != nil
+	single := r.ApprovalRequestID != nil || r.Approve != nil || r.Reason != nil || r.Remember != nil || r.Scope != nil ||
+		(r.Correction != nil && string(r.Correction) != "null")
 	switch {
 	case r.Decisions != nil && single:
 		return nil, apperr.Invalidf("invalid_decisions", "decisions",
@@ -150,7 +153,8 @@ func (r approvalResponseRequest) decisions() ([]conversation.Decision, error) {
 		return nil, apperr.Invalidf("invalid_decisions", "approval_request_id",
 			"approval_request_id and approve are required (or a decisions array)")
 	}
-	d := conversation.Decision{Approve: r.Approve, Reason: r.Reason, Scope: r.Scope, Remember: r.Remember != nil && *r.Remember}
+	d := conversation.Decision{Approve: r.Approve, Reason: r.Reason, Scope: r.Scope, Remember: r.Remember != nil && *r.Remember,
+		Correction: r.Correction}
 	if r.ApprovalRequestID != nil {
 		d.ApprovalRequestID = *r.ApprovalRequestID
 	}

@@ -70,6 +70,15 @@ func (s *Server) routes() {
 	// The audit log as JSON lines (audit.go): the same entries, all pages.
 	e.GET("/api/audit/export", s.exportAudit)
 
+	// Outbound webhooks (webhooks.go): admins only.
+	e.GET("/api/webhooks", s.listWebhooks, s.adminOnly)
+	e.POST("/api/webhooks", s.createWebhook, s.adminOnly)
+	e.GET("/api/webhooks/:webhookId", s.getWebhook, s.adminOnly)
+	e.PATCH("/api/webhooks/:webhookId", s.updateWebhook, s.adminOnly)
+	e.DELETE("/api/webhooks/:webhookId", s.deleteWebhook, s.adminOnly)
+	e.POST("/api/webhooks/:webhookId/test", s.testWebhook, s.adminOnly)
+	e.GET("/api/webhooks/:webhookId/deliveries", s.webhookDeliveries, s.adminOnly)
+
 	e.GET("/api/info", s.info)
 	e.POST("/api/conversations", s.createConversation)
 	e.GET("/api/conversations", s.listConversations)

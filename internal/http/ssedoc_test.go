@@ -17,6 +17,7 @@ var (
 		conversation.EventNameFailed, conversation.EventNameError, conversation.EventNameNotice, conversation.EventNameDeleted}
 	ssePayloads = []any{conversation.ConversationEvent{}, conversation.TextDeltaEvent{}, conversation.ItemEvent{},
 		conversation.ToolStartedEvent{}, conversation.Item{}, conversation.AllowedBy{}, conversation.Approval{}, conversation.AskReason{},
+		conversation.Corrects{}, conversation.ArgChange{},
 		conversation.DecisionEvent{}, conversation.PolicyChange{}, conversation.CompletedEvent{},
 		conversation.FailedEvent{}, conversation.TurnError{}, conversation.NoticeEvent{}, conversation.Notice{},
 		conversation.DeletedEvent{}}

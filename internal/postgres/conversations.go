@@ -275,17 +275,17 @@ func (r convRepo) InsertApproval(ctx context.Context, a conversation.Approval) e
 		}
 	}
 	_, err := r.q.Exec(ctx, `INSERT INTO approval_requests (id, conversation_id, response_id, server_label,
-			upstream_label, tool_name, arguments, annotations, reason_source, asks_reason, asks_fields, rules)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8::jsonb, $9, nullif($10, ''), $11, $12::jsonb)
+			upstream_label, tool_name, arguments, annotations, reason_source, asks_reason, asks_fields, rules, corrects)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8::jsonb, $9, nullif($10, ''), $11, $12::jsonb, $13::jsonb)
 		ON CONFLICT (id) DO NOTHING`,
 		a.ID, a.ConversationID, a.ResponseID, a.ServerLabel, a.UpstreamLabel, a.ToolName, a.StoredArguments,
-		string(ann), string(a.Reason.Source), a.Reason.Reason, a.Reason.Fields, rules)
+		string(ann), string(a.Reason.Source), a.Reason.Reason, a.Reason.Fields, rules, encodeCorrects(a.Corrects))
 	return orMissing(err, "store approval request", a.ConversationID)
 }
 
 const approvalCols = `id, conversation_id, response_id, server_label, upstream_label, tool_name, arguments,
 	annotations, reason_source, coalesce(asks_reason, ''), asks_fields, requested_at, state, decided_at, decided_by,
-	decided_by_id, reason, scope, remember, answered_in, sent_in_turn, rules`
+	decided_by_id, reason, scope, remember, answered_in, sent_in_turn, rules, correction, corrects`
 
 func (r convRepo) approvals(ctx context.Context, what, where string, args ...any) ([]conversation.Approval, error) {
 	rows, err := r.q.Query(ctx, `SELECT `+approvalCols+` FROM approval_requests WHERE `+where, args...)
@@ -311,10 +311,12 @@ func scanApproval(row pgx.CollectableRow, extra ...any) (conversation.Approval, 
 		why    string
 		fields []string
 		rules  []byte
+		corr   []byte
+		cs     []byte
 	)
 	err := row.Scan(append([]any{&a.ID, &a.ConversationID, &a.ResponseID, &a.ServerLabel, &a.UpstreamLabel, &a.ToolName,
 		&a.StoredArguments, &ann, &source, &why, &fields, &a.RequestedAt, &a.State, &a.DecidedAt, &a.DecidedBy,
-		&a.DecidedByID, &a.DecisionReason, &a.Scope, &a.Remember, &a.AnsweredIn, &a.SentInTurn, &rules}, extra...)...)
+		&a.DecidedByID, &a.DecisionReason, &a.Scope, &a.Remember, &a.AnsweredIn, &a.SentInTurn, &rules, &corr, &cs}, extra...)...)
 	if err == nil && rules != nil {
 		a.Rules = new(conversation.RuleCheck)
 		if err := json.Unmarshal(rules, a.Rules); err != nil {
@@ -322,6 +324,12 @@ func scanApproval(row pgx.CollectableRow, extra ...any) (conversation.Approval, 
 		}
 	}
 	a.Annotations = json.RawMessage(ann)
+	if len(corr) > 0 {
+		a.StoredCorrection = json.RawMessage(corr)
+	}
+	if err == nil {
+		a.Corrects, err = decodeCorrects(cs)
+	}
 	// Only tools whose policy is always ask (or unknown tools) are asked about.
 	a.Reason = conversation.AskReason{Policy: policy.Always, Source: policy.Source(source), Reason: why, Fields: fields}
 	return a, err
@@ -343,6 +351,18 @@ func (r convRepo) Approvals(ctx context.Context, owner, conversationID string, i
 	return r.approvals(ctx, "read approval requests", where, args...)
 }
 
+// LastApproval returns the conversation's latest approval request of
+// server's tool; none of another owner's.
+func (r convRepo) LastApproval(ctx context.Context, owner, conversationID, server, tool string) (conversation.Approval, bool, error) {
+	aps, err := r.approvals(ctx, "read the last approval request of a tool",
+		`conversation_id = $1 AND server_label = $2 AND tool_name = $3`+ownedBy(4)+` ORDER BY requested_at DESC, id DESC LIMIT 1`,
+		conversationID, server, tool, owner)
+	if err != nil || len(aps) == 0 {
+		return conversation.Approval{}, false, err
+	}
+	return aps[0], true, nil
+}
+
 func (r convRepo) ResponseApprovals(ctx context.Context, owner, conversationID, response string) ([]conversation.Approval, error) {
 	return r.approvals(ctx, "read a response's approval requests",
 		`conversation_id = $1 AND response_id = $2`+ownedBy(3)+` ORDER BY requested_at, id FOR UPDATE`,
@@ -354,9 +374,9 @@ func (r convRepo) ResponseApprovals(ctx context.Context, owner, conversationID, 
 func (r convRepo) Decide(ctx context.Context, owner string, a conversation.Approval) error {
 	tag, err := r.q.Exec(ctx, `UPDATE approval_requests SET state = $2,
 			decided_at = CASE WHEN $2 = 'pending' THEN NULL ELSE coalesce($3, now()) END,
-			decided_by = $4, decided_by_id = $8, reason = $5, scope = $6, remember = $7
+			decided_by = $4, decided_by_id = $8, reason = $5, scope = $6, remember = $7, correction = $10::jsonb
 		WHERE id = $1`+ownedBy(9), a.ID, a.State, a.DecidedAt, a.DecidedBy, a.DecisionReason, a.Scope, a.Remember,
-		a.DecidedByID, owner)
+		a.DecidedByID, owner, nullJSON(a.StoredCorrection))
 	if err != nil {
 		return translate(err, "store decision")
 	}

@@ -7,7 +7,7 @@
 import createClient, { type Middleware } from "openapi-fetch";
 import type { paths } from "./schema";
 import type {
-  Decision, DefaultPolicy, NewServer, Policy, PolicyLayer, Role, Rule, ServerPatch, Transcript,
+  Decision, DefaultPolicy, NewServer, Policy, PolicyLayer, Role, Rule, ServerPatch, Transcript, WebhookEvent,
 } from "./types";
 
 /** An error the API answered with (or a network failure: status 0, code "network_error"). */
@@ -133,6 +133,14 @@ export const api = {
   conversationGrants: (id: string) =>
     ok(http.GET("/api/conversations/{conversationId}/grants", { params: { path: { conversationId: id } } })).then((r) => r.grants),
   revokeGrant: (id: string) => ok(http.DELETE("/api/grants/{grantId}", { params: { path: { grantId: id } } })),
+  listWebhooks: () => ok(http.GET("/api/webhooks")).then((r) => r.webhooks),
+  createWebhook: (w: { url: string; events: WebhookEvent[]; description?: string }) => ok(http.POST("/api/webhooks", { body: w })),
+  updateWebhook: (id: string, p: { enabled?: boolean; url?: string; events?: WebhookEvent[]; description?: string }) =>
+    ok(http.PATCH("/api/webhooks/{webhookId}", { params: { path: { webhookId: id } }, body: p })),
+  deleteWebhook: (id: string) => ok(http.DELETE("/api/webhooks/{webhookId}", { params: { path: { webhookId: id } } })),
+  testWebhook: (id: string) => ok(http.POST("/api/webhooks/{webhookId}/test", { params: { path: { webhookId: id } } })),
+  webhookDeliveries: (id: string) =>
+    ok(http.GET("/api/webhooks/{webhookId}/deliveries", { params: { path: { webhookId: id } } })).then((r) => r.deliveries),
 
   listServers: () => ok(http.GET("/api/mcp/servers")).then((r) => r.servers),
   createServer: (s: NewServer) => ok(http.POST("/api/mcp/servers", { body: s })),

@@ -30,6 +30,8 @@ export interface DecisionRecordedEvent {
   reason: string | null;
   scope: "once" | "conversation" | null;
   remember: boolean;
+  /** A denial with a correction: the arguments the model was asked to use instead (redacted); null otherwise. */
+  correction?: Record<string, unknown> | null;
   policy_changed: { server_label: string; tool_name: string; policy: Policy; layer: "user" } | null;
   decided_at: string;
   /** Who decided (email and id); null when Toolgate closed the request itself. */

@@ -15,6 +15,8 @@ export const keys = {
   grants: ["grants"] as const,
   myGrants: (ended: boolean) => ["grants", "mine", ended] as const,
   conversationGrants: (id: string) => ["grants", "conversation", id] as const,
+  webhooks: ["webhooks"] as const,
+  webhookDeliveries: (id: string) => ["webhooks", id, "deliveries"] as const,
   servers: ["servers"] as const,
   tools: (server: string) => ["servers", server, "tools"] as const,
   settings: ["settings"] as const,

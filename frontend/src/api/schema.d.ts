@@ -1053,6 +1053,12 @@ export interface paths {
          *     * `scope: "hour"` (only with `approve: true`): a timed grant; the tool
          *       runs without asking in all of the decider's conversations for one
          *       hour, then asks again.
+         *     * `approve: false` with `correction` (an object of arguments): deny
+         *       with a correction, the nearest to editing the arguments that the
+         *       protocol allows. The model is told `Use these arguments instead:
+         *       {...}` (then your reason) and can ask again with them; the next
+         *       request of that tool in the conversation carries `corrects` (what
+         *       changed since). See `Decision.correction`.
          *     * Grants are listed and revoked under `/api/grants`.
          *
          *     A decision that decides its tool beyond its own request (a grant,
@@ -1345,10 +1351,165 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/webhooks": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the outbound webhooks (admins)
+         * @description Never with their secrets; URL query values are masked.
+         */
+        get: operations["listWebhooks"];
+        put?: never;
+        /**
+         * Register an outbound webhook (admins)
+         * @description Toolgate POSTs a signed JSON payload to `url` on each event in
+         *     `events` (README, "Webhooks"). The URL must pass the same network
+         *     policy as MCP server URLs (`MCP_ALLOWED_HOSTS`, `MCP_ALLOW_PRIVATE`):
+         *     a private, loopback, link-local or metadata address is refused with
+         *     `400 url_not_allowed`. The signing secret (`whsec_…`, or the one
+         *     given) is in this answer only. Audited as `webhook.create`.
+         */
+        post: operations["createWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/webhooks/{webhookId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                webhookId: string;
+            };
+            cookie?: never;
+        };
+        /** One webhook (admins) */
+        get: operations["getWebhook"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete a webhook and its delivery log (admins)
+         * @description Queued deliveries are dropped. Audited as `webhook.delete`.
+         */
+        delete: operations["deleteWebhook"];
+        options?: never;
+        head?: never;
+        /**
+         * Change a webhook's URL, description, events or enabled flag (admins)
+         * @description Fields left out stay. The masked `url` the API showed keeps the stored
+         *     one. The secret cannot be changed (delete and create the webhook
+         *     again). A disabled webhook gets no new deliveries; those already
+         *     queued wait until it is enabled again. Audited as `webhook.update`.
+         */
+        patch: operations["updateWebhook"];
+        trace?: never;
+    };
+    "/api/webhooks/{webhookId}/test": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                webhookId: string;
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send a test delivery (a `ping`) to a webhook (admins)
+         * @description Queues a `ping` delivery (enabled or not), sent at once and retried
+         *     like any other; follow it in the delivery log. The body is ignored.
+         */
+        post: operations["testWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/webhooks/{webhookId}/deliveries": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                webhookId: string;
+            };
+            cookie?: never;
+        };
+        /**
+         * A webhook's delivery log (admins)
+         * @description The latest 100 deliveries, newest first, each with its attempts.
+         */
+        get: operations["listWebhookDeliveries"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
+        Webhook: {
+            id: string;
+            /** @description query values masked */
+            url: string;
+            description: string;
+            events: ("approval.required" | "decision.recorded")[];
+            enabled: boolean;
+            /** Format: date-time */
+            created_at: string;
+            /** Format: date-time */
+            updated_at: string;
+        };
+        /**
+         * @description One event queued for one webhook. `id` is the `Toolgate-Delivery`
+         *     header and the payload's `id`, the same on every retry.
+         */
+        WebhookDelivery: {
+            id: string;
+            webhook_id: string;
+            /** @enum {string} */
+            event: "approval.required" | "decision.recorded" | "ping";
+            conversation_id: string | null;
+            /**
+             * @description `pending`: waiting for its next attempt (or being sent); `failed`: every attempt (`WEBHOOK_MAX_ATTEMPTS`) failed
+             * @enum {string}
+             */
+            state: "pending" | "delivered" | "failed";
+            attempts: number;
+            /** @description the last attempt's HTTP status; null without an answer */
+            status: number | null;
+            /** @description why the last attempt failed */
+            error: string | null;
+            latency_ms: number | null;
+            /**
+             * Format: date-time
+             * @description when it is tried next; null once delivered or failed
+             */
+            next_attempt_at: string | null;
+            /** Format: date-time */
+            delivered_at: string | null;
+            /** Format: date-time */
+            created_at: string;
+            attempt_log: {
+                attempt: number;
+                /** Format: date-time */
+                at: string;
+                status: number | null;
+                error: string | null;
+                latency_ms: number;
+            }[];
+        };
         Me: {
             id: string;
             email: string;
@@ -1961,6 +2122,10 @@ export interface components {
          *       name the tool, the actor is the conversation's owner): `before`
          *       null; `after` a `ToolCallReceipt`. Receipts outlive their
          *       conversation.
+         *     * `webhook.create`, `webhook.update`, `webhook.delete`
+         *       (`server_label` null): `before` / `after` the webhook `{id, url,
+         *       description, events, enabled}`, its URL's query values masked,
+         *       never its secret.
          *     * `decision_hook.set` (`server_label` null for the workspace's
          *       hook): `before` null or, like `after`, `{url, timeout_ms, enabled}`
          *       (query values masked; `"secret_rotated": true` when the PUT
@@ -1969,7 +2134,7 @@ export interface components {
          *       `after` null.
          * @enum {string}
          */
-        AuditAction: "server.create" | "server.update" | "server.delete" | "server.tools_changed" | "policy.set" | "policy.delete" | "settings.update" | "approval.decide" | "rules.set" | "tool.call" | "grant.revoke" | "decision_hook.set" | "decision_hook.delete";
+        AuditAction: "server.create" | "server.update" | "server.delete" | "server.tools_changed" | "policy.set" | "policy.delete" | "settings.update" | "approval.decide" | "rules.set" | "tool.call" | "grant.revoke" | "webhook.create" | "webhook.update" | "webhook.delete" | "decision_hook.set" | "decision_hook.delete";
         /**
          * @description The `after` of a `tool.call` audit entry: one tool call as the
          *     model's provider reported it. Recorded when the call's `mcp_call`
@@ -2421,7 +2586,54 @@ export interface components {
          *       "scope": "once",
          *       "remember": false,
          *       "answered_in": "resp_b084a367353b2519719133a71352ccaba2c84de038cb1953ba",
-         *       "expires_at": null
+         *       "expires_at": null,
+         *       "correction": null,
+         *       "corrects": null
+         *     }
+         * @example {
+         *       "approval_request_id": "mcpr_0b7e5d1c9a2f4e6b8d0c2a4e6f8b0d2c4e6a8b0c2d4e6f8a0b",
+         *       "conversation_id": "conv_db5d2caa30c1c1dc7ab3158e",
+         *       "response_id": "resp_c1d2e3f4a5b6c7d8e9f0a1b2c3d4e5f6a7b8c9d0e1f2a3b4c5",
+         *       "server_label": "demo",
+         *       "upstream_label": "demo",
+         *       "tool_name": "delete_forecast",
+         *       "arguments": {
+         *         "city": "Lisbon"
+         *       },
+         *       "redacted": [],
+         *       "annotations": {
+         *         "title": "Delete forecast",
+         *         "readOnlyHint": false,
+         *         "destructiveHint": true,
+         *         "idempotentHint": true,
+         *         "openWorldHint": false
+         *       },
+         *       "asks_because": {
+         *         "policy": "always",
+         *         "source": "tool"
+         *       },
+         *       "requested_at": "2026-11-21T09:55:10.112233Z",
+         *       "state": "pending",
+         *       "decided_at": null,
+         *       "decided_by": null,
+         *       "decided_by_id": null,
+         *       "reason": null,
+         *       "scope": null,
+         *       "remember": false,
+         *       "answered_in": null,
+         *       "expires_at": "2026-11-21T10:25:10.112233Z",
+         *       "correction": null,
+         *       "corrects": {
+         *         "approval_request_id": "mcpr_04fbb461545cb62fa62f94e6415e61ae641139748e99854db8",
+         *         "changes": [
+         *           {
+         *             "path": "city",
+         *             "before": "Oslo",
+         *             "after": "Lisbon"
+         *           }
+         *         ],
+         *         "matches_correction": true
+         *       }
          *     }
          */
         Approval: {
@@ -2482,8 +2694,39 @@ export interface components {
              * @description When a pending request expires if nobody decides (`requested_at` plus `APPROVAL_TTL`); `null` once decided.
              */
             expires_at: string | null;
+            /**
+             * @description The arguments a denial asked the model to use instead (see
+             *     `Decision.correction`), redacted like `arguments`; `null` without
+             *     one.
+             */
+            correction: {
+                [key: string]: unknown;
+            } | null;
+            /**
+             * @description Set when this request came right after a denial with a correction
+             *     of the same tool in this conversation (the model asked again):
+             *     what changed since. `null` otherwise.
+             */
+            corrects: components["schemas"]["Corrects"] | null;
             /** @description What the argument rules made of the request; `null` when no rules apply to the tool. */
             rules?: components["schemas"]["RuleCheck"] | null;
+        };
+        /** @description How an approval request differs from the one the person denied with a correction just before it. */
+        Corrects: {
+            /** @description The denied request (`mcpr_…`). */
+            approval_request_id: string;
+            /** @description The arguments that differ between the denied request and this one, both redacted as the card shows them, ordered by path. */
+            changes: components["schemas"]["ArgChange"][];
+            /** @description This request asks exactly what the correction said (hidden values compare as `[redacted]`). */
+            matches_correction: boolean;
+        };
+        ArgChange: {
+            /** @description The argument (`city`, `stops[2].name`); `""` for arguments that are not an object. */
+            path: string;
+            /** @description Its value in the denied request; missing when the new request added it. */
+            before?: unknown;
+            /** @description Its value now; missing when the new request left it out. */
+            after?: unknown;
         };
         /** @description How a turn ended that did not complete (the `error` event's payload). Codes are listed in docs/sse-events.md. */
         TurnError: {
@@ -2516,6 +2759,22 @@ export interface components {
              * @enum {string|null}
              */
             scope?: "once" | "conversation" | "hour" | null;
+            /**
+             * @description Deny with a correction (only with `approve: false`, not with
+             *     `remember: true`): the arguments the model should use instead, a
+             *     JSON object of at most 16000 bytes. It must fit the tool's
+             *     `inputSchema` where Toolgate discovered one, and differ from the
+             *     request's arguments. A value left as `"[redacted]"` where the
+             *     card showed a hidden value means "keep the value the model
+             *     sent": it is left out of the correction and named, so the model
+             *     keeps its own value; `"[redacted]"` anywhere else is refused.
+             *     The reason sent to the model is composed by Toolgate:
+             *     `Use these arguments instead: <compact JSON>`, then a line
+             *     naming the kept hidden arguments if any, then your `reason`.
+             */
+            correction?: {
+                [key: string]: unknown;
+            } | null;
         };
         /**
          * @description Lets a tool run without asking: in one conversation until it is
@@ -2546,7 +2805,7 @@ export interface components {
         };
         /**
          * @description One decision at the top level (`approval_request_id`, `approve`,
-         *     `reason`, `remember`, `scope`, as in `Decision`), or several in
+         *     `reason`, `remember`, `scope`, `correction`, as in `Decision`), or several in
          *     `decisions`; not both.
          */
         ApprovalResponseRequest: {
@@ -2557,6 +2816,9 @@ export interface components {
             remember?: boolean | null;
             /** @enum {string|null} */
             scope?: "once" | "conversation" | "hour" | null;
+            correction?: {
+                [key: string]: unknown;
+            } | null;
             decisions?: components["schemas"]["Decision"][];
         };
         Status: {
@@ -2598,6 +2860,15 @@ export interface components {
         };
     };
     responses: {
+        /** @description No webhook with that id (`webhook_not_found`). */
+        WebhookNotFound: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
         /**
          * @description The `Host` header is not one of `ALLOWED_HOSTS` (`misdirected_host`;
          *     default: the host of `LISTEN_ADDR`, `localhost`, `127.0.0.1`, `[::1]`).
@@ -5378,7 +5649,12 @@ export interface operations {
              *     with `approve: false`;
              *     `fields` names each, e.g. `decisions[1].scope`),
              *     `invalid_idempotency_key` (the `Idempotency-Key` header is not 1
-             *     to 255 printable ASCII characters, or was sent twice).
+             *     to 255 printable ASCII characters, or was sent twice),
+             *     `invalid_correction` (`correction` with `approve: true` or
+             *     `remember: true`, not a JSON object, over 16000 bytes, the same
+             *     as the request's arguments, not fitting the tool's `inputSchema`,
+             *     or `"[redacted]"` where the request hid nothing; `fields` names
+             *     each argument, e.g. `correction.city`).
              */
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthenticated"];
@@ -5944,6 +6220,338 @@ export interface operations {
             };
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            421: components["responses"]["MisdirectedHost"];
+            500: components["responses"]["Internal"];
+        };
+    };
+    listWebhooks: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Every webhook, oldest first. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "webhooks": [
+                     *         {
+                     *           "id": "wh_3q2Xc1mVb7Yp0aKd",
+                     *           "url": "https://hooks.example.com/toolgate?token=%2A%2A%2A%2A",
+                     *           "description": "#approvals in Slack",
+                     *           "events": [
+                     *             "approval.required",
+                     *             "decision.recorded"
+                     *           ],
+                     *           "enabled": true,
+                     *           "created_at": "2026-11-26T05:00:00Z",
+                     *           "updated_at": "2026-11-26T05:00:00Z"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        webhooks: components["schemas"]["Webhook"][];
+                    };
+                };
+            };
+            400: components["responses"]["InvalidText"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["AdminOnly"];
+            421: components["responses"]["MisdirectedHost"];
+            500: components["responses"]["Internal"];
+        };
+    };
+    createWebhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "url": "https://hooks.example.com/toolgate?token=abc123",
+                 *       "description": "#approvals in Slack",
+                 *       "events": [
+                 *         "approval.required",
+                 *         "decision.recorded"
+                 *       ]
+                 *     }
+                 */
+                "application/json": {
+                    /** @description http(s), no user info, no #fragment */
+                    url: string;
+                    description?: string;
+                    events: ("approval.required" | "decision.recorded")[];
+                    /** @default true */
+                    enabled?: boolean;
+                    /** @description the signing secret to use; leave out and Toolgate generates one */
+                    secret?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description The webhook, with its secret (shown this once). */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "wh_3q2Xc1mVb7Yp0aKd",
+                     *       "url": "https://hooks.example.com/toolgate?token=%2A%2A%2A%2A",
+                     *       "description": "#approvals in Slack",
+                     *       "events": [
+                     *         "approval.required",
+                     *         "decision.recorded"
+                     *       ],
+                     *       "enabled": true,
+                     *       "created_at": "2026-11-26T05:00:00Z",
+                     *       "updated_at": "2026-11-26T05:00:00Z",
+                     *       "secret": "whsec_PZ1d0s8Vq4dG3hJx2nK7uQeWm5yT9cRbA1LfN0oIsEk"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Webhook"] & {
+                        secret: string;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["AdminOnly"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            421: components["responses"]["MisdirectedHost"];
+            500: components["responses"]["Internal"];
+        };
+    };
+    getWebhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                webhookId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The webhook, without its secret. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Webhook"];
+                };
+            };
+            400: components["responses"]["InvalidText"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["AdminOnly"];
+            404: components["responses"]["WebhookNotFound"];
+            421: components["responses"]["MisdirectedHost"];
+            500: components["responses"]["Internal"];
+        };
+    };
+    deleteWebhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                webhookId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["InvalidText"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["AdminOnly"];
+            404: components["responses"]["WebhookNotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            421: components["responses"]["MisdirectedHost"];
+            500: components["responses"]["Internal"];
+        };
+    };
+    updateWebhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                webhookId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "enabled": false
+                 *     }
+                 */
+                "application/json": {
+                    url?: string;
+                    description?: string;
+                    events?: ("approval.required" | "decision.recorded")[];
+                    enabled?: boolean;
+                };
+            };
+        };
+        responses: {
+            /** @description The webhook. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Webhook"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["AdminOnly"];
+            404: components["responses"]["WebhookNotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            421: components["responses"]["MisdirectedHost"];
+            500: components["responses"]["Internal"];
+        };
+    };
+    testWebhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                webhookId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The queued delivery. */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "whd_0c4c5d6f0e8a4b3f9d1e2a7b6c5d4e3f",
+                     *       "webhook_id": "wh_3q2Xc1mVb7Yp0aKd",
+                     *       "event": "ping",
+                     *       "conversation_id": null,
+                     *       "state": "pending",
+                     *       "attempts": 0,
+                     *       "status": null,
+                     *       "error": null,
+                     *       "latency_ms": null,
+                     *       "next_attempt_at": "2026-11-26T05:01:00Z",
+                     *       "delivered_at": null,
+                     *       "created_at": "2026-11-26T05:01:00Z",
+                     *       "attempt_log": []
+                     *     }
+                     */
+                    "application/json": components["schemas"]["WebhookDelivery"];
+                };
+            };
+            400: components["responses"]["InvalidText"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["AdminOnly"];
+            404: components["responses"]["WebhookNotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            421: components["responses"]["MisdirectedHost"];
+            500: components["responses"]["Internal"];
+        };
+    };
+    listWebhookDeliveries: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                webhookId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The deliveries. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "deliveries": [
+                     *         {
+                     *           "id": "whd_9b1f0c2d3e4a5b6c7d8e9f0a1b2c3d4e",
+                     *           "webhook_id": "wh_3q2Xc1mVb7Yp0aKd",
+                     *           "event": "approval.required",
+                     *           "conversation_id": "conv_b44c6c38ee733c09d5e293ca",
+                     *           "state": "delivered",
+                     *           "attempts": 3,
+                     *           "status": 200,
+                     *           "error": null,
+                     *           "latency_ms": 41,
+                     *           "next_attempt_at": null,
+                     *           "delivered_at": "2026-11-26T05:03:12Z",
+                     *           "created_at": "2026-11-26T05:01:40Z",
+                     *           "attempt_log": [
+                     *             {
+                     *               "attempt": 1,
+                     *               "at": "2026-11-26T05:01:40Z",
+                     *               "status": 500,
+                     *               "error": "the receiver answered 500 Internal Server Error",
+                     *               "latency_ms": 12
+                     *             },
+                     *             {
+                     *               "attempt": 2,
+                     *               "at": "2026-11-26T05:02:10Z",
+                     *               "status": 500,
+                     *               "error": "the receiver answered 500 Internal Server Error",
+                     *               "latency_ms": 10
+                     *             },
+                     *             {
+                     *               "attempt": 3,
+                     *               "at": "2026-11-26T05:03:12Z",
+                     *               "status": 200,
+                     *               "error": null,
+                     *               "latency_ms": 41
+                     *             }
+                     *           ]
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        deliveries: components["schemas"]["WebhookDelivery"][];
+                    };
+                };
+            };
+            400: components["responses"]["InvalidText"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["AdminOnly"];
+            404: components["responses"]["WebhookNotFound"];
             421: components["responses"]["MisdirectedHost"];
             500: components["responses"]["Internal"];
         };

@@ -25,6 +25,12 @@ export type NewApiToken = JSONOf<"createToken", 201>;
 /** "Approve for this conversation" (conversation_id set) or "for 1 hour" (expires_at set, all conversations). */
 export type Grant = S["Grant"];
 
+export type Webhook = S["Webhook"];
+export type WebhookEvent = Webhook["events"][number];
+/** The answer to creating a webhook: the only one that carries its secret. */
+export type NewWebhook = JSONOf<"createWebhook", 201>;
+export type WebhookDelivery = S["WebhookDelivery"];
+
 export type AsksBecause = S["AsksBecause"];
 export type ChangedField = "description" | "input_schema" | "annotations" | "title";
 export type Annotations = S["Annotations"];
@@ -50,6 +56,9 @@ export type Info = S["Info"];
 export type Conversation = S["Conversation"];
 export type AllowedBy = S["AllowedBy"];
 export type Approval = S["Approval"];
+/** How a request differs from the one denied with a correction just before it. */
+export type Corrects = S["Corrects"];
+export type ArgChange = S["ArgChange"];
 export type RuleCheck = S["RuleCheck"];
 export type RuleRef = S["RuleRef"];
 /** The decision hook that answered a request (a rules check with by "hook", a call allowed by kind "hook"). */

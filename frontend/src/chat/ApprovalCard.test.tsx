@@ -27,6 +27,8 @@ function approval(over: Partial<Approval> = {}): Approval {
     remember: false,
     answered_in: null,
     expires_at: null,
+    correction: null,
+    corrects: null,
     ...over,
   };
 }

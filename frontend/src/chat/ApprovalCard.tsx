@@ -5,6 +5,8 @@ import type { TFunction } from "i18next";
 import { useTranslation } from "react-i18next";
 import type { Approval, Decision, RuleCheck } from "../api/types";
 import { DecisionMenu } from "./DecisionMenu";
+import { CorrectionPanel } from "./CorrectionEditor";
+import { CorrectsNote } from "./CorrectsNote";
 import { ExpiryCountdown } from "./ExpiryCountdown";
 import { JsonView, RedactedNote } from "./JsonView";
 
@@ -75,6 +77,7 @@ export const ApprovalCard = forwardRef<HTMLElement, ApprovalCardProps>(function 
   const tool = approval.tool_name;
   const server = approval.server_label;
   const [reason, setReason] = useState("");
+  const [correcting, setCorrecting] = useState(false);
   // A click sends at most one decision: the guard holds until the server
   // refuses it (a new error), or the page is done sending and the request
   // is still pending (busy ends): then the person may decide again.
@@ -100,11 +103,23 @@ export const ApprovalCard = forwardRef<HTMLElement, ApprovalCardProps>(function 
   };
   const choice = (key: string, label: string) => ({ key, label: t(`card.${label}`), hint: t(`card.${label}Hint`, { tool }) });
 
+  // A correction asks the model to call the tool again: it never blocks it (no remember).
+  const deny = (correction: Record<string, unknown>) => {
+    if (disabled) return;
+    setSent(true);
+    const d: Decision = { approval_request_id: approval.approval_request_id, approve: false, correction };
+    const r = reason.trim();
+    if (r) d.reason = r;
+    onDecide(d);
+  };
+
   const title = approval.annotations?.title;
 
   return (
     <article
       ref={ref}
+      // The anchor webhook links point at (README, "Webhooks").
+      id={`approval-${approval.approval_request_id}`}
       tabIndex={-1}
       className={`approval-card${disabled ? " is-busy" : ""}`}
       aria-label={t("card.label", { tool, server })}
@@ -126,6 +141,8 @@ export const ApprovalCard = forwardRef<HTMLElement, ApprovalCardProps>(function 
         {approval.rules && <p className="approval-rules">{rulesCheckedText(t, approval.rules)}</p>}
         <ExpiryCountdown expiresAt={approval.expires_at} />
       </header>
+
+      {approval.corrects && <CorrectsNote corrects={approval.corrects} />}
 
       <section className="approval-args" aria-label={t("card.arguments")}>
         <h3>{t("card.arguments")}</h3>
@@ -152,12 +169,19 @@ export const ApprovalCard = forwardRef<HTMLElement, ApprovalCardProps>(function 
         <DecisionMenu label={t("card.deny")} menuLabel={t("card.denyMenu")} className="danger" disabled={disabled}
           choices={[choice("once", "denyOnce"), choice("always", "denyAlways")]}
           onPick={(how) => decide(false, how)} />
+        <button type="button" disabled={disabled} aria-expanded={correcting} aria-controls={`${ids}-correction`}
+          onClick={() => setCorrecting((c) => !c)}>
+          {t("card.denyWithCorrection")}
+        </button>
         {disabled && (
           <span className="approval-busy" role="status">
             <span className="spinner" aria-hidden="true" />
             {busyText ?? t("card.sending")}
           </span>
         )}
+      </div>
+      <div id={`${ids}-correction`}>
+        {correcting && <CorrectionPanel approval={approval} disabled={disabled} onSubmit={deny} onCancel={() => setCorrecting(false)} />}
       </div>
     </article>
   );

@@ -9,7 +9,7 @@ import type { AllowedBy, Approval, CallItem, HookRef, ListToolsItem, Notice, Tur
 import { useFormat } from "../i18n/format";
 import { Markdown } from "../markdown/Markdown";
 import { linkProps } from "../router";
-import { JsonView, RedactedNote } from "./JsonView";
+import { JsonView, REDACTED, RedactedNote } from "./JsonView";
 import type { Outcome } from "./transcript";
 
 export function UserMessage({ text, sending }: { text: string; sending?: boolean }) {
@@ -205,7 +205,7 @@ export function ToolCallRow({ item }: { item: CallItem }) {
 }
 
 type Decided = Pick<Approval, "tool_name" | "server_label" | "state" | "reason" | "remember" | "scope" | "decided_at" | "decided_by"> &
-  { rules?: Approval["rules"] };
+  { rules?: Approval["rules"]; correction?: Approval["correction"] };
 
 /**
  * What became of a request, in a few words: "approved by ana@example.com",
@@ -264,6 +264,7 @@ export function DecidedApproval({ approval, outcome, note }: { approval: Decided
       <span className="decided-state">{decidedText(t, approval)}</span>
       {state === "outcome_unknown" && <span className="badge outcome-unknown">{t("decided.unknownBadge")}</span>}
       {notes.map((n) => <span key={n} className="decided-note">{n}</span>)}
+      {state === "denied" && approval.correction && <CorrectionLine correction={approval.correction} />}
       {ran && <p className={`decided-outcome outcome-${ran}`}>{t(`decided.outcome.${ran}`, { tool })}</p>}
       {state === "outcome_unknown" && <p className="decided-outcome outcome-unknown">{t("decided.outcome.outcome_unknown", { tool })}</p>}
       {state === "expired" && (
@@ -272,6 +273,13 @@ export function DecidedApproval({ approval, outcome, note }: { approval: Decided
       {note && <p className="decided-outcome decided-page-note" role="status">{note}</p>}
     </div>
   );
+}
+
+/** A denial with a correction: the arguments the model was asked to use instead (redacted as on the card). */
+function CorrectionLine({ correction }: { correction: Record<string, unknown> }) {
+  const { t } = useTranslation("chat");
+  const parts = Object.entries(correction).map(([k, v]) => `${k}: ${v === REDACTED ? t("json.hidden") : JSON.stringify(v)}`);
+  return <p className="decided-outcome decided-correction">{t("decided.correction", { args: parts.join(", ") })}</p>;
 }
 
 /** A notice the turn left in the transcript: a server left out, the conversation continued from its own transcript, … */

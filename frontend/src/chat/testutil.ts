@@ -86,6 +86,7 @@ export function approval(id: string, tool: string, over: Partial<Approval> = {})
     approval_request_id: id, conversation_id: "conv_1", response_id: "resp_1", server_label: "demo", upstream_label: "demo",
     tool_name: tool, arguments: { city: "Berlin" }, redacted: [], annotations: {}, asks_because: { policy: "always", source: "tool" },
     requested_at: "t", state: "pending", decided_at: null, decided_by: null, decided_by_id: null, reason: null, scope: null, remember: false, answered_in: null, expires_at: null,
+    correction: null, corrects: null,
     ...over,
   };
 }

@@ -17,6 +17,7 @@ function approval(id: string, over: Partial<Approval> = {}): Approval {
     approval_request_id: id, conversation_id: "conv_9", response_id: "resp_1", server_label: "demo", upstream_label: "demo",
     tool_name: "delete_forecast", arguments: { city: "Oslo" }, redacted: [], annotations: {}, asks_because: { policy: "always", source: "tool" },
     requested_at: "t", state: "pending", decided_at: null, decided_by: null, decided_by_id: null, reason: null, scope: null, remember: false, answered_in: null, expires_at: null,
+    correction: null, corrects: null,
     ...over,
   };
 }

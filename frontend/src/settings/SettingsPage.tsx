@@ -16,6 +16,7 @@ import { ServerForm } from "./ServerForm";
 import { ServerSection } from "./ServerSection";
 import { SettingsToolbar, type Notice } from "./SettingsToolbar";
 import { useNow } from "./time";
+import { WebhooksSection } from "./WebhooksSection";
 import "./settings.css";
 
 /** The page for a link (`/settings?server=…&tool=…`): a new link starts afresh, with no search hiding its tool. */
@@ -152,6 +153,8 @@ function SettingsBody({ focusServer, focusTool }: { focusServer?: string; focusT
           onClearFilters={clearFilters}
         />
       ))}
+
+      {admin && <WebhooksSection />}
     </div>
   );
 }
