@@ -29,10 +29,10 @@ type decisionHookJSON struct {
 	UpdatedBy string  `json:"updated_by"`
 }
 
-// hookReceiver is a local decision hook: it verifies every request with
+// decisionReceiver is a local decision hook: it verifies every request with
 // the secret it was given (401 when it does not verify) and answers with
 // reply; it keeps what it received.
-type hookReceiver struct {
+type decisionReceiver struct {
 	*httptest.Server
 	mu     sync.Mutex
 	secret string
@@ -40,9 +40,9 @@ type hookReceiver struct {
 	got    []hooks.Request
 }
 
-func newHookReceiver(t *testing.T, reply string) *hookReceiver {
+func newDecisionReceiver(t *testing.T, reply string) *decisionReceiver {
 	t.Helper()
-	h := &hookReceiver{}
+	h := &decisionReceiver{}
 	h.setReply(reply)
 	h.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)
@@ -67,27 +67,27 @@ func newHookReceiver(t *testing.T, reply string) *hookReceiver {
 	return h
 }
 
-func (h *hookReceiver) setSecret(s string) {
+func (h *decisionReceiver) setSecret(s string) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.secret = s
 }
 
 // setReply makes the receiver answer 200 with body.
-func (h *hookReceiver) setReply(body string) {
+func (h *decisionReceiver) setReply(body string) {
 	h.setReplyFunc(func(w http.ResponseWriter, _ hooks.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		_, _ = io.WriteString(w, body)
 	})
 }
 
-func (h *hookReceiver) setReplyFunc(f func(http.ResponseWriter, hooks.Request)) {
+func (h *decisionReceiver) setReplyFunc(f func(http.ResponseWriter, hooks.Request)) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.reply = f
 }
 
-func (h *hookReceiver) requests() []hooks.Request {
+func (h *decisionReceiver) requests() []hooks.Request {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	return append([]hooks.Request(nil), h.got...)
@@ -134,7 +134,7 @@ func TestDecisionHooks_AdminsOnlyAndSignedIn(t *testing.T) {
 func TestDecisionHooks_SecretShownOnceTestSignedAudited(t *testing.T) {
 	e := newAPI(t)
 	e.createDemo("weather")
-	rcv := newHookReceiver(t, `{"decision":"deny","reason":"not today"}`)
+	rcv := newDecisionReceiver(t, `{"decision":"deny","reason":"not today"}`)
 	for _, path := range hookPaths {
 		var h decisionHookJSON
 		e.must(200, "PUT", path, map[string]any{"url": rcv.URL + "/hook", "timeout_ms": 2000}, &h)
@@ -272,7 +272,7 @@ func TestDecisionHooks_URLPolicy(t *testing.T) {
 // not asked (its test says why), and saving it again makes a new secret.
 func TestDecisionHooks_SecretFromAnotherKeyAsksUntilSavedAgain(t *testing.T) {
 	e := newAPI(t)
-	rcv := newHookReceiver(t, `{"decision":"approve"}`)
+	rcv := newDecisionReceiver(t, `{"decision":"approve"}`)
 	e.must(200, "PUT", "/api/decision-hook", map[string]any{"url": rcv.URL}, nil)
 	if _, err := e.pool.Exec(context.Background(), `UPDATE decision_hooks SET secret_enc = $1`, []byte(strings.Repeat("x", 40))); err != nil {
 		t.Fatal(err)
