@@ -115,7 +115,6 @@ type Repo interface {
 	// most q.Limit), newest first, with their conversations' owners.
 	ToolApprovals(ctx context.Context, q ToolApprovalsQuery) ([]OwnedApproval, error)
 
-
 	// Grants returns owner's grants as f says, newest first (live ones
 	// only unless f.Ended); another owner's are never returned.
 	Grants(ctx context.Context, owner string, f GrantFilter) ([]Grant, error)
