@@ -152,6 +152,9 @@ type Approval struct {
 	// ExpiresAt is when a pending request expires (APPROVAL_TTL after it
 	// asked); null once decided. Not stored: derived when shown.
 	ExpiresAt *time.Time `json:"expires_at"`
+	// ServerTTLSeconds is the server's approval_ttl_seconds as read with
+	// the request: nil means APPROVAL_TTL applies, 0 that it never expires.
+	ServerTTLSeconds *int `json:"-"`
 	// SentInTurn is the turn whose follow-up carries (or carried) the
 	// answer, recorded before the request left.
 	SentInTurn *string `json:"-"`

@@ -263,7 +263,8 @@ func (r convRepo) InsertApproval(ctx context.Context, a conversation.Approval) e
 
 const approvalCols = `id, conversation_id, response_id, server_label, upstream_label, tool_name, arguments,
 	annotations, reason_source, coalesce(asks_reason, ''), asks_fields, requested_at, state, decided_at, decided_by,
-	decided_by_id, reason, scope, remember, answered_in, sent_in_turn`
+	decided_by_id, reason, scope, remember, answered_in, sent_in_turn,
+	(SELECT s.approval_ttl_seconds FROM mcp_servers s WHERE s.label = approval_requests.server_label)`
 
 func (r convRepo) approvals(ctx context.Context, what, where string, args ...any) ([]conversation.Approval, error) {
 	rows, err := r.q.Query(ctx, `SELECT `+approvalCols+` FROM approval_requests WHERE `+where, args...)
@@ -280,7 +281,7 @@ func (r convRepo) approvals(ctx context.Context, what, where string, args ...any
 		)
 		err := row.Scan(&a.ID, &a.ConversationID, &a.ResponseID, &a.ServerLabel, &a.UpstreamLabel, &a.ToolName,
 			&a.StoredArguments, &ann, &source, &why, &fields, &a.RequestedAt, &a.State, &a.DecidedAt, &a.DecidedBy,
-			&a.DecidedByID, &a.DecisionReason, &a.Scope, &a.Remember, &a.AnsweredIn, &a.SentInTurn)
+			&a.DecidedByID, &a.DecisionReason, &a.Scope, &a.Remember, &a.AnsweredIn, &a.SentInTurn, &a.ServerTTLSeconds)
 		a.Annotations = json.RawMessage(ann)
 		// Only tools whose policy is always ask (or unknown tools) are asked about.
 		a.Reason = conversation.AskReason{Policy: policy.Always, Source: policy.Source(source), Reason: why, Fields: fields}
