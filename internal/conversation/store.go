@@ -3,6 +3,8 @@ package conversation
 import (
 	"context"
 	"time"
+
+	"github.com/toolgate/toolgate/internal/policy"
 )
 
 // Store runs work against the conversation tables.
@@ -74,6 +76,10 @@ type Repo interface {
 	// the conversation's last: they came from a response that never
 	// completed and can no longer be answered.
 	SupersedeOrphans(ctx context.Context, reason string) (int64, error)
+
+	// SetConversationTools stores the conversation's choice of servers and
+	// tools and returns the conversation.
+	SetConversationTools(ctx context.Context, owner, id string, sel policy.Selection) (Conversation, error)
 
 	// ExpiringConversations lists up to limit conversations with no
 	// running turn holding a pending approval request older than its

@@ -26,6 +26,9 @@ type Conversation struct {
 	// /api/conversations/{id}/events with Last-Event-ID set to it streams
 	// what happens next.
 	LastEventID int64 `json:"last_event_id"`
+	// Tools is the person's choice of the servers and tools the
+	// conversation's requests offer (tools.go).
+	Tools policy.Selection `json:"tools"`
 
 	ActiveTurn   string `json:"-"` // the running turn's id, "" when none
 	LeaseOwner   string `json:"-"` // the replica running it

@@ -63,6 +63,9 @@ func (s *Server) routes() {
 	e.PATCH("/api/conversations/:conversationId", s.renameConversation)
 	e.DELETE("/api/conversations/:conversationId", s.deleteConversation)
 	e.POST("/api/conversations/:conversationId/cancel", s.cancelConversation)
+	// Which servers and tools the conversation offers (chat.go). Owner only.
+	e.GET("/api/conversations/:conversationId/tools", s.getConversationTools)
+	e.PUT("/api/conversations/:conversationId/tools", s.putConversationTools)
 
 	// Server-sent event streams: no timeout middleware, heartbeats instead.
 	// Both take an Idempotency-Key (idempotency.go).

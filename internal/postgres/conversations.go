@@ -55,7 +55,7 @@ const convCols = `c.id, coalesce(c.owner_id, ''), c.title, c.created_at, c.updat
 	c.active_turn IS NOT NULL,
 	(SELECT count(*) FROM approval_requests a WHERE a.conversation_id = c.id AND a.state = 'pending'),
 	coalesce(c.active_turn, ''), coalesce(c.lease_owner, ''),
-	c.active_turn IS NOT NULL AND (c.lease_expires_at IS NULL OR c.lease_expires_at < clock_timestamp()), c.event_seq`
+	c.active_turn IS NOT NULL AND (c.lease_expires_at IS NULL OR c.lease_expires_at < clock_timestamp()), c.event_seq, c.tools`
 
 // Every read and write a caller names a conversation for is scoped to its
 // owner in SQL: another user's conversation, approvals and allowances are
@@ -78,7 +78,10 @@ const lockConversation = ` FOR NO KEY UPDATE`
 func scanConversation(row pgx.Row) (conversation.Conversation, error) {
 	var c conversation.Conversation
 	err := row.Scan(&c.ID, &c.OwnerID, &c.Title, &c.CreatedAt, &c.UpdatedAt, &c.LastResponseID, &c.Streaming, &c.PendingCount,
-		&c.ActiveTurn, &c.LeaseOwner, &c.LeaseExpired, &c.LastEventID)
+		&c.ActiveTurn, &c.LeaseOwner, &c.LeaseExpired, &c.LastEventID, &c.Tools)
+	if c.Tools.Servers == nil {
+		c.Tools.Servers = map[string]policy.ServerSelection{}
+	}
 	return c, err
 }
 
@@ -126,6 +129,15 @@ func (r convRepo) RenameConversation(ctx context.Context, owner, id, title strin
 	c, err := scanConversation(r.q.QueryRow(ctx, `UPDATE conversations c SET title = $2, updated_at = now()
 		WHERE c.id = $1 AND c.owner_id = $3 RETURNING `+convCols, id, title, owner))
 	return c, orMissing(err, "rename conversation", id)
+}
+
+// SetConversationTools stores the conversation's choice of servers and
+// tools. It does not count as activity: the conversation keeps its place in
+// the list.
+func (r convRepo) SetConversationTools(ctx context.Context, owner, id string, sel policy.Selection) (conversation.Conversation, error) {
+	c, err := scanConversation(r.q.QueryRow(ctx, `UPDATE conversations c SET tools = $2
+		WHERE c.id = $1 AND c.owner_id = $3 RETURNING `+convCols, id, sel, owner))
+	return c, orMissing(err, "store the conversation's tools", id)
 }
 
 func (r convRepo) DeleteConversation(ctx context.Context, owner, id string) error {
