@@ -105,6 +105,7 @@ describe("ToolsControl", () => {
     await user.click(await screen.findByRole("button", { name: /Tools/ }));
     await user.click(screen.getByRole("checkbox", { name: "get_forecast" }));
     expect(await screen.findByRole("alert")).toHaveTextContent("has no tool");
+    expect(screen.getByRole("checkbox", { name: "get_forecast" }), "what was stored is shown again").toBeChecked();
   });
 
   it("in a new chat, creates the conversation first", async () => {

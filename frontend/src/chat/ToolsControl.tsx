@@ -38,6 +38,23 @@ export function toggleTool(ct: ConversationTools, label: string, tool: string): 
   return { servers: { ...ct.servers, [label]: { enabled: true, tools } } };
 }
 
+/** ct with sel applied, as the server will answer: shown at once while the change is stored. */
+export function withSelection(ct: ConversationTools, sel: ToolSelection): ConversationTools {
+  const servers = sel.servers ?? {};
+  return {
+    servers,
+    available: ct.available.map((s) => {
+      const entry = servers[s.label];
+      const list = entry?.tools ?? null;
+      return {
+        ...s,
+        enabled: entry?.enabled ?? true,
+        tools: s.tools.map((t) => ({ ...t, selected: list === null || list.includes(t.name) })),
+      };
+    }),
+  };
+}
+
 export interface ToolsControlProps {
   conversationId: string | undefined;
   /** Creates the conversation (a new chat) and goes to it; returns its id. */
@@ -59,14 +76,24 @@ export function ToolsControl({ conversationId, onCreate }: ToolsControlProps) {
     queryFn: () => api.conversationTools(conversationId!),
     enabled: conversationId !== undefined,
   });
+  const key = keys.conversationTools(conversationId ?? "");
   const save = useMutation({
     mutationFn: (sel: ToolSelection) => api.setConversationTools(conversationId!, sel),
-    onMutate: () => setError(null),
+    // The boxes follow the click at once; a refusal puts back what was stored.
+    onMutate: (sel) => {
+      setError(null);
+      const before = qc.getQueryData<ConversationTools>(key);
+      if (before) qc.setQueryData(key, withSelection(before, sel));
+      return { before };
+    },
     onSuccess: (ct) => {
-      qc.setQueryData(keys.conversationTools(conversationId!), ct);
+      qc.setQueryData(key, ct);
       void qc.invalidateQueries({ queryKey: keys.conversation(conversationId!), exact: true });
     },
-    onError: (e) => setError(e instanceof ApiError ? e.message : String(e)),
+    onError: (e, _sel, ctx) => {
+      if (ctx?.before) qc.setQueryData(key, ctx.before);
+      setError(e instanceof ApiError ? e.message : String(e));
+    },
   });
 
   useEffect(() => {
