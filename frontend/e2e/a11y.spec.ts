@@ -33,6 +33,10 @@ test("no axe violations on the chat, settings, audit, tokens, users and login pa
   await chat.idle();
   await chat.openCall("list_forecasts");
   found["chat with a card pending and a call open"] = await violations(page);
+  await page.getByRole("button", { name: /^Tools/ }).click();
+  await page.getByRole("group", { name: "Tools offered in this conversation" }).waitFor();
+  found["chat with the Tools control open"] = await violations(page);
+  await page.keyboard.press("Escape");
 
   await page.goto("/settings");
   await page.getByRole("radiogroup", { name: "Policy for get_forecast", exact: true }).waitFor();
