@@ -2116,7 +2116,7 @@ export interface components {
             answered_in: string | null;
             /**
              * Format: date-time
-             * @description When a pending request expires if nobody decides (`requested_at` plus `APPROVAL_TTL`); `null` once decided.
+             * @description When a pending request expires if nobody decides (`requested_at` plus its server's `approval_ttl_seconds`, or `APPROVAL_TTL` where the server sets none); `null` once decided, and for a server whose requests never expire (`approval_ttl_seconds` 0).
              */
             expires_at: string | null;
         };
