@@ -4,7 +4,7 @@
 // another conversation and once selected again.
 import { ok } from "./api";
 import { expect, scenario, test } from "./fixtures";
-import { ChatPage } from "./pages";
+import { ChatPage, overflow } from "./pages";
 
 test("deselect get_forecast before the first message: the turn runs without it, no call",
   scenario("conversation-tools"), async ({ page, api, consoleErrors, shot }) => {
@@ -52,3 +52,14 @@ test("deselect get_forecast before the first message: the turn runs without it, 
     await chat.answerContaining("Light rain clearing by evening");
     expect(consoleErrors).toEqual([]);
   });
+
+test.describe("at 390 px", () => {
+  test.use({ viewport: { width: 390, height: 800 } });
+  test("the Tools control and its panel fit the width", scenario("conversation-tools-mobile"), async ({ page }) => {
+    await page.goto("/");
+    await new ChatPage(page).composer().waitFor();
+    await page.getByRole("button", { name: /^Tools/ }).click();
+    await page.getByRole("group", { name: "Tools offered in this conversation" }).getByRole("checkbox", { name: /^get_forecast/ }).waitFor();
+    expect(await overflow(page, ".chat-header, .chat-header *, .tools-panel, .tools-panel *")).toEqual([]);
+  });
+});
