@@ -32,6 +32,7 @@ import (
 	"github.com/toolgate/toolgate/internal/policy"
 	"github.com/toolgate/toolgate/internal/postgres"
 	"github.com/toolgate/toolgate/internal/responses"
+	"github.com/toolgate/toolgate/internal/webhook"
 )
 
 const usage = "usage: toolgate [serve | migrate up|down|status | version | chat [flags] | token create EMAIL [NAME] | healthcheck]"
@@ -205,6 +206,12 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, stdout io.W
 	chat := conversation.NewService(postgres.NewConversationStore(pool), postgres.NewConversationPolicies(policies), responses.New(upCfg), info, limits, log)
 	chat.SetReplica(cfg.Replica.ID, cfg.Replica.LeaseTTL)
 	chat.SetApprovalTTL(cfg.ApprovalTTL)
+	webhookStore := postgres.NewWebhookStore(pool)
+	hooks := &webhook.Dispatcher{Store: webhookStore, Client: webhook.NewClient(guard.Transport(), cfg.Webhooks.Timeout),
+		Owner: cfg.Replica.ID, PublicURL: cfg.Webhooks.PublicURL, Log: log.With("component", "webhooks"),
+		Config: webhook.Config{MaxAttempts: cfg.Webhooks.MaxAttempts, RetryBase: cfg.Webhooks.RetryBase, Timeout: cfg.Webhooks.Timeout}}
+	webhooks := webhook.NewService(webhookStore, guard, log)
+	webhooks.Wake = hooks.Wake
 	// Cancel, delete and new events reach every replica through Postgres.
 	listener := postgres.NewListener(pool, log.With("component", "listener"))
 	listener.On = func(channel string, payload []byte) {
@@ -218,12 +225,14 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, stdout io.W
 			}
 		case conversation.ChannelSignals:
 			chat.OnSignal(payload)
+		case webhook.Channel:
+			hooks.Wake()
 		}
 	}
-	listener.OnConnect = chat.OnReconnect
+	listener.OnConnect = func() { chat.OnReconnect(); hooks.Wake() }
 	lctx, stopListening := context.WithCancel(context.WithoutCancel(ctx))
 	defer stopListening()
-	go listener.Run(lctx, conversation.ChannelEvents, conversation.ChannelSignals)
+	go listener.Run(lctx, conversation.ChannelEvents, conversation.ChannelSignals, webhook.Channel)
 	if err := chat.Recover(ctx); err != nil {
 		return err
 	}
@@ -240,6 +249,14 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, stdout io.W
 		_, real, _ := net.SplitHostPort(ln.Addr().String())
 		linkCfg.ListenAddr = net.JoinHostPort(host, real)
 	}
+	if cfg.Webhooks.PublicURL == config.DefaultPublicURL(cfg.ListenAddr) { // PUBLIC_URL unset: the port really listened on
+		hooks.PublicURL = config.DefaultPublicURL(linkCfg.ListenAddr)
+	}
+	// Every replica sends the webhook deliveries that are due; the store's
+	// claims keep two from sending the same attempt.
+	dispatched := make(chan struct{})
+	go func() { defer close(dispatched); hooks.Run(lctx) }()
+	defer func() { stopListening(); <-dispatched }()
 	authn := newAuth(cfg, pool, log)
 	if err := prepareAccounts(ctx, linkCfg, authn, log, stdout); err != nil {
 		return err
@@ -260,7 +277,7 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, stdout io.W
 	api := toolhttp.NewServer(log, policies, chat, authn, store, toolhttp.Options{MaxBodyBytes: cfg.MaxBodyBytes, Heartbeat: cfg.SSEHeartbeat,
 		WebDir: cfg.WebDir, Web: frontend.App(), Version: build.Version,
 		TrustProxyHeaders: cfg.Auth.TrustProxy, AllowedHosts: cfg.AllowedHosts, Idempotency: postgres.NewIdempotencyStore(pool),
-		Metrics: mets, MetricsToken: cfg.MetricsToken})
+		Metrics: mets, MetricsToken: cfg.MetricsToken, Webhooks: webhooks})
 
 	// No WriteTimeout: streamed responses live as long as their turn.
 	srv := &http.Server{Handler: api, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute,

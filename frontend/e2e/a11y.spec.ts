@@ -33,6 +33,13 @@ test("no axe violations on the chat, settings, audit, tokens, users and login pa
   await chat.idle();
   await chat.openCall("list_forecasts");
   found["chat with a card pending and a call open"] = await violations(page);
+  await chat.card("delete_forecast").getByRole("button", { name: "More approval choices" }).click();
+  await page.getByRole("menuitem", { name: "Approve once" }).waitFor();
+  found["chat, the Approve menu open"] = await violations(page);
+  await page.keyboard.press("Escape");
+  await page.getByRole("button", { name: "Grants" }).click();
+  await page.getByText("No grants: every tool that asks will ask.").waitFor();
+  found["chat, the Grants popover open"] = await violations(page);
   await page.getByRole("button", { name: /^Tools/ }).click();
   await page.getByRole("group", { name: "Tools offered in this conversation" }).waitFor();
   found["chat with the Tools control open"] = await violations(page);
@@ -44,6 +51,17 @@ test("no axe violations on the chat, settings, audit, tokens, users and login pa
   await page.getByRole("button", { name: "Add server" }).click();
   await page.getByRole("button", { name: /Add header/ }).click();
   found["settings, add-server form"] = await violations(page);
+  await page.getByRole("button", { name: "Rules for delete_forecast" }).click();
+  const rules = page.getByRole("group", { name: "Argument rules for delete_forecast" });
+  await rules.getByRole("button", { name: "Add rule" }).click();
+  await rules.getByRole("textbox", { name: "Rule 1: when (CEL expression)" }).fill("args.city ==");
+  await rules.getByRole("button", { name: "Save rules" }).click();
+  await rules.getByRole("alert").waitFor();
+  found["settings, rule editor with an error"] = await violations(page);
+  await rules.getByRole("textbox", { name: "Rule 1: when (CEL expression)" }).fill('args.city == "Oslo"');
+  await rules.getByRole("button", { name: "Try it" }).click();
+  await rules.getByText("On recent requests:").waitFor();
+  found["settings, rule editor's Try it results"] = await violations(page);
 
   await page.goto("/audit");
   await page.getByRole("table").waitFor();
@@ -58,6 +76,10 @@ test("no axe violations on the chat, settings, audit, tokens, users and login pa
   await page.goto("/users");
   await page.getByRole("table").waitFor();
   found["users"] = await violations(page);
+
+  await page.goto("/grants");
+  await page.getByText("You have no grants.").waitFor();
+  found["my grants"] = await violations(page);
 
   await page.getByRole("button", { name: /^Account: / }).click();
   found["user menu open"] = await violations(page);

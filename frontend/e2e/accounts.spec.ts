@@ -86,8 +86,8 @@ test("the member's remember sets the member's own policy; the admin's workspace 
     await chat.send('delete_forecast {"city": "Oslo"}');
     const card = chat.card("delete_forecast");
     await card.waitFor();
-    await card.getByRole("checkbox", { name: "Remember for this tool" }).check();
-    await card.getByRole("button", { name: "Approve" }).click();
+    await card.getByRole("button", { name: "More approval choices" }).click();
+    await card.getByRole("menuitem", { name: "Approve always (remember)" }).click();
     await chat.answerContaining("Deleted the forecast for Oslo.");
     await chat.idle();
 

@@ -21,9 +21,9 @@ test("set a tool to Ask, approve its request with remember: the output appears a
     await card.waitFor();
     await expect(card.getByText('"city": "Oslo"'), "the card shows the arguments").toBeVisible();
     await card.getByText(/destructive/i).first().waitFor();
-    await card.getByRole("checkbox", { name: "Remember for this tool" }).check();
+    await card.getByRole("button", { name: "More approval choices" }).click();
     await shot("card");
-    await card.getByRole("button", { name: "Approve" }).click();
+    await card.getByRole("menuitem", { name: "Approve always (remember)" }).click();
 
     await chat.answerContaining("Deleted the forecast for Oslo.");
     await chat.idle();

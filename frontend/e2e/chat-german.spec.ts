@@ -22,8 +22,10 @@ test("a German browser approves a tool in German: Bestätigung erforderlich, Gen
     await expect(card).toBeVisible();
     await expect(card).toContainText("Bestätigung erforderlich");
     await expect(card.getByRole("region", { name: "Argumente" })).toContainText('"city": "Oslo"');
-    await expect(card.getByRole("checkbox", { name: "Auswahl für dieses Tool merken" })).toBeVisible();
-    await expect(card.getByRole("checkbox", { name: "Für diese Unterhaltung erlauben" })).toBeVisible();
+    await card.getByRole("button", { name: "Weitere Genehmigungsoptionen" }).click();
+    await expect(card.getByRole("menuitem", { name: "Für diese Unterhaltung genehmigen" })).toBeVisible();
+    await expect(card.getByRole("menuitem", { name: "Für 1 Stunde genehmigen" })).toBeVisible();
+    await page.keyboard.press("Escape");
     await expect(card.getByRole("button", { name: "Ablehnen" })).toBeEnabled();
     await expect(card).toContainText("Fragt nach, weil es nicht nur lesend ist.");
     await expect(page.getByText("1 wartet auf Bestätigung")).toBeVisible();

@@ -9,6 +9,7 @@ import { infoQuery, keys } from "./api/query";
 import type { Me } from "./api/types";
 import { UsersPage } from "./account/UsersPage";
 import { TokensPage } from "./account/TokensPage";
+import { GrantsPage } from "./settings/GrantsPage";
 import { LoginPage } from "./auth/LoginPage";
 import { SetupPage } from "./auth/SetupPage";
 import { UserMenu } from "./auth/UserMenu";
@@ -117,6 +118,7 @@ function Shell({ me, route }: { me: Me; route: ShellRoute }) {
         {route.page === "settings" && <SettingsPage focusServer={route.server} focusTool={route.tool} />}
         {route.page === "audit" && <AuditPage />}
         {route.page === "tokens" && <TokensPage />}
+        {route.page === "grants" && <GrantsPage />}
         {route.page === "users" && (me.role === "admin" ? <UsersPage /> : (
           <div className="account-page"><p className="alert error" role="alert">{t("shell.adminsOnly")}</p></div>
         ))}

@@ -8,6 +8,7 @@ export type Route =
   | { page: "audit" }
   | { page: "users" }
   | { page: "tokens" }
+  | { page: "grants" }
   | { page: "login"; next?: string }
   | { page: "setup"; token?: string };
 
@@ -19,6 +20,7 @@ export function parseRoute(loc: { pathname: string; search: string }): Route {
   if (loc.pathname === "/audit") return { page: "audit" };
   if (loc.pathname === "/users") return { page: "users" };
   if (loc.pathname === "/tokens") return { page: "tokens" };
+  if (loc.pathname === "/grants") return { page: "grants" };
   if (loc.pathname === "/login") return { page: "login", next: safeNext(q.get("next")) };
   if (loc.pathname === "/setup") return { page: "setup", token: q.get("token") ?? undefined };
   return { page: "chat" };
@@ -41,6 +43,8 @@ export function href(r: Route): string {
       return "/users";
     case "tokens":
       return "/tokens";
+    case "grants":
+      return "/grants";
     case "login":
       return r.next && r.next !== "/" ? `/login?next=${encodeURIComponent(r.next)}` : "/login";
     case "setup":

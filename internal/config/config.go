@@ -48,9 +48,10 @@ type Config struct {
 	// MetricsToken (METRICS_TOKEN) is the bearer token GET /metrics asks
 	// for; "" turns /metrics off (404).
 	MetricsToken string
-	Auth         Auth    // AUTH_MODE and the other sign-in settings (auth.go)
-	MCPNet       MCPNet  // MCP_ALLOWED_HOSTS, MCP_ALLOW_PRIVATE (secrets.go)
-	Secrets      Secrets // SECRETS_KEY, SECRETS_KEY_FILE (secrets.go)
+	Auth         Auth     // AUTH_MODE and the other sign-in settings (auth.go)
+	MCPNet       MCPNet   // MCP_ALLOWED_HOSTS, MCP_ALLOW_PRIVATE (secrets.go)
+	Secrets      Secrets  // SECRETS_KEY, SECRETS_KEY_FILE (secrets.go)
+	Webhooks     Webhooks // PUBLIC_URL, WEBHOOK_MAX_ATTEMPTS, WEBHOOK_RETRY_BASE, WEBHOOK_TIMEOUT (webhooks.go)
 }
 
 // Offline reports whether Toolgate talks to its built-in emulator instead of
@@ -144,6 +145,7 @@ func Load(getenv func(string) string) (Config, error) {
 	c.Auth = loadAuth(get, c.ListenAddr, &errs)
 	c.MCPNet = loadMCPNet(get, &errs)
 	c.Secrets = loadSecrets(get, c.Offline(), &errs)
+	c.Webhooks = loadWebhooks(get, c.ListenAddr, &errs)
 	if len(errs) > 0 {
 		return c, fmt.Errorf("invalid configuration:\n  %s", strings.Join(errs, "\n  "))
 	}
@@ -191,6 +193,10 @@ func (c Config) LogValue() slog.Value {
 		slog.String("mcp_allowed_hosts", c.MCPNet.AllowedHosts),
 		slog.Bool("mcp_allow_private", c.MCPNet.AllowPrivate),
 		slog.Any("secrets", c.Secrets),
+		slog.String("public_url", c.Webhooks.PublicURL),
+		slog.Int("webhook_max_attempts", c.Webhooks.MaxAttempts),
+		slog.Duration("webhook_retry_base", c.Webhooks.RetryBase),
+		slog.Duration("webhook_timeout", c.Webhooks.Timeout),
 	)
 }
 

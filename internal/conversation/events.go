@@ -78,6 +78,9 @@ type DecisionEvent struct {
 	// PendingApprovalIDs are the requests of the same response still
 	// waiting for a decision; nothing goes upstream until it is empty.
 	PendingApprovalIDs []string `json:"pending_approval_ids"`
+	// Rules: what the argument rules made of the request; By names who
+	// answered it without a card (a rule, or the policy when no rule held).
+	Rules *RuleCheck `json:"rules"`
 }
 
 // PolicyChange is the stored policy a remembered decision set.

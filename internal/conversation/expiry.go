@@ -69,11 +69,13 @@ func (s *Service) ExpireApprovals(ctx context.Context) int {
 	n := 0
 	for _, conv := range convs {
 		var expired []Approval
+		var ownerID string
 		err := s.store.Tx(ctx, func(r Repo) error {
 			owner, aps, err := r.ExpireApprovals(ctx, conv, s.approvalTTL, s.expiredReason)
 			if err != nil || len(aps) == 0 {
 				return err
 			}
+			ownerID = owner
 			expired = aps
 			evs := make([]NewEvent, 0, len(aps))
 			waiting := map[string][]string{} // response -> its requests still pending
@@ -111,6 +113,7 @@ func (s *Service) ExpireApprovals(ctx context.Context) int {
 			s.hub.poke(conv, false)
 			s.log.InfoContext(ctx, "approval requests expired", "conversation_id", conv, "expired", len(expired),
 				"approval_ttl", s.approvalTTL)
+			s.followUpAfterExpiry(ctx, conv, ownerID)
 		}
 	}
 	return n

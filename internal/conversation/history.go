@@ -109,6 +109,8 @@ func callRecord(it Item) string {
 		b.WriteString(" (approved by the user)")
 	case it.AllowedBy != nil && it.AllowedBy.Kind == "conversation":
 		b.WriteString(" (allowed by the user for this conversation)")
+	case it.AllowedBy != nil && it.AllowedBy.Kind == "grant":
+		b.WriteString(" (allowed by the user for a while)")
 	}
 	switch {
 	case len(it.CallError) > 0:

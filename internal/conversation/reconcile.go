@@ -166,7 +166,7 @@ func (s *Service) applyReadBack(ctx context.Context, repo Repo, owner, conversat
 // would offer, to say why a call read back ran; nil when they cannot be
 // read (the calls then say their policy is unknown).
 func (s *Service) requestGroups(ctx context.Context, owner, conversationID string) []policy.ServerTools {
-	grants, err := s.store.Repo().Grants(ctx, owner, conversationID)
+	grants, err := s.requestGrants(ctx, s.store.Repo(), owner, conversationID)
 	if err != nil {
 		return nil
 	}

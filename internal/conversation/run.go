@@ -10,6 +10,7 @@ import (
 	"github.com/toolgate/toolgate/internal/apperr"
 	"github.com/toolgate/toolgate/internal/faults"
 	"github.com/toolgate/toolgate/internal/policy"
+	"github.com/toolgate/toolgate/internal/rules"
 )
 
 // Run runs the turn: its events go to the conversation's event log, from
@@ -52,14 +53,29 @@ type relay struct {
 	running  []*UpstreamItem   // calls begun (tool.started) whose item.done has not arrived, in order
 	delivery int               // what is known of the answers' delivery when the turn fails
 	ran      map[string]bool   // approval request ids whose mcp_call arrived
+	auto     []string          // approval requests this response made that rules (or the policy) answered
+	follows  int               // follow-ups this turn sent on its own for requests rules answered
+	next     bool              // the response completed with every request answered: send the follow-up
 }
 
 func (r *relay) run(ctx context.Context) {
+	for r.exchange(ctx) {
+		// Rules answered every request of the response: the turn goes on.
+		r.follows++
+		r.response, r.asked, r.auto, r.running, r.ran, r.delivery, r.next = "", nil, nil, nil, nil, 0, false
+		r.texts = map[string]string{}
+	}
+}
+
+// exchange sends one request upstream and relays its response; true when
+// the response completed with every approval request answered by rules,
+// and the turn continues with the follow-up carrying the answers.
+func (r *relay) exchange(ctx context.Context) bool {
 	t, s := r.t, r.t.s
 	var err error
 	if err = r.requestTools(); err != nil {
 		r.fail(TurnError{Code: "policy_unavailable", Message: "the tool policies could not be read: " + err.Error(), Retryable: true})
-		return
+		return false
 	}
 	req := UpstreamRequest{ConversationID: t.conv.ID, TurnID: t.id, PreviousResponseID: t.previous, UserText: t.userText,
 		Answers: t.answers, Tools: r.groups, Retry: len(t.answers) == 0}
@@ -70,7 +86,7 @@ func (r *relay) run(ctx context.Context) {
 	stream, err := r.stream(ctx, req)
 	if err != nil && t.previous != "" && lostPrevious(err) {
 		if stream, err = r.fromTranscript(ctx); errors.Is(err, errTurnEnded) {
-			return
+			return false
 		}
 	}
 	if s.OnFirstEvent != nil {
@@ -85,7 +101,7 @@ func (r *relay) run(ctx context.Context) {
 			e.Message += "; the decisions may have reached the model's provider, so they will not be sent again"
 		}
 		r.fail(e)
-		return
+		return false
 	}
 	defer stream.Close()
 	for stream.Next() {
@@ -97,13 +113,37 @@ func (r *relay) run(ctx context.Context) {
 		if err != nil {
 			s.log.ErrorContext(ctx, "storing a turn's output failed", "conversation_id", t.conv.ID, "error", err)
 			r.fail(TurnError{Code: "storage_failed", Message: "what the model sent could not be stored, so the turn was stopped; reload to see what was kept", Retryable: true})
-			return
+			return false
 		}
 		if done {
-			return
+			return r.next
 		}
 	}
 	r.fail(r.upstreamError(ctx, stream.Err(), true))
+	return false
+}
+
+// continueTurn records, before the follow-up leaves, that the turn goes on
+// from response (every approval request of which rules answered) and that
+// the follow-up carries their answers: after a crash from here on, they are
+// never sent again (the turn is lost, like any follow-up in flight).
+func (r *relay) continueTurn(response string) error {
+	t, s := r.t, r.t.s
+	still := false
+	err := s.store.Tx(r.store, func(repo Repo) error {
+		t.answers, t.answerIDs, t.decisions = nil, nil, nil
+		var err error
+		if still, err = repo.ContinueTurn(r.store, t.conv.ID, t.id, response); err != nil || !still {
+			return err // deleted, or taken over by another replica
+		}
+		t.previous, t.userText = response, ""
+		if err := t.closeOpen(r.store, repo); err != nil {
+			return err
+		}
+		return repo.MarkSent(r.store, t.answerIDs, t.id)
+	})
+	r.next = err == nil && still
+	return err
 }
 
 // handle acts on one event; done reports a terminal event.
@@ -125,6 +165,14 @@ func (r *relay) handle(ctx context.Context, ev Event) (done bool, err error) {
 		return false, r.item(ev.Item)
 	case EventCompleted:
 		r.response = ev.ResponseID
+		if len(r.auto) > 0 && len(r.asked) == 0 {
+			if r.follows < maxAutoFollowUps {
+				return true, r.continueTurn(ev.ResponseID)
+			}
+			r.notice(Notice{Code: NoticeAutoLimit, Message: fmt.Sprintf(
+				"Rules answered the model's requests %d times in a row in this turn, so Toolgate stopped here; the last answers go to the model with your next message.",
+				maxAutoFollowUps)})
+		}
 		id := ev.ResponseID
 		done := CompletedEvent{ResponseID: &id, PendingApprovals: len(r.asked), PendingApprovalIDs: nonNil(r.asked), Sent: true}
 		// The turn's end and its terminal event commit together: a stream
@@ -186,6 +234,9 @@ func (r *relay) item(u *UpstreamItem) error {
 			r.ran = map[string]bool{}
 		}
 		r.ran[u.ApprovalID] = true
+		if by := r.ruleAllowedBy(u.ApprovalID); by != nil {
+			it.AllowedBy = by
+		}
 	case u.Type == ItemApprovalRequest:
 		return r.approval(u, it)
 	}
@@ -259,8 +310,8 @@ func allowedBy(groups []policy.ServerTools, u *UpstreamItem) *AllowedBy {
 		return &AllowedBy{Kind: "approval"}
 	}
 	p, src := lookup(groups, u.ServerLabel, u.Name)
-	if src == policy.FromConversation {
-		return &AllowedBy{Kind: "conversation"}
+	if src == policy.FromConversation || src == policy.FromGrant {
+		return grantAllowedBy(groups, u.ServerLabel, u.Name)
 	}
 	return &AllowedBy{Kind: "policy", Policy: p, Source: src}
 }
@@ -300,15 +351,52 @@ func (r *relay) approval(u *UpstreamItem, it Item) error {
 		State: Pending, RequestedAt: s.now(), ServerTTLSeconds: r.serverTTL(u.ServerLabel)}
 	a.StoredArguments = string(mustRedacted(u.Arguments))
 	a.Annotations = r.annotations(u.ServerLabel, u.Name)
+	a.Rules = r.checkRules(u)
+	auto := a.Rules != nil && a.Rules.By != ""
+	if auto {
+		// Answered without a card: by a rule, or by the policy when no rule held.
+		now, reason, scope := s.now(), autoReason(a.Rules, a.ToolName, a.ServerLabel), ScopeOnce
+		a.State, a.DecidedAt, a.DecisionReason, a.Scope = Denied, &now, &reason, &scope
+		if a.Rules.Decision == string(rules.Approve) {
+			a.State = Approved
+		}
+	} else if a.Rules != nil {
+		a.Reason.Reason = policy.ReasonRules
+	}
+	var stored Item
 	err := s.store.Tx(r.store, func(repo Repo) error {
 		if err := repo.InsertApproval(r.store, a); err != nil {
 			return err
 		}
-		_, err := repo.AppendItem(r.store, t.conv.ID, it)
+		if auto {
+			if err := repo.Decide(r.store, t.user.ID, a); err != nil {
+				return err
+			}
+			after, _ := json.Marshal(map[string]any{"approval_request_id": a.ID, "conversation_id": a.ConversationID,
+				"state": a.State, "reason": a.DecisionReason, "rules": a.Rules})
+			before, _ := json.Marshal(map[string]any{"approval_request_id": a.ID, "state": Pending})
+			if err := s.policies.Audit(r.store, repo, policy.AuditEntry{Actor: "toolgate", Action: policy.ActionDecision,
+				ServerLabel: &a.ServerLabel, ToolName: &a.ToolName, Before: before, After: after,
+				ConversationID: a.ConversationID}); err != nil {
+				return err
+			}
+		}
+		var err error
+		stored, err = repo.AppendItem(r.store, t.conv.ID, it)
 		return err
 	})
 	if err != nil {
 		return err
+	}
+	if auto {
+		r.auto = append(r.auto, a.ID)
+		p := present(a)
+		stored.Approval = &p
+		r.sink.Send(EventNameItem, ItemEvent{Item: stored})
+		ev := decisionEvent(a, nil)
+		ev.PendingApprovalIDs = nonNil(slices.Clone(r.asked))
+		r.sink.Send(EventNameDecision, ev)
+		return nil
 	}
 	r.asked = append(r.asked, a.ID)
 	r.sink.Send(EventNameApproval, s.withExpiry(present(a)))

@@ -31,7 +31,7 @@ type Policies interface {
 	// request of userID; grants are the conversation's allowances, by
 	// server label. Servers that are unreachable are left out and returned
 	// as skipped, unless keep names them (the request answers for them).
-	RequestTools(ctx context.Context, userID string, grants map[string]map[string]bool, keep map[string]bool) ([]policy.ServerTools, []policy.SkippedServer, error)
+	RequestTools(ctx context.Context, userID string, grants map[string]map[string]policy.GrantRef, keep map[string]bool) ([]policy.ServerTools, []policy.SkippedServer, error)
 	// ToolChoices groups the tools of every server, enabled or not, for
 	// userID without a conversation's allowances: what a conversation's
 	// servers and tools are chosen from.
@@ -55,6 +55,9 @@ type Policies interface {
 	Remember(ctx context.Context, tx Repo, u auth.User, label, tool string, p policy.Policy) error
 	// Audit records e in the audit log in tx.
 	Audit(ctx context.Context, tx Repo, e policy.AuditEntry) error
+	// DecideByRules evaluates the argument rules (the tool's, its
+	// server's, the workspace's) over one call made for u, read in tx.
+	DecideByRules(ctx context.Context, tx Repo, u auth.User, label, tool string, args map[string]any) (policy.RuleDecision, error)
 }
 
 // Info describes the upstream for the browser.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/toolgate/toolgate/internal/auth"
 	"github.com/toolgate/toolgate/internal/policy"
 )
 
@@ -30,6 +31,8 @@ type Repo interface {
 	// Conversation returns one conversation; lock holds it until the
 	// transaction ends, which serialises every turn and decision on it.
 	Conversation(ctx context.Context, owner, id string, lock bool) (Conversation, error)
+	// User returns an account (a conversation's owner) by id.
+	User(ctx context.Context, id string) (auth.User, error)
 	RenameConversation(ctx context.Context, owner, id, title string) (Conversation, error)
 	DeleteConversation(ctx context.Context, owner, id string) error
 
@@ -44,6 +47,10 @@ type Repo interface {
 	// and when lastResponse is not empty makes it the conversation's last
 	// response.
 	EndTurn(ctx context.Context, id, turn, lastResponse string) error
+	// ContinueTurn moves the conversation's last response on to response
+	// while turn keeps running (its follow-up answers requests that rules
+	// decided); false when turn no longer runs in the conversation.
+	ContinueTurn(ctx context.Context, id, turn, response string) (bool, error)
 	// RenewLeases extends owner's leases on turns by ttl and returns the
 	// turns it still holds.
 	RenewLeases(ctx context.Context, owner string, turns []string, ttl time.Duration) ([]string, error)
@@ -110,10 +117,20 @@ type Repo interface {
 	// MarkAnswered records that response carried the answers to ids.
 	MarkAnswered(ctx context.Context, ids []string, response string) error
 
-	// Grants returns the tools allowed without asking in the conversation,
-	// by server label.
-	Grants(ctx context.Context, owner, conversationID string) (map[string]map[string]bool, error)
-	AddGrant(ctx context.Context, conversationID, server, tool, approvalID string) error
+	// ToolApprovals returns a tool's most recent approval requests (at
+	// most q.Limit), newest first, with their conversations' owners.
+	ToolApprovals(ctx context.Context, q ToolApprovalsQuery) ([]OwnedApproval, error)
+
+
+	// Grants returns owner's grants as f says, newest first (live ones
+	// only unless f.Ended); another owner's are never returned.
+	Grants(ctx context.Context, owner string, f GrantFilter) ([]Grant, error)
+	// AddGrant stores g (for the owner of g's approval request).
+	AddGrant(ctx context.Context, owner string, g Grant) error
+	// RevokeGrant revokes owner's grant id at now; revoked is false when it
+	// had already ended (revoked or expired). NotFound for a grant of
+	// another owner or none.
+	RevokeGrant(ctx context.Context, owner, id string, now time.Time) (g Grant, revoked bool, err error)
 }
 
 // RunningTurn is a turn some replica holds (or held) a lease on.

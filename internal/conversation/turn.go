@@ -38,7 +38,7 @@ type Turn struct {
 	userText   string
 	answers    []Answer
 	answerIDs  []string
-	grants     map[string]map[string]bool
+	grants     map[string]map[string]policy.GrantRef
 	pendingIDs []string // with no follow-up: the requests still waiting
 	after      int64    // the id just before the turn's first event
 }
@@ -203,15 +203,28 @@ func (s *Service) StartDecisions(ctx context.Context, conversationID string, ds 
 		}
 		now := s.now()
 		responses := map[string]bool{}
+		decided := map[string]bool{}
+		var cs []covering
 		for _, d := range ds {
 			a := byID[d.ApprovalRequestID]
 			responses[a.ResponseID] = true
+			decided[a.ID] = true
 			ev, err := s.decide(ctx, r, a, d, u, now)
 			if err != nil {
 				return err
 			}
 			t.decisions = append(t.decisions, ev)
+			if covers(d) {
+				cs = append(cs, covering{a: a, d: d})
+			}
 		}
+		// A grant, or approve/deny always, decides the other pending
+		// requests of its tool in these responses too, in this transaction.
+		evs, err := s.settle(ctx, r, u, conv.ID, responses, cs, decided, now)
+		if err != nil {
+			return err
+		}
+		t.decisions = append(t.decisions, evs...)
 		if err := t.claimFollowUp(ctx, r, responses); err != nil {
 			return err
 		}
@@ -269,13 +282,18 @@ func (s *Service) decide(ctx context.Context, r Repo, a Approval, d Decision, u 
 		}
 		change = &PolicyChange{ServerLabel: a.ServerLabel, ToolName: a.ToolName, Policy: string(p), Layer: LayerUser}
 	}
-	if scope == ScopeConversation {
-		if err := r.AddGrant(ctx, a.ConversationID, a.ServerLabel, a.ToolName, a.ID); err != nil {
+	audited := map[string]any{"approval_request_id": a.ID, "conversation_id": a.ConversationID,
+		"state": a.State, "reason": a.DecisionReason, "scope": scope, "remember": d.Remember}
+	if g := s.grantFor(a, d, now); g != nil {
+		if err := r.AddGrant(ctx, u.ID, *g); err != nil {
 			return DecisionEvent{}, err
 		}
+		audited["grant_id"], audited["expires_at"] = g.ID, g.ExpiresAt
 	}
-	after, _ := json.Marshal(map[string]any{"approval_request_id": a.ID, "conversation_id": a.ConversationID,
-		"state": a.State, "reason": a.DecisionReason, "scope": scope, "remember": d.Remember})
+	if d.coveredBy != "" {
+		audited["covered_by"] = d.coveredBy
+	}
+	after, _ := json.Marshal(audited)
 	before, _ := json.Marshal(map[string]any{"approval_request_id": a.ID, "state": Pending})
 	err := s.policies.Audit(ctx, r, policy.AuditEntry{Actor: u.Email, ActorID: u.ID, Action: policy.ActionDecision,
 		ServerLabel: &a.ServerLabel, ToolName: &a.ToolName, Before: before, After: after})
@@ -319,7 +337,7 @@ func (t *Turn) claimFollowUp(ctx context.Context, r Repo, responses map[string]b
 // claim marks the conversation as running this turn, under the lock the
 // caller's transaction r holds, and reads the grants its request needs.
 func (t *Turn) claim(ctx context.Context, r Repo) error {
-	grants, err := r.Grants(ctx, t.user.ID, t.conv.ID)
+	grants, err := t.s.requestGrants(ctx, r, t.user.ID, t.conv.ID)
 	if err != nil {
 		return err
 	}
@@ -358,10 +376,10 @@ func validateDecisions(ds []Decision) error {
 		if d.Reason != nil && utf8.RuneCountInString(*d.Reason) > MaxReasonLen {
 			f.Add(at("reason"), "reason must be at most %d characters", MaxReasonLen)
 		}
-		if d.Scope != nil && *d.Scope != ScopeOnce && *d.Scope != ScopeConversation {
-			f.Add(at("scope"), "scope must be \"once\" or \"conversation\" (got %q)", *d.Scope)
-		} else if d.Scope != nil && *d.Scope == ScopeConversation && d.Approve != nil && !*d.Approve {
-			f.Add(at("scope"), "scope \"conversation\" allows a tool for the rest of the conversation, so it only goes with approve: true")
+		if d.Scope != nil && !validScope(*d.Scope) {
+			f.Add(at("scope"), "scope must be \"once\", \"conversation\" or \"hour\" (got %q)", *d.Scope)
+		} else if d.Scope != nil && *d.Scope != ScopeOnce && d.Approve != nil && !*d.Approve {
+			f.Add(at("scope"), "scope %q allows a tool for a while (a grant), so it only goes with approve: true; to deny every time, use remember: true", *d.Scope)
 		}
 	}
 	return f.Err("invalid_decision", "nothing was recorded: "+f.Join())
@@ -387,7 +405,7 @@ func decisionEvent(a Approval, change *PolicyChange) DecisionEvent {
 	return DecisionEvent{ApprovalRequestID: a.ID, ServerLabel: a.ServerLabel, ToolName: a.ToolName, State: a.State,
 		Reason: a.DecisionReason, Scope: a.Scope, Remember: a.Remember, PolicyChanged: change, DecidedAt: deref(a.DecidedAt),
 		DecidedBy: a.DecidedBy, DecidedByID: a.DecidedByID,
-		PendingApprovalIDs: []string{}}
+		PendingApprovalIDs: []string{}, Rules: a.Rules}
 }
 
 func deref[T any](p *T) T {

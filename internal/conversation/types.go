@@ -98,11 +98,54 @@ type Notice struct {
 }
 
 // AllowedBy says why a call ran: a policy (never, with its source), the
-// person's approval, or an allowance for this conversation.
+// person's approval, a grant for this conversation, or a timed grant.
 type AllowedBy struct {
-	Kind   string        `json:"kind"` // "policy", "approval", "conversation"
+	Kind   string        `json:"kind"` // "policy", "approval", "conversation", "grant", "rule"
 	Policy policy.Policy `json:"policy,omitempty"`
 	Source policy.Source `json:"source,omitempty"` // tool, server, global
+	// GrantID names the grant (kinds conversation and grant); ExpiresAt is
+	// when a timed grant ends.
+	GrantID   string     `json:"grant_id,omitempty"`
+	ExpiresAt *time.Time `json:"expires_at,omitempty"`
+	// Rule: the argument rule that approved the call (kind "rule").
+	Rule *RuleRef `json:"rule,omitempty"`
+}
+
+// RuleRef names one argument rule: its list (scope, and the server and
+// tool the list belongs to), its place in the list (0-based) and what it
+// says.
+type RuleRef struct {
+	Scope       string `json:"scope"` // tool, server, workspace
+	ServerLabel string `json:"server_label,omitempty"`
+	ToolName    string `json:"tool_name,omitempty"`
+	Index       int    `json:"index"`
+	When        string `json:"when"`
+	Decision    string `json:"decision"`
+	Reason      string `json:"reason,omitempty"`
+}
+
+// RuleCheck is what the argument rules made of one approval request.
+type RuleCheck struct {
+	// Checked is how many rules were looked at (the tool's, its server's
+	// and the workspace's).
+	Checked int `json:"checked"`
+	// Decision is approve, deny or ask.
+	Decision string `json:"decision"`
+	// Rule is the rule that held; null when none did.
+	Rule *RuleRef `json:"rule"`
+	// By says who answered without a card: "rule" (Rule decided), "policy"
+	// (no rule held and the tool's policy lets it run without asking); ""
+	// when the person decides (the card shows the rules checked).
+	By string `json:"by,omitempty"`
+	// Policy and Source are the tool's policy without the rules (By "policy").
+	Policy policy.Policy `json:"policy,omitempty"`
+	Source policy.Source `json:"source,omitempty"`
+	// Error says why the rule that would decide could not be evaluated: it
+	// asks, never approves.
+	Error string `json:"error,omitempty"`
+	// Clamped: a rule approved, but the tool is blocked or an admin's lock
+	// (or the "ask for everything" switch) makes it ask; rules never loosen those.
+	Clamped bool `json:"clamped,omitempty"`
 }
 
 // Approval states.
@@ -161,6 +204,9 @@ type Approval struct {
 	// SentInTurn is the turn whose follow-up carries (or carried) the
 	// answer, recorded before the request left.
 	SentInTurn *string `json:"-"`
+	// Rules is what the argument rules made of the request: null when no
+	// rules apply to the tool.
+	Rules *RuleCheck `json:"rules"`
 }
 
 // AskReason says why a tool asks: its policy and where that came from, or
@@ -182,6 +228,9 @@ type Decision struct {
 	Reason            *string `json:"reason"`
 	Remember          bool    `json:"remember"`
 	Scope             *string `json:"scope"`
+	// coveredBy: the request whose decision (a grant, approve or deny
+	// always) settled this one.
+	coveredBy string
 }
 
 // TurnError is how a turn ended when it did not complete.

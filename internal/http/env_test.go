@@ -23,10 +23,12 @@ import (
 	toolhttp "github.com/toolgate/toolgate/internal/http"
 	"github.com/toolgate/toolgate/internal/mcpclient"
 	"github.com/toolgate/toolgate/internal/metrics"
+	"github.com/toolgate/toolgate/internal/netguard"
 	"github.com/toolgate/toolgate/internal/policy"
 	"github.com/toolgate/toolgate/internal/postgres"
 	"github.com/toolgate/toolgate/internal/responses"
 	"github.com/toolgate/toolgate/internal/testdb"
+	"github.com/toolgate/toolgate/internal/webhook"
 )
 
 // apiEnv is the real API over real HTTP on a database of its own, with the
@@ -46,6 +48,7 @@ type apiEnv struct {
 	auth    *auth.Service
 	admin   auth.User // the admin created with the env
 	token   string    // the bearer token every request helper sends ("" sends none)
+	hooks   *postgres.WebhookStore
 }
 
 // envOptions vary the API under test.
@@ -169,10 +172,17 @@ func (e *apiEnv) start() {
 	}
 	e.chat.Start(lctx)
 	e.auth = auth.NewService(postgres.NewUserStore(e.pool), auth.Options{Mode: e.opts.authMode}, e.log)
+	// Webhook URLs may be on this machine (the tests' receivers), not on
+	// private networks.
+	guard, err := netguard.New(netguard.Config{AllowedHosts: "127.0.0.1"})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	e.hooks = postgres.NewWebhookStore(e.pool)
 	e.api = toolhttp.NewServer(e.log, svc, e.chat, e.auth, store, toolhttp.Options{MaxBodyBytes: 64 << 10, Heartbeat: e.opts.heartbeat, WebDir: e.opts.webDir,
 		Web: e.opts.web, Version: e.opts.version, TrustProxyHeaders: e.opts.trustProxy,
 		Metrics: e.opts.metrics, MetricsToken: e.opts.metricsTok, Idempotency: postgres.NewIdempotencyStore(e.pool),
-		StreamWriteTimeout: e.opts.writeLimit})
+		StreamWriteTimeout: e.opts.writeLimit, Webhooks: webhook.NewService(e.hooks, guard, e.log)})
 	if e.opts.authMode == auth.ModeNone {
 		if _, err := e.auth.EnsureLocalUser(context.Background()); err != nil {
 			e.t.Fatal(err)

@@ -39,10 +39,16 @@ type putPolicyRequest struct {
 // form, so it is read from the escaped path (the segment before
 // "approval-policy") and unescaped here, once.
 func toolName(c echo.Context) (string, error) {
+	return toolNameAt(c, 2)
+}
+
+// toolNameAt is toolName for a route whose {toolName} is the segment
+// fromEnd segments before the end (2: .../{toolName}/rules).
+func toolNameAt(c echo.Context, fromEnd int) (string, error) {
 	segs := strings.Split(c.Request().URL.EscapedPath(), "/")
 	raw := c.Param("toolName")
-	if len(segs) >= 2 {
-		raw = segs[len(segs)-2]
+	if len(segs) >= fromEnd {
+		raw = segs[len(segs)-fromEnd]
 	}
 	name, err := url.PathUnescape(raw)
 	if err != nil {

@@ -49,12 +49,24 @@ func (s *Server) routes() {
 	e.GET("/api/rules", s.getRules)
 	e.PUT("/api/rules", s.putRules, s.adminOnly)
 	e.POST("/api/rules/test", s.testRules)
+	// Candidate rules over the tool's recent requests (ruletry.go): the
+	// caller's own, every one for an admin.
+	e.POST("/api/mcp/servers/:serverId/tools/:toolName/rules/try", s.tryRules)
 
 	e.GET("/api/settings", s.getSettings)
 	e.PUT("/api/settings", s.putSettings, s.adminOnly)
 	e.GET("/api/audit", s.listAudit)
 	// The audit log as JSON lines (audit.go): the same entries, all pages.
 	e.GET("/api/audit/export", s.exportAudit)
+
+	// Outbound webhooks (webhooks.go): admins only.
+	e.GET("/api/webhooks", s.listWebhooks, s.adminOnly)
+	e.POST("/api/webhooks", s.createWebhook, s.adminOnly)
+	e.GET("/api/webhooks/:webhookId", s.getWebhook, s.adminOnly)
+	e.PATCH("/api/webhooks/:webhookId", s.updateWebhook, s.adminOnly)
+	e.DELETE("/api/webhooks/:webhookId", s.deleteWebhook, s.adminOnly)
+	e.POST("/api/webhooks/:webhookId/test", s.testWebhook, s.adminOnly)
+	e.GET("/api/webhooks/:webhookId/deliveries", s.webhookDeliveries, s.adminOnly)
 
 	e.GET("/api/info", s.info)
 	e.POST("/api/conversations", s.createConversation)
@@ -66,6 +78,12 @@ func (s *Server) routes() {
 	// Which servers and tools the conversation offers (chat.go). Owner only.
 	e.GET("/api/conversations/:conversationId/tools", s.getConversationTools)
 	e.PUT("/api/conversations/:conversationId/tools", s.putConversationTools)
+
+	// Grants (grants.go): "for this conversation" and "for 1 hour"
+	// approvals, each user's own (another's is not found).
+	e.GET("/api/conversations/:conversationId/grants", s.listConversationGrants)
+	e.GET("/api/grants", s.listGrants)
+	e.DELETE("/api/grants/:grantId", s.revokeGrant)
 
 	// Server-sent event streams: no timeout middleware, heartbeats instead.
 	// Both take an Idempotency-Key (idempotency.go).

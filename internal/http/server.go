@@ -20,6 +20,7 @@ import (
 	"github.com/toolgate/toolgate/internal/conversation"
 	"github.com/toolgate/toolgate/internal/metrics"
 	"github.com/toolgate/toolgate/internal/policy"
+	"github.com/toolgate/toolgate/internal/webhook"
 )
 
 // Pinger reports whether the database answers.
@@ -52,6 +53,8 @@ type Server struct {
 	metricsToken string           // METRICS_TOKEN: GET /metrics needs it ("": /metrics is off)
 
 	idem IdempotencyStore // Idempotency-Key on the chat routes (idempotency.go); nil: the header is ignored
+
+	webhooks *webhook.Service // outbound webhooks (webhooks.go); nil: the routes answer 404
 }
 
 // Options are the API's limits.
@@ -83,6 +86,8 @@ type Options struct {
 	// "": /metrics answers 404).
 	Metrics      *metrics.Metrics
 	MetricsToken string
+	// Webhooks manages outbound webhooks (nil: /api/webhooks answers 404).
+	Webhooks *webhook.Service
 }
 
 // NewServer returns the API with every dependency explicit.
@@ -120,6 +125,7 @@ func NewServer(log *slog.Logger, policies *policy.Service, chat *conversation.Se
 	s.crossOrigin = http.NewCrossOriginProtection()
 	s.auth, s.trustProxy = authn, opts.TrustProxyHeaders
 	s.idem = opts.Idempotency
+	s.webhooks = opts.Webhooks
 	s.metrics, s.metricsToken = opts.Metrics, opts.MetricsToken
 	// The client address keys the sign-in rate limit: a header only when a
 	// proxy we trust sets it.

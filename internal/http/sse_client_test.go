@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 )
 
 // sseEvent is one server-sent event as a browser would parse it.
@@ -192,9 +193,11 @@ type (
 		Error             json.RawMessage `json:"error"`
 		ApprovalRequestID string          `json:"approval_request_id"`
 		AllowedBy         *struct {
-			Kind   string `json:"kind"`
-			Policy string `json:"policy"`
-			Source string `json:"source"`
+			Kind      string     `json:"kind"`
+			Policy    string     `json:"policy"`
+			Source    string     `json:"source"`
+			GrantID   string     `json:"grant_id"`
+			ExpiresAt *time.Time `json:"expires_at"`
 		} `json:"allowed_by"`
 		Tools    []struct{ Name string } `json:"tools"`
 		Approval *approval               `json:"approval"`

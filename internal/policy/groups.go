@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"slices"
+	"time"
 
 	"github.com/toolgate/toolgate/internal/apperr"
 	"github.com/toolgate/toolgate/internal/auth"
@@ -12,6 +13,27 @@ import (
 // FromConversation is the source of a tool that runs without asking because
 // the person allowed it for one conversation ("Allow for this conversation").
 const FromConversation Source = "conversation"
+
+// FromGrant is the source of a tool that runs without asking because the
+// person approved it for a while ("for 1 hour") in all their conversations.
+const FromGrant Source = "grant"
+
+// GrantRef is a grant a request is built with: the tool runs without asking
+// while it lasts. Conversation is false for a timed grant, which covers all
+// of its owner's conversations until ExpiresAt.
+type GrantRef struct {
+	ID           string
+	Conversation bool
+	ExpiresAt    *time.Time
+}
+
+// source is the source a tool allowed by g runs with.
+func (g GrantRef) source() Source {
+	if g.Conversation {
+		return FromConversation
+	}
+	return FromGrant
+}
 
 // FromUnknown is the source recorded when a tool Toolgate has never seen asks:
 // an unknown tool is never run without asking, whatever the defaults say.
@@ -23,6 +45,9 @@ type GroupedTool struct {
 	Name        string       `json:"name"`
 	Source      Source       `json:"source"`
 	AsksBecause *AsksBecause `json:"asks_because,omitempty"`
+	// Grant is the grant a tool runs without asking by (source
+	// conversation or grant).
+	Grant *GrantRef `json:"-"`
 }
 
 // ServerTools is one enabled server's tools grouped by effective policy: the
@@ -38,6 +63,61 @@ type ServerTools struct {
 	// server's tools, requests offer exactly the known, unblocked ones, and a
 	// server whose defaults block everything offers nothing unknown.
 	OfferUnknown bool
+	// Ruled are the tools argument rules apply to, with the policy each has
+	// without them: they are offered as asking (in Always), so that every
+	// call comes to Toolgate, which lets the rules decide and, when no rule
+	// holds, the policy (a tool that would run without asking then runs
+	// without a card).
+	Ruled map[string]RuledTool
+	// AllRuled: server or workspace rules apply, so every tool of the
+	// server, unknown ones included, is checked against them.
+	AllRuled bool
+}
+
+// RuledTool is the policy a tool with rules has without them.
+type RuledTool struct {
+	Policy Policy
+	Source Source
+}
+
+// HasRules reports whether rules apply to a tool of g, and the policy it
+// has without them (always/unknown for a tool g does not name).
+func (g ServerTools) HasRules(tool string) (RuledTool, bool) {
+	if rt, ok := g.Ruled[tool]; ok {
+		return rt, true
+	}
+	if !g.AllRuled {
+		return RuledTool{}, false
+	}
+	p, src := g.Lookup(tool)
+	return RuledTool{Policy: p, Source: src}, p != Blocked
+}
+
+// withRules offers the tools rules apply to as asking: every tool when
+// all (server or workspace rules), else those named by tools. Blocked
+// tools stay blocked: rules never loosen them.
+func (g *ServerTools) withRules(all bool, tools map[string]bool) {
+	if !all && len(tools) == 0 {
+		return
+	}
+	g.AllRuled = all
+	g.Ruled = map[string]RuledTool{}
+	keep := g.Never[:0:0]
+	for _, t := range g.Never {
+		if all || tools[t.Name] {
+			g.Ruled[t.Name] = RuledTool{Policy: Never, Source: t.Source}
+			g.Always = append(g.Always, GroupedTool{Name: t.Name, Source: t.Source, AsksBecause: &AsksBecause{Reason: ReasonRules}})
+			continue
+		}
+		keep = append(keep, t)
+	}
+	g.Never = keep
+	for _, t := range g.Always {
+		if _, moved := g.Ruled[t.Name]; !moved && (all || tools[t.Name]) {
+			g.Ruled[t.Name] = RuledTool{Policy: Always, Source: t.Source}
+		}
+	}
+	slices.SortFunc(g.Always, func(a, b GroupedTool) int { return cmp.Compare(a.Name, b.Name) })
 }
 
 // Offered reports whether the server offers the model anything at all.
@@ -65,6 +145,17 @@ func (g ServerTools) Lookup(tool string) (Policy, Source) {
 	return Always, FromUnknown
 }
 
+// GrantOf returns the grant a tool of g runs without asking by; nil when
+// none does.
+func (g ServerTools) GrantOf(tool string) *GrantRef {
+	for _, t := range g.Never {
+		if t.Name == tool {
+			return t.Grant
+		}
+	}
+	return nil
+}
+
 // AsksBecause says why a tool of g asks: not read-only, new, changed since
 // it was allowed, or a policy; nil for a tool that does not ask or that g
 // does not name.
@@ -81,9 +172,9 @@ func (g ServerTools) AsksBecause(tool string) *AsksBecause {
 // tools are the server's tools as Repo.Tools returns them (workspace
 // policies set, effective ones not needed); mine are the user's personal
 // policies for the server; allowed names the tools allowed without asking in
-// the conversation the request belongs to. A conversation grant never
-// unblocks a tool: blocked wins.
-func GroupTools(srv Server, set Settings, tools []Tool, mine []UserPolicy, allowed map[string]bool) ServerTools {
+// the conversation the request belongs to, with the grant that allows each.
+// A grant never unblocks a tool: blocked wins.
+func GroupTools(srv Server, set Settings, tools []Tool, mine []UserPolicy, allowed map[string]GrantRef) ServerTools {
 	g := ServerTools{Server: srv}
 	discovered := false
 	tools = withUserPolicies(srv.Label, tools, mine)
@@ -95,16 +186,17 @@ func GroupTools(srv Server, set Settings, tools []Tool, mine []UserPolicy, allow
 			g.Blocked = append(g.Blocked, t.Name)
 		case res.Policy == Never:
 			g.Never = append(g.Never, GroupedTool{Name: t.Name, Source: res.Source})
-		case allowed[t.Name] && !set.AskEverything: // the admin's switch outranks "allow for this conversation"
-			g.Never = append(g.Never, GroupedTool{Name: t.Name, Source: FromConversation})
+		case hasGrant(allowed, t.Name) && !set.AskEverything: // the admin's switch outranks a grant
+			gr := allowed[t.Name]
+			g.Never = append(g.Never, GroupedTool{Name: t.Name, Source: gr.source(), Grant: &gr})
 		default:
 			g.Always = append(g.Always, GroupedTool{Name: t.Name, Source: res.Source, AsksBecause: res.AsksBecause})
 		}
 	}
 	// Grants for tools the server has not listed (yet) still apply.
-	for name := range allowed {
+	for name, gr := range allowed {
 		if !set.AskEverything && !slices.ContainsFunc(tools, func(t Tool) bool { return t.Name == name }) {
-			g.Never = append(g.Never, GroupedTool{Name: name, Source: FromConversation})
+			g.Never = append(g.Never, GroupedTool{Name: name, Source: gr.source(), Grant: &gr})
 		}
 	}
 	def := Workspace(resolveInput(srv, set, Tool{}))
@@ -114,6 +206,11 @@ func GroupTools(srv Server, set Settings, tools []Tool, mine []UserPolicy, allow
 	slices.SortFunc(g.Always, byName)
 	slices.Sort(g.Blocked)
 	return g
+}
+
+func hasGrant(allowed map[string]GrantRef, tool string) bool {
+	_, ok := allowed[tool]
+	return ok
 }
 
 // withUserPolicies sets each tool's UserPolicy (and what it was granted
@@ -168,11 +265,11 @@ func withEffective(srv Server, set Settings, tools []Tool, mine []UserPolicy) []
 // RequestTools groups the tools of every enabled server for one request of
 // the user userID (their personal policies apply). grants maps a server
 // label to the tools allowed without asking in the conversation the request
-// belongs to. Servers that offer nothing are left out, and so are
+// belongs to (its live grants: none expired or revoked). Servers that offer nothing are left out, and so are
 // unreachable ones, which are returned as skipped (with their health) unless
 // keep names them: a request that answers approval requests must offer the
 // servers it answers for, whatever their health.
-func (s *Service) RequestTools(ctx context.Context, userID string, grants map[string]map[string]bool, keep map[string]bool) ([]ServerTools, []SkippedServer, error) {
+func (s *Service) RequestTools(ctx context.Context, userID string, grants map[string]map[string]GrantRef, keep map[string]bool) ([]ServerTools, []SkippedServer, error) {
 	var out []ServerTools
 	var skipped []SkippedServer
 	err := s.store.Tx(ctx, func(r Repo) error {
@@ -182,6 +279,10 @@ func (s *Service) RequestTools(ctx context.Context, userID string, grants map[st
 			return err
 		}
 		servers, err := r.ListServers(ctx)
+		if err != nil {
+			return err
+		}
+		lists, err := r.RuledLists(ctx)
 		if err != nil {
 			return err
 		}
@@ -198,6 +299,8 @@ func (s *Service) RequestTools(ctx context.Context, userID string, grants map[st
 				return err
 			}
 			g := GroupTools(srv, set, tools, mine, grants[srv.Label])
+			all, ruled := ruledTools(lists, srv.Label)
+			g.withRules(all, ruled)
 			switch {
 			case !g.Offered():
 			case srv.Health.Status == HealthUnreachable && !keep[srv.Label]:
@@ -209,6 +312,26 @@ func (s *Service) RequestTools(ctx context.Context, userID string, grants map[st
 		return nil
 	})
 	return out, skipped, err
+}
+
+// ruledTools says which tools of a server rules apply to: all of them
+// (workspace or server rules), or those with rules of their own.
+func ruledTools(lists []RuleList, label string) (all bool, tools map[string]bool) {
+	for _, l := range lists {
+		switch {
+		case l.ServerLabel == "":
+			all = true
+		case l.ServerLabel != label:
+		case l.ToolName == "":
+			all = true
+		default:
+			if tools == nil {
+				tools = map[string]bool{}
+			}
+			tools[l.ToolName] = true
+		}
+	}
+	return all, tools
 }
 
 func userPolicies(ctx context.Context, r Repo, userID, label string) ([]UserPolicy, error) {

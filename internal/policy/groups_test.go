@@ -8,6 +8,9 @@ import (
 )
 
 func TestGroupTools(t *testing.T) {
+	until := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	convGrant := GrantRef{ID: "grant_1", Conversation: true}
+	timedGrant := GrantRef{ID: "grant_2", ExpiresAt: &until}
 	p := func(x Policy) *Policy { return &x }
 	tool := func(name string, pol *Policy, discovered bool) Tool {
 		return Tool{DiscoveredTool: DiscoveredTool{Name: name}, Discovered: discovered, Policy: pol}
@@ -18,7 +21,7 @@ func TestGroupTools(t *testing.T) {
 		srv     Server
 		tools   []Tool
 		global  Policy
-		allowed map[string]bool
+		allowed map[string]GrantRef
 		want    ServerTools
 	}{
 		{
@@ -41,8 +44,9 @@ func TestGroupTools(t *testing.T) {
 			srv:     srv(nil),
 			tools:   []Tool{tool("update", p(Always), true), tool("drop", p(Blocked), true)},
 			global:  Never,
-			allowed: map[string]bool{"update": true, "drop": true, "later": true},
-			want: ServerTools{Never: []GroupedTool{{Name: "later", Source: FromConversation}, {Name: "update", Source: FromConversation}},
+			allowed: map[string]GrantRef{"update": convGrant, "drop": convGrant, "later": timedGrant},
+			want: ServerTools{Never: []GroupedTool{{Name: "later", Source: FromGrant, Grant: &timedGrant},
+				{Name: "update", Source: FromConversation, Grant: &convGrant}},
 				Blocked: []string{"drop"}},
 		},
 		{
@@ -119,7 +123,7 @@ func TestGroupTools_AskEverythingOutranksConversationGrants(t *testing.T) {
 	tools := []Tool{{DiscoveredTool: DiscoveredTool{Name: "search"}, Discovered: true, Policy: p(Never)},
 		{DiscoveredTool: DiscoveredTool{Name: "update"}, Discovered: true, Policy: p(Always)},
 		{DiscoveredTool: DiscoveredTool{Name: "drop"}, Discovered: true, Policy: p(Blocked)}}
-	g := GroupTools(srv, Settings{DefaultPolicy: Never, AskEverything: true}, tools, nil, map[string]bool{"update": true, "later": true})
+	g := GroupTools(srv, Settings{DefaultPolicy: Never, AskEverything: true}, tools, nil, map[string]GrantRef{"update": {ID: "grant_1", Conversation: true}, "later": {ID: "grant_2"}})
 	if len(g.Never) != 0 {
 		t.Errorf("with ask for everything on, %+v run without asking", g.Never)
 	}

@@ -38,6 +38,9 @@ const (
 	ReasonReadOnlyChanged = "read_only_changed"
 	// ReasonAskEverything: the admin's "ask for everything" switch is on.
 	ReasonAskEverything = "ask_everything"
+	// ReasonRules: argument rules apply to the tool and asked (or none
+	// held and its policy asks): the card shows the rules checked.
+	ReasonRules = "rules"
 )
 
 // AsksBecause says why a tool asks before it runs.

@@ -2,6 +2,8 @@ package policy
 
 import (
 	"context"
+	"encoding/json"
+	"sync"
 
 	"github.com/toolgate/toolgate/internal/auth"
 	"github.com/toolgate/toolgate/internal/rules"
@@ -62,7 +64,7 @@ func DecideByRules(ctx context.Context, r Repo, u auth.User, label, tool string,
 		}
 		// Stored rules compiled when they were saved; one that no longer
 		// compiles (the tool's schema changed) asks.
-		set, err := rules.Compile(rs, nil)
+		set, err := compiled(rs)
 		if err != nil {
 			out.Scope, out.Index, out.Error = l.Scope(), 0, err.Error()
 			continue
@@ -83,10 +85,15 @@ func DecideByRules(ctx context.Context, r Repo, u auth.User, label, tool string,
 	if err != nil {
 		return out, err
 	}
+	set, err := r.Settings(ctx)
+	if err != nil {
+		return out, err
+	}
 	switch {
 	case p == Blocked:
 		out.Decision, out.Clamped = rules.Deny, true
-	case p == Always && src == FromLocked:
+	case p == Always && src == FromLocked, set.AskEverything:
+		// The admin's lock, or the switch that makes every tool ask while on.
 		out.Decision, out.Clamped = rules.Ask, true
 	}
 	return out, nil
@@ -95,4 +102,41 @@ func DecideByRules(ctx context.Context, r Repo, u auth.User, label, tool string,
 // ruleLists are the lists that apply to a tool, in the order they are checked.
 func ruleLists(label, tool string) []RuleList {
 	return []RuleList{{ServerLabel: label, ToolName: tool}, {ServerLabel: label}, {}}
+}
+
+// compiledCache holds rule lists compiled for evaluation, keyed by their
+// JSON: a list that changes is a new key, so nothing is ever stale. It is
+// emptied when it grows past compiledCacheMax (old lists are not reused).
+var compiledCache = struct {
+	sync.Mutex
+	sets map[string]*rules.Set
+}{sets: map[string]*rules.Set{}}
+
+const compiledCacheMax = 1024
+
+// compiled is rs compiled (cached): compiling costs far more than
+// evaluating, and every approval request of a ruled tool evaluates.
+func compiled(rs []rules.Rule) (*rules.Set, error) {
+	b, err := json.Marshal(rs)
+	if err != nil {
+		return nil, err
+	}
+	key := string(b)
+	compiledCache.Lock()
+	set, ok := compiledCache.sets[key]
+	compiledCache.Unlock()
+	if ok {
+		return set, nil
+	}
+	set, err = rules.Compile(rs, nil)
+	if err != nil {
+		return nil, err
+	}
+	compiledCache.Lock()
+	if len(compiledCache.sets) >= compiledCacheMax {
+		clear(compiledCache.sets)
+	}
+	compiledCache.sets[key] = set
+	compiledCache.Unlock()
+	return set, nil
 }

@@ -2,6 +2,7 @@ package policy
 
 import (
 	"context"
+	"slices"
 
 	"github.com/toolgate/toolgate/internal/apperr"
 	"github.com/toolgate/toolgate/internal/rules"
@@ -135,4 +136,37 @@ func (s *Service) TryRules(ctx context.Context, t RuleTrial) (rules.Result, erro
 	}
 	return set.Eval(rules.Call{Args: t.Args, Tool: t.Tool, Server: t.Server,
 		User: rules.User{ID: u.ID, Email: u.Email, Role: string(u.Role)}}), nil
+}
+
+// CompileToolRules compiles candidate rules for a tool as saving them would
+// (against its input schema): the same 400 with the rule and position. The
+// server must exist and know the tool (discovered, or with a policy);
+// anything else is 404.
+func (s *Service) CompileToolRules(ctx context.Context, label, tool string, rs []rules.Rule) (*rules.Set, error) {
+	if _, err := caller(ctx); err != nil {
+		return nil, err
+	}
+	if err := ValidateToolName("tool_name", tool); err != nil {
+		return nil, err
+	}
+	var schema []byte
+	err := s.store.Tx(ctx, func(r Repo) error {
+		if _, err := r.Server(ctx, label, false); err != nil {
+			return err
+		}
+		tools, err := r.Tools(ctx, label)
+		if err != nil {
+			return err
+		}
+		i := slices.IndexFunc(tools, func(t Tool) bool { return t.Name == tool })
+		if i < 0 {
+			return apperr.NotFoundf("tool_not_found", "the server %q has no tool %q; GET /api/mcp/servers/%s/tools lists them", label, tool, label)
+		}
+		schema = tools[i].InputSchema
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return rules.Compile(rs, schema)
 }

@@ -68,6 +68,8 @@ type Repo interface {
 	Rules(ctx context.Context, l RuleList) ([]rules.Rule, error)
 	// PutRules replaces a list of argument rules (empty: removes it).
 	PutRules(ctx context.Context, l RuleList, rs []rules.Rule, by string) error
+	// RuledLists names every list that holds at least one rule.
+	RuledLists(ctx context.Context) ([]RuleList, error)
 
 	// InsertAudit records e; e.ActorID is the account (auth.User.ID).
 	InsertAudit(ctx context.Context, e AuditEntry) error

@@ -25,7 +25,7 @@ func NewConversationPolicies(svc *policy.Service) ConversationPolicies {
 
 // RequestTools groups the tools of every enabled server for one request,
 // leaving out (and returning) the unreachable ones keep does not name.
-func (p ConversationPolicies) RequestTools(ctx context.Context, userID string, grants map[string]map[string]bool,
+func (p ConversationPolicies) RequestTools(ctx context.Context, userID string, grants map[string]map[string]policy.GrantRef,
 	keep map[string]bool) ([]policy.ServerTools, []policy.SkippedServer, error) {
 	return p.svc.RequestTools(ctx, userID, grants, keep)
 }
@@ -89,4 +89,14 @@ func policyRepo(tx conversation.Repo) (policy.Repo, error) {
 			"the policy work of a decision was given a conversation repository (%T) that is not Postgres's, so it cannot share its transaction", tx)
 	}
 	return repo(c), nil
+}
+
+// DecideByRules evaluates the argument rules that apply to one call for u.
+func (p ConversationPolicies) DecideByRules(ctx context.Context, tx conversation.Repo, u auth.User, label, tool string,
+	args map[string]any) (policy.RuleDecision, error) {
+	r, err := policyRepo(tx)
+	if err != nil {
+		return policy.RuleDecision{}, err
+	}
+	return policy.DecideByRules(ctx, r, u, label, tool, args)
 }

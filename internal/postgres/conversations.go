@@ -3,6 +3,8 @@ package postgres
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"strconv"
 	"time"
 
@@ -10,6 +12,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/toolgate/toolgate/internal/apperr"
+	"github.com/toolgate/toolgate/internal/auth"
 	"github.com/toolgate/toolgate/internal/conversation"
 	"github.com/toolgate/toolgate/internal/policy"
 )
@@ -174,6 +177,18 @@ func (r convRepo) StartTurn(ctx context.Context, id, turn, owner string, ttl tim
 }
 
 // EndTurn is not an error when the conversation was deleted meanwhile.
+// ContinueTurn records that turn, still running, continues from
+// response: the conversation's last response moves on while the turn keeps
+// the conversation (and its lease). False when the turn no longer runs in it.
+func (r convRepo) ContinueTurn(ctx context.Context, id, turn, response string) (bool, error) {
+	tag, err := r.q.Exec(ctx, `UPDATE conversations SET last_response_id = $3, updated_at = now()
+		WHERE id = $1 AND active_turn = $2`, id, turn, response)
+	if err != nil {
+		return false, translate(err, "continue turn")
+	}
+	return tag.RowsAffected() == 1, nil
+}
+
 func (r convRepo) EndTurn(ctx context.Context, id, turn, lastResponse string) error {
 	// SET expressions see the row as it was, so each CASE tests the old turn.
 	_, err := r.q.Exec(ctx, `UPDATE conversations SET
@@ -264,19 +279,30 @@ func (r convRepo) InsertApproval(ctx context.Context, a conversation.Approval) e
 	if len(ann) == 0 {
 		ann = []byte(`{}`)
 	}
+	var rules []byte
+	if a.Rules != nil {
+		var err error
+		if rules, err = json.Marshal(a.Rules); err != nil {
+			return fmt.Errorf("encode rule check: %w", err)
+		}
+	}
 	_, err := r.q.Exec(ctx, `INSERT INTO approval_requests (id, conversation_id, response_id, server_label,
-			upstream_label, tool_name, arguments, annotations, reason_source, asks_reason, asks_fields)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8::jsonb, $9, nullif($10, ''), $11)
+			upstream_label, tool_name, arguments, annotations, reason_source, asks_reason, asks_fields, rules)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8::jsonb, $9, nullif($10, ''), $11, $12::jsonb)
 		ON CONFLICT (id) DO NOTHING`,
 		a.ID, a.ConversationID, a.ResponseID, a.ServerLabel, a.UpstreamLabel, a.ToolName, a.StoredArguments,
-		string(ann), string(a.Reason.Source), a.Reason.Reason, a.Reason.Fields)
+		string(ann), string(a.Reason.Source), a.Reason.Reason, a.Reason.Fields, rules)
 	return orMissing(err, "store approval request", a.ConversationID)
 }
 
+// approvalCols are an approval request's columns, with its server's
+// approval_ttl_seconds last (server_label there is the outer row's:
+// mcp_servers has none, so it works on approval_requests and on the rows
+// of a subselect of it alike).
 const approvalCols = `id, conversation_id, response_id, server_label, upstream_label, tool_name, arguments,
 	annotations, reason_source, coalesce(asks_reason, ''), asks_fields, requested_at, state, decided_at, decided_by,
-	decided_by_id, reason, scope, remember, answered_in, sent_in_turn,
-	(SELECT s.approval_ttl_seconds FROM mcp_servers s WHERE s.label = approval_requests.server_label)`
+	decided_by_id, reason, scope, remember, answered_in, sent_in_turn, rules,
+	(SELECT s.approval_ttl_seconds FROM mcp_servers s WHERE s.label = server_label)`
 
 func (r convRepo) approvals(ctx context.Context, what, where string, args ...any) ([]conversation.Approval, error) {
 	rows, err := r.q.Query(ctx, `SELECT `+approvalCols+` FROM approval_requests WHERE `+where, args...)
@@ -284,25 +310,38 @@ func (r convRepo) approvals(ctx context.Context, what, where string, args ...any
 		return nil, translate(err, what)
 	}
 	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (conversation.Approval, error) {
-		var (
-			a      conversation.Approval
-			ann    []byte
-			source string
-			why    string
-			fields []string
-		)
-		err := row.Scan(&a.ID, &a.ConversationID, &a.ResponseID, &a.ServerLabel, &a.UpstreamLabel, &a.ToolName,
-			&a.StoredArguments, &ann, &source, &why, &fields, &a.RequestedAt, &a.State, &a.DecidedAt, &a.DecidedBy,
-			&a.DecidedByID, &a.DecisionReason, &a.Scope, &a.Remember, &a.AnsweredIn, &a.SentInTurn, &a.ServerTTLSeconds)
-		a.Annotations = json.RawMessage(ann)
-		// Only tools whose policy is always ask (or unknown tools) are asked about.
-		a.Reason = conversation.AskReason{Policy: policy.Always, Source: policy.Source(source), Reason: why, Fields: fields}
-		return a, err
+		return scanApproval(row)
 	})
 	if out == nil {
 		out = []conversation.Approval{}
 	}
 	return out, translate(err, what)
+}
+
+// scanApproval reads a row of approvalCols, then into extra the columns
+// that follow them.
+func scanApproval(row pgx.CollectableRow, extra ...any) (conversation.Approval, error) {
+	var (
+		a      conversation.Approval
+		ann    []byte
+		source string
+		why    string
+		fields []string
+		rules  []byte
+	)
+	err := row.Scan(append([]any{&a.ID, &a.ConversationID, &a.ResponseID, &a.ServerLabel, &a.UpstreamLabel, &a.ToolName,
+		&a.StoredArguments, &ann, &source, &why, &fields, &a.RequestedAt, &a.State, &a.DecidedAt, &a.DecidedBy,
+		&a.DecidedByID, &a.DecisionReason, &a.Scope, &a.Remember, &a.AnsweredIn, &a.SentInTurn, &rules, &a.ServerTTLSeconds}, extra...)...)
+	if err == nil && rules != nil {
+		a.Rules = new(conversation.RuleCheck)
+		if err := json.Unmarshal(rules, a.Rules); err != nil {
+			return a, fmt.Errorf("decode rule check of %s: %w", a.ID, err)
+		}
+	}
+	a.Annotations = json.RawMessage(ann)
+	// Only tools whose policy is always ask (or unknown tools) are asked about.
+	a.Reason = conversation.AskReason{Policy: policy.Always, Source: policy.Source(source), Reason: why, Fields: fields}
+	return a, err
 }
 
 // Approvals returns the conversation's approval requests, or with ids only
@@ -353,34 +392,66 @@ func (r convRepo) MarkAnswered(ctx context.Context, ids []string, response strin
 	return translate(err, "record answered approval requests")
 }
 
-// Grants returns the conversation's allowances; none of another owner's.
-func (r convRepo) Grants(ctx context.Context, owner, conversationID string) (map[string]map[string]bool, error) {
-	rows, err := r.q.Query(ctx, `SELECT server_label, tool_name FROM conversation_grants
-		WHERE conversation_id = $1`+ownedBy(2), conversationID, owner)
-	if err != nil {
-		return nil, translate(err, "read conversation allowances")
-	}
-	defer rows.Close()
-	out := map[string]map[string]bool{}
-	for rows.Next() {
-		var server, tool string
-		if err := rows.Scan(&server, &tool); err != nil {
-			return nil, translate(err, "read conversation allowances")
-		}
-		if out[server] == nil {
-			out[server] = map[string]bool{}
-		}
-		out[server][tool] = true
-	}
-	return out, translate(rows.Err(), "read conversation allowances")
+// grantCols are a grant's fields, on grants aliased g (conversations c
+// left-joined for the title).
+const grantCols = `g.id, g.owner_id, g.conversation_id, c.title, g.server_label, g.tool_name, g.approval_request_id,
+	g.created_at, g.expires_at, g.revoked_at`
+
+func scanGrant(row pgx.Row) (conversation.Grant, error) {
+	var g conversation.Grant
+	err := row.Scan(&g.ID, &g.OwnerID, &g.ConversationID, &g.ConversationTitle, &g.ServerLabel, &g.ToolName,
+		&g.ApprovalRequestID, &g.CreatedAt, &g.ExpiresAt, &g.RevokedAt)
+	return g, err
 }
 
-// AddGrant allows tool without asking in the conversation; adding it again
-// does nothing and keeps the first approval that granted it.
-func (r convRepo) AddGrant(ctx context.Context, conversationID, server, tool, approvalID string) error {
-	_, err := r.q.Exec(ctx, `INSERT INTO conversation_grants (conversation_id, server_label, tool_name, approval_request_id)
-		VALUES ($1, $2, $3, $4) ON CONFLICT DO NOTHING`, conversationID, server, tool, approvalID)
-	return orMissing(err, "store conversation allowance", conversationID)
+// Grants returns owner's grants as f says; none of another owner's. With a
+// conversation: its own grants and the owner's timed ones (which cover
+// every conversation of theirs).
+func (r convRepo) Grants(ctx context.Context, owner string, f conversation.GrantFilter) ([]conversation.Grant, error) {
+	rows, err := r.q.Query(ctx, `SELECT `+grantCols+` FROM grants g LEFT JOIN conversations c ON c.id = g.conversation_id
+		WHERE g.owner_id = $1
+		  AND ($2 = '' OR g.conversation_id = $2 OR g.conversation_id IS NULL)
+		  AND ($4 OR (g.revoked_at IS NULL AND (g.expires_at IS NULL OR g.expires_at > $3)))
+		ORDER BY g.created_at DESC, g.id`, owner, f.ConversationID, f.Now, f.Ended)
+	if err != nil {
+		return nil, translate(err, "read grants")
+	}
+	gs, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (conversation.Grant, error) { return scanGrant(row) })
+	if gs == nil {
+		gs = []conversation.Grant{}
+	}
+	return gs, translate(err, "read grants")
+}
+
+// AddGrant stores g for owner. A conversation grant names a conversation
+// of owner's (the caller found it under owner's scope and holds it locked).
+func (r convRepo) AddGrant(ctx context.Context, owner string, g conversation.Grant) error {
+	_, err := r.q.Exec(ctx, `INSERT INTO grants (id, owner_id, conversation_id, server_label, tool_name,
+			approval_request_id, created_at, expires_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
+		g.ID, owner, g.ConversationID, g.ServerLabel, g.ToolName, g.ApprovalRequestID, g.CreatedAt, g.ExpiresAt)
+	conv := ""
+	if g.ConversationID != nil {
+		conv = *g.ConversationID
+	}
+	return orMissing(err, "store grant", conv)
+}
+
+// RevokeGrant revokes owner's grant id at now, if it is still live.
+func (r convRepo) RevokeGrant(ctx context.Context, owner, id string, now time.Time) (conversation.Grant, bool, error) {
+	g, err := scanGrant(r.q.QueryRow(ctx, `SELECT `+grantCols+` FROM grants g LEFT JOIN conversations c ON c.id = g.conversation_id
+		WHERE g.id = $1 AND g.owner_id = $2 FOR UPDATE OF g`, id, owner))
+	if errors.Is(err, pgx.ErrNoRows) {
+		return g, false, apperr.NotFoundf("grant_not_found", "you have no grant with id %q", id)
+	}
+	if err != nil {
+		return g, false, translate(err, "read grant")
+	}
+	if g.RevokedAt != nil || (g.ExpiresAt != nil && !g.ExpiresAt.After(now)) {
+		return g, false, nil
+	}
+	_, err = r.q.Exec(ctx, `UPDATE grants SET revoked_at = $2 WHERE id = $1`, id, now)
+	return g, true, translate(err, "revoke grant")
 }
 
 // UserLoad serialises the turns owner starts: it takes a lock on owner
@@ -403,4 +474,15 @@ func (r convRepo) UserLoad(ctx context.Context, owner string, window time.Durati
 		  AND i.type = 'user_message' AND i.created_at > clock_timestamp() - make_interval(secs => $2)`,
 		owner, window.Seconds()).Scan(&l.Running, &l.Messages, &l.OldestMessage, &l.Now)
 	return l, translate(err, "count the user's turns and messages")
+}
+
+// User returns an account by id (a conversation's owner, for a turn
+// Toolgate starts on the owner's behalf).
+func (r convRepo) User(ctx context.Context, id string) (auth.User, error) {
+	var u auth.User
+	err := r.q.QueryRow(ctx, `SELECT id, email, role, disabled FROM users WHERE id = $1`, id).Scan(&u.ID, &u.Email, &u.Role, &u.Disabled)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return u, apperr.NotFoundf("user_not_found", "there is no user with id %q", id)
+	}
+	return u, translate(err, "read a user")
 }

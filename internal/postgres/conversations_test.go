@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -183,7 +184,7 @@ func TestConversations_MissingConversationIsNotFound(t *testing.T) {
 	_, err = r.AppendItem(ctx, "nope", conversation.Item{Type: conversation.ItemUserMessage, Text: "hi"})
 	wantNotFound(t, "AppendItem", err, code)
 	wantNotFound(t, "InsertApproval", r.InsertApproval(ctx, approval("mcpr_1", "nope", "resp_1")), code)
-	wantNotFound(t, "AddGrant", r.AddGrant(ctx, "nope", "crm", "t", "mcpr_1"), code)
+	wantNotFound(t, "AddGrant", r.AddGrant(ctx, owner, convGrant("grant_000000000000000000000001", "nope", "crm", "t")), code)
 	wantNotFound(t, "Decide", r.Decide(ctx, owner, conversation.Approval{ID: "mcpr_nope", State: conversation.Denied}),
 		"approval_not_found")
 
@@ -198,8 +199,8 @@ func TestConversations_MissingConversationIsNotFound(t *testing.T) {
 	if as, err := r.Approvals(ctx, owner, "nope", nil, false); err != nil || as == nil || len(as) != 0 {
 		t.Errorf("Approvals: %v, %v; want an empty list", as, err)
 	}
-	if g, err := r.Grants(ctx, owner, "nope"); err != nil || g == nil || len(g) != 0 {
-		t.Errorf("Grants: %v, %v; want an empty map", g, err)
+	if g, err := r.Grants(ctx, owner, conversation.GrantFilter{ConversationID: "nope", Now: time.Now()}); err != nil || g == nil || len(g) != 0 {
+		t.Errorf("Grants: %v, %v; want an empty list", g, err)
 	}
 }
 
@@ -619,34 +620,81 @@ func TestConversations_ResponseApprovalsLocksItsRequests(t *testing.T) {
 	}
 }
 
-func TestConversations_GrantsPerConversation(t *testing.T) {
+func TestConversations_GrantsPerConversationTimedExpiredAndRevoked(t *testing.T) {
 	store, _ := newConversations(t)
 	r := store.Repo()
 	ctx := t.Context()
 	mustCreate(t, r, "conv_1")
 	mustCreate(t, r, "conv_2")
-	for _, g := range [][4]string{
-		{"conv_1", "crm", "delete_contact", "mcpr_1"},
-		{"conv_1", "crm", "delete_contact", "mcpr_2"}, // again: no error
-		{"conv_1", "crm", "update_contact", "mcpr_3"},
-		{"conv_1", "docs", "search", "mcpr_4"},
-		{"conv_2", "crm", "export", "mcpr_5"},
+	now := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	later, earlier := now.Add(time.Hour), now.Add(-time.Minute)
+	timed := func(id, tool string, until time.Time) conversation.Grant {
+		return conversation.Grant{ID: id, ServerLabel: "crm", ToolName: tool, ApprovalRequestID: "mcpr_" + tool,
+			CreatedAt: now.Add(-time.Hour), ExpiresAt: &until}
+	}
+	for _, g := range []conversation.Grant{
+		convGrant("grant_000000000000000000000001", "conv_1", "crm", "delete_contact"),
+		convGrant("grant_000000000000000000000002", "conv_1", "docs", "search"),
+		convGrant("grant_000000000000000000000003", "conv_2", "crm", "export"),
+		timed("grant_000000000000000000000004", "lookup", later),
+		timed("grant_000000000000000000000005", "stale", earlier),
+		convGrant("grant_000000000000000000000006", "conv_1", "crm", "revoked"),
 	} {
-		if err := r.AddGrant(ctx, g[0], g[1], g[2], g[3]); err != nil {
-			t.Fatalf("AddGrant%v: %v", g, err)
+		if err := r.AddGrant(ctx, owner, g); err != nil {
+			t.Fatalf("AddGrant %s: %v", g.ID, err)
 		}
 	}
-	got, err := r.Grants(ctx, owner, "conv_1")
-	if err != nil {
-		t.Fatal(err)
+	if _, revoked, err := r.RevokeGrant(ctx, owner, "grant_000000000000000000000006", now); err != nil || !revoked {
+		t.Fatalf("RevokeGrant: %v, %v", revoked, err)
 	}
-	want := map[string]map[string]bool{
-		"crm":  {"delete_contact": true, "update_contact": true},
-		"docs": {"search": true},
+	if _, revoked, err := r.RevokeGrant(ctx, owner, "grant_000000000000000000000006", now); err != nil || revoked {
+		t.Errorf("RevokeGrant again: %v, %v; want nothing revoked", revoked, err)
 	}
-	if diff := cmp.Diff(want, got); diff != "" {
-		t.Errorf("Grants (-want +got):\n%s", diff)
+	if _, revoked, err := r.RevokeGrant(ctx, owner, "grant_000000000000000000000005", now); err != nil || revoked {
+		t.Errorf("RevokeGrant of an expired grant: %v, %v; want nothing revoked", revoked, err)
 	}
+	_, _, err := r.RevokeGrant(ctx, other, "grant_000000000000000000000001", now)
+	wantNotFound(t, "RevokeGrant(other)", err, "grant_not_found")
+
+	tools := func(f conversation.GrantFilter, who string) []string {
+		t.Helper()
+		gs, err := r.Grants(ctx, who, f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, g := range gs {
+			out = append(out, g.ServerLabel+"/"+g.ToolName)
+		}
+		slices.Sort(out)
+		return out
+	}
+	for _, tc := range []struct {
+		name string
+		who  string
+		f    conversation.GrantFilter
+		want []string
+	}{
+		{"conv_1, live: its own and the timed ones", owner, conversation.GrantFilter{ConversationID: "conv_1", Now: now},
+			[]string{"crm/delete_contact", "crm/lookup", "docs/search"}},
+		{"conv_2, live", owner, conversation.GrantFilter{ConversationID: "conv_2", Now: now}, []string{"crm/export", "crm/lookup"}},
+		{"all, live", owner, conversation.GrantFilter{Now: now},
+			[]string{"crm/delete_contact", "crm/export", "crm/lookup", "docs/search"}},
+		{"all, ended too", owner, conversation.GrantFilter{Now: now, Ended: true},
+			[]string{"crm/delete_contact", "crm/export", "crm/lookup", "crm/revoked", "crm/stale", "docs/search"}},
+		{"an hour on, the timed grant has expired", owner, conversation.GrantFilter{ConversationID: "conv_1", Now: later},
+			[]string{"crm/delete_contact", "docs/search"}},
+		{"another user", other, conversation.GrantFilter{Now: now, Ended: true}, nil},
+	} {
+		if diff := cmp.Diff(tc.want, tools(tc.f, tc.who)); diff != "" {
+			t.Errorf("%s (-want +got):\n%s", tc.name, diff)
+		}
+	}
+}
+
+func convGrant(id, conv, server, tool string) conversation.Grant {
+	return conversation.Grant{ID: id, ConversationID: &conv, ServerLabel: server, ToolName: tool,
+		ApprovalRequestID: "mcpr_" + tool, CreatedAt: time.Now()}
 }
 
 func TestConversations_DeleteRemovesItsItemsApprovalsAndGrants(t *testing.T) {
@@ -657,7 +705,7 @@ func TestConversations_DeleteRemovesItsItemsApprovalsAndGrants(t *testing.T) {
 		mustCreate(t, r, id)
 		mustAppend(t, r, id, conversation.Item{Type: conversation.ItemUserMessage, Text: "hi"})
 		mustInsertApproval(t, r, approval("mcpr_"+id, id, "resp_1"))
-		if err := r.AddGrant(ctx, id, "crm", "t", "mcpr_"+id); err != nil {
+		if err := r.AddGrant(ctx, owner, convGrant("grant_00000000000000000000000"+id[len(id)-1:], id, "crm", "t")); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -667,7 +715,7 @@ func TestConversations_DeleteRemovesItsItemsApprovalsAndGrants(t *testing.T) {
 	wantNotFound(t, "Conversation after delete", func() error { _, err := r.Conversation(ctx, owner, "conv_1", false); return err }(),
 		"conversation_not_found")
 	wantNotFound(t, "second DeleteConversation", r.DeleteConversation(ctx, owner, "conv_1"), "conversation_not_found")
-	for _, table := range []string{"conversation_items", "approval_requests", "conversation_grants"} {
+	for _, table := range []string{"conversation_items", "approval_requests", "grants"} {
 		var left, other int
 		err := pool.QueryRow(ctx, `SELECT count(*) FILTER (WHERE conversation_id = 'conv_1'),
 			count(*) FILTER (WHERE conversation_id = 'conv_2') FROM `+table).Scan(&left, &other)
@@ -854,7 +902,7 @@ func TestConversations_AnotherOwnerSeesNothing(t *testing.T) {
 	mustCreate(t, r, "conv_1")
 	mustAppend(t, r, "conv_1", conversation.Item{Type: conversation.ItemUserMessage, ID: "umsg_1", Text: "hi"})
 	mustInsertApproval(t, r, approval("mcpr_1", "conv_1", "resp_1"))
-	if err := r.AddGrant(ctx, "conv_1", "crm", "lookup", "mcpr_0"); err != nil {
+	if err := r.AddGrant(ctx, owner, convGrant("grant_000000000000000000000001", "conv_1", "crm", "lookup")); err != nil {
 		t.Fatal(err)
 	}
 	const code = "conversation_not_found"
@@ -896,7 +944,7 @@ func TestConversations_AnotherOwnerSeesNothing(t *testing.T) {
 	if err != nil {
 		t.Error(err)
 	}
-	if g, err := r.Grants(ctx, other, "conv_1"); err != nil || len(g) != 0 {
+	if g, err := r.Grants(ctx, other, conversation.GrantFilter{ConversationID: "conv_1", Now: time.Now()}); err != nil || len(g) != 0 {
 		t.Errorf("Grants(other) = %v, %v; want none", g, err)
 	}
 
@@ -911,7 +959,7 @@ func TestConversations_AnotherOwnerSeesNothing(t *testing.T) {
 	if list, err := r.ListConversations(ctx, owner, 0); err != nil || !cmp.Equal(convIDs(list), []string{"conv_1"}) {
 		t.Errorf("ListConversations(owner) = %v, %v", convIDs(list), err)
 	}
-	if g, err := r.Grants(ctx, owner, "conv_1"); err != nil || !g["crm"]["lookup"] {
+	if g, err := r.Grants(ctx, owner, conversation.GrantFilter{ConversationID: "conv_1", Now: time.Now()}); err != nil || len(g) != 1 || g[0].ToolName != "lookup" {
 		t.Errorf("Grants(owner) = %v, %v", g, err)
 	}
 }

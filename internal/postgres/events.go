@@ -20,7 +20,8 @@ const EventsChannel = conversation.ChannelEvents
 const SignalsChannel = conversation.ChannelSignals
 
 // AppendEvents numbers evs after the conversation's last event, stores them
-// and announces them on EventsChannel, in one statement: the counter is
+// and announces them on EventsChannel, in one statement (which also queues
+// their webhook deliveries, see webhookOutbox): the counter is
 // raised under the conversation row's lock, so numbers commit in order and
 // a reader that saw id n has seen every id below it. In a transaction, the
 // announcement goes out when it commits. A deleted conversation stores
@@ -42,9 +43,10 @@ func (r convRepo) AppendEvents(ctx context.Context, conversationID, turn string,
 			INSERT INTO conversation_events (conversation_id, id, turn_id, event, data)
 			SELECT $1, seq.base + e.ord, nullif($3, ''), e.name, e.data::json
 			FROM seq, unnest($4::text[], $5::text[]) WITH ORDINALITY AS e(name, data, ord)
-		)
-		SELECT seq.base + $2, pg_notify('`+EventsChannel+`', json_build_object('c', $1::text, 'id', seq.base + $2)::text)
-		FROM seq`, conversationID, len(evs), turn, names, datas).Scan(&last, new(any))
+		)`+webhookOutbox+`
+		SELECT seq.base + $2, pg_notify('`+EventsChannel+`', json_build_object('c', $1::text, 'id', seq.base + $2)::text),
+			`+webhookWake+`
+		FROM seq`, conversationID, len(evs), turn, names, datas).Scan(&last, new(any), new(any))
 	if err == pgx.ErrNoRows {
 		return 0, nil
 	}

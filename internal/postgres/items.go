@@ -3,6 +3,7 @@ package postgres
 import (
 	"encoding/json"
 	"fmt"
+	"time"
 
 	"github.com/toolgate/toolgate/internal/apperr"
 	"github.com/toolgate/toolgate/internal/conversation"
@@ -78,9 +79,24 @@ type storedAnnotations struct {
 
 // storedAllowedBy is a stored call's conversation.AllowedBy.
 type storedAllowedBy struct {
-	Kind   string `json:"kind"`
-	Policy string `json:"policy,omitempty"`
-	Source string `json:"source,omitempty"`
+	Kind   string      `json:"kind"`
+	Policy string      `json:"policy,omitempty"`
+	Source string      `json:"source,omitempty"`
+	Rule   *storedRule `json:"rule,omitempty"`
+	// Added with grants (00016); absent in older items.
+	GrantID   string     `json:"grant_id,omitempty"`
+	ExpiresAt *time.Time `json:"expires_at,omitempty"`
+}
+
+// storedRule is a stored call's conversation.RuleRef.
+type storedRule struct {
+	Scope       string `json:"scope"`
+	ServerLabel string `json:"server_label,omitempty"`
+	ToolName    string `json:"tool_name,omitempty"`
+	Index       int    `json:"index"`
+	When        string `json:"when"`
+	Decision    string `json:"decision"`
+	Reason      string `json:"reason,omitempty"`
 }
 
 // storedTurnError is a stored error item's conversation.TurnError.
@@ -108,7 +124,12 @@ func toStored(it conversation.Item) storedItem {
 		}
 	}
 	if b := it.AllowedBy; b != nil {
-		s.AllowedBy = &storedAllowedBy{Kind: b.Kind, Policy: string(b.Policy), Source: string(b.Source)}
+		s.AllowedBy = &storedAllowedBy{Kind: b.Kind, Policy: string(b.Policy), Source: string(b.Source),
+			GrantID: b.GrantID, ExpiresAt: b.ExpiresAt}
+		if rr := b.Rule; rr != nil {
+			s.AllowedBy.Rule = &storedRule{Scope: rr.Scope, ServerLabel: rr.ServerLabel, ToolName: rr.ToolName, Index: rr.Index,
+				When: rr.When, Decision: rr.Decision, Reason: rr.Reason}
+		}
 	}
 	if e := it.Error; e != nil {
 		s.TurnError = &storedTurnError{Code: e.Code, Message: e.Message, Retryable: e.Retryable}
@@ -136,7 +157,12 @@ func fromStored(s storedItem) conversation.Item {
 		}
 	}
 	if b := s.AllowedBy; b != nil {
-		it.AllowedBy = &conversation.AllowedBy{Kind: b.Kind, Policy: policy.Policy(b.Policy), Source: policy.Source(b.Source)}
+		it.AllowedBy = &conversation.AllowedBy{Kind: b.Kind, Policy: policy.Policy(b.Policy), Source: policy.Source(b.Source),
+			GrantID: b.GrantID, ExpiresAt: b.ExpiresAt}
+		if rr := b.Rule; rr != nil {
+			it.AllowedBy.Rule = &conversation.RuleRef{Scope: rr.Scope, ServerLabel: rr.ServerLabel, ToolName: rr.ToolName, Index: rr.Index,
+				When: rr.When, Decision: rr.Decision, Reason: rr.Reason}
+		}
 	}
 	if e := s.TurnError; e != nil {
 		it.Error = &conversation.TurnError{Code: e.Code, Message: e.Message, Retryable: e.Retryable}

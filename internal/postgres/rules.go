@@ -46,3 +46,16 @@ func (r repo) PutRules(ctx context.Context, l policy.RuleList, rs []rules.Rule, 
 		string(l.Scope()), l.ServerLabel, l.ToolName, raw, by)
 	return translate(err, "write rules")
 }
+
+func (r repo) RuledLists(ctx context.Context) ([]policy.RuleList, error) {
+	rows, err := r.q.Query(ctx, `SELECT coalesce(server_label, ''), coalesce(tool_name, '') FROM approval_rules
+		WHERE jsonb_array_length(rules) > 0`)
+	if err != nil {
+		return nil, translate(err, "list rules")
+	}
+	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (policy.RuleList, error) {
+		var l policy.RuleList
+		return l, row.Scan(&l.ServerLabel, &l.ToolName)
+	})
+	return out, translate(err, "list rules")
+}

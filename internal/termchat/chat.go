@@ -601,6 +601,8 @@ func (v *viewer) item(data string) {
 				why = " (approved)"
 			case "conversation":
 				why = " (allowed for this conversation)"
+			case "grant":
+				why = " (allowed for a while)"
 			case "policy":
 				why = " (runs without asking)"
 			}

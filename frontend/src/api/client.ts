@@ -7,7 +7,7 @@
 import createClient, { type Middleware } from "openapi-fetch";
 import type { paths } from "./schema";
 import type {
-  Decision, DefaultPolicy, NewServer, Policy, PolicyLayer, Role, ServerPatch, ToolSelection, Transcript,
+  Decision, DefaultPolicy, NewServer, Policy, PolicyLayer, Role, Rule, ServerPatch, ToolSelection, Transcript, WebhookEvent,
 } from "./types";
 
 /** An error the API answered with (or a network failure: status 0, code "network_error"). */
@@ -127,6 +127,21 @@ export const api = {
   createToken: (name: string) => ok(http.POST("/api/tokens", { body: { name } })),
   deleteToken: (id: string) => ok(http.DELETE("/api/tokens/{tokenId}", { params: { path: { tokenId: id } } })),
 
+  /** The caller's grants: live ones, or with includeEnded the expired and revoked ones too. */
+  listGrants: (includeEnded = false) =>
+    ok(http.GET("/api/grants", { params: { query: includeEnded ? { include: "expired" } : {} } })).then((r) => r.grants),
+  conversationGrants: (id: string) =>
+    ok(http.GET("/api/conversations/{conversationId}/grants", { params: { path: { conversationId: id } } })).then((r) => r.grants),
+  revokeGrant: (id: string) => ok(http.DELETE("/api/grants/{grantId}", { params: { path: { grantId: id } } })),
+  listWebhooks: () => ok(http.GET("/api/webhooks")).then((r) => r.webhooks),
+  createWebhook: (w: { url: string; events: WebhookEvent[]; description?: string }) => ok(http.POST("/api/webhooks", { body: w })),
+  updateWebhook: (id: string, p: { enabled?: boolean; url?: string; events?: WebhookEvent[]; description?: string }) =>
+    ok(http.PATCH("/api/webhooks/{webhookId}", { params: { path: { webhookId: id } }, body: p })),
+  deleteWebhook: (id: string) => ok(http.DELETE("/api/webhooks/{webhookId}", { params: { path: { webhookId: id } } })),
+  testWebhook: (id: string) => ok(http.POST("/api/webhooks/{webhookId}/test", { params: { path: { webhookId: id } } })),
+  webhookDeliveries: (id: string) =>
+    ok(http.GET("/api/webhooks/{webhookId}/deliveries", { params: { path: { webhookId: id } } })).then((r) => r.deliveries),
+
   listServers: () => ok(http.GET("/api/mcp/servers")).then((r) => r.servers),
   createServer: (s: NewServer) => ok(http.POST("/api/mcp/servers", { body: s })),
   updateServer: (label: string, p: ServerPatch) =>
@@ -154,6 +169,18 @@ export const api = {
       params: { path: { serverId: label } }, body: { policies },
     })).then((r) => r.tools),
 
+  /** Argument rules (CEL) of one list: a tool's, a server's (tool undefined) or the workspace's (neither). */
+  rules: (list: RuleListRef) => ok(rulesCall("GET", list)).then((r) => r.rules),
+  /** Admins only; an invalid rule answers 400 with details.rule_index (and line/column). */
+  putRules: (list: RuleListRef, rules: Rule[]) => ok(rulesCall("PUT", list, rules)).then((r) => r.rules),
+  testRules: (body: { rules: Rule[]; tool?: string; server?: string; args?: Record<string, unknown> }) =>
+    ok(http.POST("/api/rules/test", { body })),
+  /** Candidate rules over the tool's recent approval requests (the caller's own; an admin's: everyone's). */
+  tryRules: (server: string, tool: string, rules: Rule[], limit?: number) =>
+    ok(http.POST("/api/mcp/servers/{serverId}/tools/{toolName}/rules/try", {
+      params: { path: { serverId: server, toolName: tool } }, body: limit ? { rules, limit } : { rules },
+    })),
+
   settings: () => ok(http.GET("/api/settings")),
   updateSettings: (p: { default_policy?: DefaultPolicy; default_policy_locked?: boolean }) =>
     ok(http.PUT("/api/settings", { body: p })),
@@ -179,6 +206,26 @@ export const api = {
   cancel: (id: string) =>
     ok(http.POST("/api/conversations/{conversationId}/cancel", { params: { path: { conversationId: id } } })),
 };
+
+/** Which list of argument rules: the workspace's ({}), a server's ({server}) or a tool's ({server, tool}). */
+export interface RuleListRef { server?: string; tool?: string }
+
+function rulesCall(method: "GET" | "PUT", { server, tool }: RuleListRef, rules?: Rule[]) {
+  const body = { rules: rules ?? [] };
+  if (server !== undefined && tool !== undefined) {
+    const params = { path: { serverId: server, toolName: tool } };
+    return method === "GET"
+      ? http.GET("/api/mcp/servers/{serverId}/tools/{toolName}/rules", { params })
+      : http.PUT("/api/mcp/servers/{serverId}/tools/{toolName}/rules", { params, body });
+  }
+  if (server !== undefined) {
+    const params = { path: { serverId: server } };
+    return method === "GET"
+      ? http.GET("/api/mcp/servers/{serverId}/rules", { params })
+      : http.PUT("/api/mcp/servers/{serverId}/rules", { params, body });
+  }
+  return method === "GET" ? http.GET("/api/rules") : http.PUT("/api/rules", { body });
+}
 
 const seg = encodeURIComponent;
 

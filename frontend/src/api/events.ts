@@ -1,6 +1,6 @@
 // The chat stream's events: a typed union mirroring docs/sse-events.md.
 // Unknown event names are skipped (the contract says more may be added).
-import type { Approval, ApprovalState, Item, NoticeItem, Policy } from "./types";
+import type { Approval, ApprovalState, Item, NoticeItem, Policy, RuleCheck } from "./types";
 
 export interface ConversationEvent {
   conversation_id: string;
@@ -36,6 +36,8 @@ export interface DecisionRecordedEvent {
   decided_by?: string | null;
   decided_by_id?: string | null;
   pending_approval_ids: string[] | null;
+  /** What the argument rules made of the request; null when none apply. */
+  rules?: RuleCheck | null;
 }
 export interface CompletedEvent {
   response_id: string | null;

@@ -11,9 +11,17 @@ export const keys = {
   info: ["info"] as const,
   users: ["users"] as const,
   tokens: ["tokens"] as const,
+  /** Every grant list starts with "grants": a decision or a revoke invalidates them all. */
+  grants: ["grants"] as const,
+  myGrants: (ended: boolean) => ["grants", "mine", ended] as const,
+  conversationGrants: (id: string) => ["grants", "conversation", id] as const,
+  webhooks: ["webhooks"] as const,
+  webhookDeliveries: (id: string) => ["webhooks", id, "deliveries"] as const,
   servers: ["servers"] as const,
   tools: (server: string) => ["servers", server, "tools"] as const,
   settings: ["settings"] as const,
+  /** A list of argument rules: ["rules"] (workspace), ["rules", server] or ["rules", server, tool]. */
+  rules: (server?: string, tool?: string) => ["rules", ...(server === undefined ? [] : [server]), ...(tool === undefined ? [] : [tool])] as const,
   audit: (filter: Record<string, string | undefined> = {}) => ["audit", filter] as const,
   conversations: ["conversations"] as const,
   conversation: (id: string) => ["conversations", id] as const,

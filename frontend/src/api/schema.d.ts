@@ -384,6 +384,59 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/mcp/servers/{serverId}/tools/{toolName}/rules/try": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The server's label. Matched exactly (case-sensitively); a value that
+                 *     names no server, including one that does not fit the pattern, gives
+                 *     `404 server_not_found`.
+                 * @example weather
+                 */
+                serverId: components["parameters"]["ServerId"];
+                /**
+                 * @description The tool's name, path-escaped (`a%2Fb` for `a/b`, `%25` for `%`):
+                 *     any name a server lists, 1-128 characters of valid UTF-8 without
+                 *     control characters; others give `400 invalid_tool_name`. It need not
+                 *     be a discovered tool.
+                 * @example delete_forecast
+                 */
+                toolName: components["parameters"]["ToolName"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Try candidate rules on the tool's recent requests
+         * @description Compiles `rules` as `PUT .../tools/{toolName}/rules` would (against
+         *     the tool's input schema: the same `400` with `rule_index`, `line`
+         *     and `column`) and evaluates them, as the tool's own list, over the
+         *     tool's most recent approval requests, newest first: "would have
+         *     approved 7 of the last 10". Nothing is stored. Only the rules sent
+         *     are evaluated: the server's and workspace's saved lists, and a
+         *     blocked or locked policy that rules never loosen, are not applied.
+         *     `user` is the owner of the request's conversation.
+         *
+         *     Arguments are stored with secrets redacted (as the approval card
+         *     shows them), so a rule reads the placeholder `"[redacted]"` where a
+         *     secret value was: `args.token == "s3cret"` never holds here.
+         *
+         *     Any signed-in user: a member sees the requests of their own
+         *     conversations only, an admin every conversation's (as in the audit
+         *     log, where admins read every receipt). An unknown server, or a tool
+         *     the server does not know (neither discovered nor with a policy), is
+         *     `404`.
+         */
+        post: operations["tryToolRules"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/mcp/servers/{serverId}/rules": {
         parameters: {
             query?: never;
@@ -695,6 +748,84 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/conversations/{conversationId}/grants": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The conversation's id (`conv_…`). An id that names no conversation gives `404 conversation_not_found`.
+                 * @example conv_db5d2caa30c1c1dc7ab3158e
+                 */
+                conversationId: components["parameters"]["ConversationId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * The grants that apply in one of my conversations
+         * @description The live grants (not expired, not revoked) that let tools run
+         *     without asking in this conversation: its own ("approve for this
+         *     conversation") and the caller's timed ones ("approve for 1 hour",
+         *     which cover all of the caller's conversations), newest first. Owner
+         *     only: another user's conversation is not found.
+         */
+        get: operations["listConversationGrants"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/grants": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * All of my grants
+         * @description The caller's grants in all their conversations, newest first: the
+         *     live ones, and with `include=expired` the expired and revoked ones
+         *     too (`state` says which). Only ever the caller's own.
+         */
+        get: operations["listGrants"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/grants/{grantId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example grant_5b0f6f0d2a8c4e1f9a7b3c21 */
+                grantId: string;
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Revoke one of my grants
+         * @description Ends the grant now (audited as `grant.revoke`): the next request
+         *     built for the model no longer offers its tool without asking, so the
+         *     tool asks again. A turn already running keeps the tools it was sent
+         *     with. Revoking a grant that already ended changes nothing (204).
+         */
+        delete: operations["revokeGrant"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/conversations/{conversationId}/retry": {
         parameters: {
             query?: never;
@@ -825,9 +956,22 @@ export interface paths {
          *       policy for the tool (never the workspace's): `never` after an
          *       approval, `blocked` after a denial (audited). It cannot loosen a
          *       locked workspace policy or an admin's block.
-         *     * `scope: "conversation"` (only with `approve: true`): the tool runs
-         *       without asking for the rest of this conversation; the stored policy
-         *       does not change.
+         *     * `scope: "conversation"` (only with `approve: true`): a grant; the
+         *       tool runs without asking for the rest of this conversation; the
+         *       stored policy does not change.
+         *     * `scope: "hour"` (only with `approve: true`): a timed grant; the tool
+         *       runs without asking in all of the decider's conversations for one
+         *       hour, then asks again.
+         *     * Grants are listed and revoked under `/api/grants`.
+         *
+         *     A decision that decides its tool beyond its own request (a grant,
+         *     or `remember: true` either way) also decides, in the same
+         *     transaction, every other pending request of the same tool (server
+         *     and tool name) in the same response, the same way, by the same
+         *     person, with a reason such as "Covered by your grant for this
+         *     conversation, given on approval request mcpr_…". Each gets its own
+         *     `decision.recorded` event and `approval.decide` audit entry (with
+         *     `covered_by`).
          *
          *     When the decisions leave no request of their response pending,
          *     exactly one follow-up goes to the model, carrying an answer for every
@@ -1110,10 +1254,165 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/webhooks": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the outbound webhooks (admins)
+         * @description Never with their secrets; URL query values are masked.
+         */
+        get: operations["listWebhooks"];
+        put?: never;
+        /**
+         * Register an outbound webhook (admins)
+         * @description Toolgate POSTs a signed JSON payload to `url` on each event in
+         *     `events` (README, "Webhooks"). The URL must pass the same network
+         *     policy as MCP server URLs (`MCP_ALLOWED_HOSTS`, `MCP_ALLOW_PRIVATE`):
+         *     a private, loopback, link-local or metadata address is refused with
+         *     `400 url_not_allowed`. The signing secret (`whsec_…`, or the one
+         *     given) is in this answer only. Audited as `webhook.create`.
+         */
+        post: operations["createWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/webhooks/{webhookId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                webhookId: string;
+            };
+            cookie?: never;
+        };
+        /** One webhook (admins) */
+        get: operations["getWebhook"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete a webhook and its delivery log (admins)
+         * @description Queued deliveries are dropped. Audited as `webhook.delete`.
+         */
+        delete: operations["deleteWebhook"];
+        options?: never;
+        head?: never;
+        /**
+         * Change a webhook's URL, description, events or enabled flag (admins)
+         * @description Fields left out stay. The masked `url` the API showed keeps the stored
+         *     one. The secret cannot be changed (delete and create the webhook
+         *     again). A disabled webhook gets no new deliveries; those already
+         *     queued wait until it is enabled again. Audited as `webhook.update`.
+         */
+        patch: operations["updateWebhook"];
+        trace?: never;
+    };
+    "/api/webhooks/{webhookId}/test": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                webhookId: string;
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send a test delivery (a `ping`) to a webhook (admins)
+         * @description Queues a `ping` delivery (enabled or not), sent at once and retried
+         *     like any other; follow it in the delivery log. The body is ignored.
+         */
+        post: operations["testWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/webhooks/{webhookId}/deliveries": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                webhookId: string;
+            };
+            cookie?: never;
+        };
+        /**
+         * A webhook's delivery log (admins)
+         * @description The latest 100 deliveries, newest first, each with its attempts.
+         */
+        get: operations["listWebhookDeliveries"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
+        Webhook: {
+            id: string;
+            /** @description query values masked */
+            url: string;
+            description: string;
+            events: ("approval.required" | "decision.recorded")[];
+            enabled: boolean;
+            /** Format: date-time */
+            created_at: string;
+            /** Format: date-time */
+            updated_at: string;
+        };
+        /**
+         * @description One event queued for one webhook. `id` is the `Toolgate-Delivery`
+         *     header and the payload's `id`, the same on every retry.
+         */
+        WebhookDelivery: {
+            id: string;
+            webhook_id: string;
+            /** @enum {string} */
+            event: "approval.required" | "decision.recorded" | "ping";
+            conversation_id: string | null;
+            /**
+             * @description `pending`: waiting for its next attempt (or being sent); `failed`: every attempt (`WEBHOOK_MAX_ATTEMPTS`) failed
+             * @enum {string}
+             */
+            state: "pending" | "delivered" | "failed";
+            attempts: number;
+            /** @description the last attempt's HTTP status; null without an answer */
+            status: number | null;
+            /** @description why the last attempt failed */
+            error: string | null;
+            latency_ms: number | null;
+            /**
+             * Format: date-time
+             * @description when it is tried next; null once delivered or failed
+             */
+            next_attempt_at: string | null;
+            /** Format: date-time */
+            delivered_at: string | null;
+            /** Format: date-time */
+            created_at: string;
+            attempt_log: {
+                attempt: number;
+                /** Format: date-time */
+                at: string;
+                status: number | null;
+                error: string | null;
+                latency_ms: number;
+            }[];
+        };
         Me: {
             id: string;
             email: string;
@@ -1600,6 +1899,44 @@ export interface components {
             /** @description Why the rule at `rule_index` could not be evaluated (it then decides `ask`). */
             error: string | null;
         };
+        RuleTry: {
+            rules: components["schemas"]["Rule"][];
+            /**
+             * @description How many of the tool's most recent requests to evaluate.
+             * @default 10
+             */
+            limit?: number;
+        };
+        RuleTryResult: {
+            /** @description How many recent requests were evaluated (at most `limit`). */
+            total: number;
+            approved: number;
+            denied: number;
+            /** @description No rule held, a rule decided ask, or a rule failed to evaluate. */
+            asked: number;
+            /** @description Newest first. */
+            results: components["schemas"]["RuleTryCall"][];
+        };
+        RuleTryCall: {
+            approval_request_id: string;
+            conversation_id: string;
+            /** Format: date-time */
+            requested_at: string;
+            /** @description The email of the conversation's owner (the rules' `user`). */
+            requested_by: string;
+            /** @description What became of the request (`pending`, `approved`, `denied`, `expired`, `superseded`, …). */
+            state: string;
+            /** @description The arguments as stored, secrets replaced by `"[redacted]"`. */
+            arguments: unknown;
+            /** @description Paths of the arguments that were redacted. */
+            redacted: string[];
+            /** @enum {string} */
+            decision: "approve" | "deny" | "ask";
+            /** @description The rule that decided (0-based); `null` when none held. */
+            rule_index: number | null;
+            /** @description Why the rule at `rule_index` could not be evaluated (it then decides `ask`). */
+            error: string | null;
+        };
         /** @description Toolgate's global settings. */
         Settings: {
             /**
@@ -1654,8 +1991,14 @@ export interface components {
          *       `server_label` and `tool_name` name the tool): `before`
          *       `{"approval_request_id", "state": "pending"}`; `after`
          *       `{approval_request_id, conversation_id, state, reason, scope,
-         *       remember}`. A remembered decision also records the `policy.set` it
-         *       caused. Requests superseded by a new message are not audited.
+         *       remember}`, with `grant_id` and `expires_at` when it made a grant
+         *       and `covered_by` (the request whose decision settled it) for a
+         *       request settled by another's grant or remembered decision. A
+         *       remembered decision also records the `policy.set` it caused.
+         *       Requests superseded by a new message are not audited.
+         *     * `grant.revoke` (a person revoked one of their grants): `before`
+         *       and `after` `{grant_id, conversation_id, approval_request_id,
+         *       expires_at, state}` (`state` `active`, then `revoked`).
          *     * `rules.set` (a list of argument rules replaced; `server_label`
          *       null for the workspace's, `tool_name` null for a server's):
          *       `before` and `after` `{"scope": "tool"|"server"|"workspace",
@@ -1665,9 +2008,13 @@ export interface components {
          *       name the tool, the actor is the conversation's owner): `before`
          *       null; `after` a `ToolCallReceipt`. Receipts outlive their
          *       conversation.
+         *     * `webhook.create`, `webhook.update`, `webhook.delete`
+         *       (`server_label` null): `before` / `after` the webhook `{id, url,
+         *       description, events, enabled}`, its URL's query values masked,
+         *       never its secret.
          * @enum {string}
          */
-        AuditAction: "server.create" | "server.update" | "server.delete" | "server.tools_changed" | "policy.set" | "policy.delete" | "settings.update" | "approval.decide" | "rules.set" | "tool.call";
+        AuditAction: "server.create" | "server.update" | "server.delete" | "server.tools_changed" | "policy.set" | "policy.delete" | "settings.update" | "approval.decide" | "rules.set" | "tool.call" | "grant.revoke" | "webhook.create" | "webhook.update" | "webhook.delete";
         /**
          * @description The `after` of a `tool.call` audit entry: one tool call as the
          *     model's provider reported it. Recorded when the call's `mcp_call`
@@ -2004,7 +2351,14 @@ export interface components {
         /**
          * @description `mcp_call`: why the call ran. `policy`: its effective policy is
          *     `never` (from `source`); `approval`: a person approved it;
-         *     `conversation`: a person allowed the tool for this conversation.
+         *     `conversation`: a person allowed the tool for this conversation (a
+         *     grant, `grant_id`); `grant`: a person allowed the tool for a while
+         *     in all their conversations (a timed grant, `grant_id`, until
+         *     `expires_at`). Calls recorded before grants had ids have no
+         *     `grant_id`. `rule`: an argument rule approved it (`rule`). A call
+         *     of a tool that argument rules apply to asks the provider for
+         *     approval every time; when no rule holds and its policy is `never`,
+         *     Toolgate approves it itself and the call says `policy`.
          * @example {
          *       "kind": "policy",
          *       "policy": "never",
@@ -2013,17 +2367,115 @@ export interface components {
          * @example {
          *       "kind": "approval"
          *     }
+         * @example {
+         *       "kind": "grant",
+         *       "grant_id": "grant_9e41c0aa7d3b5f2e8c6d1b44",
+         *       "expires_at": "2026-03-01T13:05:00Z"
+         *     }
+         * @example {
+         *       "kind": "rule",
+         *       "rule": {
+         *         "scope": "tool",
+         *         "server_label": "demo",
+         *         "tool_name": "delete_forecast",
+         *         "index": 0,
+         *         "when": "args.city in [\"Test\", \"Sandbox\"]",
+         *         "decision": "approve",
+         *         "reason": "test data"
+         *       }
+         *     }
          */
         AllowedBy: {
             /** @enum {string} */
-            kind: "policy" | "approval" | "conversation";
+            kind: "policy" | "approval" | "conversation" | "grant" | "rule";
+            /** @description With `kind` `conversation` or `grant`. */
+            grant_id?: string;
+            /**
+             * Format: date-time
+             * @description With `kind` `grant`.
+             */
+            expires_at?: string;
             /** @description With `kind` `policy`. */
             policy?: components["schemas"]["Policy"];
             /**
              * @description With `kind` `policy`.
              * @enum {string}
              */
-            source?: "tool" | "server" | "global" | "unknown";
+            source?: "tool" | "server" | "global" | "user" | "locked" | "new" | "changed" | "ask_everything" | "conversation" | "unknown";
+            rule?: components["schemas"]["RuleRef"];
+        };
+        /**
+         * @description One argument rule that held. `index` is its place in its list, from 0 (the web app says "rule 1").
+         * @example {
+         *       "scope": "workspace",
+         *       "index": 0,
+         *       "when": "args.path.startsWith(\"/etc/\")",
+         *       "decision": "deny",
+         *       "reason": "system files"
+         *     }
+         */
+        RuleRef: {
+            /** @enum {string} */
+            scope: "tool" | "server" | "workspace";
+            /** @description The list's server (scopes `tool` and `server`). */
+            server_label?: string;
+            /** @description The list's tool (scope `tool`). */
+            tool_name?: string;
+            index: number;
+            /** @description The rule's CEL expression. */
+            when: string;
+            /**
+             * @description What the rule says (a `clamped` check asks or denies instead).
+             * @enum {string}
+             */
+            decision: "approve" | "deny" | "ask";
+            reason?: string;
+        };
+        /**
+         * @description What the argument rules made of an approval request: the tool's
+         *     rules, then its server's, then the workspace's, first that holds.
+         *     `by` `rule`: the rule answered without a card (approved or denied,
+         *     `decided_by` null, `reason` naming the rule, sent upstream with a
+         *     denial); `by` `policy`: no rule held and the tool's policy lets it
+         *     run without asking, so Toolgate approved it; no `by`: the person
+         *     decides, and the card shows how many rules were checked. A rule
+         *     that fails to evaluate (`error`) asks, never approves; rules never
+         *     loosen a blocked tool, an admin's locked policy or "ask for
+         *     everything" (`clamped`).
+         * @example {
+         *       "checked": 2,
+         *       "decision": "approve",
+         *       "rule": {
+         *         "scope": "tool",
+         *         "server_label": "demo",
+         *         "tool_name": "delete_forecast",
+         *         "index": 0,
+         *         "when": "args.city in [\"Test\", \"Sandbox\"]",
+         *         "decision": "approve"
+         *       },
+         *       "by": "rule"
+         *     }
+         * @example {
+         *       "checked": 1,
+         *       "decision": "ask",
+         *       "rule": null
+         *     }
+         */
+        RuleCheck: {
+            /** @description How many rules were looked at. */
+            checked: number;
+            /** @enum {string} */
+            decision: "approve" | "deny" | "ask";
+            rule: components["schemas"]["RuleRef"] | null;
+            /** @enum {string} */
+            by?: "rule" | "policy";
+            /** @description With `by` `policy`. */
+            policy?: components["schemas"]["Policy"];
+            /** @description With `by` `policy`, where the policy came from. */
+            source?: string;
+            /** @description Why the rule that would decide could not be evaluated. */
+            error?: string;
+            clamped?: boolean;
         };
         /**
          * @description An approval request with its decision (the `approval.required` event's payload).
@@ -2088,10 +2540,10 @@ export interface components {
                 /** @enum {string} */
                 source: "tool" | "server" | "global" | "user" | "locked" | "new" | "changed" | "ask_everything" | "unknown";
                 /**
-                 * @description `not_read_only`: the default `ask_unless_read_only` asks because the tool does not declare `readOnlyHint: true`.
+                 * @description `not_read_only`: the default `ask_unless_read_only` asks because the tool does not declare `readOnlyHint: true`. `rules`: argument rules apply to the tool and none decided (see `rules`).
                  * @enum {string}
                  */
-                reason?: "not_read_only" | "new_tool" | "changed" | "read_only_changed" | "policy" | "ask_everything";
+                reason?: "not_read_only" | "new_tool" | "changed" | "read_only_changed" | "policy" | "ask_everything" | "rules";
                 fields?: ("title" | "description" | "input_schema" | "annotations")[];
             };
             /** Format: date-time */
@@ -2110,7 +2562,7 @@ export interface components {
             /** @description The person's reason, or why the request was superseded or expired. */
             reason: string | null;
             /** @enum {string|null} */
-            scope: "once" | "conversation" | null;
+            scope: "once" | "conversation" | "hour" | null;
             remember: boolean;
             /** @description The upstream response that carried the answer; `"unknown"` when the answer may have reached the provider but no response came back (it is then never sent as an approval again). */
             answered_in: string | null;
@@ -2119,6 +2571,8 @@ export interface components {
              * @description When a pending request expires if nobody decides (`requested_at` plus its server's `approval_ttl_seconds`, or `APPROVAL_TTL` where the server sets none); `null` once decided, and for a server whose requests never expire (`approval_ttl_seconds` 0).
              */
             expires_at: string | null;
+            /** @description What the argument rules made of the request; `null` when no rules apply to the tool. */
+            rules?: components["schemas"]["RuleCheck"] | null;
         };
         /** @description How a turn ended that did not complete (the `error` event's payload). Codes are listed in docs/sse-events.md. */
         TurnError: {
@@ -2146,11 +2600,38 @@ export interface components {
              */
             remember?: boolean;
             /**
-             * @description `conversation` (only with `approve: true`): allow the tool without asking for the rest of this conversation.
+             * @description `conversation` (only with `approve: true`): allow the tool without asking for the rest of this conversation (a grant). `hour` (only with `approve: true`): allow it in all my conversations for one hour (a timed grant).
              * @default once
              * @enum {string|null}
              */
-            scope?: "once" | "conversation" | null;
+            scope?: "once" | "conversation" | "hour" | null;
+        };
+        /**
+         * @description Lets a tool run without asking: in one conversation until it is
+         *     deleted (`conversation_id` set, `expires_at` null), or in all of its
+         *     owner's conversations until `expires_at` (`conversation_id` null; a
+         *     "for 1 hour" approval). Revoked and expired grants allow nothing.
+         */
+        Grant: {
+            /** @description `grant_…` */
+            id: string;
+            conversation_id: string | null;
+            conversation_title: string | null;
+            server_label: string;
+            tool_name: string;
+            /** @description The approval request whose decision made the grant. */
+            approval_request_id: string;
+            /** Format: date-time */
+            created_at: string;
+            /** Format: date-time */
+            expires_at: string | null;
+            /** Format: date-time */
+            revoked_at: string | null;
+            /** @enum {string} */
+            state: "active" | "expired" | "revoked";
+        };
+        GrantList: {
+            grants: components["schemas"]["Grant"][];
         };
         /**
          * @description One decision at the top level (`approval_request_id`, `approve`,
@@ -2164,7 +2645,7 @@ export interface components {
             reason?: string | null;
             remember?: boolean | null;
             /** @enum {string|null} */
-            scope?: "once" | "conversation" | null;
+            scope?: "once" | "conversation" | "hour" | null;
             decisions?: components["schemas"]["Decision"][];
         };
         Status: {
@@ -2206,6 +2687,15 @@ export interface components {
         };
     };
     responses: {
+        /** @description No webhook with that id (`webhook_not_found`). */
+        WebhookNotFound: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
         /**
          * @description The `Host` header is not one of `ALLOWED_HOSTS` (`misdirected_host`;
          *     default: the host of `LISTEN_ADDR`, `localhost`, `127.0.0.1`, `[::1]`).
@@ -2641,7 +3131,7 @@ export interface components {
          *     every action. The actions are `server.create`, `server.update`,
          *     `server.delete`, `server.tools_changed`, `policy.set`,
          *     `policy.delete`, `settings.update`, `approval.decide` and
-         *     `rules.set` and `tool.call` (receipts); other values are accepted
+         *     `rules.set`, `tool.call` (receipts) and `grant.revoke`; other values are accepted
          *     and match nothing.
          * @example policy.set
          */
@@ -3385,6 +3875,121 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable"];
         };
     };
+    tryToolRules: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The server's label. Matched exactly (case-sensitively); a value that
+                 *     names no server, including one that does not fit the pattern, gives
+                 *     `404 server_not_found`.
+                 * @example weather
+                 */
+                serverId: components["parameters"]["ServerId"];
+                /**
+                 * @description The tool's name, path-escaped (`a%2Fb` for `a/b`, `%25` for `%`):
+                 *     any name a server lists, 1-128 characters of valid UTF-8 without
+                 *     control characters; others give `400 invalid_tool_name`. It need not
+                 *     be a discovered tool.
+                 * @example delete_forecast
+                 */
+                toolName: components["parameters"]["ToolName"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "rules": [
+                 *         {
+                 *           "when": "args.city in [\"Test\", \"Sandbox\"]",
+                 *           "decision": "approve"
+                 *         },
+                 *         {
+                 *           "when": "args.city.startsWith(\"Ber\")",
+                 *           "decision": "deny"
+                 *         }
+                 *       ],
+                 *       "limit": 10
+                 *     }
+                 */
+                "application/json": components["schemas"]["RuleTry"];
+            };
+        };
+        responses: {
+            /** @description What the rules would have decided for each recent request, and the counts. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "total": 2,
+                     *       "approved": 1,
+                     *       "denied": 0,
+                     *       "asked": 1,
+                     *       "results": [
+                     *         {
+                     *           "approval_request_id": "mcpr_0123456789abcdef",
+                     *           "conversation_id": "conv_0123456789abcdef",
+                     *           "requested_at": "2025-06-01T10:15:00Z",
+                     *           "requested_by": "ann@example.com",
+                     *           "state": "approved",
+                     *           "arguments": {
+                     *             "city": "Sandbox"
+                     *           },
+                     *           "redacted": [],
+                     *           "decision": "approve",
+                     *           "rule_index": 0,
+                     *           "error": null
+                     *         },
+                     *         {
+                     *           "approval_request_id": "mcpr_fedcba9876543210",
+                     *           "conversation_id": "conv_0123456789abcdef",
+                     *           "requested_at": "2025-06-01T10:14:00Z",
+                     *           "requested_by": "ann@example.com",
+                     *           "state": "denied",
+                     *           "arguments": {
+                     *             "city": "Oslo",
+                     *             "api_key": "[redacted]"
+                     *           },
+                     *           "redacted": [
+                     *             "api_key"
+                     *           ],
+                     *           "decision": "ask",
+                     *           "rule_index": null,
+                     *           "error": null
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["RuleTryResult"];
+                };
+            };
+            /**
+             * @description Codes: `empty_body`, `malformed_json`, `unknown_field`,
+             *     `invalid_type`, `invalid_tool_name`, `invalid_rule`,
+             *     `rule_not_boolean`, `unknown_argument`, `too_many_rules` (as for
+             *     PUT), `invalid_limit` (`limit` outside 1–100).
+             */
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["CrossOrigin"];
+            /**
+             * @description `server_not_found`, or `tool_not_found` (the server knows no
+             *     such tool).
+             */
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            421: components["responses"]["MisdirectedHost"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
     getServerRules: {
         parameters: {
             query?: never;
@@ -3614,7 +4219,7 @@ export interface operations {
                  *     every action. The actions are `server.create`, `server.update`,
                  *     `server.delete`, `server.tools_changed`, `policy.set`,
                  *     `policy.delete`, `settings.update`, `approval.decide` and
-                 *     `rules.set` and `tool.call` (receipts); other values are accepted
+                 *     `rules.set`, `tool.call` (receipts) and `grant.revoke`; other values are accepted
                  *     and match nothing.
                  * @example policy.set
                  */
@@ -3670,7 +4275,7 @@ export interface operations {
                  *     every action. The actions are `server.create`, `server.update`,
                  *     `server.delete`, `server.tools_changed`, `policy.set`,
                  *     `policy.delete`, `settings.update`, `approval.decide` and
-                 *     `rules.set` and `tool.call` (receipts); other values are accepted
+                 *     `rules.set`, `tool.call` (receipts) and `grant.revoke`; other values are accepted
                  *     and match nothing.
                  * @example policy.set
                  */
@@ -4148,6 +4753,196 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable"];
         };
     };
+    listConversationGrants: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The conversation's id (`conv_…`). An id that names no conversation gives `404 conversation_not_found`.
+                 * @example conv_db5d2caa30c1c1dc7ab3158e
+                 */
+                conversationId: components["parameters"]["ConversationId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The grants, newest first. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "grants": [
+                     *         {
+                     *           "id": "grant_5b0f6f0d2a8c4e1f9a7b3c21",
+                     *           "conversation_id": "conv_db5d2caa30c1c1dc7ab3158e",
+                     *           "conversation_title": "Weather in Berlin",
+                     *           "server_label": "demo",
+                     *           "tool_name": "delete_forecast",
+                     *           "approval_request_id": "mcpr_04fbb461545cb62fa62f94e6415e61ae641139748e99854db8",
+                     *           "created_at": "2026-03-01T12:00:00Z",
+                     *           "expires_at": null,
+                     *           "revoked_at": null,
+                     *           "state": "active"
+                     *         },
+                     *         {
+                     *           "id": "grant_9e41c0aa7d3b5f2e8c6d1b44",
+                     *           "conversation_id": null,
+                     *           "conversation_title": null,
+                     *           "server_label": "demo",
+                     *           "tool_name": "get_forecast",
+                     *           "approval_request_id": "mcpr_8091ce94d6c2debe01f0efef5d8f3a5eaebabcaf314205f9eb",
+                     *           "created_at": "2026-03-01T12:05:00Z",
+                     *           "expires_at": "2026-03-01T13:05:00Z",
+                     *           "revoked_at": null,
+                     *           "state": "active"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["GrantList"];
+                };
+            };
+            400: components["responses"]["InvalidText"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["CrossOrigin"];
+            404: components["responses"]["ConversationNotFound"];
+            421: components["responses"]["MisdirectedHost"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listGrants: {
+        parameters: {
+            query?: {
+                /** @description `expired`: list expired and revoked grants too. */
+                include?: "expired";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The grants, newest first. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "grants": [
+                     *         {
+                     *           "id": "grant_9e41c0aa7d3b5f2e8c6d1b44",
+                     *           "conversation_id": null,
+                     *           "conversation_title": null,
+                     *           "server_label": "demo",
+                     *           "tool_name": "get_forecast",
+                     *           "approval_request_id": "mcpr_8091ce94d6c2debe01f0efef5d8f3a5eaebabcaf314205f9eb",
+                     *           "created_at": "2026-03-01T12:05:00Z",
+                     *           "expires_at": "2026-03-01T13:05:00Z",
+                     *           "revoked_at": null,
+                     *           "state": "active"
+                     *         },
+                     *         {
+                     *           "id": "grant_5b0f6f0d2a8c4e1f9a7b3c21",
+                     *           "conversation_id": "conv_db5d2caa30c1c1dc7ab3158e",
+                     *           "conversation_title": "Weather in Berlin",
+                     *           "server_label": "demo",
+                     *           "tool_name": "delete_forecast",
+                     *           "approval_request_id": "mcpr_04fbb461545cb62fa62f94e6415e61ae641139748e99854db8",
+                     *           "created_at": "2026-03-01T11:00:00Z",
+                     *           "expires_at": null,
+                     *           "revoked_at": "2026-03-01T11:30:00Z",
+                     *           "state": "revoked"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["GrantList"];
+                };
+            };
+            /**
+             * @description `invalid_include`: `include` is not `expired`; or `invalid_text`
+             *     (NUL or invalid UTF-8 in the query).
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "invalid_include",
+                     *         "message": "include must be \"expired\" (to list expired and revoked grants too) or left out (got \"all\")",
+                     *         "fields": {
+                     *           "include": "include must be \"expired\" (to list expired and revoked grants too) or left out (got \"all\")"
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["CrossOrigin"];
+            421: components["responses"]["MisdirectedHost"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    revokeGrant: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example grant_5b0f6f0d2a8c4e1f9a7b3c21 */
+                grantId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Revoked (or had already ended). */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["InvalidText"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["CrossOrigin"];
+            /** @description You have no such grant (`grant_not_found`); another user's grant is not yours to see or revoke. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "grant_not_found",
+                     *         "message": "you have no grant with id \"grant_5b0f6f0d2a8c4e1f9a7b3c21\""
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            421: components["responses"]["MisdirectedHost"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
     retryTurn: {
         parameters: {
             query?: never;
@@ -4360,8 +5155,9 @@ export interface operations {
              *     (missing), `invalid_decisions` (neither form, both forms, or an
              *     empty `decisions` array), `invalid_decision` (a decision without
              *     `approval_request_id` or `approve`, the same request twice,
-             *     `reason` over 2000 characters, `scope` not `once` or
-             *     `conversation`, or `scope: conversation` with `approve: false`;
+             *     `reason` over 2000 characters, `scope` not `once`,
+             *     `conversation` or `hour`, or `scope` `conversation` or `hour`
+             *     with `approve: false`;
              *     `fields` names each, e.g. `decisions[1].scope`),
              *     `invalid_idempotency_key` (the `Idempotency-Key` header is not 1
              *     to 255 printable ASCII characters, or was sent twice).
@@ -4930,6 +5726,338 @@ export interface operations {
             };
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            421: components["responses"]["MisdirectedHost"];
+            500: components["responses"]["Internal"];
+        };
+    };
+    listWebhooks: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Every webhook, oldest first. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "webhooks": [
+                     *         {
+                     *           "id": "wh_3q2Xc1mVb7Yp0aKd",
+                     *           "url": "https://hooks.example.com/toolgate?token=%2A%2A%2A%2A",
+                     *           "description": "#approvals in Slack",
+                     *           "events": [
+                     *             "approval.required",
+                     *             "decision.recorded"
+                     *           ],
+                     *           "enabled": true,
+                     *           "created_at": "2026-11-26T05:00:00Z",
+                     *           "updated_at": "2026-11-26T05:00:00Z"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        webhooks: components["schemas"]["Webhook"][];
+                    };
+                };
+            };
+            400: components["responses"]["InvalidText"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["AdminOnly"];
+            421: components["responses"]["MisdirectedHost"];
+            500: components["responses"]["Internal"];
+        };
+    };
+    createWebhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "url": "https://hooks.example.com/toolgate?token=abc123",
+                 *       "description": "#approvals in Slack",
+                 *       "events": [
+                 *         "approval.required",
+                 *         "decision.recorded"
+                 *       ]
+                 *     }
+                 */
+                "application/json": {
+                    /** @description http(s), no user info, no #fragment */
+                    url: string;
+                    description?: string;
+                    events: ("approval.required" | "decision.recorded")[];
+                    /** @default true */
+                    enabled?: boolean;
+                    /** @description the signing secret to use; leave out and Toolgate generates one */
+                    secret?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description The webhook, with its secret (shown this once). */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "wh_3q2Xc1mVb7Yp0aKd",
+                     *       "url": "https://hooks.example.com/toolgate?token=%2A%2A%2A%2A",
+                     *       "description": "#approvals in Slack",
+                     *       "events": [
+                     *         "approval.required",
+                     *         "decision.recorded"
+                     *       ],
+                     *       "enabled": true,
+                     *       "created_at": "2026-11-26T05:00:00Z",
+                     *       "updated_at": "2026-11-26T05:00:00Z",
+                     *       "secret": "whsec_PZ1d0s8Vq4dG3hJx2nK7uQeWm5yT9cRbA1LfN0oIsEk"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Webhook"] & {
+                        secret: string;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["AdminOnly"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            421: components["responses"]["MisdirectedHost"];
+            500: components["responses"]["Internal"];
+        };
+    };
+    getWebhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                webhookId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The webhook, without its secret. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Webhook"];
+                };
+            };
+            400: components["responses"]["InvalidText"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["AdminOnly"];
+            404: components["responses"]["WebhookNotFound"];
+            421: components["responses"]["MisdirectedHost"];
+            500: components["responses"]["Internal"];
+        };
+    };
+    deleteWebhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                webhookId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["InvalidText"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["AdminOnly"];
+            404: components["responses"]["WebhookNotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            421: components["responses"]["MisdirectedHost"];
+            500: components["responses"]["Internal"];
+        };
+    };
+    updateWebhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                webhookId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "enabled": false
+                 *     }
+                 */
+                "application/json": {
+                    url?: string;
+                    description?: string;
+                    events?: ("approval.required" | "decision.recorded")[];
+                    enabled?: boolean;
+                };
+            };
+        };
+        responses: {
+            /** @description The webhook. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Webhook"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["AdminOnly"];
+            404: components["responses"]["WebhookNotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            421: components["responses"]["MisdirectedHost"];
+            500: components["responses"]["Internal"];
+        };
+    };
+    testWebhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                webhookId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The queued delivery. */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "whd_0c4c5d6f0e8a4b3f9d1e2a7b6c5d4e3f",
+                     *       "webhook_id": "wh_3q2Xc1mVb7Yp0aKd",
+                     *       "event": "ping",
+                     *       "conversation_id": null,
+                     *       "state": "pending",
+                     *       "attempts": 0,
+                     *       "status": null,
+                     *       "error": null,
+                     *       "latency_ms": null,
+                     *       "next_attempt_at": "2026-11-26T05:01:00Z",
+                     *       "delivered_at": null,
+                     *       "created_at": "2026-11-26T05:01:00Z",
+                     *       "attempt_log": []
+                     *     }
+                     */
+                    "application/json": components["schemas"]["WebhookDelivery"];
+                };
+            };
+            400: components["responses"]["InvalidText"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["AdminOnly"];
+            404: components["responses"]["WebhookNotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            421: components["responses"]["MisdirectedHost"];
+            500: components["responses"]["Internal"];
+        };
+    };
+    listWebhookDeliveries: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                webhookId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The deliveries. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "deliveries": [
+                     *         {
+                     *           "id": "whd_9b1f0c2d3e4a5b6c7d8e9f0a1b2c3d4e",
+                     *           "webhook_id": "wh_3q2Xc1mVb7Yp0aKd",
+                     *           "event": "approval.required",
+                     *           "conversation_id": "conv_b44c6c38ee733c09d5e293ca",
+                     *           "state": "delivered",
+                     *           "attempts": 3,
+                     *           "status": 200,
+                     *           "error": null,
+                     *           "latency_ms": 41,
+                     *           "next_attempt_at": null,
+                     *           "delivered_at": "2026-11-26T05:03:12Z",
+                     *           "created_at": "2026-11-26T05:01:40Z",
+                     *           "attempt_log": [
+                     *             {
+                     *               "attempt": 1,
+                     *               "at": "2026-11-26T05:01:40Z",
+                     *               "status": 500,
+                     *               "error": "the receiver answered 500 Internal Server Error",
+                     *               "latency_ms": 12
+                     *             },
+                     *             {
+                     *               "attempt": 2,
+                     *               "at": "2026-11-26T05:02:10Z",
+                     *               "status": 500,
+                     *               "error": "the receiver answered 500 Internal Server Error",
+                     *               "latency_ms": 10
+                     *             },
+                     *             {
+                     *               "attempt": 3,
+                     *               "at": "2026-11-26T05:03:12Z",
+                     *               "status": 200,
+                     *               "error": null,
+                     *               "latency_ms": 41
+                     *             }
+                     *           ]
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        deliveries: components["schemas"]["WebhookDelivery"][];
+                    };
+                };
+            };
+            400: components["responses"]["InvalidText"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["AdminOnly"];
+            404: components["responses"]["WebhookNotFound"];
             421: components["responses"]["MisdirectedHost"];
             500: components["responses"]["Internal"];
         };

@@ -22,6 +22,14 @@ export type AuthStatus = JSONOf<"authStatus">;
 export type User = S["User"];
 export type ApiToken = JSONOf<"listTokens">["tokens"][number];
 export type NewApiToken = JSONOf<"createToken", 201>;
+/** "Approve for this conversation" (conversation_id set) or "for 1 hour" (expires_at set, all conversations). */
+export type Grant = S["Grant"];
+
+export type Webhook = S["Webhook"];
+export type WebhookEvent = Webhook["events"][number];
+/** The answer to creating a webhook: the only one that carries its secret. */
+export type NewWebhook = JSONOf<"createWebhook", 201>;
+export type WebhookDelivery = S["WebhookDelivery"];
 
 export type AsksBecause = S["AsksBecause"];
 export type ChangedField = "description" | "input_schema" | "annotations" | "title";
@@ -37,6 +45,11 @@ export type Tool = S["Tool"];
 export type DiscoveredTool = Pick<Tool, "name" | "title" | "description" | "input_schema" | "annotations">;
 export type ToolPolicy = S["ToolPolicy"];
 export type Settings = S["Settings"];
+export type Rule = S["Rule"];
+export type RuleDecision = Rule["decision"];
+export type RuleTestResult = S["RuleTestResult"];
+export type RuleTryResult = S["RuleTryResult"];
+export type RuleTryCall = S["RuleTryCall"];
 export type AuditEntry = S["AuditEntry"];
 export type AuditPage = S["AuditPage"];
 export type Info = S["Info"];
@@ -48,6 +61,8 @@ export type ConversationTools = S["ConversationTools"];
 export type ServerChoice = S["ServerChoice"];
 export type AllowedBy = S["AllowedBy"];
 export type Approval = S["Approval"];
+export type RuleCheck = S["RuleCheck"];
+export type RuleRef = S["RuleRef"];
 /**
  * outcome_unknown: approved, but whether the tool ran could not be found out
  * (it may have run; it is never sent again); expired: it can no longer be

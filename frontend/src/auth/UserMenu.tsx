@@ -67,6 +67,7 @@ export function UserMenu({ me }: { me: Me }) {
           </p>
           <ul>
             <li><a {...link({ page: "tokens" })}>{t("menu.tokens")}</a></li>
+            <li><a {...link({ page: "grants" })}>{t("menu.grants")}</a></li>
             {me.role === "admin" && <li><a {...link({ page: "users" })}>{t("menu.users")}</a></li>}
             <li><LanguageSelect /></li>
             <li>

@@ -104,12 +104,65 @@ describe("ApprovalCard", () => {
     expect(screen.getByText(`${text}.`)).toBeInTheDocument();
   });
 
-  it("Approve with remember sends approve and remember, nothing else", async () => {
+  it.each([
+    ["Approve once", { approve: true }],
+    ["Approve for this conversation", { approve: true, scope: "conversation" }],
+    ["Approve for 1 hour", { approve: true, scope: "hour" }],
+    ["Approve always (remember)", { approve: true, remember: true }],
+  ] as const)("the Approve menu's %s sends exactly that", async (item, sent) => {
     const { user, onDecide } = setup();
-    await user.click(screen.getByRole("checkbox", { name: "Remember for this tool" }));
-    await user.click(screen.getByRole("button", { name: "Approve" }));
+    await user.click(screen.getByRole("button", { name: "More approval choices" }));
+    await user.click(screen.getByRole("menuitem", { name: (n: string) => n.startsWith(item) }));
     expect(onDecide).toHaveBeenCalledTimes(1);
-    expect(onDecide).toHaveBeenCalledWith({ approval_request_id: "mcpr_1", approve: true, remember: true });
+    expect(onDecide).toHaveBeenCalledWith({ approval_request_id: "mcpr_1", ...sent });
+  });
+
+  it.each([
+    ["Deny once", { approve: false }],
+    ["Deny always (block)", { approve: false, remember: true }],
+  ] as const)("the Deny menu's %s sends exactly that, never a scope", async (item, sent) => {
+    const { user, onDecide } = setup();
+    await user.click(screen.getByRole("button", { name: "More denial choices" }));
+    expect(screen.getAllByRole("menuitem")).toHaveLength(2);
+    await user.click(screen.getByRole("menuitem", { name: (n: string) => n.startsWith(item) }));
+    expect(onDecide).toHaveBeenCalledWith({ approval_request_id: "mcpr_1", ...sent });
+  });
+
+  it("each menu item says what it does, in its name", async () => {
+    const { user } = setup();
+    await user.click(screen.getByRole("button", { name: "More approval choices" }));
+    expect(screen.getAllByRole("menuitem").map((m) => m.textContent)).toEqual([
+      "Approve onceRuns this call; send_alert asks again next time",
+      "Approve for this conversationsend_alert runs without asking for the rest of this conversation",
+      "Approve for 1 hoursend_alert runs without asking in all your conversations for the next hour",
+      "Approve always (remember)Never ask you again for send_alert (your own policy; others are not affected)",
+    ]);
+    expect(screen.getByRole("menuitem", { name: /^Approve for 1 hour send_alert runs without asking in all your conversations/ })).toBeInTheDocument();
+  });
+
+  it("the menu works by keyboard: arrows move, Escape closes and returns focus, Enter picks", async () => {
+    const { user, onDecide } = setup();
+    const toggle = screen.getByRole("button", { name: "More approval choices" });
+    expect(toggle).toHaveAttribute("aria-haspopup", "menu");
+    expect(toggle).toHaveAttribute("aria-expanded", "false");
+    toggle.focus();
+    await user.keyboard("{ArrowDown}");
+    expect(toggle).toHaveAttribute("aria-expanded", "true");
+    expect(screen.getByRole("menuitem", { name: /^Approve once/ })).toHaveFocus();
+    await user.keyboard("{ArrowDown}");
+    expect(screen.getByRole("menuitem", { name: /^Approve for this conversation/ })).toHaveFocus();
+    await user.keyboard("{End}");
+    expect(screen.getByRole("menuitem", { name: /^Approve always \(remember\)/ })).toHaveFocus();
+    await user.keyboard("{ArrowDown}");
+    expect(screen.getByRole("menuitem", { name: /^Approve once/ })).toHaveFocus();
+    await user.keyboard("{Escape}");
+    expect(screen.queryByRole("menu")).toBeNull();
+    expect(toggle).toHaveFocus();
+    expect(onDecide).not.toHaveBeenCalled();
+    await user.keyboard("{ArrowUp}");
+    expect(screen.getByRole("menuitem", { name: /^Approve always \(remember\)/ })).toHaveFocus();
+    await user.keyboard("{ArrowUp}{Enter}");
+    expect(onDecide).toHaveBeenCalledWith({ approval_request_id: "mcpr_1", approve: true, scope: "hour" });
   });
 
   it("Deny with a reason sends the trimmed reason", async () => {
@@ -119,36 +172,12 @@ describe("ApprovalCard", () => {
     expect(onDecide).toHaveBeenCalledWith({ approval_request_id: "mcpr_1", approve: false, reason: "not Berlin, it is calm" });
   });
 
-  it("Deny with remember blocks the tool, and never sends a conversation scope", async () => {
-    const { user, onDecide } = setup();
-    await user.click(screen.getByRole("checkbox", { name: "Remember for this tool" }));
-    await user.click(screen.getByRole("checkbox", { name: "Allow for this conversation" }));
-    await user.click(screen.getByRole("button", { name: "Deny" }));
-    expect(onDecide).toHaveBeenCalledWith({ approval_request_id: "mcpr_1", approve: false, remember: true });
-  });
-
-  it("Allow for this conversation approves with scope conversation", async () => {
-    const { user, onDecide } = setup();
-    await user.click(screen.getByRole("checkbox", { name: "Allow for this conversation" }));
-    await user.click(screen.getByRole("button", { name: "Approve" }));
-    expect(onDecide).toHaveBeenCalledWith({ approval_request_id: "mcpr_1", approve: true, scope: "conversation" });
-  });
-
-  it("the remember hint says what each button would remember", async () => {
-    const { user } = setup();
-    const box = screen.getByRole("checkbox", { name: "Remember for this tool" });
-    expect(box).toHaveAccessibleDescription("Approve: never ask you again for send_alert · Deny: block send_alert for you (your own policy; others are not affected)");
-    await user.hover(screen.getByRole("button", { name: "Approve" }));
-    expect(box).toHaveAccessibleDescription("Approving will never ask you again for send_alert (your own policy)");
-    await user.hover(screen.getByRole("button", { name: "Deny" }));
-    expect(box).toHaveAccessibleDescription("Denying will block send_alert for you (your own policy)");
-  });
-
   it("is disabled while busy and sends nothing", async () => {
     const { user, onDecide } = setup({ busy: true, busyText: "Sending your decision…" });
     expect(screen.getByRole("button", { name: "Approve" })).toBeDisabled();
     expect(screen.getByRole("button", { name: "Deny" })).toBeDisabled();
-    expect(screen.getByRole("checkbox", { name: "Remember for this tool" })).toBeDisabled();
+    expect(screen.getByRole("button", { name: "More approval choices" })).toBeDisabled();
+    expect(screen.getByRole("button", { name: "More denial choices" })).toBeDisabled();
     expect(screen.getByRole("textbox", { name: "Reason (optional, sent to the model)" })).toBeDisabled();
     expect(screen.getByRole("status")).toHaveTextContent("Sending your decision…");
     await user.click(screen.getByRole("button", { name: "Approve" }));
@@ -173,8 +202,8 @@ describe("ApprovalCard", () => {
     rerender(<ApprovalCard approval={a} busy={false} onDecide={onDecide} error="send_alert on demo is blocked; deny it, or approve with Remember for this tool" />);
     expect(screen.getByRole("alert")).toHaveTextContent("send_alert on demo is blocked; deny it, or approve with Remember for this tool");
     expect(screen.getByRole("button", { name: "Approve" })).toBeEnabled();
-    await user.click(screen.getByRole("checkbox", { name: "Remember for this tool" }));
-    await user.click(screen.getByRole("button", { name: "Approve" }));
+    await user.click(screen.getByRole("button", { name: "More approval choices" }));
+    await user.click(screen.getByRole("menuitem", { name: /^Approve always \(remember\)/ }));
     expect(onDecide).toHaveBeenCalledTimes(2);
     expect(onDecide).toHaveBeenLastCalledWith({ approval_request_id: "mcpr_1", approve: true, remember: true });
   });
@@ -182,15 +211,14 @@ describe("ApprovalCard", () => {
   it("can be decided with the keyboard alone", async () => {
     const { user, onDecide, card } = setup();
     card.focus();
-    await user.tab(); // Remember for this tool
-    expect(screen.getByRole("checkbox", { name: "Remember for this tool" })).toHaveFocus();
-    await user.tab(); // Allow for this conversation
-    await user.keyboard(" ");
     await user.tab(); // Reason
     await user.keyboard("ok for now");
     await user.tab(); // Approve
     expect(screen.getByRole("button", { name: "Approve" })).toHaveFocus();
+    await user.tab(); // Approve ▾
+    expect(screen.getByRole("button", { name: "More approval choices" })).toHaveFocus();
     await user.keyboard("{Enter}");
+    await user.keyboard("{ArrowDown}{Enter}");
     expect(onDecide).toHaveBeenCalledWith({ approval_request_id: "mcpr_1", approve: true, scope: "conversation", reason: "ok for now" });
   });
 
@@ -206,7 +234,7 @@ describe("ApprovalCard", () => {
     expect(screen.getByRole("button", { name: "Approve" })).toBeEnabled();
   });
 
-  it("reads in German: Bestätigung erforderlich, Genehmigen, Ablehnen, Auswahl für dieses Tool merken", async () => {
+  it("reads in German: Bestätigung erforderlich, Genehmigen, Ablehnen, Immer ablehnen (blockieren)", async () => {
     await i18n.changeLanguage("de");
     const onDecide = vi.fn();
     const user = userEvent.setup();
@@ -216,8 +244,8 @@ describe("ApprovalCard", () => {
     expect(within(card).getByText("Geändert, seit Sie es erlaubt haben: Beschreibung, Eingabeschema.")).toBeInTheDocument();
     expect(within(card).getByRole("list", { name: "Hinweise des MCP-Servers" })).toHaveTextContent("destruktiv");
     expect(within(card).getByRole("region", { name: "Argumente" })).toHaveTextContent("verborgen");
-    await user.click(within(card).getByRole("checkbox", { name: "Auswahl für dieses Tool merken" }));
-    await user.click(within(card).getByRole("button", { name: "Ablehnen" }));
+    await user.click(within(card).getByRole("button", { name: "Weitere Ablehnungsoptionen" }));
+    await user.click(within(card).getByRole("menuitem", { name: /^Immer ablehnen \(blockieren\)/ }));
     expect(onDecide).toHaveBeenCalledWith({ approval_request_id: "mcpr_1", approve: false, remember: true });
     expect(within(card).getByRole("button", { name: "Genehmigen" })).toBeDisabled();
   });

@@ -3,7 +3,8 @@
 import { forwardRef, useId, useState } from "react";
 import type { TFunction } from "i18next";
 import { useTranslation } from "react-i18next";
-import type { Approval, Decision } from "../api/types";
+import type { Approval, Decision, RuleCheck } from "../api/types";
+import { DecisionMenu } from "./DecisionMenu";
 import { ExpiryCountdown } from "./ExpiryCountdown";
 import { JsonView, RedactedNote } from "./JsonView";
 
@@ -21,12 +22,21 @@ export interface ApprovalCardProps {
 type Why = Approval["asks_because"];
 
 /** Why the card asks: the hint-based default, a new or changed tool, or the policy and where it was set. */
+/** What the argument rules made of a request the person decides: how many were checked, and why none decided. */
+export function rulesCheckedText(t: TFunction<"chat">, c: RuleCheck): string {
+  if (c.error) return t("rules.error", { count: c.checked, error: c.error });
+  if (c.clamped && c.rule) return t("rules.clamped", { n: c.rule.index + 1, when: c.rule.when });
+  if (c.rule) return t("rules.asked", { n: c.rule.index + 1, when: c.rule.when, scope: t(`rules.scope.${c.rule.scope}`) });
+  return t("rules.none", { count: c.checked });
+}
+
 export function asksBecauseText(t: TFunction<"chat">, why: Why | undefined): string {
   switch (why?.reason) {
     case "not_read_only": return t("why.notReadOnly");
     case "new_tool": return t("why.newTool");
     case "read_only_changed": return t("why.readOnlyChanged");
     case "ask_everything": return t("why.askEverything");
+    case "rules": return t("why.rules");
     case "changed": {
       const fields = (why.fields ?? []).map((f) => t(`why.field.${f}`)).join(", ");
       return fields ? t("why.changedFields", { fields }) : t("why.changed");
@@ -64,10 +74,7 @@ export const ApprovalCard = forwardRef<HTMLElement, ApprovalCardProps>(function 
   const { t } = useTranslation("chat");
   const tool = approval.tool_name;
   const server = approval.server_label;
-  const [remember, setRemember] = useState(false);
-  const [conversation, setConversation] = useState(false);
   const [reason, setReason] = useState("");
-  const [intent, setIntent] = useState<"approve" | "deny" | null>(null);
   // A click sends at most one decision: the guard holds until the server
   // refuses it (a new error), or the page is done sending and the request
   // is still pending (busy ends): then the person may decide again.
@@ -80,27 +87,26 @@ export const ApprovalCard = forwardRef<HTMLElement, ApprovalCardProps>(function 
   const ids = useId();
   const disabled = busy || sent;
 
-  const decide = (approve: boolean) => {
+  // One choice, one meaning: each menu item says exactly what it does.
+  const decide = (approve: boolean, how: string) => {
     if (disabled) return;
     setSent(true);
     const d: Decision = { approval_request_id: approval.approval_request_id, approve };
     const r = reason.trim();
     if (r) d.reason = r;
-    if (remember) d.remember = true;
-    if (approve && conversation) d.scope = "conversation";
+    if (how === "always") d.remember = true;
+    if (approve && (how === "conversation" || how === "hour")) d.scope = how;
     onDecide(d);
   };
+  const choice = (key: string, label: string) => ({ key, label: t(`card.${label}`), hint: t(`card.${label}Hint`, { tool }) });
 
-  const rememberHint = t(intent === "approve" ? "card.rememberHintApprove" : intent === "deny" ? "card.rememberHintDeny" : "card.rememberHint", { tool });
   const title = approval.annotations?.title;
-  const intentProps = (i: "approve" | "deny") => ({
-    onMouseEnter: () => setIntent(i), onMouseLeave: () => setIntent(null),
-    onFocus: () => setIntent(i), onBlur: () => setIntent(null),
-  });
 
   return (
     <article
       ref={ref}
+      // The anchor webhook links point at (README, "Webhooks").
+      id={`approval-${approval.approval_request_id}`}
       tabIndex={-1}
       className={`approval-card${disabled ? " is-busy" : ""}`}
       aria-label={t("card.label", { tool, server })}
@@ -119,6 +125,7 @@ export const ApprovalCard = forwardRef<HTMLElement, ApprovalCardProps>(function 
         {title && <p className="approval-tool-title">{title}</p>}
         <Badges a={approval.annotations} />
         <p className="approval-why">{asksBecauseText(t, approval.asks_because)}.</p>
+        {approval.rules && <p className="approval-rules">{rulesCheckedText(t, approval.rules)}</p>}
         <ExpiryCountdown expiresAt={approval.expires_at} />
       </header>
 
@@ -129,18 +136,6 @@ export const ApprovalCard = forwardRef<HTMLElement, ApprovalCardProps>(function 
       </section>
 
       <div className="approval-options">
-        <div className="approval-option">
-          <input id={`${ids}-remember`} type="checkbox" checked={remember} disabled={disabled}
-            aria-describedby={`${ids}-remember-hint`} onChange={(e) => setRemember(e.target.checked)} />
-          <label htmlFor={`${ids}-remember`}>{t("card.remember")}</label>
-          <span id={`${ids}-remember-hint`} className={`option-hint${remember ? " is-on" : ""}`}>{rememberHint}</span>
-        </div>
-        <div className="approval-option">
-          <input id={`${ids}-conv`} type="checkbox" checked={conversation} disabled={disabled}
-            aria-describedby={`${ids}-conv-hint`} onChange={(e) => setConversation(e.target.checked)} />
-          <label htmlFor={`${ids}-conv`}>{t("card.conversation")}</label>
-          <span id={`${ids}-conv-hint`} className={`option-hint${conversation ? " is-on" : ""}`}>{t("card.conversationHint", { tool })}</span>
-        </div>
         <div className="approval-reason">
           <label htmlFor={`${ids}-reason`}>{t("card.reason")}</label>
           <textarea id={`${ids}-reason`} rows={2} value={reason} disabled={disabled} maxLength={2000}
@@ -152,12 +147,13 @@ export const ApprovalCard = forwardRef<HTMLElement, ApprovalCardProps>(function 
       {error && <p className="alert error approval-error" role="alert">{error}</p>}
 
       <div className="approval-actions">
-        <button type="button" className="primary" disabled={disabled} onClick={() => decide(true)} {...intentProps("approve")}>
-          {t("card.approve")}
-        </button>
-        <button type="button" className="danger" disabled={disabled} onClick={() => decide(false)} {...intentProps("deny")}>
-          {t("card.deny")}
-        </button>
+        <DecisionMenu label={t("card.approve")} menuLabel={t("card.approveMenu")} className="primary" disabled={disabled}
+          choices={[choice("once", "approveOnce"), choice("conversation", "approveConversation"),
+            choice("hour", "approveHour"), choice("always", "approveAlways")]}
+          onPick={(how) => decide(true, how)} />
+        <DecisionMenu label={t("card.deny")} menuLabel={t("card.denyMenu")} className="danger" disabled={disabled}
+          choices={[choice("once", "denyOnce"), choice("always", "denyAlways")]}
+          onPick={(how) => decide(false, how)} />
         {disabled && (
           <span className="approval-busy" role="status">
             <span className="spinner" aria-hidden="true" />

@@ -11,6 +11,7 @@ import { navigate, parseRoute } from "../router";
 import { Composer, type ComposerHandle } from "./Composer";
 import { useCardFocus, useDecisionQueue } from "./DecisionQueue";
 import { EmptyState } from "./EmptyState";
+import { GrantsPanel } from "./GrantsPanel";
 import { LiveStatus } from "./LiveStatus";
 import { useConversation, useConversations, useInfo } from "./queries";
 import { Sidebar, titleOf } from "./Sidebar";
@@ -146,6 +147,7 @@ export function ChatPage({ conversationId }: { conversationId?: string }) {
           </button>
           <h1 ref={heading} tabIndex={-1}>{title || "\u00a0"}</h1>
           {pending.length > 0 && <span className="badge needs-approval">{t("header.waiting", { count: pending.length })}</span>}
+          {conversationId && tr && <GrantsPanel key={conversationId} conversationId={conversationId} />}
           {(conversationId || !busy) && <ToolsControl conversationId={conversationId} onCreate={createForTools} />}
         </header>
 

@@ -88,8 +88,8 @@ describe("the decision queue", () => {
     await user.click(within(c).getByRole("button", { name: "Approve" }));
     expect(await within(c).findByRole("alert")).toHaveTextContent(
       "delete_forecast on demo was blocked after it asked (its policy changed, or its server was disabled or removed), so it cannot simply be approved.");
-    await user.click(within(c).getByRole("checkbox", { name: "Remember for this tool" }));
-    await user.click(within(c).getByRole("button", { name: "Approve" }));
+    await user.click(within(c).getByRole("button", { name: "More approval choices" }));
+    await user.click(within(c).getByRole("menuitem", { name: /^Approve always \(remember\)/ }));
     expect(await screen.findByText("remembered: your policy is now Auto")).toBeInTheDocument();
     expect(calls.filter((c) => c.method === "POST").map((c) => c.body)).toEqual([
       { conversation_id: "conv_1", decisions: [{ approval_request_id: "mcpr_1", approve: true }] },

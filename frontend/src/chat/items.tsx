@@ -96,9 +96,16 @@ export function ListToolsRow({ item }: { item: ListToolsItem }) {
 
 export function AllowedByLine({ allowed, server, tool }: { allowed?: AllowedBy; server: string; tool: string }) {
   const { t } = useTranslation("chat");
+  const { dateTime } = useFormat();
   if (!allowed) return null;
   if (allowed.kind === "approval") return <span className="allowed-by">{t("item.allowed.approval")}</span>;
   if (allowed.kind === "conversation") return <span className="allowed-by">{t("item.allowed.conversation")}</span>;
+  if (allowed.kind === "rule" && allowed.rule) {
+    return <span className="allowed-by">{t("item.allowed.rule", { n: allowed.rule.index + 1, scope: t(`rules.scope.${allowed.rule.scope}`), when: allowed.rule.when })}</span>;
+  }
+  if (allowed.kind === "grant") {
+    return <span className="allowed-by">{allowed.expires_at ? t("item.allowed.grantUntil", { time: dateTime(allowed.expires_at) }) : t("item.allowed.grant")}</span>;
+  }
   const policy = t(`policy.${allowed.policy ?? "never"}`);
   const source = t(`item.allowed.source.${allowed.source ?? "unknown"}`);
   return (
@@ -189,7 +196,8 @@ export function ToolCallRow({ item }: { item: CallItem }) {
   );
 }
 
-type Decided = Pick<Approval, "tool_name" | "server_label" | "state" | "reason" | "remember" | "scope" | "decided_at" | "decided_by">;
+type Decided = Pick<Approval, "tool_name" | "server_label" | "state" | "reason" | "remember" | "scope" | "decided_at" | "decided_by"> &
+  { rules?: Approval["rules"] };
 
 /**
  * What became of a request, in a few words: "approved by ana@example.com",
@@ -197,7 +205,14 @@ type Decided = Pick<Approval, "tool_name" | "server_label" | "state" | "reason" 
  * approval whose outcome is unknown was approved first: it says so, and
  * DecidedApproval says that the tool may have run and what to do.
  */
-export function decidedText(t: TFunction<"chat">, a: Pick<Decided, "state" | "reason" | "decided_by">): string {
+export function decidedText(t: TFunction<"chat">, a: Pick<Decided, "state" | "reason" | "decided_by" | "rules">): string {
+  const by = a.rules?.by;
+  if (by === "rule" && a.rules?.rule && (a.state === "approved" || a.state === "denied" || a.state === "outcome_unknown")) {
+    const r = a.rules.rule;
+    const verb = a.state === "denied" ? "denied" : "approved";
+    return t(`decided.${verb}ByRule${r.reason ? "Reason" : ""}`, { n: r.index + 1, scope: t(`rules.scope.${r.scope}`), when: r.when, reason: r.reason });
+  }
+  if (by === "policy" && a.state === "approved") return t("decided.approvedByPolicy");
   const unknown = a.state === "outcome_unknown";
   // An unknown outcome's reason is Toolgate's explanation, which DecidedApproval says in the person's language.
   const reason = unknown ? undefined : a.reason ?? undefined;
@@ -223,6 +238,7 @@ export function DecidedApproval({ approval, outcome, note }: { approval: Decided
   const notes: string[] = [];
   const approved = state === "approved" || state === "outcome_unknown";
   if (approved && scope === "conversation") notes.push(t("decided.forConversation"));
+  if (approved && scope === "hour") notes.push(t("decided.forHour"));
   if (remember && (approved || state === "denied")) notes.push(t("decided.remembered", { policy: t(approved ? "policy.never" : "policy.blocked") }));
   const ran = state === "approved" && outcome && outcome !== "not_run" && outcome !== "waiting" ? outcome : null;
   const tool = approval.tool_name;
@@ -248,7 +264,7 @@ export function DecidedApproval({ approval, outcome, note }: { approval: Decided
 /** A notice the turn left in the transcript: a server left out, the conversation continued from its own transcript, … */
 export function NoticeRow({ notice }: { notice: Notice }) {
   const { t } = useTranslation("chat");
-  const known = ["server_skipped", "server_dropped", "provider_state_lost"].includes(notice.code);
+  const known = ["server_skipped", "server_dropped", "provider_state_lost", "auto_follow_up_limit"].includes(notice.code);
   return (
     <p className={`notice-row notice-${notice.code}`}>
       <span className="event-icon" aria-hidden="true">ⓘ</span>

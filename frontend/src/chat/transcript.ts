@@ -71,6 +71,7 @@ export function withDecision(t: Transcript, d: DecisionRecordedEvent): Transcrip
   return settle(t, d.approval_request_id, (a) => ({
     ...a, state: d.state, reason: d.reason, scope: d.scope, remember: d.remember, decided_at: d.decided_at,
     ...(d.decided_by !== undefined ? { decided_by: d.decided_by, decided_by_id: d.decided_by_id ?? null } : {}),
+    ...(d.rules ? { rules: d.rules } : {}),
   }));
 }
 

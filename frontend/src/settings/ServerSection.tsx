@@ -9,6 +9,7 @@ import { useErrorText } from "../auth/errorText";
 import type { ToolFilter } from "./filters";
 import { toolsQuery } from "./queries";
 import { useDeleteServer, useRefreshServer, useServerPatch } from "./serverMutations";
+import { RulesDisclosure } from "./RuleEditor";
 import { ServerDefault } from "./ServerDefault";
 import { ServerForm } from "./ServerForm";
 import { ServerHeader } from "./ServerHeader";
@@ -128,6 +129,9 @@ export function ServerSection({ server, globalDefault, admin, query, filter, now
       )}
 
       <ServerDefault server={server} admin={admin} globalDefault={globalDefault} />
+      <div className="server-rules">
+        <RulesDisclosure list={{ server: label }} name={t("rules.serverName", { label })} admin={admin} />
+      </div>
       <ServerTools server={server} admin={admin} globalDefault={globalDefault} query={query} filter={filter} now={now}
         focusTool={focus?.tool} focusPending={!!focus?.pending} onFocused={onFocused} onClearFilters={onClearFilters} />
     </section>

@@ -6,13 +6,16 @@ import { useRef, useState } from "react";
 import { Trans, useTranslation } from "react-i18next";
 import { useIsAdmin } from "../auth/session";
 import { useErrorText } from "../auth/errorText";
+import { linkProps } from "../router";
 import type { ToolFilter } from "./filters";
 import { GlobalDefault } from "./GlobalDefault";
+import { RulesDisclosure } from "./RuleEditor";
 import { serversQuery, settingsQuery, toolsQuery } from "./queries";
 import { ServerForm } from "./ServerForm";
 import { ServerSection } from "./ServerSection";
 import { SettingsToolbar, type Notice } from "./SettingsToolbar";
 import { useNow } from "./time";
+import { WebhooksSection } from "./WebhooksSection";
 import "./settings.css";
 
 /** The page for a link (`/settings?server=…&tool=…`): a new link starts afresh, with no search hiding its tool. */
@@ -54,7 +57,8 @@ function SettingsBody({ focusServer, focusTool }: { focusServer?: string; focusT
         <h1>{t("page.title")}</h1>
         <p className="muted">
           <Trans t={t} i18nKey="page.intro" components={{ b: <strong /> }} />{" "}
-          <Trans t={t} i18nKey={admin ? "page.introAdmin" : "page.introMember"} components={{ b: <strong /> }} />
+          <Trans t={t} i18nKey={admin ? "page.introAdmin" : "page.introMember"} components={{ b: <strong /> }} />{" "}
+          <a {...linkProps({ page: "grants" })}>{t("grants.link")}</a>
         </p>
       </header>
 
@@ -68,6 +72,11 @@ function SettingsBody({ focusServer, focusTool }: { focusServer?: string; focusT
       )}
 
       {settings.data && <GlobalDefault settings={settings.data} admin={admin} />}
+      {settings.data && (
+        <div className="workspace-rules">
+          <RulesDisclosure list={{}} name={t("rules.workspaceName")} admin={admin} />
+        </div>
+      )}
 
       {(missingServer || missingTool) && (
         <div className="alert info" role="status">
@@ -142,6 +151,8 @@ function SettingsBody({ focusServer, focusTool }: { focusServer?: string; focusT
           onClearFilters={clearFilters}
         />
       ))}
+
+      {admin && <WebhooksSection />}
     </div>
   );
 }

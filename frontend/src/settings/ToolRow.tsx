@@ -12,6 +12,7 @@ import {
   asksBecausePhrase, hasNoHints, inheritedDetail, looser, policyLabel, POLICIES, sourceLabel, workspacePolicy, type SettingsT,
 } from "./policy";
 import { saveStatus, usePolicyMutation } from "./queries";
+import { RulesDisclosure } from "./RuleEditor";
 import { RelativeTime } from "./time";
 
 export interface ToolRowProps {
@@ -145,6 +146,9 @@ export function ToolRow({ tool, server, globalDefault, admin, now, highlight, fo
           />
         </div>
         {limits && <p className="lock-why small"><LockIcon /> {limits.why}</p>}
+      </div>
+      <div className="tool-rules">
+        <RulesDisclosure list={{ server: server.label, tool: tool.name }} name={tool.name} admin={admin} schema={tool.input_schema} />
       </div>
     </li>
   );

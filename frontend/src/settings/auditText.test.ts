@@ -126,3 +126,13 @@ suite("audit entries in plain words", () => {
       .toBe("Globalen Standard von Nachfragen außer bei nur lesenden Tools auf Blockiert geändert");
   });
 });
+
+suite("webhook audit entries", () => {
+  it("say which webhook changed, with its events and whether it is on, in English and German", () => {
+    const after = { id: "wh_1", url: "https://hooks.example.com/x", events: ["approval.required"], enabled: false, description: "" };
+    expect(text({ action: "webhook.update", server_label: null, tool_name: null, before: { ...after, enabled: true }, after }))
+      .toBe("Changed the webhook https://hooks.example.com/x | approval.required · disabled");
+    expect(text({ action: "webhook.delete", server_label: null, tool_name: null, before: after, after: null }, "de"))
+      .toBe("Webhook https://hooks.example.com/x gelöscht");
+  });
+});

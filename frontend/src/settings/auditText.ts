@@ -27,7 +27,7 @@ export const ACTION_GROUPS: { value: ActionGroup; actions?: string[] }[] = [
   { value: "approval", actions: ["approval.decide"] },
   { value: "calls", actions: ["tool.call"] },
   { value: "servers", actions: ["server.create", "server.update", "server.delete", "server.tools_changed"] },
-  { value: "settings", actions: ["settings.update"] },
+  { value: "settings", actions: ["settings.update", "webhook.create", "webhook.update", "webhook.delete"] },
 ];
 
 type Obj = Record<string, unknown>;
@@ -109,6 +109,15 @@ export function describe(e: AuditEntry, t: SettingsT): Described {
       }
       const text = changes.length ? changes.join(t("audit.and")) : t("audit.settingsChanged");
       return { parts: [text[0].toUpperCase() + text.slice(1)], details: [] };
+    }
+    case "webhook.create":
+    case "webhook.update":
+    case "webhook.delete": {
+      const w = after ?? before;
+      const key = e.action === "webhook.create" ? "audit.webhookCreated" : e.action === "webhook.delete" ? "audit.webhookDeleted" : "audit.webhookUpdated";
+      const events = Array.isArray(w?.events) ? (w.events as unknown[]).map(String).join(", ") : "";
+      const enabled = after ? t(after.enabled === false ? "audit.webhookOff" : "audit.webhookOn") : "";
+      return { parts: [t(key, { url: str(w?.url) ?? "?" })], details: after ? [`${events} · ${enabled}`] : [] };
     }
     default:
       return { parts: e.server_label ? say("audit.otherOn", ref, { action: e.action }) : [e.action], details: [] };

@@ -1,0 +1,273 @@
+package conversation
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/toolgate/toolgate/internal/auth"
+	"github.com/toolgate/toolgate/internal/policy"
+)
+
+// ScopeHour approves a tool for an hour in all of the decider's
+// conversations (a timed grant).
+const ScopeHour = "hour"
+
+// GrantDuration is how long a timed grant ("for 1 hour") lasts.
+const GrantDuration = time.Hour
+
+// Grant states, as a grant is read.
+const (
+	GrantActive  = "active"
+	GrantExpired = "expired"
+	GrantRevoked = "revoked"
+)
+
+// ActionGrantRevoke is the audit action of a revoked grant.
+const ActionGrantRevoke = "grant.revoke"
+
+// Grant lets a tool run without asking: in one conversation until it is
+// deleted (ConversationID set, ExpiresAt nil), or in all of its owner's
+// conversations until ExpiresAt (ConversationID nil). A revoked or expired
+// grant allows nothing: the tool asks again.
+type Grant struct {
+	ID                string     `json:"id"`
+	OwnerID           string     `json:"-"`
+	ConversationID    *string    `json:"conversation_id"`
+	ConversationTitle *string    `json:"conversation_title"`
+	ServerLabel       string     `json:"server_label"`
+	ToolName          string     `json:"tool_name"`
+	ApprovalRequestID string     `json:"approval_request_id"`
+	CreatedAt         time.Time  `json:"created_at"`
+	ExpiresAt         *time.Time `json:"expires_at"`
+	RevokedAt         *time.Time `json:"revoked_at"`
+	State             string     `json:"state"`
+}
+
+// withState sets g's State as of now.
+func (g Grant) withState(now time.Time) Grant {
+	switch {
+	case g.RevokedAt != nil:
+		g.State = GrantRevoked
+	case g.ExpiresAt != nil && !g.ExpiresAt.After(now):
+		g.State = GrantExpired
+	default:
+		g.State = GrantActive
+	}
+	return g
+}
+
+// GrantFilter says which of an owner's grants Repo.Grants returns.
+type GrantFilter struct {
+	// ConversationID: only the grants that apply in this conversation (its
+	// own and the owner's timed ones); "": all of them.
+	ConversationID string
+	// Now is the time expiry is judged at; Ended also returns the expired
+	// and revoked ones.
+	Now   time.Time
+	Ended bool
+}
+
+// ConversationGrants lists the live grants that apply in one of the
+// caller's conversations: its own and the caller's timed ones.
+func (s *Service) ConversationGrants(ctx context.Context, conversationID string) ([]Grant, error) {
+	u, err := caller(ctx)
+	if err != nil {
+		return nil, err
+	}
+	r := s.store.Repo()
+	if _, err := r.Conversation(ctx, u.ID, conversationID, false); err != nil {
+		return nil, err
+	}
+	return s.grants(ctx, r, u.ID, GrantFilter{ConversationID: conversationID})
+}
+
+// ListGrants lists the caller's grants, newest first: the live ones, and
+// with ended the expired and revoked ones too.
+func (s *Service) ListGrants(ctx context.Context, ended bool) ([]Grant, error) {
+	u, err := caller(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return s.grants(ctx, s.store.Repo(), u.ID, GrantFilter{Ended: ended})
+}
+
+func (s *Service) grants(ctx context.Context, r Repo, owner string, f GrantFilter) ([]Grant, error) {
+	f.Now = s.now()
+	gs, err := r.Grants(ctx, owner, f)
+	for i := range gs {
+		gs[i] = gs[i].withState(f.Now)
+	}
+	return gs, err
+}
+
+// RevokeGrant ends one of the caller's grants (audited): the next request
+// built asks for its tool again. Another user's grant is not found;
+// revoking an ended grant changes nothing.
+func (s *Service) RevokeGrant(ctx context.Context, id string) error {
+	u, err := caller(ctx)
+	if err != nil {
+		return err
+	}
+	return s.store.Tx(ctx, func(r Repo) error {
+		now := s.now()
+		g, revoked, err := r.RevokeGrant(ctx, u.ID, id, now)
+		if err != nil || !revoked {
+			return err
+		}
+		before, _ := json.Marshal(grantAudit(g.withState(now)))
+		g.RevokedAt = &now
+		after, _ := json.Marshal(grantAudit(g.withState(now)))
+		return s.policies.Audit(ctx, r, policy.AuditEntry{Actor: u.Email, ActorID: u.ID, Action: ActionGrantRevoke,
+			ServerLabel: &g.ServerLabel, ToolName: &g.ToolName, Before: before, After: after})
+	})
+}
+
+func grantAudit(g Grant) map[string]any {
+	return map[string]any{"grant_id": g.ID, "conversation_id": g.ConversationID, "approval_request_id": g.ApprovalRequestID,
+		"expires_at": g.ExpiresAt, "state": g.State}
+}
+
+// grantRefs are the live grants gs as a request is built with them, by
+// server label and tool; of two grants for one tool the longer-lasting wins.
+func grantRefs(gs []Grant) map[string]map[string]policy.GrantRef {
+	out := map[string]map[string]policy.GrantRef{}
+	for _, g := range gs {
+		if out[g.ServerLabel] == nil {
+			out[g.ServerLabel] = map[string]policy.GrantRef{}
+		}
+		ref := policy.GrantRef{ID: g.ID, Conversation: g.ConversationID != nil, ExpiresAt: g.ExpiresAt}
+		if old, ok := out[g.ServerLabel][g.ToolName]; ok && outlasts(old, ref) {
+			continue
+		}
+		out[g.ServerLabel][g.ToolName] = ref
+	}
+	return out
+}
+
+func outlasts(a, b policy.GrantRef) bool {
+	switch {
+	case a.ExpiresAt == nil:
+		return true
+	case b.ExpiresAt == nil:
+		return false
+	}
+	return !a.ExpiresAt.Before(*b.ExpiresAt)
+}
+
+// requestGrants reads the live grants a request of owner's in the
+// conversation is built with.
+func (s *Service) requestGrants(ctx context.Context, r Repo, owner, conversationID string) (map[string]map[string]policy.GrantRef, error) {
+	gs, err := r.Grants(ctx, owner, GrantFilter{ConversationID: conversationID, Now: s.now()})
+	if err != nil {
+		return nil, err
+	}
+	return grantRefs(gs), nil
+}
+
+// grantFor is the grant an approving decision d on a gives, if any.
+func (s *Service) grantFor(a Approval, d Decision, now time.Time) *Grant {
+	if d.Scope == nil || !*d.Approve {
+		return nil
+	}
+	g := Grant{ID: newID("grant_"), ServerLabel: a.ServerLabel, ToolName: a.ToolName, ApprovalRequestID: a.ID, CreatedAt: now}
+	switch *d.Scope {
+	case ScopeConversation:
+		conv := a.ConversationID
+		g.ConversationID = &conv
+	case ScopeHour:
+		until := now.Add(GrantDuration)
+		g.ExpiresAt = &until
+	default:
+		return nil
+	}
+	return &g
+}
+
+// covering is a decision that decides its tool from now on: a grant, or a
+// remembered policy (approve always, deny always).
+type covering struct {
+	a Approval
+	d Decision
+}
+
+// covers reports whether d decides its tool beyond its own request.
+func covers(d Decision) bool {
+	return d.Remember || (d.Scope != nil && *d.Approve && (*d.Scope == ScopeConversation || *d.Scope == ScopeHour))
+}
+
+// reason is what a request settled by c is told.
+func (c covering) reason(now time.Time) string {
+	switch {
+	case c.d.Remember && *c.d.Approve:
+		return fmt.Sprintf("Covered by your decision on approval request %s to always allow %s.", c.a.ID, c.a.ToolName)
+	case c.d.Remember:
+		return fmt.Sprintf("Covered by your decision on approval request %s to always block %s.", c.a.ID, c.a.ToolName)
+	case *c.d.Scope == ScopeHour:
+		return fmt.Sprintf("Covered by your grant for 1 hour (until %s), given on approval request %s.",
+			now.Add(GrantDuration).UTC().Format("15:04 UTC"), c.a.ID)
+	}
+	return fmt.Sprintf("Covered by your grant for this conversation, given on approval request %s.", c.a.ID)
+}
+
+// settle decides every other pending request of responses whose tool one
+// of cs now decides (a grant, or approve/deny always), the same way, by u,
+// with a reason naming the covering decision. decided are the requests
+// already decided in this call; settled ones are added to it.
+func (s *Service) settle(ctx context.Context, r Repo, u auth.User, conv string, responses map[string]bool,
+	cs []covering, decided map[string]bool, now time.Time) ([]DecisionEvent, error) {
+	if len(cs) == 0 {
+		return nil, nil
+	}
+	var evs []DecisionEvent
+	for resp := range responses {
+		aps, err := r.ResponseApprovals(ctx, u.ID, conv, resp)
+		if err != nil {
+			return nil, err
+		}
+		for _, a := range aps {
+			if a.State != Pending || decided[a.ID] {
+				continue
+			}
+			for _, c := range cs {
+				if c.a.ServerLabel != a.ServerLabel || c.a.ToolName != a.ToolName {
+					continue
+				}
+				reason, once := c.reason(now), ScopeOnce
+				ev, err := s.decide(ctx, r, a, Decision{ApprovalRequestID: a.ID, Approve: c.d.Approve, Reason: &reason,
+					Scope: &once, coveredBy: c.a.ID}, u, now)
+				if err != nil {
+					return nil, err
+				}
+				decided[a.ID] = true
+				evs = append(evs, ev)
+				break
+			}
+		}
+	}
+	return evs, nil
+}
+
+// grantAllowedBy says which grant let a call run, for a tool groups allow
+// by a grant.
+func grantAllowedBy(groups []policy.ServerTools, server, tool string) *AllowedBy {
+	for _, g := range groups {
+		if g.Server.Label != server {
+			continue
+		}
+		if ref := g.GrantOf(tool); ref != nil {
+			kind := "grant"
+			if ref.Conversation {
+				kind = "conversation"
+			}
+			return &AllowedBy{Kind: kind, GrantID: ref.ID, ExpiresAt: ref.ExpiresAt}
+		}
+	}
+	return &AllowedBy{Kind: "conversation"}
+}
+
+// validScope reports whether scope is a decision scope.
+func validScope(scope string) bool {
+	return scope == ScopeOnce || scope == ScopeConversation || scope == ScopeHour
+}
