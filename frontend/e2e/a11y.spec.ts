@@ -40,6 +40,10 @@ test("no axe violations on the chat, settings, audit, tokens, users and login pa
   await page.getByRole("button", { name: "Grants" }).click();
   await page.getByText("No grants: every tool that asks will ask.").waitFor();
   found["chat, the Grants popover open"] = await violations(page);
+  await page.getByRole("button", { name: /^Tools/ }).click();
+  await page.getByRole("group", { name: "Tools offered in this conversation" }).waitFor();
+  found["chat with the Tools control open"] = await violations(page);
+  await page.keyboard.press("Escape");
 
   await page.goto("/settings");
   await page.getByRole("radiogroup", { name: "Policy for get_forecast", exact: true }).waitFor();

@@ -15,7 +15,8 @@ const DefaultApprovalTTL = 30 * time.Minute
 const expiryBatch = 100
 
 // SetApprovalTTL sets how long an approval request waits for a decision
-// before it expires (APPROVAL_TTL); zero or less turns expiry off.
+// before it expires (APPROVAL_TTL); zero or less turns expiry off for the
+// servers that do not set their own (approval_ttl_seconds).
 func (s *Service) SetApprovalTTL(ttl time.Duration) { s.approvalTTL = ttl }
 
 // ExpiredTTLReason is the reason an approval request that waited too long
@@ -25,8 +26,34 @@ func ExpiredTTLReason(ttl time.Duration) string {
 		shortDuration(ttl))
 }
 
-// ExpireApprovals expires the pending approval requests older than
-// APPROVAL_TTL, in conversations with no running turn (a turn's end
+// ExpiredServerTTLReason is the reason a request of a server with its own
+// time limit (approval_ttl_seconds) is closed with when it waited too long.
+func ExpiredServerTTLReason(server string, ttl time.Duration) string {
+	return fmt.Sprintf("Nobody decided on this request within the time limit of the %s server (%s), so it expired and was not approved; ask again if it is still needed.",
+		server, shortDuration(ttl))
+}
+
+// expiredReason is the reason a's expiry records: its server's time limit
+// when the server sets one, APPROVAL_TTL otherwise.
+func (s *Service) expiredReason(a Approval) string {
+	if a.ServerTTLSeconds != nil {
+		return ExpiredServerTTLReason(a.ServerLabel, s.ttlOf(a))
+	}
+	return ExpiredTTLReason(s.approvalTTL)
+}
+
+// ttlOf is how long a waits before it expires: its server's
+// approval_ttl_seconds, else APPROVAL_TTL; zero or less: never.
+func (s *Service) ttlOf(a Approval) time.Duration {
+	if a.ServerTTLSeconds != nil {
+		return time.Duration(*a.ServerTTLSeconds) * time.Second
+	}
+	return s.approvalTTL
+}
+
+// ExpireApprovals expires the pending approval requests older than their
+// server's approval_ttl_seconds or, for servers without one, APPROVAL_TTL,
+// in conversations with no running turn (a turn's end
 // settles its own). Each conversation's are expired in one transaction
 // with their decision.recorded events, so every open stream sees them; the
 // conditional update lets replicas run this at once and still expire each
@@ -34,21 +61,17 @@ func ExpiredTTLReason(ttl time.Duration) string {
 // request continuing from that response carries a denial with the reason
 // (closeOpen). It reports how many it expired.
 func (s *Service) ExpireApprovals(ctx context.Context) int {
-	if s.approvalTTL <= 0 {
-		return 0
-	}
 	convs, err := s.store.Repo().ExpiringConversations(ctx, s.approvalTTL, expiryBatch)
 	if err != nil {
 		s.log.WarnContext(ctx, "looking for expired approval requests failed", "error", err)
 		return 0
 	}
-	reason := ExpiredTTLReason(s.approvalTTL)
 	n := 0
 	for _, conv := range convs {
 		var expired []Approval
 		var ownerID string
 		err := s.store.Tx(ctx, func(r Repo) error {
-			owner, aps, err := r.ExpireApprovals(ctx, conv, s.approvalTTL, reason)
+			owner, aps, err := r.ExpireApprovals(ctx, conv, s.approvalTTL, s.expiredReason)
 			if err != nil || len(aps) == 0 {
 				return err
 			}
@@ -96,11 +119,12 @@ func (s *Service) ExpireApprovals(ctx context.Context) int {
 	return n
 }
 
-// withExpiry sets when a pending request expires, for the card's countdown.
+// withExpiry sets when a pending request expires (its server's time limit
+// or APPROVAL_TTL), for the card's countdown.
 func (s *Service) withExpiry(a Approval) Approval {
 	a.ExpiresAt = nil
-	if a.State == Pending && s.approvalTTL > 0 {
-		at := a.RequestedAt.Add(s.approvalTTL)
+	if ttl := s.ttlOf(a); a.State == Pending && ttl > 0 {
+		at := a.RequestedAt.Add(ttl)
 		a.ExpiresAt = &at
 	}
 	return a
@@ -117,4 +141,15 @@ func shortDuration(d time.Duration) string {
 		out = strings.TrimSuffix(out, "0m")
 	}
 	return out
+}
+
+// serverTTL is the approval_ttl_seconds of the request's server label, as
+// the request read it (nil: APPROVAL_TTL applies).
+func (r *relay) serverTTL(label string) *int {
+	for _, g := range r.groups {
+		if g.Server.Label == label {
+			return g.Server.ApprovalTTLSeconds
+		}
+	}
+	return nil
 }

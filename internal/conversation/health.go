@@ -41,6 +41,8 @@ func (r *relay) requestTools() error {
 	if err != nil {
 		return err
 	}
+	// What the person turned off for this conversation is not offered at all (tools.go).
+	groups, skipped = t.conv.Tools.Apply(groups, keep), t.conv.Tools.ApplySkipped(skipped)
 	r.groups = groups
 	for _, sk := range skipped {
 		r.notice(Notice{Code: NoticeServerSkipped, ServerLabel: sk.Label, Message: skippedMessage(sk, s.now())})

@@ -348,7 +348,7 @@ func (r *relay) approval(ctx context.Context, u *UpstreamItem, it Item) error {
 	t, s := r.t, r.t.s
 	a := Approval{ID: u.ID, ConversationID: t.conv.ID, ResponseID: r.response, ServerLabel: u.ServerLabel,
 		UpstreamLabel: u.UpstreamLabel, ToolName: u.Name, Reason: r.askReason(u.ServerLabel, u.Name),
-		State: Pending, RequestedAt: s.now()}
+		State: Pending, RequestedAt: s.now(), ServerTTLSeconds: r.serverTTL(u.ServerLabel)}
 	a.StoredArguments = string(mustRedacted(u.Arguments))
 	a.Annotations = r.annotations(u.ServerLabel, u.Name)
 	a.Corrects = r.corrects(u.ServerLabel, u.Name, a.StoredArguments)

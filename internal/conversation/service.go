@@ -32,6 +32,10 @@ type Policies interface {
 	// server label. Servers that are unreachable are left out and returned
 	// as skipped, unless keep names them (the request answers for them).
 	RequestTools(ctx context.Context, userID string, grants map[string]map[string]policy.GrantRef, keep map[string]bool) ([]policy.ServerTools, []policy.SkippedServer, error)
+	// ToolChoices groups the tools of every server, enabled or not, for
+	// userID without a conversation's allowances: what a conversation's
+	// servers and tools are chosen from.
+	ToolChoices(ctx context.Context, userID string) ([]policy.ServerTools, error)
 	// ServerFailed records that the turn found a server unreachable (the
 	// provider could not list its tools or reach it for a call); url is the
 	// server's URL as the request offered it.

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/toolgate/toolgate/internal/auth"
+	"github.com/toolgate/toolgate/internal/policy"
 )
 
 // Store runs work against the conversation tables.
@@ -83,13 +84,21 @@ type Repo interface {
 	// completed and can no longer be answered.
 	SupersedeOrphans(ctx context.Context, reason string) (int64, error)
 
+	// SetConversationTools stores the conversation's choice of servers and
+	// tools and returns the conversation.
+	SetConversationTools(ctx context.Context, owner, id string, sel policy.Selection) (Conversation, error)
+
 	// ExpiringConversations lists up to limit conversations with no
-	// running turn holding a pending approval request older than ttl.
+	// running turn holding a pending approval request older than its
+	// server's approval_ttl_seconds or, where the server sets none, ttl
+	// (zero or less: only servers that set one expire their requests).
 	ExpiringConversations(ctx context.Context, ttl time.Duration, limit int) ([]string, error)
 	// ExpireApprovals locks the conversation if no turn runs in it and
-	// expires its pending requests older than ttl with reason, each at most
-	// once; it returns the conversation's owner and the requests expired.
-	ExpireApprovals(ctx context.Context, conversationID string, ttl time.Duration, reason string) (string, []Approval, error)
+	// expires its pending requests that are too old as ExpiringConversations
+	// judges, each at most once, with reason(request) as the decision's
+	// reason (ServerTTLSeconds set as read); it returns the conversation's
+	// owner and the requests expired.
+	ExpireApprovals(ctx context.Context, conversationID string, ttl time.Duration, reason func(Approval) string) (string, []Approval, error)
 
 	// AppendItem adds it at the end of the transcript and returns it with
 	// its sequence number and time.

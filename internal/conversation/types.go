@@ -26,6 +26,9 @@ type Conversation struct {
 	// /api/conversations/{id}/events with Last-Event-ID set to it streams
 	// what happens next.
 	LastEventID int64 `json:"last_event_id"`
+	// Tools is the person's choice of the servers and tools the
+	// conversation's requests offer (tools.go).
+	Tools policy.Selection `json:"tools"`
 
 	ActiveTurn   string `json:"-"` // the running turn's id, "" when none
 	LeaseOwner   string `json:"-"` // the replica running it
@@ -208,6 +211,9 @@ type Approval struct {
 	// ExpiresAt is when a pending request expires (APPROVAL_TTL after it
 	// asked); null once decided. Not stored: derived when shown.
 	ExpiresAt *time.Time `json:"expires_at"`
+	// ServerTTLSeconds is the server's approval_ttl_seconds as read with
+	// the request: nil means APPROVAL_TTL applies, 0 that it never expires.
+	ServerTTLSeconds *int `json:"-"`
 	// SentInTurn is the turn whose follow-up carries (or carried) the
 	// answer, recorded before the request left.
 	SentInTurn *string `json:"-"`

@@ -29,15 +29,15 @@ func TestAudit_RecordsEveryChangeNewestFirst(t *testing.T) {
 	}
 	ann := e.admin.Email // the actor is the signed-in user
 	want := []row{
-		{ann, "server.delete", "weather", "", `{"policies":{"delete_forecast":"blocked"},"server":{"default_policy":null,"default_policy_locked":false,"description":"Forecasts","enabled":true,"headers":{"X-Api-Key":"********1234"},"label":"weather","url":"` + e.demoURL + `"}}`, `null`},
-		{ann, "server.update", "weather", "", `{"default_policy":null,"default_policy_locked":false,"description":"","enabled":true,"headers":{},"label":"weather","url":"` + e.demoURL + `"}`, `{"default_policy":null,"default_policy_locked":false,"description":"Forecasts","enabled":true,"headers":{"X-Api-Key":"********1234"},"label":"weather","url":"` + e.demoURL + `"}`},
+		{ann, "server.delete", "weather", "", `{"policies":{"delete_forecast":"blocked"},"server":{"approval_ttl_seconds":null,"default_policy":null,"default_policy_locked":false,"description":"Forecasts","enabled":true,"headers":{"X-Api-Key":"********1234"},"label":"weather","url":"` + e.demoURL + `"}}`, `null`},
+		{ann, "server.update", "weather", "", `{"approval_ttl_seconds":null,"default_policy":null,"default_policy_locked":false,"description":"","enabled":true,"headers":{},"label":"weather","url":"` + e.demoURL + `"}`, `{"approval_ttl_seconds":null,"default_policy":null,"default_policy_locked":false,"description":"Forecasts","enabled":true,"headers":{"X-Api-Key":"********1234"},"label":"weather","url":"` + e.demoURL + `"}`},
 		{ann, "policy.delete", "weather", "get_forecast", `{"policy":"never"}`, `null`},
 		{ann, "policy.set", "weather", "get_forecast", `null`, `{"policy":"never"}`},
 		{ann, "policy.set", "weather", "delete_forecast", `{"policy":"always"}`, `{"policy":"blocked"}`},
 		{ann, "policy.set", "weather", "delete_forecast", `null`, `{"policy":"always"}`},
 		{ann, "settings.update", "", "", `{"ask_everything":false,"default_policy":"ask_unless_read_only","default_policy_locked":false}`, `{"ask_everything":false,"default_policy":"never","default_policy_locked":true}`},
 		{ann, "server.tools_changed", "weather", "", ``, ``},
-		{ann, "server.create", "weather", "", `null`, `{"default_policy":null,"default_policy_locked":false,"description":"","enabled":true,"headers":{},"label":"weather","url":"` + e.demoURL + `"}`},
+		{ann, "server.create", "weather", "", `null`, `{"approval_ttl_seconds":null,"default_policy":null,"default_policy_locked":false,"description":"","enabled":true,"headers":{},"label":"weather","url":"` + e.demoURL + `"}`},
 	}
 	// The discovery entry lists six digests; its shape is checked below.
 	if len(got) > 7 {

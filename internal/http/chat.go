@@ -9,10 +9,12 @@ import (
 
 	"github.com/toolgate/toolgate/internal/apperr"
 	"github.com/toolgate/toolgate/internal/conversation"
+	"github.com/toolgate/toolgate/internal/policy"
 )
 
 type createConversationRequest struct {
-	Title string `json:"title"`
+	Title string            `json:"title"`
+	Tools *policy.Selection `json:"tools"`
 }
 
 func (s *Server) createConversation(c echo.Context) error {
@@ -22,7 +24,7 @@ func (s *Server) createConversation(c echo.Context) error {
 			return err
 		}
 	}
-	conv, err := s.chat.Create(c.Request().Context(), req.Title)
+	conv, err := s.chat.CreateWith(c.Request().Context(), req.Title, req.Tools)
 	if err != nil {
 		return err
 	}
@@ -47,6 +49,29 @@ func (s *Server) listConversations(c echo.Context) error {
 		return err
 	}
 	return c.JSON(http.StatusOK, conversationsResponse{Conversations: list})
+}
+
+// getConversationTools and putConversationTools read and replace which
+// servers and tools a conversation offers (conversation/tools.go). Owner
+// only: another user's conversation is not found.
+func (s *Server) getConversationTools(c echo.Context) error {
+	t, err := s.chat.Tools(c.Request().Context(), c.Param("conversationId"))
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, t)
+}
+
+func (s *Server) putConversationTools(c echo.Context) error {
+	var sel policy.Selection
+	if err := s.decode(c, &sel); err != nil {
+		return err
+	}
+	t, err := s.chat.SetTools(c.Request().Context(), c.Param("conversationId"), sel)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, t)
 }
 
 func (s *Server) getConversation(c echo.Context) error {

@@ -86,6 +86,9 @@ func (s *Server) routes() {
 	e.PATCH("/api/conversations/:conversationId", s.renameConversation)
 	e.DELETE("/api/conversations/:conversationId", s.deleteConversation)
 	e.POST("/api/conversations/:conversationId/cancel", s.cancelConversation)
+	// Which servers and tools the conversation offers (chat.go). Owner only.
+	e.GET("/api/conversations/:conversationId/tools", s.getConversationTools)
+	e.PUT("/api/conversations/:conversationId/tools", s.putConversationTools)
 
 	// Grants (grants.go): "for this conversation" and "for 1 hour"
 	// approvals, each user's own (another's is not found).

@@ -29,6 +29,9 @@ type Server struct {
 	// DefaultPolicyLocked keeps personal policies from loosening the default.
 	DefaultPolicyLocked bool
 	Enabled             bool
+	// ApprovalTTLSeconds is how long the server's approval requests wait
+	// for a decision before they expire: nil means APPROVAL_TTL, 0 never.
+	ApprovalTTLSeconds *int
 	// FirstDiscoveredAt is when discovery first found the server's tools;
 	// tools first seen later ask until someone sets their policy.
 	FirstDiscoveredAt *time.Time
@@ -53,6 +56,10 @@ type NewServer struct {
 	// DefaultPolicyLocked keeps personal policies from loosening the default.
 	DefaultPolicyLocked bool  `json:"default_policy_locked"`
 	Enabled             *bool `json:"enabled"`
+	// ApprovalTTLSeconds overrides APPROVAL_TTL for the server's approval
+	// requests (MinApprovalTTLSeconds..MaxApprovalTTLSeconds, or 0: never
+	// expire); nil: APPROVAL_TTL.
+	ApprovalTTLSeconds *int `json:"approval_ttl_seconds"`
 }
 
 // Validate checks every field and reports all problems at once.
@@ -67,6 +74,7 @@ func (n NewServer) Validate() error {
 	if n.DefaultPolicy != nil && !n.DefaultPolicy.ValidDefault() {
 		f.Add("default_policy", "default_policy must be one of ask_unless_read_only, always, never, blocked, or null (got %q)", *n.DefaultPolicy)
 	}
+	validateApprovalTTL(f, n.ApprovalTTLSeconds)
 	return f.Err(firstCode(f), "the server is not valid: "+f.Join())
 }
 
@@ -84,6 +92,9 @@ type ServerPatch struct {
 	// DefaultPolicyLocked keeps personal policies from loosening the default (admin only).
 	DefaultPolicyLocked *bool `json:"default_policy_locked"`
 	Enabled             *bool `json:"enabled"`
+	// ApprovalTTLSeconds: a number of seconds, 0 (never expire) or null
+	// (APPROVAL_TTL).
+	ApprovalTTLSeconds Optional[int] `json:"approval_ttl_seconds"`
 }
 
 // Apply validates p against s and returns the changed server.
@@ -136,6 +147,10 @@ func (p ServerPatch) Apply(s Server) (Server, error) {
 	}
 	if p.Enabled != nil {
 		s.Enabled = *p.Enabled
+	}
+	if p.ApprovalTTLSeconds.Set {
+		validateApprovalTTL(f, p.ApprovalTTLSeconds.Value)
+		s.ApprovalTTLSeconds = p.ApprovalTTLSeconds.Value
 	}
 	if err := f.Err(firstCode(f), "the change is not valid: "+f.Join()); err != nil {
 		return s, err
@@ -250,10 +265,11 @@ func validHeaderName(name string) bool {
 
 // firstCode names the error after the first problem field, in a fixed order.
 func firstCode(f apperr.Fields) string {
-	for _, k := range []string{"label", "url", "default_policy", "description"} {
+	for _, k := range []string{"label", "url", "default_policy", "description", "approval_ttl_seconds"} {
 		if _, ok := f[k]; ok {
 			return map[string]string{"label": "invalid_label", "url": "invalid_url",
-				"default_policy": "invalid_policy", "description": "invalid_description"}[k]
+				"default_policy": "invalid_policy", "description": "invalid_description",
+				"approval_ttl_seconds": "invalid_approval_ttl"}[k]
 		}
 	}
 	return "invalid_headers"
@@ -267,4 +283,29 @@ func fieldMsg(err error, field string) string {
 		return e.Message
 	}
 	return fmt.Sprint(err)
+}
+
+// The bounds of a server's approval_ttl_seconds, those of APPROVAL_TTL:
+// shorter than a minute leaves no time to read a card, and a week is as long
+// as anyone waits on purpose. 0 is allowed too: the server's requests wait
+// until someone decides.
+const (
+	MinApprovalTTLSeconds = 60
+	MaxApprovalTTLSeconds = 7 * 24 * 3600
+)
+
+// ApprovalTTL is how long the server's approval requests wait before they
+// expire, given the workspace's APPROVAL_TTL def; 0 means never.
+func (s Server) ApprovalTTL(def time.Duration) time.Duration {
+	if s.ApprovalTTLSeconds == nil {
+		return def
+	}
+	return time.Duration(*s.ApprovalTTLSeconds) * time.Second
+}
+
+func validateApprovalTTL(f apperr.Fields, v *int) {
+	if v != nil && *v != 0 && (*v < MinApprovalTTLSeconds || *v > MaxApprovalTTLSeconds) {
+		f.Add("approval_ttl_seconds", "approval_ttl_seconds must be from %d to %d seconds, 0 (requests never expire) or null (APPROVAL_TTL applies) (got %d)",
+			MinApprovalTTLSeconds, MaxApprovalTTLSeconds, *v)
+	}
 }

@@ -53,7 +53,8 @@ func (s *Service) CreateServer(ctx context.Context, in NewServer) (Server, error
 		return Server{}, err
 	}
 	srv := Server{Label: in.Label, URL: in.URL, Description: in.Description, Headers: in.Headers,
-		DefaultPolicy: in.DefaultPolicy, DefaultPolicyLocked: in.DefaultPolicyLocked, Enabled: in.Enabled == nil || *in.Enabled}
+		DefaultPolicy: in.DefaultPolicy, DefaultPolicyLocked: in.DefaultPolicyLocked, Enabled: in.Enabled == nil || *in.Enabled,
+		ApprovalTTLSeconds: in.ApprovalTTLSeconds}
 	if srv.Headers == nil {
 		srv.Headers = map[string]string{}
 	}
@@ -522,7 +523,7 @@ func marshalState(v any) (json.RawMessage, error) {
 func serverSnapshot(s Server) map[string]any {
 	return map[string]any{"label": s.Label, "url": MaskURL(s.URL), "description": s.Description,
 		"headers": MaskedHeaders(s.Headers), "default_policy": s.DefaultPolicy,
-		"default_policy_locked": s.DefaultPolicyLocked, "enabled": s.Enabled}
+		"default_policy_locked": s.DefaultPolicyLocked, "enabled": s.Enabled, "approval_ttl_seconds": s.ApprovalTTLSeconds}
 }
 
 func settingsSnapshot(s Settings) map[string]any {
@@ -531,7 +532,12 @@ func settingsSnapshot(s Settings) map[string]any {
 
 func serverChanged(a, b Server) bool {
 	return a.URL != b.URL || a.Description != b.Description || !maps.Equal(a.Headers, b.Headers) ||
-		deref(a.DefaultPolicy) != deref(b.DefaultPolicy) || a.DefaultPolicyLocked != b.DefaultPolicyLocked || a.Enabled != b.Enabled
+		deref(a.DefaultPolicy) != deref(b.DefaultPolicy) || a.DefaultPolicyLocked != b.DefaultPolicyLocked || a.Enabled != b.Enabled ||
+		!equalPtr(a.ApprovalTTLSeconds, b.ApprovalTTLSeconds)
+}
+
+func equalPtr[T comparable](a, b *T) bool {
+	return (a == nil) == (b == nil) && (a == nil || *a == *b)
 }
 
 func policyMap(ps []ToolPolicy) map[string]Policy {

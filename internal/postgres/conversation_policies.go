@@ -30,6 +30,12 @@ func (p ConversationPolicies) RequestTools(ctx context.Context, userID string, g
 	return p.svc.RequestTools(ctx, userID, grants, keep)
 }
 
+// ToolChoices groups every server's tools for userID, for choosing a
+// conversation's tools.
+func (p ConversationPolicies) ToolChoices(ctx context.Context, userID string) ([]policy.ServerTools, error) {
+	return p.svc.ToolChoices(ctx, userID)
+}
+
 // ServerFailed records that a turn found a server unreachable.
 func (p ConversationPolicies) ServerFailed(ctx context.Context, label, url, reason string) error {
 	return p.svc.ServerFailed(ctx, label, url, reason)

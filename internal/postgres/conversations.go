@@ -58,7 +58,7 @@ const convCols = `c.id, coalesce(c.owner_id, ''), c.title, c.created_at, c.updat
 	c.active_turn IS NOT NULL,
 	(SELECT count(*) FROM approval_requests a WHERE a.conversation_id = c.id AND a.state = 'pending'),
 	coalesce(c.active_turn, ''), coalesce(c.lease_owner, ''),
-	c.active_turn IS NOT NULL AND (c.lease_expires_at IS NULL OR c.lease_expires_at < clock_timestamp()), c.event_seq`
+	c.active_turn IS NOT NULL AND (c.lease_expires_at IS NULL OR c.lease_expires_at < clock_timestamp()), c.event_seq, c.tools`
 
 // Every read and write a caller names a conversation for is scoped to its
 // owner in SQL: another user's conversation, approvals and allowances are
@@ -81,7 +81,10 @@ const lockConversation = ` FOR NO KEY UPDATE`
 func scanConversation(row pgx.Row) (conversation.Conversation, error) {
 	var c conversation.Conversation
 	err := row.Scan(&c.ID, &c.OwnerID, &c.Title, &c.CreatedAt, &c.UpdatedAt, &c.LastResponseID, &c.Streaming, &c.PendingCount,
-		&c.ActiveTurn, &c.LeaseOwner, &c.LeaseExpired, &c.LastEventID)
+		&c.ActiveTurn, &c.LeaseOwner, &c.LeaseExpired, &c.LastEventID, &c.Tools)
+	if c.Tools.Servers == nil {
+		c.Tools.Servers = map[string]policy.ServerSelection{}
+	}
 	return c, err
 }
 
@@ -129,6 +132,15 @@ func (r convRepo) RenameConversation(ctx context.Context, owner, id, title strin
 	c, err := scanConversation(r.q.QueryRow(ctx, `UPDATE conversations c SET title = $2, updated_at = now()
 		WHERE c.id = $1 AND c.owner_id = $3 RETURNING `+convCols, id, title, owner))
 	return c, orMissing(err, "rename conversation", id)
+}
+
+// SetConversationTools stores the conversation's choice of servers and
+// tools. It does not count as activity: the conversation keeps its place in
+// the list.
+func (r convRepo) SetConversationTools(ctx context.Context, owner, id string, sel policy.Selection) (conversation.Conversation, error) {
+	c, err := scanConversation(r.q.QueryRow(ctx, `UPDATE conversations c SET tools = $2
+		WHERE c.id = $1 AND c.owner_id = $3 RETURNING `+convCols, id, sel, owner))
+	return c, orMissing(err, "store the conversation's tools", id)
 }
 
 func (r convRepo) DeleteConversation(ctx context.Context, owner, id string) error {
@@ -283,9 +295,14 @@ func (r convRepo) InsertApproval(ctx context.Context, a conversation.Approval) e
 	return orMissing(err, "store approval request", a.ConversationID)
 }
 
+// approvalCols are an approval request's columns, with its server's
+// approval_ttl_seconds last (server_label there is the outer row's:
+// mcp_servers has none, so it works on approval_requests and on the rows
+// of a subselect of it alike).
 const approvalCols = `id, conversation_id, response_id, server_label, upstream_label, tool_name, arguments,
 	annotations, reason_source, coalesce(asks_reason, ''), asks_fields, requested_at, state, decided_at, decided_by,
-	decided_by_id, reason, scope, remember, answered_in, sent_in_turn, rules, correction, corrects`
+	decided_by_id, reason, scope, remember, answered_in, sent_in_turn, rules, correction, corrects,
+	(SELECT s.approval_ttl_seconds FROM mcp_servers s WHERE s.label = server_label)`
 
 func (r convRepo) approvals(ctx context.Context, what, where string, args ...any) ([]conversation.Approval, error) {
 	rows, err := r.q.Query(ctx, `SELECT `+approvalCols+` FROM approval_requests WHERE `+where, args...)
@@ -316,7 +333,7 @@ func scanApproval(row pgx.CollectableRow, extra ...any) (conversation.Approval, 
 	)
 	err := row.Scan(append([]any{&a.ID, &a.ConversationID, &a.ResponseID, &a.ServerLabel, &a.UpstreamLabel, &a.ToolName,
 		&a.StoredArguments, &ann, &source, &why, &fields, &a.RequestedAt, &a.State, &a.DecidedAt, &a.DecidedBy,
-		&a.DecidedByID, &a.DecisionReason, &a.Scope, &a.Remember, &a.AnsweredIn, &a.SentInTurn, &rules, &corr, &cs}, extra...)...)
+		&a.DecidedByID, &a.DecisionReason, &a.Scope, &a.Remember, &a.AnsweredIn, &a.SentInTurn, &rules, &corr, &cs, &a.ServerTTLSeconds}, extra...)...)
 	if err == nil && rules != nil {
 		a.Rules = new(conversation.RuleCheck)
 		if err := json.Unmarshal(rules, a.Rules); err != nil {

@@ -7,7 +7,7 @@
 import createClient, { type Middleware } from "openapi-fetch";
 import type { paths } from "./schema";
 import type {
-  Decision, DefaultPolicy, NewServer, Policy, PolicyLayer, Role, Rule, ServerPatch, Transcript, WebhookEvent,
+  Decision, DefaultPolicy, NewServer, Policy, PolicyLayer, Role, Rule, ServerPatch, ToolSelection, Transcript, WebhookEvent,
 } from "./types";
 
 /** An error the API answered with (or a network failure: status 0, code "network_error"). */
@@ -190,7 +190,13 @@ export const api = {
   },
 
   listConversations: () => ok(http.GET("/api/conversations")).then((r) => r.conversations),
-  createConversation: (title?: string) => ok(http.POST("/api/conversations", { body: title ? { title } : {} })),
+  createConversation: (title?: string, tools?: ToolSelection) =>
+    ok(http.POST("/api/conversations", { body: { ...(title ? { title } : {}), ...(tools ? { tools } : {}) } })),
+  /** Which servers and tools a conversation offers, and what it chooses from. */
+  conversationTools: (id: string) =>
+    ok(http.GET("/api/conversations/{conversationId}/tools", { params: { path: { conversationId: id } } })),
+  setConversationTools: (id: string, tools: ToolSelection) =>
+    ok(http.PUT("/api/conversations/{conversationId}/tools", { params: { path: { conversationId: id } }, body: tools })),
   conversation: (id: string) =>
     ok(http.GET("/api/conversations/{conversationId}", { params: { path: { conversationId: id } } })) as Promise<Transcript>,
   renameConversation: (id: string, title: string) =>

@@ -25,6 +25,7 @@ export const keys = {
   audit: (filter: Record<string, string | undefined> = {}) => ["audit", filter] as const,
   conversations: ["conversations"] as const,
   conversation: (id: string) => ["conversations", id] as const,
+  conversationTools: (id: string) => ["conversations", id, "tools"] as const,
 };
 
 /** /api/info does not change while Toolgate runs: read once per page load, shared by the top bar and the chat. */

@@ -68,7 +68,7 @@ export interface paths {
          *
          *     All invalid fields are reported at once in `error.fields`; `error.code`
          *     names the first problem in the order label, url, default_policy,
-         *     description, headers.
+         *     description, approval_ttl_seconds (`invalid_approval_ttl`), headers.
          */
         post: operations["createServer"];
         delete?: never;
@@ -120,6 +120,10 @@ export interface paths {
          *     * `default_policy`: absent leaves it unchanged, `null` removes the
          *       server default (its tools fall back to the global default), a policy
          *       value sets it.
+         *     * `approval_ttl_seconds`: absent leaves it unchanged, `null` makes
+         *       `APPROVAL_TTL` apply again, `0` keeps the server's approval requests
+         *       from ever expiring, 60 to 604800 seconds sets the server's own limit
+         *       (pending requests are judged by the new limit on the next sweep).
          *     * `headers` are **merged**: a name with a string sets that header, a
          *       name with `null` removes it, names not mentioned stay. Names match
          *       case-insensitively. A value equal to the masked form the API showed
@@ -807,6 +811,49 @@ export interface paths {
         head?: never;
         /** Rename a conversation */
         patch: operations["renameConversation"];
+        trace?: never;
+    };
+    "/api/conversations/{conversationId}/tools": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The conversation's id (`conv_…`). An id that names no conversation gives `404 conversation_not_found`.
+                 * @example conv_db5d2caa30c1c1dc7ab3158e
+                 */
+                conversationId: components["parameters"]["ConversationId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Which servers and tools a conversation offers
+         * @description The conversation's choice (`servers`, as stored in the conversation's
+         *     `tools`) and what it is chosen from (`available`: the enabled servers
+         *     whose policies offer the caller something, with their tools and
+         *     whether the conversation offers each). Owner only: another user's
+         *     conversation is `404`.
+         */
+        get: operations["getConversationTools"];
+        /**
+         * Choose which servers and tools a conversation offers
+         * @description Replaces the conversation's choice. Servers not named offer
+         *     everything their policies allow; `"enabled": false` leaves a server
+         *     out of the conversation's requests; a `tools` list offers only those
+         *     tools of the server (the others are left out of `allowed_tools`, so
+         *     the model is never offered them and they cannot run here). A turn
+         *     running now keeps what its request offered; the next request uses
+         *     the new choice. A server label Toolgate does not have is `400
+         *     unknown_server`, a tool it does not know of that server `400
+         *     unknown_tool`; nothing changes then. Owner only: another user's
+         *     conversation is `404` whatever the body.
+         */
+        put: operations["putConversationTools"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
         trace?: never;
     };
     "/api/conversations/{conversationId}/cancel": {
@@ -1600,6 +1647,7 @@ export interface components {
             default_policy_locked: boolean;
             /** @description Whether the server is enabled. Stored and reported; it does not affect discovery or policies in this API. */
             enabled: boolean;
+            approval_ttl_seconds: components["schemas"]["ApprovalTTLSeconds"];
             /** Format: date-time */
             created_at: string;
             /**
@@ -1693,7 +1741,21 @@ export interface components {
              * @default true
              */
             enabled?: boolean | null;
+            approval_ttl_seconds?: components["schemas"]["ApprovalTTLSeconds"];
         };
+        /**
+         * @description How long an approval request of this server waits for a decision
+         *     before it **expires** (state `expired`, a reason naming the server
+         *     and the limit; the next request upstream denies it). `null` (the
+         *     default): `APPROVAL_TTL` applies. `0`: the server's requests never
+         *     expire (their cards show no countdown). Otherwise 60 to 604800
+         *     seconds (one minute to a week, the bounds of `APPROVAL_TTL`);
+         *     anything else is `400 invalid_approval_ttl`. Set by admins.
+         * @example 300
+         * @example 0
+         * @example null
+         */
+        ApprovalTTLSeconds: number | null;
         /**
          * @description HTTP headers sent to the MCP server on every request, e.g. an
          *     `Authorization` token. Values are stored as secrets and only ever
@@ -1748,6 +1810,11 @@ export interface components {
             /** @description Lock or unlock the server default against personal policies. */
             default_policy_locked?: boolean | null;
             enabled?: boolean | null;
+            /**
+             * @description Absent: unchanged. `null`: `APPROVAL_TTL` applies again. `0`: never
+             *     expire. 60 to 604800: the server's own limit in seconds.
+             */
+            approval_ttl_seconds?: components["schemas"]["ApprovalTTLSeconds"];
         };
         /**
          * @description The behaviour hints the MCP server declared for the tool. They come
@@ -2274,6 +2341,88 @@ export interface components {
             pending_approvals: number;
             /** @description The id of the conversation's last stream event; `GET /api/conversations/{id}/events` with `Last-Event-ID` set to it streams what happens next. */
             last_event_id?: number;
+            tools: components["schemas"]["ToolSelection"];
+        };
+        /**
+         * @description Which servers and tools the conversation offers the model. A server
+         *     not named offers everything its policies allow (servers added later
+         *     are on); `{"servers": {}}` (the default) offers everything. A
+         *     deselected server is not sent to the model's provider at all; a
+         *     deselected tool is left out of its server's `allowed_tools`, so the
+         *     model is never offered it and it cannot run in this conversation. A
+         *     server left with no tools is not sent. Approval requests that were
+         *     already pending when a tool was deselected can still be answered.
+         * @example {
+         *       "servers": {
+         *         "demo": {
+         *           "enabled": true,
+         *           "tools": [
+         *             "get_forecast",
+         *             "list_forecasts"
+         *           ]
+         *         },
+         *         "crm": {
+         *           "enabled": false,
+         *           "tools": null
+         *         }
+         *       }
+         *     }
+         */
+        ToolSelection: {
+            /** @description By server label. `null` or absent is the same as `{}`. */
+            servers?: {
+                [key: string]: components["schemas"]["ServerToolSelection"];
+            } | null;
+        };
+        /** @description One server's choice; answers always carry both fields. */
+        ServerToolSelection: {
+            /**
+             * @description `false`: the server is not offered at all. Absent in a request means `true`.
+             * @default true
+             */
+            enabled?: boolean;
+            /**
+             * @description `null` (or absent in a request): every tool the policies offer,
+             *     including tools discovered later. A list: only these (sorted,
+             *     without repeats, when stored); `[]` offers none. Names must be
+             *     tools Toolgate knows of the server (`400 unknown_tool`).
+             */
+            tools?: string[] | null;
+        };
+        /** @description A conversation's choice of servers and tools, with what it is chosen from. */
+        ConversationTools: {
+            /** @description The stored choice, as in `ToolSelection`. */
+            servers: {
+                [key: string]: components["schemas"]["ServerToolSelection"];
+            };
+            /**
+             * @description The enabled servers whose policies offer the caller something
+             *     (reachable or not), by label, with their tools (blocked tools are
+             *     never offered and not listed).
+             */
+            available: components["schemas"]["ServerChoice"][];
+        };
+        ServerChoice: {
+            label: components["schemas"]["ServerLabel"];
+            description: string;
+            /** @description The conversation offers the server. */
+            enabled: boolean;
+            /**
+             * @description Toolgate has not discovered the server's tools yet, so while the
+             *     server is on with all its tools (`tools: null`), every tool it
+             *     has is offered (and asks).
+             */
+            offers_unknown: boolean;
+            tools: {
+                name: string;
+                /**
+                 * @description The caller's effective policy: `never` runs without asking, `always` asks.
+                 * @enum {string}
+                 */
+                policy: "never" | "always";
+                /** @description The conversation offers this tool (its server must be enabled too). */
+                selected: boolean;
+            }[];
         };
         ConversationsList: {
             /** @description Most recently updated first. */
@@ -2282,6 +2431,12 @@ export interface components {
         NewConversation: {
             /** @description Optional; at most 200 characters, trimmed. */
             title?: string;
+            /**
+             * @description Optional: the servers and tools the conversation offers from its
+             *     first message on (see `PUT /api/conversations/{id}/tools`);
+             *     absent or `null` offers everything.
+             */
+            tools?: components["schemas"]["ToolSelection"] | null;
         };
         ConversationPatch: {
             /** @description The new title; required, at most 200 characters, trimmed (may be empty). */
@@ -2691,7 +2846,7 @@ export interface components {
             answered_in: string | null;
             /**
              * Format: date-time
-             * @description When a pending request expires if nobody decides (`requested_at` plus `APPROVAL_TTL`); `null` once decided.
+             * @description When a pending request expires if nobody decides (`requested_at` plus its server's `approval_ttl_seconds`, or `APPROVAL_TTL` where the server sets none); `null` once decided, and for a server whose requests never expire (`approval_ttl_seconds` 0).
              */
             expires_at: string | null;
             /**
@@ -5069,13 +5224,16 @@ export interface operations {
                      *       "updated_at": "2026-11-21T09:54:14.850887Z",
                      *       "last_response_id": null,
                      *       "streaming": false,
-                     *       "pending_approvals": 0
+                     *       "pending_approvals": 0,
+                     *       "tools": {
+                     *         "servers": {}
+                     *       }
                      *     }
                      */
                     "application/json": components["schemas"]["Conversation"];
                 };
             };
-            /** @description Codes: `malformed_json`, `unknown_field`, `invalid_type`, `invalid_title` (over 200 characters). */
+            /** @description Codes: `malformed_json`, `unknown_field`, `invalid_type`, `invalid_title` (over 200 characters), `unknown_server`, `unknown_tool` (see `PUT .../tools`). */
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthenticated"];
             403: components["responses"]["CrossOrigin"];
@@ -5186,6 +5344,142 @@ export interface operations {
                 };
             };
             /** @description Codes: `empty_body`, `malformed_json`, `unknown_field`, `invalid_type`, `invalid_title` (missing, `null` or over 200 characters). */
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["CrossOrigin"];
+            404: components["responses"]["ConversationNotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            421: components["responses"]["MisdirectedHost"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getConversationTools: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The conversation's id (`conv_…`). An id that names no conversation gives `404 conversation_not_found`.
+                 * @example conv_db5d2caa30c1c1dc7ab3158e
+                 */
+                conversationId: components["parameters"]["ConversationId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The choice and the choices. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "servers": {
+                     *         "demo": {
+                     *           "enabled": true,
+                     *           "tools": [
+                     *             "delete_forecast",
+                     *             "list_forecasts"
+                     *           ]
+                     *         }
+                     *       },
+                     *       "available": [
+                     *         {
+                     *           "label": "demo",
+                     *           "description": "Forecasts",
+                     *           "enabled": true,
+                     *           "offers_unknown": false,
+                     *           "tools": [
+                     *             {
+                     *               "name": "delete_forecast",
+                     *               "policy": "always",
+                     *               "selected": true
+                     *             },
+                     *             {
+                     *               "name": "get_forecast",
+                     *               "policy": "never",
+                     *               "selected": false
+                     *             },
+                     *             {
+                     *               "name": "list_forecasts",
+                     *               "policy": "never",
+                     *               "selected": true
+                     *             }
+                     *           ]
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ConversationTools"];
+                };
+            };
+            400: components["responses"]["InvalidText"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["CrossOrigin"];
+            404: components["responses"]["ConversationNotFound"];
+            421: components["responses"]["MisdirectedHost"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    putConversationTools: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The conversation's id (`conv_…`). An id that names no conversation gives `404 conversation_not_found`.
+                 * @example conv_db5d2caa30c1c1dc7ab3158e
+                 */
+                conversationId: components["parameters"]["ConversationId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ToolSelection"];
+            };
+        };
+        responses: {
+            /** @description The stored choice and the choices, as `GET` returns them. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "servers": {
+                     *         "demo": {
+                     *           "enabled": false,
+                     *           "tools": null
+                     *         }
+                     *       },
+                     *       "available": [
+                     *         {
+                     *           "label": "demo",
+                     *           "description": "Forecasts",
+                     *           "enabled": false,
+                     *           "offers_unknown": false,
+                     *           "tools": [
+                     *             {
+                     *               "name": "get_forecast",
+                     *               "policy": "never",
+                     *               "selected": false
+                     *             }
+                     *           ]
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ConversationTools"];
+                };
+            };
+            /** @description Codes: `empty_body`, `malformed_json`, `unknown_field`, `invalid_type`, `unknown_server`, `unknown_tool`. */
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthenticated"];
             403: components["responses"]["CrossOrigin"];

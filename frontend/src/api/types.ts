@@ -54,6 +54,11 @@ export type AuditEntry = S["AuditEntry"];
 export type AuditPage = S["AuditPage"];
 export type Info = S["Info"];
 export type Conversation = S["Conversation"];
+/** Which servers and tools a conversation offers (PUT /api/conversations/{id}/tools). */
+export type ToolSelection = S["ToolSelection"];
+export type ServerToolSelection = S["ServerToolSelection"];
+export type ConversationTools = S["ConversationTools"];
+export type ServerChoice = S["ServerChoice"];
 export type AllowedBy = S["AllowedBy"];
 export type Approval = S["Approval"];
 /** How a request differs from the one denied with a correction just before it. */

@@ -23,7 +23,7 @@ function Harness() {
 const info = { offline: true, model: "gpt-5-mini", tool_layout: "default", base_url: "", version: "dev" };
 
 function conversation(over: Partial<Conversation> = {}): Conversation {
-  return { id: "conv_1", title: "Weather chores", created_at: "t", updated_at: "t", last_response_id: "resp_1", streaming: false, pending_approvals: 0, ...over };
+  return { id: "conv_1", title: "Weather chores", created_at: "t", updated_at: "t", last_response_id: "resp_1", streaming: false, pending_approvals: 0, tools: { servers: {} }, ...over };
 }
 
 function approval(id: string, tool: string, over: Partial<Approval> = {}): Approval {

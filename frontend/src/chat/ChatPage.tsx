@@ -16,6 +16,7 @@ import { LiveStatus } from "./LiveStatus";
 import { useConversation, useConversations, useInfo } from "./queries";
 import { Sidebar, titleOf } from "./Sidebar";
 import { approvalsOf } from "./transcript";
+import { ToolsControl } from "./ToolsControl";
 import { Transcript } from "./Transcript";
 import { useChatStream, type LiveTurn } from "./useChatStream";
 import { useConversationEvents } from "./useConversationEvents";
@@ -101,6 +102,13 @@ export function ChatPage({ conversationId }: { conversationId?: string }) {
     const r = await stream.start({ kind: "message", input: text, conversationId });
     return r.ok ? { ok: true as const } : { ok: false as const, error: r.aborted ? undefined : r.error.message };
   };
+  // The Tools control in a new chat: the conversation is created first, so its tools can be chosen before the first message.
+  const createForTools = async () => {
+    const c = await api.createConversation();
+    void qc.invalidateQueries({ queryKey: keys.conversations, exact: true });
+    navigate({ page: "chat", conversationId: c.id });
+    return c.id;
+  };
   const retry = async () => {
     if (!conversationId || busy) return;
     setRetryError(null);
@@ -140,6 +148,7 @@ export function ChatPage({ conversationId }: { conversationId?: string }) {
           <h1 ref={heading} tabIndex={-1}>{title || "\u00a0"}</h1>
           {pending.length > 0 && <span className="badge needs-approval">{t("header.waiting", { count: pending.length })}</span>}
           {conversationId && tr && <GrantsPanel key={conversationId} conversationId={conversationId} />}
+          {(conversationId || !busy) && <ToolsControl conversationId={conversationId} onCreate={createForTools} />}
         </header>
 
         <Transcript

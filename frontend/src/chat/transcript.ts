@@ -10,7 +10,7 @@ const lastSeq = (t: Transcript) => t.items.reduce((m, it) => Math.max(m, it.seq)
 /** Before the server has been read: a conversation the stream has just created. */
 export function newTranscript(id: string, now = new Date().toISOString()): Transcript {
   return {
-    conversation: { id, title: "", created_at: now, updated_at: now, last_response_id: null, streaming: true, pending_approvals: 0 },
+    conversation: { id, title: "", created_at: now, updated_at: now, last_response_id: null, streaming: true, pending_approvals: 0, tools: { servers: {} } },
     items: [],
     pending_approvals: [],
   };

@@ -6,7 +6,7 @@ import { jsonResponse, mockFetch } from "../chat/testutil";
 import { renderWithClient } from "../testing";
 import { checkRows, headersPatch, rowsFromHeaders } from "./headers";
 import { settingsT } from "./policy";
-import { ServerForm } from "./ServerForm";
+import { parseTtlMinutes, ServerForm, ttlMinutesText } from "./ServerForm";
 import { server as makeServer } from "./testdata";
 
 const server: Server = makeServer({
@@ -111,5 +111,41 @@ describe("ServerForm", () => {
     expect(await screen.findByRole("alert")).toHaveTextContent("try again");
     await user.type(screen.getByLabelText("URL"), "{Escape}");
     expect(onCancel).toHaveBeenCalled();
+  });
+
+  it("sets the approval time limit in minutes: a change PATCHes seconds, out of range is refused before sending", async () => {
+    const user = userEvent.setup();
+    const quick = makeServer({ label: "crm", approval_ttl_seconds: 300 });
+    const { calls } = mockFetch({ "PATCH /api/mcp/servers/crm": () => jsonResponse(200, quick) });
+    const onSaved = vi.fn();
+    renderWithClient(<ServerForm server={quick} onSaved={onSaved} onCancel={() => {}} />);
+    const ttl = screen.getByLabelText("Approval time limit (minutes)");
+    expect(ttl).toHaveValue("5");
+
+    await user.clear(ttl);
+    await user.type(ttl, "0.5");
+    await user.click(screen.getByRole("button", { name: "Save changes" }));
+    expect(ttl).toHaveAttribute("aria-invalid", "true");
+    expect(ttl).toHaveAccessibleDescription(expect.stringContaining("Enter minutes from 1 to 10080"));
+    expect(calls.filter((c) => c.method === "PATCH")).toHaveLength(0);
+
+    await user.clear(ttl);
+    await user.type(ttl, "15");
+    await user.click(screen.getByRole("button", { name: "Save changes" }));
+    await waitFor(() => expect(onSaved).toHaveBeenCalled());
+    expect(calls.filter((c) => c.method === "PATCH").map((c) => c.body)).toEqual([{ approval_ttl_seconds: 900 }]);
+  });
+});
+
+describe("approval time limit", () => {
+  it("reads and writes minutes", () => {
+    expect(ttlMinutesText(null)).toBe("");
+    expect(ttlMinutesText(0)).toBe("0");
+    expect(ttlMinutesText(90)).toBe("1.5");
+    expect(parseTtlMinutes("")).toBeNull();
+    expect(parseTtlMinutes("0")).toBe(0);
+    expect(parseTtlMinutes("1,5")).toBe(90);
+    expect(parseTtlMinutes("10080")).toBe(604800);
+    for (const bad of ["0.5", "10081", "-1", "abc", "1e3"]) expect(parseTtlMinutes(bad)).toBeUndefined();
   });
 });

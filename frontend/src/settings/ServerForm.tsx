@@ -31,6 +31,7 @@ export function ServerForm({ server, onSaved, onCancel }: Props) {
   const [url, setUrl] = useState(server?.url ?? "");
   const [description, setDescription] = useState(server?.description ?? "");
   const [rows, setRows] = useState<HeaderRow[]>(() => (server ? rowsFromHeaders(server.headers) : []));
+  const [ttl, setTtl] = useState(ttlMinutesText(server?.approval_ttl_seconds ?? null));
   const [checked, setChecked] = useState<Record<string, string>>({});
   const formRef = useRef<HTMLFormElement>(null);
   const firstField = useRef<HTMLInputElement>(null);
@@ -54,6 +55,8 @@ export function ServerForm({ server, onSaved, onCancel }: Props) {
     e.preventDefault();
     if (busy) return;
     const rowErrs = checkRows(rows, t);
+    const ttlSeconds = parseTtlMinutes(ttl);
+    if (ttlSeconds === undefined) rowErrs.approval_ttl_seconds = t("form.approvalTtlInvalid");
     setChecked(rowErrs);
     if (Object.keys(rowErrs).length) {
       saving.reset();
@@ -65,6 +68,7 @@ export function ServerForm({ server, onSaved, onCancel }: Props) {
       const p: ServerPatch = {};
       if (url.trim() !== server.url) p.url = url.trim();
       if (description !== server.description) p.description = description;
+      if (ttlSeconds !== undefined && ttlSeconds !== server.approval_ttl_seconds) p.approval_ttl_seconds = ttlSeconds;
       const h = headersPatch(server.headers, rows);
       if (h) p.headers = h;
       if (Object.keys(p).length) patch.mutate(p, done);
@@ -72,6 +76,7 @@ export function ServerForm({ server, onSaved, onCancel }: Props) {
     } else {
       const body: NewServer = { label: label.trim(), url: url.trim() };
       if (description) body.description = description;
+      if (ttlSeconds !== null && ttlSeconds !== undefined) body.approval_ttl_seconds = ttlSeconds;
       const headers = newHeaders(rows);
       if (headers) body.headers = headers;
       create.mutate(body, done);
@@ -150,6 +155,23 @@ export function ServerForm({ server, onSaved, onCancel }: Props) {
           />
           {errorFor("description")}
         </div>
+
+        <div className="form-field">
+          <label htmlFor={`${id}-ttl`}>{t("form.approvalTtl")}</label>
+          <input
+            id={`${id}-ttl`}
+            inputMode="decimal"
+            value={ttl}
+            onChange={(e) => setTtl(e.target.value)}
+            onKeyDown={onKeyDown}
+            autoComplete="off"
+            placeholder={t("form.approvalTtlPlaceholder")}
+            {...field("approval_ttl_seconds")}
+            aria-describedby={[`${id}-ttl-hint`, errors.approval_ttl_seconds && `${id}-approval_ttl_seconds-err`].filter(Boolean).join(" ")}
+          />
+          <p id={`${id}-ttl-hint`} className="field-hint">{t("form.approvalTtlHint")}</p>
+          {errorFor("approval_ttl_seconds")}
+        </div>
       </div>
 
       <HeaderEditor id={id} rows={rows} onRows={setRows} existing={server?.headers}
@@ -164,4 +186,21 @@ export function ServerForm({ server, onSaved, onCancel }: Props) {
       </div>
     </form>
   );
+}
+
+/** approval_ttl_seconds as the form shows it: minutes, empty for the workspace's APPROVAL_TTL. */
+export function ttlMinutesText(seconds: number | null): string {
+  return seconds === null ? "" : String(Math.round((seconds / 60) * 100) / 100);
+}
+
+/**
+ * The form's minutes as approval_ttl_seconds: null for empty (APPROVAL_TTL),
+ * 0 for never, 60..604800 seconds; undefined when it is none of these.
+ */
+export function parseTtlMinutes(text: string): number | null | undefined {
+  const v = text.trim().replace(",", ".");
+  if (v === "") return null;
+  if (!/^\d+(\.\d+)?$/.test(v)) return undefined;
+  const seconds = Math.round(Number(v) * 60);
+  return seconds === 0 || (seconds >= 60 && seconds <= 604800) ? seconds : undefined;
 }

@@ -39,6 +39,13 @@ export function ServerHeader({
         </div>
         <div className="server-url" title={server.url}>{server.url}</div>
         {server.description && <p className="server-desc">{server.description}</p>}
+        {server.approval_ttl_seconds != null && (
+          <p className="server-ttl muted">
+            {server.approval_ttl_seconds === 0
+              ? t("server.ttlNever")
+              : t("server.ttl", { count: Math.round((server.approval_ttl_seconds / 60) * 100) / 100 })}
+          </p>
+        )}
         {headers.length > 0 && (
           <p className="server-headers">
             <span className="muted">{t("server.headers")} </span>

@@ -54,6 +54,13 @@ describe("SettingsPage", () => {
     expect(radio(group("Global default"), "Auto")).toBeChecked();
   });
 
+  it("says when a server's approval requests expire on their own limit", async () => {
+    servers = [server({ approval_ttl_seconds: 300 })];
+    serve();
+    renderWithClient(<SettingsPage />);
+    expect(await within(await section()).findByText("Approval requests expire after 5 minutes.")).toBeInTheDocument();
+  });
+
   it("has an empty state without servers", async () => {
     servers = [];
     serve();

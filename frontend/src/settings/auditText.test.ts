@@ -82,6 +82,13 @@ suite("audit entries in plain words", () => {
       .toBe("Changed server demo: URL, headers | URL: http://x/mcp → http://y/mcp | Headers: added B; removed A");
     expect(text({ action: "server.update", tool_name: null, before: srv, after: { ...srv, default_policy_locked: true } }))
       .toBe("Changed server demo: default locked");
+    const timed = { ...srv, approval_ttl_seconds: null };
+    expect(text({ action: "server.update", tool_name: null, before: timed, after: { ...timed, approval_ttl_seconds: 300 } }))
+      .toBe("Changed server demo: approval time limit | Approval time limit: workspace default (APPROVAL_TTL) → 5 minutes");
+    expect(text({ action: "server.update", tool_name: null, before: { ...timed, approval_ttl_seconds: 300 }, after: { ...timed, approval_ttl_seconds: 0 } }))
+      .toBe("Changed server demo: approval time limit | Approval time limit: 5 minutes → never expires");
+    expect(text({ action: "server.update", tool_name: null, before: srv, after: timed }), "an old entry without the field is no change")
+      .toBe("Changed server demo");
     expect(text({ action: "server.delete", tool_name: null, before: { server: srv, policies: { send_alert: "always", delete_forecast: "blocked" } } }))
       .toBe("Deleted server demo and its 2 tool policies | delete_forecast: Blocked, send_alert: Ask");
   });

@@ -198,6 +198,12 @@ function describeServerUpdate(srv: Part, before: Obj | null, after: Obj | null, 
   if (after && "default_policy_locked" in after && before?.default_policy_locked !== after.default_policy_locked) {
     changes.push(t(after.default_policy_locked ? "audit.change.locked" : "audit.change.unlocked"));
   }
+  if (after && "approval_ttl_seconds" in after && (before?.approval_ttl_seconds ?? null) !== (after.approval_ttl_seconds ?? null)) {
+    const ttlOf = (v: unknown) =>
+      typeof v !== "number" ? t("audit.ttlWorkspace") : v === 0 ? t("audit.ttlNever") : t("audit.ttlMinutes", { count: Math.round((v / 60) * 100) / 100 });
+    changes.push(t("audit.change.approvalTtl"));
+    details.push(t("audit.ttlDetail", { from: ttlOf(before?.approval_ttl_seconds), to: ttlOf(after.approval_ttl_seconds) }));
+  }
   const toggled = before?.enabled !== after?.enabled;
   const off = after?.enabled === false;
   // The common single changes read best as one sentence.

@@ -9,7 +9,7 @@ export const plain = { readOnlyHint: false, destructiveHint: false, idempotentHi
 
 export const server = (over: Partial<Server> = {}): Server => ({
   label: "demo", url: "http://127.0.0.1:8290/mcp", description: "Weather", headers: {},
-  default_policy: null, default_policy_locked: false, enabled: true,
+  default_policy: null, default_policy_locked: false, enabled: true, approval_ttl_seconds: null,
   created_at: "2026-11-21T10:00:00Z", updated_at: "2026-11-21T10:00:00Z",
   tools_refreshed_at: new Date(Date.now() - 3 * 60_000).toISOString(), tools_refresh_error: null, tool_count: 3,
   health: { status: "ok", since: null, last_error: null, checked_at: "2026-11-21T10:00:00Z", ok_at: "2026-11-21T10:00:00Z" }, ...over,
