@@ -54,6 +54,25 @@ beforeEach(() => { history.replaceState(null, "", "/c/conv_1"); });
 afterEach(() => vi.unstubAllGlobals());
 
 describe("ChatPage", () => {
+  it("focuses the card a link names (a webhook's deep link), not the first one", async () => {
+    history.replaceState(null, "", "/c/conv_1#approval-mcpr_2");
+    const a1 = approval("mcpr_1", "delete_forecast");
+    const a2 = approval("mcpr_2", "send_alert");
+    const tr: Transcript = {
+      conversation: conversation({ pending_approvals: 2 }),
+      items: [...baseItems, approvalItem(4, a1), approvalItem(5, a2)],
+      pending_approvals: [a1, a2],
+    };
+    mockFetch({
+      "GET /api/info": () => jsonResponse(200, info),
+      "GET /api/conversations": () => jsonResponse(200, { conversations: [tr.conversation] }),
+      "GET /api/conversations/conv_1": () => jsonResponse(200, tr),
+    });
+    renderWithClient(<Harness />);
+    const linked = await screen.findByRole("article", { name: "Approval request: send_alert on demo" });
+    await waitFor(() => expect(linked).toHaveFocus());
+  });
+
   it("shows tool calls with how they were allowed, and a link to change the policy", async () => {
     const tr: Transcript = { conversation: conversation(), items: baseItems, pending_approvals: [] };
     mockFetch({

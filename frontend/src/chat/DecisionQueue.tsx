@@ -114,7 +114,10 @@ export function useCardFocus(actionable: string[], fallback: RefObject<{ focus()
     fresh.forEach((id) => seen.current.add(id));
     const first = ids.length ? cards.current.get(ids[0]) : undefined;
     const lost = document.activeElement === document.body || document.activeElement === null;
-    if (fresh.length && first) first.focus();
+    // A link to one card (a webhook's, "#approval-mcpr_…") focuses that card when it appears.
+    const linked = location.hash.startsWith("#approval-") ? cards.current.get(decodeURIComponent(location.hash.slice("#approval-".length))) : undefined;
+    if (fresh.length && linked && fresh.some((id) => cards.current.get(id) === linked)) linked.focus();
+    else if (fresh.length && first) first.focus();
     else if (lost && ids.length < before.current) (first ?? fallback.current)?.focus();
     before.current = ids.length;
   }, [key, fallback]);
