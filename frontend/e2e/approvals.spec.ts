@@ -134,13 +134,15 @@ test("a newcomer registers an MCP server with a secret header, sets a policy and
     const mcp = await demoMCP(token);
     await page.goto("/settings");
     await page.getByRole("button", { name: "Add server" }).click();
-    await page.getByRole("textbox", { name: "Label" }).fill("weather");
-    await page.getByRole("textbox", { name: "URL" }).fill(mcp.url);
-    await page.getByRole("textbox", { name: "Description" }).fill("Forecasts, with a token");
-    await page.getByRole("button", { name: /Add header/ }).click();
-    await page.getByRole("textbox", { name: "Header name" }).first().fill("Authorization");
-    await page.getByLabel("Header value").first().fill("Bearer " + token);
-    await page.getByRole("button", { name: /^(Add|Save|Create)/ }).last().click();
+    // The server form (Settings also has a webhook form with its own URL field further down).
+    const form = page.locator("form").filter({ has: page.getByRole("textbox", { name: "Label", exact: true }) });
+    await form.getByRole("textbox", { name: "Label", exact: true }).fill("weather");
+    await form.getByRole("textbox", { name: "URL", exact: true }).fill(mcp.url);
+    await form.getByRole("textbox", { name: "Description", exact: true }).fill("Forecasts, with a token");
+    await form.getByRole("button", { name: /Add header/ }).click();
+    await form.getByRole("textbox", { name: "Header name" }).first().fill("Authorization");
+    await form.getByLabel("Header value").first().fill("Bearer " + token);
+    await form.getByRole("button", { name: /^(Add|Save|Create)/ }).last().click();
 
     const settings = new SettingsPage(page);
     const server = settings.server("weather");
