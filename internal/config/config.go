@@ -28,7 +28,7 @@ type Config struct {
 	OpenAIBaseURL    string        // OPENAI_BASE_URL: the Responses API endpoint ("" = OpenAI's, or the in-process emulator when offline)
 	OpenAIModel      string        // OPENAI_MODEL
 	OpenAIMaxRetries int           // OPENAI_MAX_RETRIES: retries of a 429/5xx before anything streamed
-	Upstream         Upstream      // UPSTREAM_FIRST_BYTE_TIMEOUT, UPSTREAM_IDLE_TIMEOUT (upstream.go)
+	Upstream         Upstream      // UPSTREAM_FIRST_BYTE_TIMEOUT, UPSTREAM_IDLE_TIMEOUT, UPSTREAM_MAX_IDLE_CONNS, ... (upstream.go)
 	Replica          Replica       // REPLICA_ID, TURN_LEASE_TTL (replica.go)
 	ApprovalTTL      time.Duration // APPROVAL_TTL: how long an approval request waits before it expires (approvals.go)
 	ToolLayout       string        // MCP_TOOL_LAYOUT: default or split
@@ -48,10 +48,13 @@ type Config struct {
 	// MetricsToken (METRICS_TOKEN) is the bearer token GET /metrics asks
 	// for; "" turns /metrics off (404).
 	MetricsToken string
-	Auth         Auth     // AUTH_MODE and the other sign-in settings (auth.go)
-	MCPNet       MCPNet   // MCP_ALLOWED_HOSTS, MCP_ALLOW_PRIVATE (secrets.go)
-	Secrets      Secrets  // SECRETS_KEY, SECRETS_KEY_FILE (secrets.go)
-	Webhooks     Webhooks // PUBLIC_URL, WEBHOOK_MAX_ATTEMPTS, WEBHOOK_RETRY_BASE, WEBHOOK_TIMEOUT (webhooks.go)
+	// DebugAddr (DEBUG_ADDR) is a loopback address serving net/http/pprof
+	// on its own listener; "" (the default) serves no profiles (debug.go).
+	DebugAddr string
+	Auth      Auth     // AUTH_MODE and the other sign-in settings (auth.go)
+	MCPNet    MCPNet   // MCP_ALLOWED_HOSTS, MCP_ALLOW_PRIVATE (secrets.go)
+	Secrets   Secrets  // SECRETS_KEY, SECRETS_KEY_FILE (secrets.go)
+	Webhooks  Webhooks // PUBLIC_URL, WEBHOOK_MAX_ATTEMPTS, WEBHOOK_RETRY_BASE, WEBHOOK_TIMEOUT (webhooks.go)
 }
 
 // Offline reports whether Toolgate talks to its built-in emulator instead of
@@ -142,6 +145,7 @@ func Load(getenv func(string) string) (Config, error) {
 	}
 	c.AllowedHosts = allowedHosts(getenv("ALLOWED_HOSTS"), c.ListenAddr, &errs)
 	c.MetricsToken = metricsToken(getenv("METRICS_TOKEN"), &errs)
+	c.DebugAddr = debugAddr(get("DEBUG_ADDR", ""), &errs)
 	c.Auth = loadAuth(get, c.ListenAddr, &errs)
 	c.MCPNet = loadMCPNet(get, &errs)
 	c.Secrets = loadSecrets(get, c.Offline(), &errs)
@@ -178,6 +182,9 @@ func (c Config) LogValue() slog.Value {
 		slog.Int("openai_max_retries", c.OpenAIMaxRetries),
 		slog.Duration("upstream_first_byte_timeout", c.Upstream.FirstByteTimeout),
 		slog.Duration("upstream_idle_timeout", c.Upstream.IdleTimeout),
+		slog.Int("upstream_max_idle_conns", c.Upstream.MaxIdleConns),
+		slog.Int("upstream_max_conns_per_host", c.Upstream.MaxConnsPerHost),
+		slog.Duration("upstream_idle_conn_timeout", c.Upstream.IdleConnTimeout),
 		slog.String("replica_id", c.Replica.ID),
 		slog.Duration("turn_lease_ttl", c.Replica.LeaseTTL),
 		slog.Duration("approval_ttl", c.ApprovalTTL),
@@ -189,6 +196,7 @@ func (c Config) LogValue() slog.Value {
 		slog.Int("user_messages_per_minute", c.UserMessagesPerMinute),
 		slog.String("allowed_hosts", strings.Join(c.AllowedHosts, ",")),
 		slog.String("metrics_token", setOrUnset(c.MetricsToken)),
+		slog.String("debug_addr", c.DebugAddr),
 		slog.Any("auth", c.Auth),
 		slog.String("mcp_allowed_hosts", c.MCPNet.AllowedHosts),
 		slog.Bool("mcp_allow_private", c.MCPNet.AllowPrivate),

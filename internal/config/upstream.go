@@ -2,6 +2,7 @@ package config
 
 import (
 	"fmt"
+	"strconv"
 	"time"
 )
 
@@ -17,6 +18,17 @@ type Upstream struct {
 	// remote MCP tool runs or while the model reasons without a summary,
 	// so it must outlast the slowest tool call: 5 minutes by default.
 	IdleTimeout time.Duration
+	// MaxIdleConns (UPSTREAM_MAX_IDLE_CONNS, default 256) is how many
+	// kept-alive connections to the provider wait for the next request: size
+	// it to the streams open at once, or requests dial (and shake hands over
+	// TLS) again.
+	MaxIdleConns int
+	// MaxConnsPerHost (UPSTREAM_MAX_CONNS_PER_HOST, default 0: no cap) caps
+	// the connections to the provider; streams beyond it wait for one.
+	MaxConnsPerHost int
+	// IdleConnTimeout (UPSTREAM_IDLE_CONN_TIMEOUT, default 90s) closes a
+	// connection unused for that long.
+	IdleConnTimeout time.Duration
 }
 
 // Bounds of the upstream timeouts: shorter ones would cut healthy answers,
@@ -30,7 +42,23 @@ func loadUpstream(get func(string, string) string, errs *[]string) Upstream {
 	return Upstream{
 		FirstByteTimeout: upstreamTimeout(get, "UPSTREAM_FIRST_BYTE_TIMEOUT", "60s", errs),
 		IdleTimeout:      upstreamTimeout(get, "UPSTREAM_IDLE_TIMEOUT", "5m", errs),
+		MaxIdleConns:     upstreamCount(get, "UPSTREAM_MAX_IDLE_CONNS", "256", 1, errs),
+		MaxConnsPerHost:  upstreamCount(get, "UPSTREAM_MAX_CONNS_PER_HOST", "0", 0, errs),
+		IdleConnTimeout:  upstreamTimeout(get, "UPSTREAM_IDLE_CONN_TIMEOUT", "90s", errs),
 	}
+}
+
+// maxUpstreamConns bounds the pool settings: far more than one process can
+// stream at once, small enough to catch a typo.
+const maxUpstreamConns = 100000
+
+func upstreamCount(get func(string, string) string, key, def string, least int, errs *[]string) int {
+	raw := get(key, def)
+	n, err := strconv.Atoi(raw)
+	if err != nil || n < least || n > maxUpstreamConns {
+		*errs = append(*errs, fmt.Sprintf("%s must be a whole number from %d to %d (got %q)", key, least, maxUpstreamConns, raw))
+	}
+	return n
 }
 
 func upstreamTimeout(get func(string, string) string, key, def string, errs *[]string) time.Duration {

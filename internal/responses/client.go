@@ -45,8 +45,10 @@ type Config struct {
 	// event arrives for it once the answer streams. 0 disables either.
 	FirstByteTimeout time.Duration
 	IdleTimeout      time.Duration
-	HTTPClient       *http.Client // nil: openai-go's default
-	Logger           *slog.Logger // nil discards
+	// HTTPClient, when set, is used as is; nil builds one from Transport.
+	HTTPClient *http.Client
+	Transport  Transport
+	Logger     *slog.Logger // nil discards
 }
 
 // Client sends responses.create requests; it implements conversation.Upstream.
@@ -71,9 +73,11 @@ func New(cfg Config) *Client {
 	if cfg.BaseURL != "" {
 		opts = append(opts, option.WithBaseURL(cfg.BaseURL))
 	}
-	if cfg.HTTPClient != nil {
-		opts = append(opts, option.WithHTTPClient(cfg.HTTPClient))
+	hc := cfg.HTTPClient
+	if hc == nil {
+		hc = NewHTTPClient(cfg.Transport)
 	}
+	opts = append(opts, option.WithHTTPClient(hc))
 	c := &Client{
 		sdk:        openai.NewClient(opts...),
 		model:      cfg.Model,
