@@ -43,9 +43,7 @@ func (s *Service) followUpAfterExpiry(ctx context.Context, convID, ownerID strin
 		if err := next.closeOpen(ctx, r); err != nil {
 			return err
 		}
-		if err := next.claim(ctx, r); err != nil {
-			return err
-		}
+		next.claim()
 		if err := next.logOpening(ctx, r); err != nil {
 			return err
 		}

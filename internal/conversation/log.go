@@ -102,10 +102,21 @@ func encodeAll(evs []namedEvent) []NewEvent {
 
 // logOpening stores the turn's opening events in the transaction that
 // prepares it, so what the person did (a message, decisions) and its
-// events commit together; it notes where the turn's events start.
+// events commit together; it notes where the turn's events start. A claimed
+// turn records its claim (the lease, the answers marked sent) and reads its
+// grants in the same statement.
 func (t *Turn) logOpening(ctx context.Context, r Repo) error {
 	evs := encodeAll(t.opening())
-	last, err := r.AppendEvents(ctx, t.conv.ID, t.id, evs)
+	var last int64
+	var err error
+	if t.claimed {
+		var gs []Grant
+		last, gs, err = r.OpenTurn(ctx, TurnOpening{ConversationID: t.conv.ID, TurnID: t.id, Owner: t.user.ID,
+			Replica: t.s.replica, LeaseTTL: t.s.leaseTTL, SentIDs: t.answerIDs, Events: evs, Now: t.s.now()})
+		t.grants = grantRefs(gs)
+	} else {
+		last, err = r.AppendEvents(ctx, t.conv.ID, t.id, evs)
+	}
 	t.after = last - int64(len(evs))
 	return err
 }

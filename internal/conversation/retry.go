@@ -60,9 +60,7 @@ func (s *Service) StartRetry(ctx context.Context, conversationID string) (*Turn,
 				return nothingToRetry(conv.ID)
 			}
 		}
-		if err := t.claim(ctx, r); err != nil {
-			return err
-		}
+		t.claim()
 		return t.logOpening(ctx, r)
 	})
 	if err != nil {

@@ -43,6 +43,12 @@ type Repo interface {
 	// StartTurn marks turn as the conversation's running turn, leased to
 	// the replica owner for ttl.
 	StartTurn(ctx context.Context, id, turn, owner string, ttl time.Duration) error
+	// OpenTurn does in one round trip what StartTurn, MarkSent (o.SentIDs),
+	// AppendEvents (o.Events) and Grants (the live ones of o.Owner that
+	// apply in the conversation at o.Now) would: it returns the id of the
+	// last event stored and the grants. NotFound if the conversation is
+	// missing.
+	OpenTurn(ctx context.Context, o TurnOpening) (last int64, grants []Grant, err error)
 	// EndTurn clears the running turn (and its lease) if it is still turn,
 	// and when lastResponse is not empty makes it the conversation's last
 	// response.
@@ -163,4 +169,16 @@ type UserLoad struct {
 	Messages      int        // messages the user sent within the window
 	OldestMessage *time.Time // the oldest of those
 	Now           time.Time  // the database's clock when counting
+}
+
+// TurnOpening is what Repo.OpenTurn records.
+type TurnOpening struct {
+	ConversationID string
+	TurnID         string
+	Owner          string // the conversation's owner, whose grants are read
+	Replica        string // the replica the turn is leased to
+	LeaseTTL       time.Duration
+	SentIDs        []string   // approval requests whose answers the turn carries
+	Events         []NewEvent // the turn's opening events
+	Now            time.Time  // grants expire as of it
 }

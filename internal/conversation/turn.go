@@ -103,9 +103,7 @@ func (s *Service) StartMessage(ctx context.Context, conversationID, input string
 			return err
 		}
 		t.userItem = &item
-		if err := t.claim(ctx, r); err != nil {
-			return err
-		}
+		t.claim()
 		return t.logOpening(ctx, r)
 	})
 	if err != nil {
@@ -337,24 +335,14 @@ func (t *Turn) claimFollowUp(ctx context.Context, r Repo, responses map[string]b
 	if err := t.closeOpen(ctx, r); err != nil {
 		return err
 	}
-	return t.claim(ctx, r)
+	t.claim()
+	return nil
 }
 
-// claim marks the conversation as running this turn, under the lock the
-// caller's transaction r holds, and reads the grants its request needs.
-func (t *Turn) claim(ctx context.Context, r Repo) error {
-	grants, err := t.s.requestGrants(ctx, r, t.user.ID, t.conv.ID)
-	if err != nil {
-		return err
-	}
-	t.grants, t.claimed = grants, true
-	if err := r.StartTurn(ctx, t.conv.ID, t.id, t.s.replica, t.s.leaseTTL); err != nil {
-		return err
-	}
-	// Recorded before the request leaves: after a crash at any point from
-	// here on, these answers are never sent as approvals again.
-	return r.MarkSent(ctx, t.answerIDs, t.id)
-}
+// claim makes the turn the one that runs in the conversation, under the
+// lock the caller's transaction holds: logOpening, which follows, records
+// the claim, the answers it carries and its opening events in one statement.
+func (t *Turn) claim() { t.claimed = true }
 
 func validateDecisions(ds []Decision) error {
 	if len(ds) == 0 {

@@ -1,0 +1,128 @@
+package postgres_test
+
+import (
+	"context"
+	"log/slog"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/toolgate/toolgate/internal/auth"
+	"github.com/toolgate/toolgate/internal/conversation"
+	"github.com/toolgate/toolgate/internal/mcpclient"
+	"github.com/toolgate/toolgate/internal/policy"
+	"github.com/toolgate/toolgate/internal/postgres"
+	"github.com/toolgate/toolgate/internal/testdb"
+)
+
+// statementLog records every statement the pool's connections send (BEGIN
+// and COMMIT included): each is one round trip to Postgres.
+type statementLog struct {
+	mu   sync.Mutex
+	on   bool
+	sqls []string
+}
+
+func (l *statementLog) TraceQueryStart(ctx context.Context, _ *pgx.Conn, d pgx.TraceQueryStartData) context.Context {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.on {
+		l.sqls = append(l.sqls, strings.Join(strings.Fields(d.SQL), " "))
+	}
+	return ctx
+}
+
+func (l *statementLog) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndData) {}
+
+// record returns the statements fn sends.
+func (l *statementLog) record(fn func()) []string {
+	l.mu.Lock()
+	l.on, l.sqls = true, nil
+	l.mu.Unlock()
+	fn()
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.on = false
+	return l.sqls
+}
+
+// TestTurnStart_StatementCount counts the round trips a message turn
+// takes before its request leaves (the turn record: lock, limits, the
+// person's message, the claim and the opening events, all in one
+// transaction), for a first message and for a message after a response.
+// The policy read that follows is counted by its own package.
+func TestTurnStart_StatementCount(t *testing.T) {
+	cfg, err := pgxpool.ParseConfig(testdb.URL(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	stmts := &statementLog{}
+	cfg.ConnConfig.Tracer = stmts
+	pool, err := pgxpool.NewWithConfig(t.Context(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(pool.Close)
+	ctx := auth.WithUser(t.Context(), auth.User{ID: owner, Email: "owner@example.com", Role: auth.Member})
+	if _, err := pool.Exec(ctx, `INSERT INTO users (id, email, role) VALUES ($1, 'owner@example.com', 'member')`, owner); err != nil {
+		t.Fatal(err)
+	}
+	log := slog.New(slog.DiscardHandler)
+	policies := policy.NewService(postgres.NewStore(pool), &mcpclient.Discoverer{}, log)
+	chat := conversation.NewService(postgres.NewConversationStore(pool), postgres.NewConversationPolicies(policies), nil,
+		conversation.Info{Offline: true, Model: "m"}, conversation.Limits{MaxConcurrentTurns: 4, MessagesPerMinute: 30}, log)
+	chat.SetReplica("rep_a", 0)
+
+	var turn *conversation.Turn
+	first := stmts.record(func() { turn, err = chat.StartMessage(ctx, "", "hello") })
+	if err != nil {
+		t.Fatal(err)
+	}
+	conv := turn.ConversationID()
+	// The turn ended with a response: the next message starts from it.
+	if _, err := pool.Exec(ctx, `UPDATE conversations SET active_turn = NULL, lease_owner = NULL, lease_expires_at = NULL,
+		last_response_id = 'resp_1' WHERE id = $1`, conv); err != nil {
+		t.Fatal(err)
+	}
+	next := stmts.record(func() { _, err = chat.StartMessage(ctx, conv, "and then?") })
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name  string
+		sqls  []string
+		limit int
+	}{{"first message", first, firstMessageStatements}, {"next message", next, nextMessageStatements}} {
+		t.Logf("%s: %d statements", c.name, len(c.sqls))
+		for i, s := range c.sqls {
+			t.Logf("  %2d %.110s", i+1, s)
+		}
+		if len(c.sqls) > c.limit {
+			t.Errorf("%s: %d statements before the upstream call, want at most %d", c.name, len(c.sqls), c.limit)
+		}
+		if n := countPrefix(c.sqls, "begin"); n != 1 {
+			t.Errorf("%s: %d transactions, want 1 (the claim and its opening events commit together)", c.name, n)
+		}
+	}
+}
+
+func countPrefix(sqls []string, prefix string) int {
+	n := 0
+	for _, s := range sqls {
+		if strings.HasPrefix(strings.ToLower(s), prefix) {
+			n++
+		}
+	}
+	return n
+}
+
+// The statements of a message turn's start. Before OpenTurn combined the
+// claim, the answers marked sent, the opening events and the grants read:
+// 9 for a first message, 10 for the next (11 when it carried answers).
+const (
+	firstMessageStatements = 7
+	nextMessageStatements  = 8
+)
