@@ -197,6 +197,13 @@ func (sub *Subscription) Last() int64 { return sub.last }
 // returns them in order; ErrDeleted once the conversation is deleted, or
 // ctx's error.
 func (sub *Subscription) Next(ctx context.Context) ([]StoredEvent, error) {
+	return sub.NextBefore(ctx, time.Time{})
+}
+
+// NextBefore is Next that also returns, with no events and no error, at
+// deadline (none when zero): a stream writes its heartbeat then, without a
+// goroutine and a ticker of its own.
+func (sub *Subscription) NextBefore(ctx context.Context, deadline time.Time) ([]StoredEvent, error) {
 	for {
 		evs, err := sub.s.store.Repo().EventsAfter(ctx, sub.conv, sub.last, eventBatch)
 		if err != nil {
@@ -211,7 +218,15 @@ func (sub *Subscription) Next(ctx context.Context) ([]StoredEvent, error) {
 			return nil, ErrDeleted
 		default:
 		}
-		t := time.NewTimer(pollEvery)
+		wait := pollEvery
+		if !deadline.IsZero() {
+			left := time.Until(deadline)
+			if left <= 0 {
+				return nil, nil
+			}
+			wait = min(wait, left)
+		}
+		t := time.NewTimer(wait)
 		select {
 		case <-ctx.Done():
 			t.Stop()

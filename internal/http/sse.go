@@ -134,36 +134,22 @@ func (s *Server) stream(c echo.Context, turn *conversation.Turn) error {
 
 // relay copies sub's events to out until the terminal event of turn (all
 // events when turn is ""), the conversation's deletion, or the client
-// leaving; heartbeats keep the stream open meanwhile.
+// leaving; heartbeats keep the stream open meanwhile. The heartbeat is
+// written from this loop (NextBefore returns at its time), not from a
+// goroutine and ticker per stream: an open stream costs a goroutine less.
 func (s *Server) relay(ctx context.Context, sink *sseSink, out storedSink, sub *conversation.Subscription, turn string) {
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	var wg sync.WaitGroup
-	defer wg.Wait()
-	defer cancel()
-	wg.Go(func() {
-		t := time.NewTicker(s.heartbeat)
-		defer t.Stop()
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case <-t.C:
-				sink.ping()
-				if sink.closed() {
-					cancel()
-					return
-				}
-			}
-		}
-	})
+	beat := time.Now().Add(s.heartbeat)
 	for {
-		evs, err := sub.Next(ctx)
+		evs, err := sub.NextBefore(ctx, beat)
 		for _, ev := range evs {
 			out.SendStored(ev)
 			if turn != "" && (ev.TurnID == turn || turn == anyTurn) && terminalEvent(ev.Name) {
 				return
 			}
+		}
+		if err == nil && !time.Now().Before(beat) {
+			sink.ping()
+			beat = time.Now().Add(s.heartbeat)
 		}
 		if sink.closed() {
 			return
