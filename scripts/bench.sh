@@ -7,7 +7,7 @@
 # results are printed and written to bench-results.json.
 #
 # Needs Postgres (TEST_DATABASE_URL, or the local server on 127.0.0.1:5432;
-# the bench creates and drops a database of its own) and psql. bin/toolgate
+# the bench creates and drops a database of its own). bin/toolgate
 # is built first: by scripts/build.sh when the web app is built, otherwise
 # without the app (the bench does not use it).
 set -euo pipefail

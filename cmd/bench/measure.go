@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"net/http"
-	"os/exec"
 	"slices"
 	"sync"
 	"time"
@@ -141,8 +140,8 @@ INSERT INTO mcp_tools (server_label, name, description, input_schema, annotation
   SELECT 'bench' || s, 'tool_' || t, 'a seeded tool', '{"type":"object","properties":{"q":{"type":"string"}}}',
          '{"readOnlyHint":true}', md5(s || '.' || t), now(), now()
   FROM generate_series(1, %[1]d) s, generate_series(1, %[2]d) t;`, o.seedServers, o.seedTools)
-	if out, err := exec.CommandContext(ctx, "psql", "-v", "ON_ERROR_STOP=1", "-q", "-d", tg.dbURL, "-c", sql).CombinedOutput(); err != nil {
-		return fmt.Errorf("seed with psql: %w: %s", err, out)
+	if err := execSQL(ctx, tg.dbURL, sql); err != nil {
+		return fmt.Errorf("seed %d × %d tools: %w", o.seedServers, o.seedTools, err)
 	}
 	v := &variant{name: "toolgate", base: tg.base, cookie: cookie, client: newClient()}
 	// One turn first: caches, and the tools of the seeded servers.

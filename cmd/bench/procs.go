@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"net/http/httputil"
@@ -19,6 +20,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/toolgate/toolgate/internal/postgres"
 )
 
 // proxyEnv, when set in the environment, makes this program the plain
@@ -207,7 +210,22 @@ func (s *syncBuffer) String() string {
 	return s.b.String()
 }
 
-// dropDatabase removes Toolgate's database once it has stopped (best effort).
+// execSQL runs sql on the database at dbURL.
+func execSQL(ctx context.Context, dbURL, sql string) error {
+	pool, err := postgres.Open(ctx, dbURL, false, slog.New(slog.DiscardHandler))
+	if err != nil {
+		return err
+	}
+	defer pool.Close()
+	if _, err := pool.Exec(ctx, sql); err != nil {
+		return fmt.Errorf("exec: %w", err)
+	}
+	return nil
+}
+
+// dropDatabase removes Toolgate's database once it has stopped.
 func dropDatabase(baseURL, name string) {
-	_ = exec.Command("psql", "-q", "-d", baseURL, "-c", "DROP DATABASE IF EXISTS "+name+" WITH (FORCE)").Run()
+	if err := execSQL(context.Background(), baseURL, "DROP DATABASE IF EXISTS "+name+" WITH (FORCE)"); err != nil {
+		fmt.Fprintf(os.Stderr, "bench: drop database %s: %v\n", name, err)
+	}
 }
