@@ -13,6 +13,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"runtime"
 	"strconv"
 	"strings"
@@ -63,10 +64,10 @@ func parseOptions(args []string, getenv func(string) string, stderr io.Writer) (
 	fs.DurationVar(&o.ttfe, "ttfe", 100*time.Millisecond, "the mock's time to first event")
 	fs.DurationVar(&o.gap, "gap", 20*time.Millisecond, "the mock's gap between text deltas")
 	fs.IntVar(&o.rate, "rate", 50, "turns per second when measuring the time to first delta")
-	fs.DurationVar(&o.ttfdFor, "ttfd-for", 4*time.Second, "how long turns arrive at -rate, per variant and run")
+	fs.DurationVar(&o.ttfdFor, "ttfd-for", 3*time.Second, "how long turns arrive at -rate, per variant and run")
 	fs.StringVar(&levels, "streams", "50,200,500", "concurrent stream levels for the per-event delay (the first also gives CPU per event; every level the memory)")
-	fs.DurationVar(&o.ramp, "ramp", 2*time.Second, "streams of a level start evenly over this time")
-	fs.DurationVar(&o.hold, "hold", 3*time.Second, "streams stay open this long after the ramp")
+	fs.DurationVar(&o.ramp, "ramp", time.Second, "streams of a level start evenly over this time")
+	fs.DurationVar(&o.hold, "hold", time.Second, "streams stay open this long after the ramp")
 	fs.IntVar(&o.approvals, "approvals", 20, "approval round trips per variant and run (10 a second)")
 	fs.IntVar(&o.seedServers, "servers", 1000, "servers seeded for the build-time row (0: skip the row)")
 	fs.IntVar(&o.seedTools, "tools", 100, "tools per seeded server")
@@ -105,6 +106,11 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 	}
 	if _, err := os.Stat(o.bin); err != nil {
 		return fmt.Errorf("no Toolgate binary at %s (./scripts/build.sh builds it): %w", o.bin, err)
+	}
+	// Toolgate runs in a directory of its own: a relative path would be
+	// looked up there.
+	if o.bin, err = filepath.Abs(o.bin); err != nil {
+		return fmt.Errorf("toolgate binary: %w", err)
 	}
 	m := newMock(o.ttfe, o.gap)
 	lDirect, err := m.listen()

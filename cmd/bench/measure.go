@@ -45,6 +45,7 @@ func measureRun(ctx context.Context, o options, m *mock, vs []*variant, stdout i
 	// at the first level; Toolgate's memory at each.
 	deltas := max(1, int((o.ramp+o.hold)/o.gap))
 	for li, n := range o.levels {
+		fmt.Fprintf(stdout, "  %d streams…\n", n)
 		for _, v := range vs {
 			var cpu0 time.Duration
 			rss0 := int64(0)
