@@ -69,7 +69,7 @@ func TestBench_QuickModeProducesEveryRow(t *testing.T) {
 			t.Errorf("the printed table lacks row %q:\n%s", r.What, stdout.String())
 		}
 	}
-	positive := []string{"upstream_conns", "upstream_requests", "cpu_per_event_us", "rss_peak_mb@20",
+	positive := []string{"upstream_conns", "upstream_requests", "cpu_per_event_us@10", "rss_peak_mb@20",
 		"event_delay_p99_ms@10", "event_delay_p99_ms@20", "approval_p50_ms", "approval_p99_ms", "ttfd_added_p99_ms"}
 	for _, who := range []string{"toolgate", "proxy"} {
 		for _, k := range positive {

@@ -94,7 +94,7 @@ func measureRun(ctx context.Context, o options, m *mock, vs []*variant, stdout i
 			if v.pid != 0 {
 				cpu1, _ := cpuTime(v.pid)
 				if li == 0 {
-					r[v.name+".cpu_per_event_us"] = float64(cpu1-cpu0) / float64(time.Microsecond) / float64(len(delays))
+					r[fmt.Sprintf("%s.cpu_per_event_us@%d", v.name, n)] = float64(cpu1-cpu0) / float64(time.Microsecond) / float64(len(delays))
 				}
 				r[fmt.Sprintf("%s.rss_peak_mb@%d", v.name, n)] = float64(peak) / (1 << 20)
 				r[fmt.Sprintf("%s.rss_per_stream_kib@%d", v.name, n)] = float64(peak-rss0) / 1024 / float64(n)
