@@ -1,0 +1,187 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+)
+
+// variant is one way to reach the mock: directly, through the plain proxy,
+// or through Toolgate.
+type variant struct {
+	name   string
+	base   string
+	cookie *http.Cookie // Toolgate's session
+	pid    int          // the process measured for CPU and memory; 0: none
+	client *http.Client
+	mockL  *listener // the mock's address this variant's upstream calls reach
+}
+
+func newClient() *http.Client {
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	tr.MaxIdleConns, tr.MaxIdleConnsPerHost = 2048, 2048
+	return &http.Client{Transport: tr, Timeout: 5 * time.Minute}
+}
+
+func (v *variant) toolgate() bool { return v.cookie != nil }
+
+func (v *variant) post(ctx context.Context, path, body string) (*http.Response, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, v.base+path, strings.NewReader(body))
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	if v.cookie != nil {
+		req.AddCookie(v.cookie)
+	}
+	res, err := v.client.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	if res.StatusCode != 200 {
+		b, _ := io.ReadAll(res.Body)
+		res.Body.Close()
+		return nil, fmt.Errorf("%s %s: %d %s", v.name, path, res.StatusCode, bytes.TrimSpace(b))
+	}
+	return res, nil
+}
+
+// message starts a turn asking the mock for text.
+func (v *variant) message(ctx context.Context, text string) (*http.Response, error) {
+	if v.toolgate() {
+		return v.post(ctx, "/api/responses", fmt.Sprintf(`{"input":%q}`, text))
+	}
+	return v.post(ctx, "/v1/responses", fmt.Sprintf(`{"model":"gpt-5-mini","input":%q,"stream":true}`, text))
+}
+
+// streamResult is what one stream measured.
+type streamResult struct {
+	addedFirst time.Duration   // time to first delta minus the mock's own part of it
+	delays     []time.Duration // per delta: received minus sent by the mock
+	toUpstream time.Duration   // from the start to the request reaching the mock
+	err        error
+}
+
+// stream runs one turn of n deltas, started (on the schedule) at start.
+func (v *variant) stream(ctx context.Context, start time.Time, n int) streamResult {
+	res, err := v.message(ctx, fmt.Sprintf("bench deltas=%d", n))
+	if err != nil {
+		return streamResult{err: err}
+	}
+	defer res.Body.Close()
+	var r streamResult
+	r.delays = make([]time.Duration, 0, n)
+	br := bufio.NewReaderSize(res.Body, 16<<10)
+	for {
+		line, err := br.ReadSlice('\n')
+		if len(line) > 0 && bytes.HasPrefix(line, []byte("data: ")) {
+			now := time.Now()
+			_, d, ok := bytes.Cut(line, []byte(`"delta":"`))
+			for ok && len(d) > 0 && d[0] >= '0' && d[0] <= '9' {
+				var sent, arrived int64
+				sent, arrived, d, ok = parseStamp(d)
+				if !ok {
+					break
+				}
+				if len(r.delays) == 0 {
+					r.addedFirst = now.Sub(start) - time.Duration(sent-arrived)
+					r.toUpstream = time.Unix(0, arrived).Sub(start)
+				}
+				r.delays = append(r.delays, now.Sub(time.Unix(0, sent)))
+			}
+		}
+		if err == bufio.ErrBufferFull {
+			continue
+		}
+		if err != nil {
+			break
+		}
+	}
+	if len(r.delays) != n {
+		r.err = fmt.Errorf("%s: got %d of %d deltas", v.name, len(r.delays), n)
+	}
+	return r
+}
+
+// parseStamp reads "<sent>.<arrived> " from the front of d.
+func parseStamp(d []byte) (sent, arrived int64, rest []byte, ok bool) {
+	dot := bytes.IndexByte(d, '.')
+	sp := bytes.IndexByte(d, ' ')
+	if dot < 0 || sp < dot {
+		return 0, 0, nil, false
+	}
+	s, err1 := strconv.ParseInt(string(d[:dot]), 10, 64)
+	a, err2 := strconv.ParseInt(string(d[dot+1:sp]), 10, 64)
+	return s, a, d[sp+1:], err1 == nil && err2 == nil
+}
+
+// openLoop starts count jobs every interval, each at its scheduled time
+// whether or not the earlier ones finished, and waits for all.
+func openLoop(count int, interval time.Duration, job func(i int, scheduled time.Time)) {
+	var wg sync.WaitGroup
+	start := time.Now()
+	for i := range count {
+		at := start.Add(time.Duration(i) * interval)
+		time.Sleep(time.Until(at))
+		wg.Add(1)
+		go func() { defer wg.Done(); job(i, at) }()
+	}
+	wg.Wait()
+}
+
+// approval measures one decision → follow-up: through Toolgate, a turn
+// that ends at approval.required, then the decision posted and timed
+// until the follow-up reaches the mock; for the baselines, the follow-up
+// request itself posted and timed the same way.
+func (v *variant) approval(ctx context.Context, m *mock) (time.Duration, error) {
+	if !v.toolgate() {
+		id := "mcpr_base" + randHex(8)
+		arrived := m.expect(id)
+		start := time.Now()
+		res, err := v.post(ctx, "/v1/responses", `{"model":"gpt-5-mini","stream":true,"input":[{"type":"mcp_approval_response","approval_request_id":"`+id+`","approve":true}]}`)
+		if err != nil {
+			return 0, err
+		}
+		defer res.Body.Close()
+		return wait(arrived, start)
+	}
+	res, err := v.message(ctx, "bench approve")
+	if err != nil {
+		return 0, err
+	}
+	body, err := io.ReadAll(res.Body)
+	res.Body.Close()
+	if err != nil {
+		return 0, err
+	}
+	conv, ok1 := field(body, "conversation_id")
+	_, after, _ := bytes.Cut(body, []byte("event: approval.required"))
+	id, ok2 := field(after, "approval_request_id")
+	if !ok1 || !ok2 {
+		return 0, fmt.Errorf("toolgate: no approval.required in %.400s", body)
+	}
+	arrived := m.expect(id)
+	start := time.Now()
+	res, err = v.post(ctx, "/api/responses/approval-response", fmt.Sprintf(`{"conversation_id":%q,"approval_request_id":%q,"approve":true}`, conv, id))
+	if err != nil {
+		return 0, err
+	}
+	defer func() { _, _ = io.Copy(io.Discard, res.Body); res.Body.Close() }()
+	return wait(arrived, start)
+}
+
+func wait(arrived chan time.Time, start time.Time) (time.Duration, error) {
+	select {
+	case at := <-arrived:
+		return at.Sub(start), nil
+	case <-time.After(30 * time.Second):
+		return 0, fmt.Errorf("the follow-up never reached the mock")
+	}
+}

@@ -1,0 +1,191 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"slices"
+	"sync"
+	"time"
+)
+
+// runResult is one run's figures, keyed "<variant>.<figure>".
+type runResult map[string]float64
+
+// measureRun measures every phase once, the variants taking turns within
+// each phase (Toolgate, proxy, direct).
+func measureRun(ctx context.Context, o options, m *mock, vs []*variant, stdout interface{ Write([]byte) (int, error) }) (runResult, error) {
+	r := runResult{}
+	settle := func() { time.Sleep(300 * time.Millisecond) }
+
+	// Added time to first text delta, turns arriving at o.rate a second.
+	count := max(1, int(o.ttfdFor.Seconds()*float64(o.rate)))
+	for _, v := range vs {
+		var mu sync.Mutex
+		var firsts []time.Duration
+		var firstErr error
+		openLoop(count, time.Second/time.Duration(o.rate), func(_ int, at time.Time) {
+			s := v.stream(ctx, at, 3)
+			mu.Lock()
+			defer mu.Unlock()
+			if s.err != nil && firstErr == nil {
+				firstErr = s.err
+			}
+			firsts = append(firsts, s.addedFirst)
+		})
+		if firstErr != nil {
+			return nil, fmt.Errorf("time to first delta: %w", firstErr)
+		}
+		r[v.name+".ttfd_added_p50_ms"] = ms(pct(firsts, 50))
+		r[v.name+".ttfd_added_p99_ms"] = ms(pct(firsts, 99))
+		settle()
+	}
+
+	// Per-event delay at each level of concurrent streams; CPU per event
+	// at the first level; Toolgate's memory at each.
+	deltas := max(1, int((o.ramp+o.hold)/o.gap))
+	for li, n := range o.levels {
+		fmt.Fprintf(stdout, "  %d streams…\n", n)
+		for _, v := range vs {
+			var cpu0 time.Duration
+			rss0 := int64(0)
+			if v.pid != 0 {
+				cpu0, _ = cpuTime(v.pid)
+				rss0 = rss(v.pid)
+			}
+			peak := rss0
+			stop := make(chan struct{})
+			sampled := make(chan struct{})
+			go func() {
+				defer close(sampled)
+				if v.pid == 0 {
+					return
+				}
+				t := time.NewTicker(50 * time.Millisecond)
+				defer t.Stop()
+				for {
+					select {
+					case <-stop:
+						return
+					case <-t.C:
+						peak = max(peak, rss(v.pid))
+					}
+				}
+			}()
+			var mu sync.Mutex
+			var delays []time.Duration
+			var firstErr error
+			openLoop(n, o.ramp/time.Duration(n), func(_ int, at time.Time) {
+				s := v.stream(ctx, at, deltas)
+				mu.Lock()
+				defer mu.Unlock()
+				if s.err != nil && firstErr == nil {
+					firstErr = s.err
+				}
+				delays = append(delays, s.delays...)
+			})
+			close(stop)
+			<-sampled
+			if firstErr != nil {
+				return nil, fmt.Errorf("%d streams: %w", n, firstErr)
+			}
+			r[fmt.Sprintf("%s.event_delay_p99_ms@%d", v.name, n)] = ms(pct(delays, 99))
+			r[fmt.Sprintf("%s.event_delay_p50_ms@%d", v.name, n)] = ms(pct(delays, 50))
+			if v.pid != 0 {
+				cpu1, _ := cpuTime(v.pid)
+				if li == 0 {
+					r[fmt.Sprintf("%s.cpu_per_event_us@%d", v.name, n)] = float64(cpu1-cpu0) / float64(time.Microsecond) / float64(len(delays))
+				}
+				r[fmt.Sprintf("%s.rss_peak_mb@%d", v.name, n)] = float64(peak) / (1 << 20)
+				r[fmt.Sprintf("%s.rss_per_stream_kib@%d", v.name, n)] = float64(peak-rss0) / 1024 / float64(n)
+			}
+			settle()
+		}
+	}
+
+	// Approval decision → follow-up at the mock, 10 a second.
+	for _, v := range vs {
+		var mu sync.Mutex
+		var rts []time.Duration
+		var firstErr error
+		openLoop(o.approvals, 100*time.Millisecond, func(int, time.Time) {
+			d, err := v.approval(ctx, m)
+			mu.Lock()
+			defer mu.Unlock()
+			if err != nil && firstErr == nil {
+				firstErr = err
+			}
+			rts = append(rts, d)
+		})
+		if firstErr != nil {
+			return nil, fmt.Errorf("approval: %w", firstErr)
+		}
+		r[v.name+".approval_p50_ms"] = ms(pct(rts, 50))
+		r[v.name+".approval_p99_ms"] = ms(pct(rts, 99))
+		settle()
+	}
+	fmt.Fprintf(stdout, "  Toolgate: first delta +%.2f ms p50, event delay p99 %.2f ms @%d, approval %.2f ms p50\n",
+		r["toolgate.ttfd_added_p50_ms"], r[fmt.Sprintf("toolgate.event_delay_p99_ms@%d", o.levels[0])], o.levels[0], r["toolgate.approval_p50_ms"])
+	return r, nil
+}
+
+// measureBuild seeds o.seedServers servers of o.seedTools tools each into
+// Toolgate's database (rows inserted directly: the servers need not run)
+// and times turns from the request to the moment the upstream call
+// reaches the mock, with Toolgate's CPU per turn.
+func measureBuild(ctx context.Context, o options, res *results, tg *child, cookie *http.Cookie, m *mock, l *listener) error {
+	sql := fmt.Sprintf(`
+INSERT INTO mcp_servers (label, url, tools_refreshed_at)
+  SELECT 'bench' || s, 'http://127.0.0.1:9/mcp', now() FROM generate_series(1, %[1]d) s;
+INSERT INTO mcp_tools (server_label, name, description, input_schema, annotations, digest, first_seen_at, definition_changed_at)
+  SELECT 'bench' || s, 'tool_' || t, 'a seeded tool', '{"type":"object","properties":{"q":{"type":"string"}}}',
+         '{"readOnlyHint":true}', md5(s || '.' || t), now(), now()
+  FROM generate_series(1, %[1]d) s, generate_series(1, %[2]d) t;`, o.seedServers, o.seedTools)
+	if err := execSQL(ctx, tg.dbURL, sql); err != nil {
+		return fmt.Errorf("seed %d × %d tools: %w", o.seedServers, o.seedTools, err)
+	}
+	v := &variant{name: "toolgate", base: tg.base, cookie: cookie, client: newClient()}
+	// One turn first: caches, and the tools of the seeded servers.
+	if s := v.stream(ctx, time.Now(), 1); s.err != nil {
+		return s.err
+	}
+	const turns = 5
+	var befores []time.Duration
+	cpu0, _ := cpuTime(tg.pid())
+	for range turns {
+		s := v.stream(ctx, time.Now(), 1)
+		if s.err != nil {
+			return s.err
+		}
+		befores = append(befores, s.toUpstream)
+	}
+	cpu1, _ := cpuTime(tg.pid())
+	res.Values["toolgate.build_before_upstream_ms"] = ms(pct(befores, 50))
+	res.Values["toolgate.build_cpu_per_turn_ms"] = ms((cpu1 - cpu0) / turns)
+	return nil
+}
+
+// pct is the p-th percentile (nearest rank) of ds.
+func pct(ds []time.Duration, p float64) time.Duration {
+	if len(ds) == 0 {
+		return 0
+	}
+	s := slices.Clone(ds)
+	slices.Sort(s)
+	i := int(float64(len(s))*p/100+0.999999) - 1
+	return s[min(max(i, 0), len(s)-1)]
+}
+
+// median is each figure's median over the runs.
+func median(runs []runResult) map[string]float64 {
+	out := map[string]float64{}
+	for k := range runs[0] {
+		var vs []float64
+		for _, r := range runs {
+			vs = append(vs, r[k])
+		}
+		slices.Sort(vs)
+		out[k] = vs[len(vs)/2]
+	}
+	return out
+}
