@@ -288,6 +288,14 @@ func (s *Service) RequestTools(ctx context.Context, userID string, grants map[st
 	if err != nil {
 		return nil, nil, err
 	}
+	groups, skipped := snap.request(mine, grants, keep)
+	return groups, skipped, nil
+}
+
+// request builds a request's groups from s: mine are the user's personal
+// policies (any server), the rest as for RequestTools. Linear in the
+// servers, plus the tools of the servers mine or grants name.
+func (s *snapshot) request(mine []UserPolicy, grants map[string]map[string]GrantRef, keep map[string]bool) ([]ServerTools, []SkippedServer) {
 	var byServer map[string][]UserPolicy
 	if len(mine) > 0 {
 		byServer = map[string][]UserPolicy{}
@@ -295,13 +303,13 @@ func (s *Service) RequestTools(ctx context.Context, userID string, grants map[st
 			byServer[up.ServerLabel] = append(byServer[up.ServerLabel], up)
 		}
 	}
-	out := make([]ServerTools, 0, len(snap.Servers))
+	out := make([]ServerTools, 0, len(s.Servers))
 	var skipped []SkippedServer
-	for i := range snap.Servers {
-		label := snap.Servers[i].Server.Label
-		g := snap.base[i]
+	for i := range s.Servers {
+		label := s.Servers[i].Server.Label
+		g := s.base[i]
 		if m, a := byServer[label], grants[label]; len(m) > 0 || len(a) > 0 {
-			g = snap.group(i, m, a)
+			g = s.group(i, m, a)
 		}
 		switch {
 		case !g.Offered():
@@ -314,7 +322,7 @@ func (s *Service) RequestTools(ctx context.Context, userID string, grants map[st
 	if len(out) == 0 {
 		out = nil
 	}
-	return out, skipped, nil
+	return out, skipped
 }
 
 // WarmTools loads this replica's copy of the ToolSnapshot when it is older

@@ -69,10 +69,12 @@ func (s *Store) ToolSnapshot(ctx context.Context) (policy.ToolSnapshot, error) {
 	var snap policy.ToolSnapshot
 	b := &pgx.Batch{}
 	b.Queue(`BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY`)
-	b.Queue(`SELECT v.version, s.default_policy, s.default_policy_locked, s.ask_everything, s.updated_at
+	var most int // tools and policies: at most this many rows, read in one allocation
+	b.Queue(`SELECT v.version, s.default_policy, s.default_policy_locked, s.ask_everything, s.updated_at,
+			(SELECT count(*) FROM mcp_tools) + (SELECT count(*) FROM tool_policies)
 		FROM policy_version v, settings s`).QueryRow(func(row pgx.Row) error {
 		st := &snap.Settings
-		return row.Scan(&snap.Version, &st.DefaultPolicy, &st.DefaultPolicyLocked, &st.AskEverything, &st.UpdatedAt)
+		return row.Scan(&snap.Version, &st.DefaultPolicy, &st.DefaultPolicyLocked, &st.AskEverything, &st.UpdatedAt, &most)
 	})
 	index := map[string]int{}
 	b.Queue(`SELECT label, url, description, headers_enc, default_policy, default_policy_locked, first_discovered_at,
@@ -109,29 +111,57 @@ func (s *Store) ToolSnapshot(ctx context.Context) (policy.ToolSnapshot, error) {
 		WHERE coalesce(t.server_label, p.server_label) IN (SELECT label FROM mcp_servers WHERE enabled)
 		ORDER BY 1, 2`).Query(func(rows pgx.Rows) error {
 		var label pgtype.DriverBytes // only valid until the next row: compared, not kept
-		cur := -1
+		all := make([]policy.Tool, 0, most)
+		times := make([]pgtype.Timestamptz, 0, 2*most) // the tools' times point into it
+		var pols [3]policy.Policy
+		for i, p := range []policy.Policy{policy.Never, policy.Always, policy.Blocked} {
+			pols[i] = p
+		}
+		cur, start := -1, 0
+		flush := func() {
+			if cur >= 0 {
+				snap.Servers[cur].Tools = all[start:len(all):len(all)]
+			}
+			start = len(all)
+		}
 		for rows.Next() {
 			var t policy.Tool
 			var readOnly *bool
-			var pol *string
+			var pol pgtype.Text
 			var title, desc *string
 			var schema, ann []byte
-			if err := rows.Scan(&label, &t.Name, &t.Discovered, &t.Digest, &readOnly, &t.FirstSeenAt, &t.ChangedAt, &pol,
+			times = append(times, pgtype.Timestamptz{}, pgtype.Timestamptz{})
+			first, changed := &times[len(times)-2], &times[len(times)-1]
+			if err := rows.Scan(&label, &t.Name, &t.Discovered, &t.Digest, &readOnly, first, changed, &pol,
 				&t.PolicyLocked, &t.GrantedDigest, &t.GrantedDefinition, &title, &desc, &schema, &ann); err != nil {
 				return err
 			}
 			if cur < 0 || snap.Servers[cur].Server.Label != string(label) {
 				i, ok := index[string(label)]
 				if !ok {
-					continue // enabled meanwhile: not in this view's servers (cannot happen in one snapshot)
+					continue // cannot happen in one consistent view
 				}
+				flush()
 				cur = i
 			}
 			t.ServerLabel = snap.Servers[cur].Server.Label
 			t.Annotations.ReadOnlyHint = readOnly
-			if pol != nil {
-				p := policy.Policy(*pol)
-				t.Policy = &p
+			if first.Valid {
+				t.FirstSeenAt = &first.Time
+			}
+			if changed.Valid {
+				t.ChangedAt = &changed.Time
+			}
+			if pol.Valid {
+				for i := range pols {
+					if string(pols[i]) == pol.String {
+						t.Policy = &pols[i] // shared: nothing writes through a tool's policy
+					}
+				}
+				if t.Policy == nil {
+					p := policy.Policy(pol.String)
+					t.Policy = &p
+				}
 			}
 			if title != nil {
 				t.Title, t.Description, t.InputSchema = *title, *desc, schema
@@ -139,8 +169,9 @@ func (s *Store) ToolSnapshot(ctx context.Context) (policy.ToolSnapshot, error) {
 					return err
 				}
 			}
-			snap.Servers[cur].Tools = append(snap.Servers[cur].Tools, t)
+			all = append(all, t)
 		}
+		flush()
 		return rows.Err()
 	})
 	b.Queue(`SELECT coalesce(server_label, ''), coalesce(tool_name, '') FROM approval_rules WHERE jsonb_array_length(rules) > 0`).
