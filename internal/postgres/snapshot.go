@@ -124,18 +124,31 @@ func (s *Store) ToolSnapshot(ctx context.Context) (policy.ToolSnapshot, error) {
 			}
 			start = len(all)
 		}
+		// Scanned into the same variables row after row: each variable
+		// passed to Scan lives on the heap, so one per row would cost.
+		var (
+			t               policy.Tool
+			readOnly        *bool
+			pol             pgtype.Text
+			title, desc     *string
+			schema, ann     []byte
+			first, changed  pgtype.Timestamptz
+			name, digest    string
+			granted         string
+			discovered, lck bool
+			grantedDef      *policy.Definition
+		)
+		dest := []any{&label, &name, &discovered, &digest, &readOnly, &first, &changed, &pol,
+			&lck, &granted, &grantedDef, &title, &desc, &schema, &ann}
 		for rows.Next() {
-			var t policy.Tool
-			var readOnly *bool
-			var pol pgtype.Text
-			var title, desc *string
-			var schema, ann []byte
-			times = append(times, pgtype.Timestamptz{}, pgtype.Timestamptz{})
-			first, changed := &times[len(times)-2], &times[len(times)-1]
-			if err := rows.Scan(&label, &t.Name, &t.Discovered, &t.Digest, &readOnly, first, changed, &pol,
-				&t.PolicyLocked, &t.GrantedDigest, &t.GrantedDefinition, &title, &desc, &schema, &ann); err != nil {
+			readOnly, title, desc, schema, ann, grantedDef = nil, nil, nil, nil, nil, nil
+			if err := rows.Scan(dest...); err != nil {
 				return err
 			}
+			t = policy.Tool{DiscoveredTool: policy.DiscoveredTool{Name: name}, Discovered: discovered, Digest: digest,
+				PolicyLocked: lck, GrantedDigest: granted, GrantedDefinition: grantedDef}
+			times = append(times, first, changed)
+			first, changed := &times[len(times)-2], &times[len(times)-1]
 			if cur < 0 || snap.Servers[cur].Server.Label != string(label) {
 				i, ok := index[string(label)]
 				if !ok {
