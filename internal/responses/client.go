@@ -46,6 +46,9 @@ type Config struct {
 	FirstByteTimeout time.Duration
 	IdleTimeout      time.Duration
 	HTTPClient       *http.Client // nil: openai-go's default
+	// MaxTools bounds the tools entries of one request (0: MaxTools): a
+	// request with more is refused before it is sent.
+	MaxTools int
 	Logger           *slog.Logger // nil discards
 }
 
@@ -57,6 +60,7 @@ type Client struct {
 	maxRetries int
 	firstByte  time.Duration
 	idle       time.Duration
+	maxTools   int
 	log        *slog.Logger
 }
 
@@ -81,7 +85,11 @@ func New(cfg Config) *Client {
 		maxRetries: max(cfg.MaxRetries, 0),
 		firstByte:  cfg.FirstByteTimeout,
 		idle:       cfg.IdleTimeout,
+		maxTools:   cfg.MaxTools,
 		log:        cfg.Logger,
+	}
+	if c.maxTools <= 0 {
+		c.maxTools = MaxTools
 	}
 	if c.layout == "" {
 		c.layout = LayoutDefault
@@ -101,6 +109,9 @@ func New(cfg Config) *Client {
 // bounds the whole stream: cancelling it ends the stream.
 func (c *Client) Stream(ctx context.Context, req conversation.UpstreamRequest) (conversation.EventStream, error) {
 	params, labels := c.params(req)
+	if err := c.checkSize(params); err != nil {
+		return nil, err
+	}
 	retries := 0
 	if req.Retry {
 		retries = c.maxRetries
