@@ -113,10 +113,7 @@ func (s *Store) ToolSnapshot(ctx context.Context) (policy.ToolSnapshot, error) {
 		var label pgtype.DriverBytes // only valid until the next row: compared, not kept
 		all := make([]policy.Tool, 0, most)
 		times := make([]pgtype.Timestamptz, 0, 2*most) // the tools' times point into it
-		var pols [3]policy.Policy
-		for i, p := range []policy.Policy{policy.Never, policy.Always, policy.Blocked} {
-			pols[i] = p
-		}
+		pols := [...]policy.Policy{policy.Never, policy.Always, policy.Blocked}
 		cur, start := -1, 0
 		flush := func() {
 			if cur >= 0 {
