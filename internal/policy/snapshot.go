@@ -25,7 +25,7 @@ type ToolSnapshot struct {
 }
 
 // SnapshotServer is one enabled server of a ToolSnapshot with its tools,
-// sorted by name.
+// in no particular order (grouping sorts).
 type SnapshotServer struct {
 	Server Server
 	Tools  []Tool

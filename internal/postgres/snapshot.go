@@ -69,6 +69,9 @@ func (s *Store) ToolSnapshot(ctx context.Context) (policy.ToolSnapshot, error) {
 	var snap policy.ToolSnapshot
 	b := &pgx.Batch{}
 	b.Queue(`BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY`)
+	// Sorting the tools by server in memory, not on disk (about 12 MB at
+	// 100,000 tools).
+	b.Queue(`SET LOCAL work_mem = '64MB'`)
 	var most int // tools and policies: at most this many rows, read in one allocation
 	b.Queue(`SELECT v.version, s.default_policy, s.default_policy_locked, s.ask_everything, s.updated_at,
 			(SELECT count(*) FROM mcp_tools) + (SELECT count(*) FROM tool_policies)
@@ -97,7 +100,8 @@ func (s *Store) ToolSnapshot(ctx context.Context) (policy.ToolSnapshot, error) {
 		return rows.Err()
 	})
 	// Only what Resolve reads; a definition only where a never was
-	// granted for another one (to say what changed).
+	// granted for another one (to say what changed). Rows come by server,
+	// in no order within one: grouping sorts.
 	b.Queue(`
 		SELECT coalesce(t.server_label, p.server_label), coalesce(t.name, p.tool_name), t.name IS NOT NULL, coalesce(t.digest, ''),
 		       CASE jsonb_typeof(t.annotations -> 'readOnlyHint') WHEN 'boolean' THEN (t.annotations -> 'readOnlyHint')::boolean END,
@@ -109,7 +113,7 @@ func (s *Store) ToolSnapshot(ctx context.Context) (policy.ToolSnapshot, error) {
 		FULL JOIN tool_policies p ON p.server_label = t.server_label AND p.tool_name = t.name
 		CROSS JOIN LATERAL (SELECT p.policy = 'never' AND t.digest IS DISTINCT FROM p.granted_digest AND t.name IS NOT NULL AS changed) c
 		WHERE coalesce(t.server_label, p.server_label) IN (SELECT label FROM mcp_servers WHERE enabled)
-		ORDER BY 1, 2`).Query(func(rows pgx.Rows) error {
+		ORDER BY coalesce(t.server_label, p.server_label) COLLATE "C"`).Query(func(rows pgx.Rows) error {
 		var label pgtype.DriverBytes // only valid until the next row: compared, not kept
 		all := make([]policy.Tool, 0, most)
 		times := make([]pgtype.Timestamptz, 0, 2*most) // the tools' times point into it

@@ -121,6 +121,29 @@ func BenchmarkRequestTools_1000x100(b *testing.B) {
 			check(b, len(out))
 		}
 	})
+	b.Run("snapshot_read_only", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := store.ToolSnapshot(ctx); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	if explain := false; explain { // true: logs the plan of the tools statement (with -v)
+		rows, _ := pool.Query(ctx, `EXPLAIN ANALYZE SELECT coalesce(t.server_label, p.server_label), coalesce(t.name, p.tool_name), t.name IS NOT NULL, coalesce(t.digest, ''),
+		       CASE jsonb_typeof(t.annotations -> 'readOnlyHint') WHEN 'boolean' THEN (t.annotations -> 'readOnlyHint')::boolean END,
+		       t.first_seen_at, t.definition_changed_at, p.policy
+		FROM mcp_tools t
+		FULL JOIN tool_policies p ON p.server_label = t.server_label AND p.tool_name = t.name
+		CROSS JOIN LATERAL (SELECT p.policy = 'never' AND t.digest IS DISTINCT FROM p.granted_digest AND t.name IS NOT NULL AS changed) c
+		WHERE coalesce(t.server_label, p.server_label) IN (SELECT label FROM mcp_servers WHERE enabled)
+		ORDER BY coalesce(t.server_label, p.server_label) COLLATE "C"`)
+		for rows.Next() {
+			var l string
+			_ = rows.Scan(&l)
+			b.Log(l)
+		}
+	}
 	b.Run("reload", func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -204,7 +205,7 @@ func TestToolSnapshot_ReadsWhatGroupingNeeds(t *testing.T) {
 	if len(snap.Servers) != 1 || snap.Servers[0].Server.Headers["Authorization"] != "Bearer x" {
 		t.Fatalf("servers = %+v", snap.Servers)
 	}
-	tools := snap.Servers[0].Tools
+	tools := slices.SortedFunc(slices.Values(snap.Servers[0].Tools), func(a, b policy.Tool) int { return strings.Compare(a.Name, b.Name) })
 	names := []string{}
 	for _, tl := range tools {
 		names = append(names, tl.Name)

@@ -49,7 +49,7 @@ type Config struct {
 	// MaxTools bounds the tools entries of one request (0: MaxTools): a
 	// request with more is refused before it is sent.
 	MaxTools int
-	Logger           *slog.Logger // nil discards
+	Logger   *slog.Logger // nil discards
 }
 
 // Client sends responses.create requests; it implements conversation.Upstream.
