@@ -181,6 +181,11 @@ var endCases = []endCase{
 			if _, err := e.policies.CreateServer(as(e.t.Context(), admin), policy.NewServer{Label: "demo2", URL: e.demoURL}); err != nil {
 				e.t.Fatal(err)
 			}
+			// Offered whatever its discovery made of it on a busy machine:
+			// reachable, so not left out of the request.
+			if _, err := e.pool.Exec(e.t.Context(), `UPDATE mcp_servers SET health_status = 'ok', health_since = NULL, health_error = NULL`); err != nil {
+				e.t.Fatal(err)
+			}
 			return e.message(ana, "", "hello")
 		},
 		check: func(t *testing.T, e *engine, _ *conversation.Turn, rec *recorder, _ conversation.Transcript) {
