@@ -20,6 +20,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"strconv"
 	"syscall"
 	"time"
 
@@ -217,6 +218,8 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, stdout io.W
 	webhooks := webhook.NewService(webhookStore, guard, log)
 	webhooks.Wake = hooks.Wake
 	// Cancel, delete and new events reach every replica through Postgres.
+	lctx, stopListening := context.WithCancel(context.WithoutCancel(ctx))
+	defer stopListening()
 	listener := postgres.NewListener(pool, log.With("component", "listener"))
 	listener.On = func(channel string, payload []byte) {
 		switch channel {
@@ -231,12 +234,15 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, stdout io.W
 			chat.OnSignal(payload)
 		case webhook.Channel:
 			hooks.Wake()
+		case postgres.PolicyChannel:
+			// A policy change committed: load it now rather than in the next turn.
+			if v, err := strconv.ParseInt(string(payload), 10, 64); err == nil {
+				go policies.WarmTools(lctx, v)
+			}
 		}
 	}
 	listener.OnConnect = func() { chat.OnReconnect(); hooks.Wake() }
-	lctx, stopListening := context.WithCancel(context.WithoutCancel(ctx))
-	defer stopListening()
-	go listener.Run(lctx, conversation.ChannelEvents, conversation.ChannelSignals, webhook.Channel)
+	go listener.Run(lctx, conversation.ChannelEvents, conversation.ChannelSignals, webhook.Channel, postgres.PolicyChannel)
 	if err := chat.Recover(ctx); err != nil {
 		return err
 	}

@@ -175,6 +175,28 @@ var endCases = []endCase{
 				t.Errorf("%d requests, want 3 (a message retries twice)", n)
 			}
 		}},
+	{name: "a request with more servers than the provider accepts is not sent", code: conversation.CodeRequestTooLarge,
+		opts: engineOptions{maxTools: 1},
+		start: func(e *engine) *conversation.Turn {
+			if _, err := e.policies.CreateServer(as(e.t.Context(), admin), policy.NewServer{Label: "demo2", URL: e.demoURL}); err != nil {
+				e.t.Fatal(err)
+			}
+			// Offered whatever its discovery made of it on a busy machine:
+			// reachable, so not left out of the request.
+			if _, err := e.pool.Exec(e.t.Context(), `UPDATE mcp_servers SET health_status = 'ok', health_since = NULL, health_error = NULL`); err != nil {
+				e.t.Fatal(err)
+			}
+			return e.message(ana, "", "hello")
+		},
+		check: func(t *testing.T, e *engine, _ *conversation.Turn, rec *recorder, _ conversation.Transcript) {
+			if n := e.up.count(); n != 0 {
+				t.Errorf("%d requests reached the provider, want none", n)
+			}
+			if te, _ := rec.lastData().(conversation.TurnError); !strings.Contains(te.Message, "2 MCP tool entries") ||
+				!strings.Contains(te.Message, "disable servers") {
+				t.Errorf("error %q does not say how many entries and what to do", te.Message)
+			}
+		}},
 	{name: "the provider's account is out of quota", code: "upstream_quota_exceeded",
 		start: func(e *engine) *conversation.Turn {
 			e.up.setBehavior("quota")

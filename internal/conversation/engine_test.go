@@ -38,6 +38,7 @@ type engine struct {
 	policies *policy.Service
 	up       *emuTap
 	demo     *demomcp.Demo
+	demoURL  string // the demo MCP server's endpoint
 }
 
 // engineOptions vary the engine under test.
@@ -47,6 +48,7 @@ type engineOptions struct {
 	// firstByte and idle are the client's UPSTREAM_FIRST_BYTE_TIMEOUT and
 	// UPSTREAM_IDLE_TIMEOUT (0: none).
 	firstByte, idle time.Duration
+	maxTools        int // the client's bound on tools entries (0: responses.MaxTools)
 }
 
 func newEngine(t *testing.T, opts engineOptions) *engine {
@@ -72,14 +74,14 @@ func newEngine(t *testing.T, opts engineOptions) *engine {
 		base = closedURL(t)
 	}
 	client := responses.New(responses.Config{APIKey: "test-key", BaseURL: base + "/v1/", Model: "gpt-5-mini",
-		Layout: responses.LayoutDefault, MaxRetries: 2, FirstByteTimeout: opts.firstByte, IdleTimeout: opts.idle, Logger: log})
+		Layout: responses.LayoutDefault, MaxRetries: 2, FirstByteTimeout: opts.firstByte, IdleTimeout: opts.idle, MaxTools: opts.maxTools, Logger: log})
 	replica := func(id string) *conversation.Service {
 		c := conversation.NewService(postgres.NewConversationStore(pool), postgres.NewConversationPolicies(policies), client,
 			conversation.Info{Offline: true, Model: "gpt-5-mini"}, opts.limits, log)
 		c.SetReplica(id, 0)
 		return c
 	}
-	return &engine{t: t, pool: pool, chat: replica("rep_a"), replica: replica, policies: policies, up: up, demo: demoMCP}
+	return &engine{t: t, pool: pool, chat: replica("rep_a"), replica: replica, policies: policies, up: up, demo: demoMCP, demoURL: demo.URL + "/mcp"}
 }
 
 // closedURL is the URL of a port nothing listens on.

@@ -440,6 +440,8 @@ func (r *relay) upstreamError(ctx context.Context, err error, streamed bool) Tur
 		return TurnError{Code: "account_disabled", Message: "an admin disabled this account, so its turn was stopped; what arrived before is kept"}
 	case ctx.Err() != nil:
 		return TurnError{Code: "cancelled", Message: "the turn was cancelled; what arrived before is kept"}
+	case errors.As(err, &ue) && ue.Code == CodeRequestTooLarge:
+		return TurnError{Code: CodeRequestTooLarge, Message: ue.Message}
 	case errors.As(err, &ue) && ue.Code == CodeUnreachable:
 		return TurnError{Code: CodeUnreachable, Message: "the model's provider could not be reached: " + ue.Message, Retryable: true}
 	case errors.As(err, &ue) && ue.Code == CodeFirstByteTimeout:

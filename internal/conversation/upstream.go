@@ -133,6 +133,13 @@ const (
 	CodeIdleTimeout      = "upstream_idle_timeout"
 )
 
+// CodeRequestTooLarge is the UpstreamError code (Status 0) of a request
+// Toolgate did not send because the provider would refuse it: more mcp
+// tools entries than the provider accepts (responses.MaxTools). Nothing
+// reached the provider; the turn ends with this code and a sentence saying
+// what to turn off.
+const CodeRequestTooLarge = "request_too_large"
+
 // ProviderCodeInsufficientQuota is the code (and type) of OpenAI's 429 for
 // an account out of quota or credit: unlike a rate limit, waiting does not
 // help, so it is never retried.

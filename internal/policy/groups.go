@@ -226,6 +226,9 @@ func withUserPolicies(label string, tools []Tool, mine []UserPolicy) []Tool {
 			tools = append(tools, Tool{DiscoveredTool: DiscoveredTool{Name: up.ToolName}, ServerLabel: label})
 			i = len(tools) - 1
 		}
+		if d := up.ToolDefinition; d != nil && tools[i].Discovered {
+			tools[i].Title, tools[i].Description, tools[i].InputSchema, tools[i].Annotations = d.Title, d.Description, d.InputSchema, d.Annotations
+		}
 		p := up.Policy
 		tools[i].UserPolicy = &p
 		tools[i].userGrant = &Explicit{Policy: up.Policy, GrantedDigest: up.GrantedDigest, GrantedDefinition: up.GrantedDefinition}
@@ -269,49 +272,69 @@ func withEffective(srv Server, set Settings, tools []Tool, mine []UserPolicy) []
 // unreachable ones, which are returned as skipped (with their health) unless
 // keep names them: a request that answers approval requests must offer the
 // servers it answers for, whatever their health.
+//
+// It reads one statement (policy_version and the user's personal
+// policies): the workspace's part comes from this replica's copy when that
+// is at the current version, else from one read of the ToolSnapshot. A
+// server without personal policies or grants is the copy's grouping as it
+// is; only the others are grouped again. The servers' Health carries its
+// status, since and error only.
 func (s *Service) RequestTools(ctx context.Context, userID string, grants map[string]map[string]GrantRef, keep map[string]bool) ([]ServerTools, []SkippedServer, error) {
-	var out []ServerTools
+	version, mine, err := s.store.PolicyVersion(ctx, userID)
+	if err != nil {
+		return nil, nil, err
+	}
+	snap, err := s.tools.at(ctx, version, s.store.ToolSnapshot)
+	if err != nil {
+		return nil, nil, err
+	}
+	groups, skipped := snap.request(mine, grants, keep)
+	return groups, skipped, nil
+}
+
+// request builds a request's groups from s: mine are the user's personal
+// policies (any server), the rest as for RequestTools. Linear in the
+// servers, plus the tools of the servers mine or grants name.
+func (s *snapshot) request(mine []UserPolicy, grants map[string]map[string]GrantRef, keep map[string]bool) ([]ServerTools, []SkippedServer) {
+	var byServer map[string][]UserPolicy
+	if len(mine) > 0 {
+		byServer = map[string][]UserPolicy{}
+		for _, up := range mine {
+			byServer[up.ServerLabel] = append(byServer[up.ServerLabel], up)
+		}
+	}
+	out := make([]ServerTools, 0, len(s.Servers))
 	var skipped []SkippedServer
-	err := s.store.Tx(ctx, func(r Repo) error {
-		out, skipped = nil, nil
-		set, err := r.Settings(ctx)
-		if err != nil {
-			return err
+	for i := range s.Servers {
+		label := s.Servers[i].Server.Label
+		g := s.base[i]
+		if m, a := byServer[label], grants[label]; len(m) > 0 || len(a) > 0 {
+			g = s.group(i, m, a)
 		}
-		servers, err := r.ListServers(ctx)
-		if err != nil {
-			return err
+		switch {
+		case !g.Offered():
+		case g.Server.Health.Status == HealthUnreachable && !keep[label]:
+			skipped = append(skipped, SkippedServer{Label: label, Health: g.Server.Health, Tools: g})
+		default:
+			out = append(out, g)
 		}
-		lists, err := r.RuledLists(ctx)
-		if err != nil {
-			return err
-		}
-		for _, srv := range servers {
-			if !srv.Enabled {
-				continue
-			}
-			tools, err := r.Tools(ctx, srv.Label)
-			if err != nil {
-				return err
-			}
-			mine, err := userPolicies(ctx, r, userID, srv.Label)
-			if err != nil {
-				return err
-			}
-			g := GroupTools(srv, set, tools, mine, grants[srv.Label])
-			all, ruled := ruledTools(lists, srv.Label)
-			g.withRules(all, ruled)
-			switch {
-			case !g.Offered():
-			case srv.Health.Status == HealthUnreachable && !keep[srv.Label]:
-				skipped = append(skipped, SkippedServer{Label: srv.Label, Health: srv.Health, Tools: g})
-			default:
-				out = append(out, g)
-			}
-		}
-		return nil
-	})
-	return out, skipped, err
+	}
+	if len(out) == 0 {
+		out = nil
+	}
+	return out, skipped
+}
+
+// WarmTools loads this replica's copy of the ToolSnapshot when it is older
+// than version (a change another replica, or this one, committed): the
+// next turn then finds it ready. Called on the policy notification.
+func (s *Service) WarmTools(ctx context.Context, version int64) {
+	if s.tools.version() >= version {
+		return
+	}
+	if _, err := s.tools.at(ctx, version, s.store.ToolSnapshot); err != nil {
+		s.log.WarnContext(ctx, "warming the tool policies after a change failed; the next turn reads them", "error", err)
+	}
 }
 
 // ruledTools says which tools of a server rules apply to: all of them

@@ -22,6 +22,7 @@ type Service struct {
 	hookClient *hooks.Client
 	log        *slog.Logger
 	now        func() time.Time
+	tools      toolCache // the workspace's part of requests, at a version (snapshot.go)
 }
 
 // NewService returns a Service over store that discovers tools with d.

@@ -13,6 +13,16 @@ type Store interface {
 	Tx(ctx context.Context, fn func(Repo) error) error
 	// Repo reads and writes outside a transaction, one statement at a time.
 	Repo() Repo
+	// PolicyVersion returns policy_version and the personal policies of
+	// userID ("" : none) in one statement: all a turn reads of policies when
+	// this replica's ToolSnapshot is at that version. A personal policy
+	// that is a never granted for another definition than the tool's now
+	// carries the tool's definition (ToolDefinition).
+	PolicyVersion(ctx context.Context, userID string) (int64, []UserPolicy, error)
+	// ToolSnapshot reads the workspace's ToolSnapshot in one consistent
+	// read (one round trip, a fixed number of statements, whatever the
+	// number of servers).
+	ToolSnapshot(ctx context.Context) (ToolSnapshot, error)
 }
 
 // Repo is the persistence the policy service needs. Methods return apperr

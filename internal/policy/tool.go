@@ -101,6 +101,9 @@ type UserPolicy struct {
 	UpdatedAt         time.Time   `json:"updated_at"`
 	GrantedDigest     string      `json:"-"`
 	GrantedDefinition *Definition `json:"-"`
+	// ToolDefinition is the tool's definition now, set (by
+	// Store.PolicyVersion) only where a never was granted for another one.
+	ToolDefinition *Definition `json:"-"`
 }
 
 // The JSON field for a server's label is server_label everywhere, as in

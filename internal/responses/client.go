@@ -48,7 +48,10 @@ type Config struct {
 	// HTTPClient, when set, is used as is; nil builds one from Transport.
 	HTTPClient *http.Client
 	Transport  Transport
-	Logger     *slog.Logger // nil discards
+	// MaxTools bounds the tools entries of one request (0: MaxTools): a
+	// request with more is refused before it is sent.
+	MaxTools int
+	Logger   *slog.Logger // nil discards
 }
 
 // Client sends responses.create requests; it implements conversation.Upstream.
@@ -59,6 +62,7 @@ type Client struct {
 	maxRetries int
 	firstByte  time.Duration
 	idle       time.Duration
+	maxTools   int
 	log        *slog.Logger
 }
 
@@ -85,7 +89,11 @@ func New(cfg Config) *Client {
 		maxRetries: max(cfg.MaxRetries, 0),
 		firstByte:  cfg.FirstByteTimeout,
 		idle:       cfg.IdleTimeout,
+		maxTools:   cfg.MaxTools,
 		log:        cfg.Logger,
+	}
+	if c.maxTools <= 0 {
+		c.maxTools = MaxTools
 	}
 	if c.layout == "" {
 		c.layout = LayoutDefault
@@ -105,6 +113,9 @@ func New(cfg Config) *Client {
 // bounds the whole stream: cancelling it ends the stream.
 func (c *Client) Stream(ctx context.Context, req conversation.UpstreamRequest) (conversation.EventStream, error) {
 	params, labels := c.params(req)
+	if err := c.checkSize(params); err != nil {
+		return nil, err
+	}
 	retries := 0
 	if req.Retry {
 		retries = c.maxRetries
