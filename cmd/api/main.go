@@ -182,6 +182,7 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, stdout io.W
 	upCfg := responses.Config{APIKey: cfg.OpenAIAPIKey, BaseURL: cfg.OpenAIBaseURL, Model: cfg.OpenAIModel,
 		Layout: responses.Layout(cfg.ToolLayout), MaxRetries: cfg.OpenAIMaxRetries,
 		FirstByteTimeout: cfg.Upstream.FirstByteTimeout, IdleTimeout: cfg.Upstream.IdleTimeout, Logger: log,
+		MaxTools: cfg.Upstream.MaxToolEntries,
 		Transport: responses.Transport{MaxIdleConnsPerHost: cfg.Upstream.MaxIdleConns, MaxConnsPerHost: cfg.Upstream.MaxConnsPerHost,
 			IdleConnTimeout: cfg.Upstream.IdleConnTimeout}}
 	if cfg.Offline() {

@@ -115,6 +115,9 @@ func startToolgate(ctx context.Context, bin, dbURL, upstream string) (*child, *h
 		"LISTEN_ADDR=" + addr, "DATABASE_URL=" + u.String(), "DATABASE_CREATE=true",
 		"OPENAI_BASE_URL=" + upstream + "/v1/", "DEMO_MCP_ADDR=127.0.0.1:0", "OFFLINE_DEMO=true",
 		"LOG_LEVEL=warn", "USER_MAX_CONCURRENT_TURNS=1000", "USER_MESSAGES_PER_MINUTE=10000",
+		// The 1,000-server row measures building the request, so the
+		// provider limit on tools entries (128 by default) is lifted.
+		"UPSTREAM_MAX_TOOL_ENTRIES=100000",
 		"TOOLGATE_ADMIN_EMAIL=" + email, "TOOLGATE_ADMIN_PASSWORD=" + password}
 	logs := &syncBuffer{}
 	cmd.Stdout, cmd.Stderr = logs, logs

@@ -22,7 +22,7 @@ func TestLoad_Defaults(t *testing.T) {
 		LogLevel: slog.LevelInfo, LogFormat: "text", DiscoveryTimeout: 10 * time.Second,
 		MaxBodyBytes: 1 << 20, ShutdownTimeout: 10 * time.Second,
 		OpenAIModel: "gpt-5-mini", OpenAIMaxRetries: 2, ToolLayout: "default", HealthRecheck: 30 * time.Second, ApprovalTTL: 30 * time.Minute,
-		Upstream: Upstream{FirstByteTimeout: time.Minute, IdleTimeout: 5 * time.Minute, MaxIdleConns: 256, IdleConnTimeout: 90 * time.Second}, SSEHeartbeat: 15 * time.Second,
+		Upstream: Upstream{FirstByteTimeout: time.Minute, IdleTimeout: 5 * time.Minute, MaxIdleConns: 256, IdleConnTimeout: 90 * time.Second, MaxToolEntries: 128}, SSEHeartbeat: 15 * time.Second,
 		EmulatorAddr: "127.0.0.1:8091", DemoMCPAddr: "127.0.0.1:8090", OfflineDemo: true}
 	want.AllowedHosts = []string{"127.0.0.1", "localhost", "::1"} // ALLOWED_HOSTS: LISTEN_ADDR's host first
 	want.UserMaxConcurrentTurns, want.UserMessagesPerMinute = 4, 30
@@ -87,7 +87,7 @@ func TestLoad_UpstreamTimeouts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := (Upstream{FirstByteTimeout: 90 * time.Second, IdleTimeout: 15 * time.Minute, MaxIdleConns: 256, IdleConnTimeout: 90 * time.Second}); got.Upstream != want {
+	if want := (Upstream{FirstByteTimeout: 90 * time.Second, IdleTimeout: 15 * time.Minute, MaxIdleConns: 256, IdleConnTimeout: 90 * time.Second, MaxToolEntries: 128}); got.Upstream != want {
 		t.Errorf("Upstream = %+v, want %+v", got.Upstream, want)
 	}
 	for _, bad := range []string{"60", "soon", "0s", "-5m", "500ms", "2h"} {

@@ -28,17 +28,19 @@ func TestLoad_UpstreamTransport(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if u := c.Upstream; u.MaxIdleConns != 256 || u.MaxConnsPerHost != 0 || u.IdleConnTimeout != 90*time.Second {
+	if u := c.Upstream; u.MaxIdleConns != 256 || u.MaxConnsPerHost != 0 || u.IdleConnTimeout != 90*time.Second || u.MaxToolEntries != 128 {
 		t.Errorf("defaults = %+v", u)
 	}
-	c, err = Load(env(map[string]string{"UPSTREAM_MAX_IDLE_CONNS": "1000", "UPSTREAM_MAX_CONNS_PER_HOST": "600", "UPSTREAM_IDLE_CONN_TIMEOUT": "5m"}))
+	c, err = Load(env(map[string]string{"UPSTREAM_MAX_IDLE_CONNS": "1000", "UPSTREAM_MAX_CONNS_PER_HOST": "600", "UPSTREAM_IDLE_CONN_TIMEOUT": "5m",
+		"UPSTREAM_MAX_TOOL_ENTRIES": "2000"}))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if u := c.Upstream; u.MaxIdleConns != 1000 || u.MaxConnsPerHost != 600 || u.IdleConnTimeout != 5*time.Minute {
+	if u := c.Upstream; u.MaxIdleConns != 1000 || u.MaxConnsPerHost != 600 || u.IdleConnTimeout != 5*time.Minute || u.MaxToolEntries != 2000 {
 		t.Errorf("set = %+v", u)
 	}
-	for key, bad := range map[string]string{"UPSTREAM_MAX_IDLE_CONNS": "0", "UPSTREAM_MAX_CONNS_PER_HOST": "-1", "UPSTREAM_IDLE_CONN_TIMEOUT": "90"} {
+	for key, bad := range map[string]string{"UPSTREAM_MAX_IDLE_CONNS": "0", "UPSTREAM_MAX_CONNS_PER_HOST": "-1", "UPSTREAM_IDLE_CONN_TIMEOUT": "90",
+		"UPSTREAM_MAX_TOOL_ENTRIES": "0"} {
 		_, err := Load(env(map[string]string{key: bad}))
 		if err == nil || !strings.Contains(err.Error(), key+" must be") {
 			t.Errorf("%s=%q: err = %v", key, bad, err)

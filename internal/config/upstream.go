@@ -29,6 +29,13 @@ type Upstream struct {
 	// IdleConnTimeout (UPSTREAM_IDLE_CONN_TIMEOUT, default 90s) closes a
 	// connection unused for that long.
 	IdleConnTimeout time.Duration
+	// MaxToolEntries (UPSTREAM_MAX_TOOL_ENTRIES, default 128) bounds the
+	// tools entries of one request (one per MCP server offering tools, two
+	// in the split layout): a turn that would send more is refused with
+	// request_too_large before anything is sent. 128 is the nearest limit
+	// OpenAI documents (tools per assistant, functions per Chat Completions
+	// request); raise it only for a provider known to take more.
+	MaxToolEntries int
 }
 
 // Bounds of the upstream timeouts: shorter ones would cut healthy answers,
@@ -45,6 +52,7 @@ func loadUpstream(get func(string, string) string, errs *[]string) Upstream {
 		MaxIdleConns:     upstreamCount(get, "UPSTREAM_MAX_IDLE_CONNS", "256", 1, errs),
 		MaxConnsPerHost:  upstreamCount(get, "UPSTREAM_MAX_CONNS_PER_HOST", "0", 0, errs),
 		IdleConnTimeout:  upstreamTimeout(get, "UPSTREAM_IDLE_CONN_TIMEOUT", "90s", errs),
+		MaxToolEntries:   upstreamCount(get, "UPSTREAM_MAX_TOOL_ENTRIES", "128", 1, errs),
 	}
 }
 
