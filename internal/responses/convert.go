@@ -21,7 +21,7 @@ import (
 // never fail the conversion. The stream itself reads events with convert,
 // from their JSON; Convert is the same for an event openai-go decoded.
 func (l Labels) Convert(ev responses.ResponseStreamEventUnion) (conversation.Event, bool) {
-	e, ok, _, err := l.convert([]byte(ev.RawJSON()))
+	e, ok, _, err := l.convert([]byte(ev.RawJSON()), "")
 	return e, ok && err == nil
 }
 
@@ -29,12 +29,29 @@ func (l Labels) Convert(ev responses.ResponseStreamEventUnion) (conversation.Eve
 // skipping everything else (the tools a response echoes) undecoded. last
 // says the stream ends with this event: it has a top-level "error" key,
 // which ends a stream as it ends openai-go's (the error event is then the
-// stream's last). err is JSON convert cannot read.
-func (l Labels) convert(data []byte) (ev conversation.Event, ok, last bool, err error) {
+// stream's last). err is JSON convert cannot read. A text delta of the item
+// prevItem (the item of the delta before) shares its ItemID string: a delta
+// then costs one allocation, its text.
+func (l Labels) convert(data []byte, prevItem string) (ev conversation.Event, ok, last bool, err error) {
 	var typ, itemID, delta, item, resp []byte
 	var topErr []byte
 	hasErr := false
-	err = eachField(data, func(k, v []byte) bool {
+	f := fields{b: data}
+	for {
+		k, more := f.next()
+		if !more {
+			break
+		}
+		if string(k) == "response" && !hasErr && (isType(typ, "response.created") || isType(typ, "response.in_progress")) {
+			// Only the id is read: the rest (the echoed tools) is not
+			// even skipped. Events are not looked at past here.
+			resp = f.rest()
+			break
+		}
+		v, more := f.value()
+		if !more {
+			break
+		}
 		switch string(k) {
 		case "type":
 			typ = v
@@ -49,10 +66,9 @@ func (l Labels) convert(data []byte) (ev conversation.Event, ok, last bool, err 
 		case "error":
 			topErr, hasErr = v, true
 		}
-		return true
-	})
-	if err != nil {
-		return ev, false, false, err
+	}
+	if f.err != nil {
+		return ev, false, false, f.err
 	}
 	if hasErr {
 		ev = errorEvent(data)
@@ -66,7 +82,11 @@ func (l Labels) convert(data []byte) (ev conversation.Event, ok, last bool, err 
 	}
 	switch {
 	case isType(typ, "response.output_text.delta"):
-		return conversation.Event{Kind: conversation.EventTextDelta, ItemID: str(itemID), Delta: str(delta)}, true, false, nil
+		id := prevItem
+		if !isType(itemID, prevItem) {
+			id = str(itemID)
+		}
+		return conversation.Event{Kind: conversation.EventTextDelta, ItemID: id, Delta: str(delta)}, true, false, nil
 	case isType(typ, "response.created"):
 		r := readResponse(resp, false)
 		return conversation.Event{Kind: conversation.EventCreated, ResponseID: r.id}, true, false, nil

@@ -70,13 +70,14 @@ func (s *eventStream) convert(data []byte) (conversation.Event, bool) {
 		s.end(nil)
 		return conversation.Event{}, false
 	}
-	ev, ok, last, err := s.labels.convert(data)
+	ev, ok, last, err := s.labels.convert(data, s.cur.ItemID)
 	switch {
 	case err != nil:
 		s.end(err)
 		return conversation.Event{}, false
 	case last:
-		s.pending = &ev
+		p := ev
+		s.pending = &p
 		s.end(nil)
 		return conversation.Event{}, false
 	}

@@ -18,48 +18,100 @@ var errBadJSON = errors.New("responses: malformed event JSON")
 // eachField calls fn with every key of the JSON object obj (still quoted,
 // escapes left as they are) and its raw value, until fn returns false.
 func eachField(obj []byte, fn func(key, val []byte) bool) error {
-	i := skipSpace(obj, 0)
-	if i >= len(obj) || obj[i] != '{' {
-		return errBadJSON
-	}
-	i = skipSpace(obj, i+1)
-	if i < len(obj) && obj[i] == '}' {
-		return nil
-	}
+	f := fields{b: obj}
 	for {
-		if i >= len(obj) || obj[i] != '"' {
-			return errBadJSON
+		key, ok := f.next()
+		if !ok {
+			return f.err
 		}
-		end, err := skipString(obj, i)
-		if err != nil {
-			return err
+		val, ok := f.value()
+		if !ok {
+			return f.err
 		}
-		key := obj[i+1 : end-1]
-		i = skipSpace(obj, end)
-		if i >= len(obj) || obj[i] != ':' {
-			return errBadJSON
-		}
-		i = skipSpace(obj, i+1)
-		vend, err := skipValue(obj, i)
-		if err != nil {
-			return err
-		}
-		if !fn(key, obj[i:vend]) {
+		if !fn(key, val) {
 			return nil
-		}
-		i = skipSpace(obj, vend)
-		if i >= len(obj) {
-			return errBadJSON
-		}
-		switch obj[i] {
-		case ',':
-			i = skipSpace(obj, i+1)
-		case '}':
-			return nil
-		default:
-			return errBadJSON
 		}
 	}
+}
+
+// fields walks the keys of a JSON object: next gives a key, then value
+// reads (skips) its value, or rest hands over the value and everything
+// after it, unread.
+type fields struct {
+	b       []byte
+	i       int
+	started bool
+	done    bool
+	err     error
+}
+
+// next returns the next key; false at the end of the object or on
+// malformed JSON (err).
+func (f *fields) next() ([]byte, bool) {
+	if f.done {
+		return nil, false
+	}
+	b := f.b
+	i := skipSpace(b, f.i)
+	if !f.started {
+		f.started = true
+		if i >= len(b) || b[i] != '{' {
+			return f.fail()
+		}
+		i = skipSpace(b, i+1)
+		if i < len(b) && b[i] == '}' {
+			f.done = true
+			return nil, false
+		}
+	} else {
+		switch {
+		case i < len(b) && b[i] == ',':
+			i = skipSpace(b, i+1)
+		case i < len(b) && b[i] == '}':
+			f.done = true
+			return nil, false
+		default:
+			return f.fail()
+		}
+	}
+	if i >= len(b) || b[i] != '"' {
+		return f.fail()
+	}
+	end, err := skipString(b, i)
+	if err != nil {
+		return f.fail()
+	}
+	key := b[i+1 : end-1]
+	i = skipSpace(b, end)
+	if i >= len(b) || b[i] != ':' {
+		return f.fail()
+	}
+	f.i = skipSpace(b, i+1)
+	return key, true
+}
+
+// value returns the value of the key next returned.
+func (f *fields) value() ([]byte, bool) {
+	end, err := skipValue(f.b, f.i)
+	if err != nil {
+		_, ok := f.fail()
+		return nil, ok
+	}
+	v := f.b[f.i:end]
+	f.i = end
+	return v, true
+}
+
+// rest returns the value of the key next returned and all that follows it;
+// the walk ends there.
+func (f *fields) rest() []byte {
+	f.done = true
+	return f.b[f.i:]
+}
+
+func (f *fields) fail() ([]byte, bool) {
+	f.done, f.err = true, errBadJSON
+	return nil, false
 }
 
 func skipSpace(b []byte, i int) int {
@@ -151,7 +203,7 @@ func str(raw []byte) string {
 }
 
 // isType reports whether the raw JSON string raw is name, without
-// allocating (the event types OpenAI sends have no escapes).
+// allocating (the event types and ids OpenAI sends have no escapes).
 func isType(raw []byte, name string) bool {
 	return len(raw) == len(name)+2 && string(raw[1:len(raw)-1]) == name
 }
