@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/toolgate/toolgate/internal/apperr"
 	"github.com/toolgate/toolgate/internal/faults"
@@ -36,7 +37,7 @@ func (t *Turn) Run(ctx context.Context, observer Sink) {
 	defer s.unregister(t.conv.ID, reg)
 	store := context.WithoutCancel(ctx)
 	log := &eventLog{s: s, ctx: store, conv: t.conv.ID, turn: t.id, observer: observer}
-	r := relay{t: t, sink: log, log: log, store: store, texts: map[string]string{}}
+	r := relay{t: t, sink: log, log: log, store: store, texts: map[string]*strings.Builder{}}
 	r.run(ctx)
 }
 
@@ -47,15 +48,15 @@ type relay struct {
 	log      *eventLog
 	store    context.Context // for writes: they must happen even when the turn is cancelled
 	groups   []policy.ServerTools
-	response string            // the upstream response id, once created
-	asked    []string          // approval requests this response made
-	texts    map[string]string // message item id -> text so far (for a cut stream)
-	running  []*UpstreamItem   // calls begun (tool.started) whose item.done has not arrived, in order
-	delivery int               // what is known of the answers' delivery when the turn fails
-	ran      map[string]bool   // approval request ids whose mcp_call arrived
-	auto     []string          // approval requests this response made that rules (or the policy) answered
-	follows  int               // follow-ups this turn sent on its own for requests rules answered
-	next     bool              // the response completed with every request answered: send the follow-up
+	response string                      // the upstream response id, once created
+	asked    []string                    // approval requests this response made
+	texts    map[string]*strings.Builder // message item id -> text so far (for a cut stream); appended to, not copied, per delta
+	running  []*UpstreamItem             // calls begun (tool.started) whose item.done has not arrived, in order
+	delivery int                         // what is known of the answers' delivery when the turn fails
+	ran      map[string]bool             // approval request ids whose mcp_call arrived
+	auto     []string                    // approval requests this response made that rules (or the policy) answered
+	follows  int                         // follow-ups this turn sent on its own for requests rules answered
+	next     bool                        // the response completed with every request answered: send the follow-up
 }
 
 func (r *relay) run(ctx context.Context) {
@@ -63,7 +64,7 @@ func (r *relay) run(ctx context.Context) {
 		// Rules answered every request of the response: the turn goes on.
 		r.follows++
 		r.response, r.asked, r.auto, r.running, r.ran, r.delivery, r.next = "", nil, nil, nil, nil, 0, false
-		r.texts = map[string]string{}
+		r.texts = map[string]*strings.Builder{}
 	}
 }
 
@@ -157,7 +158,12 @@ func (r *relay) handle(ctx context.Context, ev Event) (done bool, err error) {
 			return false, s.store.Repo().MarkAnswered(r.store, t.answerIDs, ev.ResponseID)
 		}
 	case EventTextDelta:
-		r.texts[ev.ItemID] += ev.Delta
+		b := r.texts[ev.ItemID]
+		if b == nil {
+			b = &strings.Builder{}
+			r.texts[ev.ItemID] = b
+		}
+		b.WriteString(ev.Delta)
 		r.sink.Send(EventNameTextDelta, TextDeltaEvent{ItemID: ev.ItemID, ResponseID: r.response, Delta: ev.Delta})
 	case EventItemStarted:
 		r.started(ev.Item)
@@ -533,7 +539,7 @@ func (r *relay) end(e TurnError, terminal string, data any) {
 			if st.known[id] {
 				continue
 			}
-			if _, err := repo.AppendItem(r.store, t.conv.ID, Item{Type: ItemMessage, ID: id, ResponseID: r.response, Text: text, Partial: true}); err != nil {
+			if _, err := repo.AppendItem(r.store, t.conv.ID, Item{Type: ItemMessage, ID: id, ResponseID: r.response, Text: text.String(), Partial: true}); err != nil {
 				return err
 			}
 		}

@@ -196,6 +196,8 @@ func (s *Server) repeated(c echo.Context, held postgres.IdempotencyKey, hash []b
 	}
 	c.Response().Header().Set(replayedHeader, "true")
 	sink := s.openStream(c, held.ConversationID)
+	sink.hold()
+	defer sink.release()
 	for _, ev := range events {
 		if ev.ID > 0 {
 			sink.SendStored(conversation.StoredEvent{ID: ev.ID, Name: ev.Event, Data: ev.Data})

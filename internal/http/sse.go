@@ -20,14 +20,57 @@ import (
 // browser went away) or does not finish within writeTimeout (a client that
 // stopped reading) it discards everything after: the stream ends and the
 // client resumes with Last-Event-ID; the turn never waits for it.
+//
+// Events are written and flushed one at a time, except between hold and
+// release: the events of a batch read together (those already in the log
+// when a stream wakes) go out in one write and one flush.
 type sseSink struct {
 	mu           sync.Mutex
 	w            http.ResponseWriter
 	rc           *http.ResponseController
 	n            int64
 	dead         bool
+	held         bool
+	buf          []byte // what is written next, reused
 	writeTimeout time.Duration
 	log          *slog.Logger
+}
+
+// A held batch is written once it reaches flushAt (a long backlog goes out
+// in pieces); keepSSEBuffer is the largest write buffer a sink keeps
+// between batches.
+const (
+	flushAt       = 32 << 10
+	keepSSEBuffer = 64 << 10
+)
+
+// hold makes the writes that follow wait for release.
+func (s *sseSink) hold() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.held = true
+}
+
+// release writes and flushes what was written since hold, at once.
+func (s *sseSink) release() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.held = false
+	s.flush()
+}
+
+// sendBatch writes evs to out as one batch and reports whether turn's
+// terminal event was among them (all that follows it is left out).
+func sendBatch(sink *sseSink, out storedSink, evs []conversation.StoredEvent, turn string) bool {
+	sink.hold()
+	defer sink.release()
+	for _, ev := range evs {
+		out.SendStored(ev)
+		if turn != "" && (ev.TurnID == turn || turn == anyTurn) && terminalEvent(ev.Name) {
+			return true
+		}
+	}
+	return false
 }
 
 // Send writes one event with the next id (a replayed idempotent stream).
@@ -60,7 +103,10 @@ func (s *sseSink) ping() {
 }
 
 func (s *sseSink) write(id int64, event string, data []byte) {
-	b := make([]byte, 0, len(data)+len(event)+32)
+	if s.dead {
+		return
+	}
+	b := s.buf
 	b = append(b, "id: "...)
 	b = strconv.AppendInt(b, id, 10)
 	b = append(b, "\nevent: "...)
@@ -68,13 +114,30 @@ func (s *sseSink) write(id int64, event string, data []byte) {
 	b = append(b, "\ndata: "...)
 	b = append(b, data...)
 	b = append(b, "\n\n"...)
-	s.writeBytes(b)
+	s.buf = b
+	if !s.held || len(s.buf) >= flushAt {
+		s.flush()
+	}
 }
 
-func (s *sseSink) writeText(text string) { s.writeBytes([]byte(text)) }
-
-func (s *sseSink) writeBytes(b []byte) {
+func (s *sseSink) writeText(text string) {
 	if s.dead {
+		return
+	}
+	s.buf = append(s.buf, text...)
+	if !s.held {
+		s.flush()
+	}
+}
+
+// flush writes and flushes the buffer.
+func (s *sseSink) flush() {
+	b := s.buf
+	s.buf = s.buf[:0]
+	if cap(s.buf) > keepSSEBuffer {
+		s.buf = nil
+	}
+	if s.dead || len(b) == 0 {
 		return
 	}
 	if s.writeTimeout > 0 {
@@ -141,11 +204,8 @@ func (s *Server) relay(ctx context.Context, sink *sseSink, out storedSink, sub *
 	beat := time.Now().Add(s.heartbeat)
 	for {
 		evs, err := sub.NextBefore(ctx, beat)
-		for _, ev := range evs {
-			out.SendStored(ev)
-			if turn != "" && (ev.TurnID == turn || turn == anyTurn) && terminalEvent(ev.Name) {
-				return
-			}
+		if sendBatch(sink, out, evs, turn) {
+			return
 		}
 		if err == nil && !time.Now().Before(beat) {
 			sink.ping()
@@ -244,9 +304,7 @@ func (s *Server) resume(c echo.Context, conversationID string, after int64) erro
 	defer s.metrics.StreamOpened()()
 	if !running {
 		evs, err := sub.Backlog(ctx)
-		for _, ev := range evs {
-			sink.SendStored(ev)
-		}
+		sendBatch(sink, sink, evs, "")
 		return err
 	}
 	s.relay(ctx, sink, sink, sub, anyTurn)

@@ -120,27 +120,32 @@ func (c *Client) Stream(ctx context.Context, req conversation.UpstreamRequest) (
 	if req.Retry {
 		retries = c.maxRetries
 	}
-	var httpRes *http.Response
 	c.log.DebugContext(ctx, "responses.create", "previous_response_id", req.PreviousResponseID,
 		"answers", len(req.Answers), "history", len(req.History), "user_text", req.UserText != "", "servers", len(req.Tools), "max_retries", retries)
 	w := newWatchdog(ctx, c.firstByte, c.idle)
-	sdk := c.sdk.Responses.NewStreaming(w.ctx, params, option.WithMaxRetries(retries), option.WithResponseInto(&httpRes),
-		option.WithMiddleware(w.middleware()))
-	s := &eventStream{sdk: sdk, labels: labels, w: w}
-	if sdk.Next() {
+	// openai-go builds and sends the request; the answer's body is read
+	// here (stream.go), not decoded into openai-go's event union.
+	var httpRes *http.Response
+	err := c.sdk.Post(w.ctx, "responses", params, &httpRes, option.WithMaxRetries(retries),
+		option.WithJSONSet("stream", true), option.WithMiddleware(w.middleware()))
+	if err == nil {
+		s := &eventStream{body: httpRes.Body, sse: newSSEReader(httpRes.Body), labels: labels, w: w}
+		data, ok := s.sse.next() // the first-byte timeout runs
 		w.pause()
-		s.first, s.hasFirst = sdk.Current(), true
-		return s, nil
+		if ok {
+			s.first, s.hasFirst = s.convert(data)
+			if s.err == nil {
+				return s, nil
+			}
+			err = s.err
+		} else if err = s.sse.err; err == nil {
+			// An empty stream: the caller sees no terminal event.
+			s.end(nil)
+			return s, nil
+		}
+		s.closeBody()
 	}
 	w.pause()
-	err := sdk.Err()
-	_ = sdk.Close()
-	if err == nil || s.takeStreamError(err) {
-		// An empty stream (the caller sees no terminal event) or one that
-		// began with an error event.
-		s.done = true
-		return s, nil
-	}
 	defer w.stop()
 	if te := w.timedOut(); te != nil {
 		return nil, te

@@ -3,9 +3,9 @@ package responses
 import (
 	"bytes"
 	"encoding/json"
+	"strconv"
 	"strings"
 
-	"github.com/openai/openai-go/v3/packages/ssestream"
 	"github.com/openai/openai-go/v3/responses"
 
 	"github.com/toolgate/toolgate/internal/conversation"
@@ -18,55 +18,159 @@ import (
 // mcp_list_tools, mcp_call and mcp_approval_request give false; of the
 // items that begin (output_item.added), only an mcp_call is converted. Items are
 // read from their raw JSON, so unknown keys and fields of unexpected types
-// never fail the conversion.
+// never fail the conversion. The stream itself reads events with convert,
+// from their JSON; Convert is the same for an event openai-go decoded.
 func (l Labels) Convert(ev responses.ResponseStreamEventUnion) (conversation.Event, bool) {
-	switch ev.Type {
-	case "response.created":
-		return conversation.Event{Kind: conversation.EventCreated, ResponseID: ev.Response.ID}, true
-	case "response.output_text.delta":
-		return conversation.Event{Kind: conversation.EventTextDelta, ItemID: ev.ItemID, Delta: ev.Delta}, true
-	case "response.output_item.added":
+	e, ok, _, err := l.convert([]byte(ev.RawJSON()), "")
+	return e, ok && err == nil
+}
+
+// convert reads one event's JSON: only its type and the fields a turn uses,
+// skipping everything else (the tools a response echoes) undecoded. last
+// says the stream ends with this event: it has a top-level "error" key,
+// which ends a stream as it ends openai-go's (the error event is then the
+// stream's last). err is JSON convert cannot read. A text delta of the item
+// prevItem (the item of the delta before) shares its ItemID string: a delta
+// then costs one allocation, its text.
+func (l Labels) convert(data []byte, prevItem string) (ev conversation.Event, ok, last bool, err error) {
+	var typ, itemID, delta, item, resp []byte
+	var topErr []byte
+	hasErr := false
+	f := fields{b: data}
+	for {
+		k, more := f.next()
+		if !more {
+			break
+		}
+		if string(k) == "response" && !hasErr && (isType(typ, "response.created") || isType(typ, "response.in_progress")) {
+			// Only the id is read: the rest (the echoed tools) is not
+			// even skipped. Events are not looked at past here.
+			resp = f.rest()
+			break
+		}
+		v, more := f.value()
+		if !more {
+			break
+		}
+		switch string(k) {
+		case "type":
+			typ = v
+		case "item_id":
+			itemID = v
+		case "delta":
+			delta = v
+		case "item":
+			item = v
+		case "response":
+			resp = v
+		case "error":
+			topErr, hasErr = v, true
+		}
+	}
+	if f.err != nil {
+		return ev, false, false, f.err
+	}
+	if hasErr {
+		ev = errorEvent(data)
+		if ev.Error.Message == "" {
+			ev.Error.Message = "received error while streaming: " + errorText(topErr)
+		}
+		return ev, true, true, nil
+	}
+	if len(typ) > 0 && bytes.IndexByte(typ, '\\') >= 0 {
+		typ = []byte(strconv.Quote(str(typ)))
+	}
+	switch {
+	case isType(typ, "response.output_text.delta"):
+		id := prevItem
+		if !isType(itemID, prevItem) {
+			id = str(itemID)
+		}
+		return conversation.Event{Kind: conversation.EventTextDelta, ItemID: id, Delta: str(delta)}, true, false, nil
+	case isType(typ, "response.created"):
+		r := readResponse(resp, false)
+		return conversation.Event{Kind: conversation.EventCreated, ResponseID: r.id}, true, false, nil
+	case isType(typ, "response.output_item.added"):
 		// Only an mcp_call's start is news: the provider is about to run a
 		// tool. The item names it; its arguments come later (and are not
 		// needed to say what runs).
-		item, ok := l.item([]byte(ev.Item.RawJSON()))
-		if !ok || item.Type != "mcp_call" {
-			return conversation.Event{}, false
+		it, ok := l.item(item)
+		if !ok || it.Type != "mcp_call" {
+			return ev, false, false, nil
 		}
-		item.Arguments, item.Output, item.CallError = "", nil, nil
-		return conversation.Event{Kind: conversation.EventItemStarted, ItemID: item.ID, Item: item}, true
-	case "response.output_item.done":
-		item, ok := l.item([]byte(ev.Item.RawJSON()))
+		it.Arguments, it.Output, it.CallError = "", nil, nil
+		return conversation.Event{Kind: conversation.EventItemStarted, ItemID: it.ID, Item: it}, true, false, nil
+	case isType(typ, "response.output_item.done"):
+		it, ok := l.item(item)
 		if !ok {
-			return conversation.Event{}, false
+			return ev, false, false, nil
 		}
-		return conversation.Event{Kind: conversation.EventItemDone, ItemID: item.ID, Item: item}, true
-	case "response.completed":
-		return conversation.Event{Kind: conversation.EventCompleted, ResponseID: ev.Response.ID}, true
-	case "response.failed":
-		e := &conversation.UpstreamError{Code: string(ev.Response.Error.Code), Message: ev.Response.Error.Message}
+		return conversation.Event{Kind: conversation.EventItemDone, ItemID: it.ID, Item: it}, true, false, nil
+	case isType(typ, "response.completed"):
+		r := readResponse(resp, false)
+		return conversation.Event{Kind: conversation.EventCompleted, ResponseID: r.id}, true, false, nil
+	case isType(typ, "response.failed"):
+		r := readResponse(resp, true)
+		e := &conversation.UpstreamError{Code: r.errCode, Message: r.errMessage}
 		if e.Code == "" {
 			e.Code = "response_failed"
 		}
-		return conversation.Event{Kind: conversation.EventFailed, ResponseID: ev.Response.ID, Error: e}, true
-	case "response.incomplete":
-		return conversation.Event{Kind: conversation.EventIncomplete, ResponseID: ev.Response.ID,
-			Error: &conversation.UpstreamError{Code: "incomplete", Message: ev.Response.IncompleteDetails.Reason}}, true
-	case "error":
-		return errorEvent([]byte(ev.RawJSON())), true
+		return conversation.Event{Kind: conversation.EventFailed, ResponseID: r.id, Error: e}, true, false, nil
+	case isType(typ, "response.incomplete"):
+		r := readResponse(resp, true)
+		return conversation.Event{Kind: conversation.EventIncomplete, ResponseID: r.id,
+			Error: &conversation.UpstreamError{Code: "incomplete", Message: r.incomplete}}, true, false, nil
+	case isType(typ, "error"):
+		return errorEvent(data), true, false, nil
 	}
-	return conversation.Event{}, false
+	return ev, false, false, nil
 }
 
-// streamErrorEvent is the error event behind an SDK StreamError: openai-go
-// ends a stream with that error when an event has a top-level "error" key
-// (an error event in the {"type":"error","error":{...}} shape).
-func streamErrorEvent(se *ssestream.StreamError) conversation.Event {
-	ev := errorEvent(se.Event.Data)
-	if ev.Error.Message == "" {
-		ev.Error.Message = se.Message
+// responseFields is what a turn reads of a response object.
+type responseFields struct {
+	id                  string
+	errCode, errMessage string
+	incomplete          string // incomplete_details.reason
+}
+
+// readResponse reads a response object's id and, when ending is set, its
+// error and incomplete_details. Without ending it stops at the id: what
+// follows (the echoed tools) is not even skipped.
+func readResponse(raw []byte, ending bool) responseFields {
+	var r responseFields
+	_ = eachField(raw, func(k, v []byte) bool {
+		switch string(k) {
+		case "id":
+			r.id = str(v)
+			return ending
+		case "error":
+			var e struct {
+				Code    string `json:"code"`
+				Message string `json:"message"`
+			}
+			if json.Unmarshal(v, &e) == nil {
+				r.errCode, r.errMessage = e.Code, e.Message
+			}
+		case "incomplete_details":
+			var d struct {
+				Reason string `json:"reason"`
+			}
+			if json.Unmarshal(v, &d) == nil {
+				r.incomplete = d.Reason
+			}
+		}
+		return true
+	})
+	return r
+}
+
+// errorText is a top-level "error" value as openai-go's StreamError
+// message shows it: a string's value, any other value's JSON.
+func errorText(raw []byte) string {
+	if len(raw) > 0 && raw[0] == '"' {
+		return str(raw)
 	}
-	return ev
+	return string(raw)
 }
 
 // errorEvent reads an error event: {"code","message"} at the top level, or

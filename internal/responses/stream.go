@@ -1,55 +1,50 @@
 package responses
 
 import (
-	"errors"
+	"bytes"
 	"fmt"
+	"io"
+	"sync"
 	"sync/atomic"
-
-	"github.com/openai/openai-go/v3/packages/ssestream"
-	"github.com/openai/openai-go/v3/responses"
 
 	"github.com/toolgate/toolgate/internal/conversation"
 )
 
-// eventStream is a response being streamed: the SDK's stream with the
-// events a turn needs, converted. Next, Event and Err belong to one
-// goroutine; Close may come from another, to end a Next that waits.
+// eventStream is a response being streamed: the events a turn needs, read
+// from the answer's body (sse.go) and converted (convert.go). Next, Event
+// and Err belong to one goroutine; Close may come from another, to end a
+// Next that waits.
 type eventStream struct {
-	closed   atomic.Bool
-	sdk      *ssestream.Stream[responses.ResponseStreamEventUnion]
-	labels   Labels
-	w        *watchdog                          // the stream's context and timeouts
-	first    responses.ResponseStreamEventUnion // read by Stream, not yet yielded
-	hasFirst bool
-	pending  *conversation.Event // an error event to yield before ending
-	cur      conversation.Event
-	err      error
-	done     bool
+	closed    atomic.Bool
+	body      io.ReadCloser
+	closeOnce sync.Once
+	sse       *sseReader
+	labels    Labels
+	w         *watchdog           // the stream's context and timeouts
+	first     conversation.Event  // read by Stream, not yet yielded
+	hasFirst  bool                // first is to be yielded
+	pending   *conversation.Event // an error event to yield before ending
+	cur       conversation.Event
+	err       error
+	done      bool
 }
 
 func (s *eventStream) Next() bool {
-	for !s.done && !s.closed.Load() {
-		var ev responses.ResponseStreamEventUnion
-		switch {
-		case s.hasFirst:
-			ev, s.hasFirst = s.first, false
-		case s.next():
-			ev = s.sdk.Current()
-		default:
-			if te := s.w.timedOut(); te != nil && !s.closed.Load() {
-				s.err = te
-			} else if err := s.sdk.Err(); err != nil && !s.closed.Load() && !s.takeStreamError(err) {
-				s.err = fmt.Errorf("responses: reading the stream: %w", err)
-			}
-			s.done = true
-			_ = s.sdk.Close()
-			s.w.stop()
+	if s.hasFirst {
+		s.hasFirst = false
+		if !s.closed.Load() {
+			s.cur = s.first
+			return true
 		}
-		if s.done {
+	}
+	for !s.done && !s.closed.Load() {
+		data, ok := s.next()
+		if !ok {
+			s.end(s.sse.err)
 			break
 		}
-		if e, ok := s.labels.Convert(ev); ok {
-			s.cur = e
+		if ev, ok := s.convert(data); ok {
+			s.cur = ev
 			return true
 		}
 	}
@@ -60,23 +55,50 @@ func (s *eventStream) Next() bool {
 	return false
 }
 
-// next waits for the SDK's next event, with the idle timeout running.
-func (s *eventStream) next() bool {
+// next waits for the next event's data, with the idle timeout running.
+func (s *eventStream) next() ([]byte, bool) {
 	s.w.waitNext()
 	defer s.w.pause()
-	return s.sdk.Next()
+	return s.sse.next()
 }
 
-// takeStreamError keeps the error event behind an SDK StreamError, to be
-// yielded as the stream's last event, and reports whether err was one.
-func (s *eventStream) takeStreamError(err error) bool {
-	var se *ssestream.StreamError
-	if !errors.As(err, &se) {
-		return false
+// convert converts one event's data. An event that ends the stream ([DONE],
+// an event with a top-level error, which is kept as the last event) or that
+// cannot be read ends it here.
+func (s *eventStream) convert(data []byte) (conversation.Event, bool) {
+	if bytes.HasPrefix(data, []byte("[DONE]")) {
+		s.end(nil)
+		return conversation.Event{}, false
 	}
-	ev := streamErrorEvent(se)
-	s.pending, s.done = &ev, true
-	return true
+	ev, ok, last, err := s.labels.convert(data, s.cur.ItemID)
+	switch {
+	case err != nil:
+		s.end(err)
+		return conversation.Event{}, false
+	case last:
+		p := ev
+		s.pending = &p
+		s.end(nil)
+		return conversation.Event{}, false
+	}
+	return ev, ok
+}
+
+// end ends the stream after err (nil: it simply ended) and closes its
+// connection.
+func (s *eventStream) end(err error) {
+	if te := s.w.timedOut(); te != nil && !s.closed.Load() {
+		s.err = te
+	} else if err != nil && !s.closed.Load() {
+		s.err = fmt.Errorf("responses: reading the stream: %w", err)
+	}
+	s.done = true
+	s.closeBody()
+	s.w.stop()
+}
+
+func (s *eventStream) closeBody() {
+	s.closeOnce.Do(func() { _ = s.body.Close() })
 }
 
 func (s *eventStream) Event() conversation.Event { return s.cur }
@@ -91,5 +113,6 @@ func (s *eventStream) Err() error { return s.err }
 func (s *eventStream) Close() error {
 	s.closed.Store(true)
 	defer s.w.stop()
-	return s.sdk.Close()
+	s.closeBody()
+	return nil
 }
