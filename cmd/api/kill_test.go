@@ -113,26 +113,10 @@ func TestKill_FollowUpAtEachStep(t *testing.T) {
 
 			tg = startBinary(t, bin, env)
 			defer tg.stop(t)
-			var tr transcript
-			for tr = getTranscript(t, tg.base, conv); tr.Conversation.Streaming; tr = getTranscript(t, tg.base, conv) {
-				// A lease, the next sweep (at most 3/4 of a lease later),
-				// a bounded read-back (3s), and a margin for a busy machine.
-				if time.Since(killed) > leaseTTL+leaseTTL*3/4+3*time.Second+5*time.Second {
-					t.Fatalf("the conversation still streams %s after the kill", time.Since(killed))
-				}
-				time.Sleep(100 * time.Millisecond)
-			}
+			tr := takenOver(t, tg.base, conv, killed)
 			t.Logf("step %s: taken over %s after the kill", step.name, time.Since(killed).Round(100*time.Millisecond))
 
-			alerts := func() int {
-				n := 0
-				for _, a := range demo.State().Alerts {
-					if a.City == city {
-						n++
-					}
-				}
-				return n
-			}
+			alerts := func() int { return alertsFor(demo, city) }
 			want := 0
 			if step.ran {
 				want = 1
@@ -295,4 +279,30 @@ func orNull(s *string) string {
 		return "null"
 	}
 	return *s
+}
+
+// takenOver waits until the conversation no longer streams after a kill:
+// a lease, the next sweep (at most 3/4 of a lease later), a bounded
+// read-back (3s), and a margin for a busy machine.
+func takenOver(t *testing.T, base, conv string, killed time.Time) transcript {
+	t.Helper()
+	tr := getTranscript(t, base, conv)
+	for ; tr.Conversation.Streaming; tr = getTranscript(t, base, conv) {
+		if time.Since(killed) > leaseTTL+leaseTTL*3/4+3*time.Second+5*time.Second {
+			t.Fatalf("the conversation still streams %s after the kill", time.Since(killed))
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	return tr
+}
+
+// alertsFor counts the alerts the demo server sent for city.
+func alertsFor(demo *demomcp.Demo, city string) int {
+	n := 0
+	for _, a := range demo.State().Alerts {
+		if a.City == city {
+			n++
+		}
+	}
+	return n
 }

@@ -104,13 +104,7 @@ func TestKill_RuleFollowUpAtEachStep(t *testing.T) {
 
 			tg = startBinary(t, bin, env)
 			defer tg.stop(t)
-			var tr transcript
-			for tr = getTranscript(t, tg.base, conv); tr.Conversation.Streaming; tr = getTranscript(t, tg.base, conv) {
-				if time.Since(killed) > leaseTTL+leaseTTL*3/4+3*time.Second+5*time.Second {
-					t.Fatalf("the conversation still streams %s after the kill", time.Since(killed))
-				}
-				time.Sleep(100 * time.Millisecond)
-			}
+			tr := takenOver(t, tg.base, conv, killed)
 			approval := ""
 			for _, it := range tr.Items {
 				if it.Type == "mcp_approval_request" {
@@ -120,15 +114,7 @@ func TestKill_RuleFollowUpAtEachStep(t *testing.T) {
 			if approval == "" {
 				t.Fatalf("no approval request in the transcript: %+v", tr.Items)
 			}
-			alerts := func() int {
-				n := 0
-				for _, a := range demo.State().Alerts {
-					if a.City == city {
-						n++
-					}
-				}
-				return n
-			}
+			alerts := func() int { return alertsFor(demo, city) }
 			want := 0
 			if step.ran {
 				want = 1
