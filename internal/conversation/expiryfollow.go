@@ -40,11 +40,11 @@ func (s *Service) followUpAfterExpiry(ctx context.Context, convID, ownerID strin
 			return nil // a limit holds: the answers go with the next message
 		}
 		next := &Turn{s: s, user: owner, conv: conv, id: newID("turn_"), kind: "decisions", previous: *conv.LastResponseID}
-		if err := next.closeOpen(ctx, r); err != nil {
+		if err := next.closeApprovals(ctx, r, aps); err != nil { // read above, locked
 			return err
 		}
 		next.claim()
-		if err := next.logOpening(ctx, r); err != nil {
+		if err := next.open(ctx, r); err != nil {
 			return err
 		}
 		t = next

@@ -37,7 +37,17 @@ func (r *relay) requestTools() error {
 	for _, a := range t.answers {
 		keep[a.ServerLabel] = true
 	}
-	groups, skipped, err := s.policies.RequestTools(r.store, t.user.ID, t.grants, keep)
+	var groups []policy.ServerTools
+	var skipped []policy.SkippedServer
+	var err error
+	if rd := t.policies; rd != nil {
+		// Read when the turn opened; a later request of the turn (after
+		// rules answered) reads again.
+		t.policies = nil
+		groups, skipped, err = s.policies.RequestToolsAt(r.store, *rd, t.grants, keep)
+	} else {
+		groups, skipped, err = s.policies.RequestTools(r.store, t.user.ID, t.grants, keep)
+	}
 	if err != nil {
 		return err
 	}

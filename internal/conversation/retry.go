@@ -61,7 +61,7 @@ func (s *Service) StartRetry(ctx context.Context, conversationID string) (*Turn,
 			}
 		}
 		t.claim()
-		return t.logOpening(ctx, r)
+		return t.open(ctx, r)
 	})
 	if err != nil {
 		return nil, err

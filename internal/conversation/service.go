@@ -32,6 +32,10 @@ type Policies interface {
 	// server label. Servers that are unreachable are left out and returned
 	// as skipped, unless keep names them (the request answers for them).
 	RequestTools(ctx context.Context, userID string, grants map[string]map[string]policy.GrantRef, keep map[string]bool) ([]policy.ServerTools, []policy.SkippedServer, error)
+	// RequestToolsAt is RequestTools from rd: policy_version and the
+	// user's personal policies as the turn's opening statement read them
+	// (Repo.OpenTurn), so the request leaves without another read.
+	RequestToolsAt(ctx context.Context, rd policy.Read, grants map[string]map[string]policy.GrantRef, keep map[string]bool) ([]policy.ServerTools, []policy.SkippedServer, error)
 	// ToolChoices groups the tools of every server, enabled or not, for
 	// userID without a conversation's allowances: what a conversation's
 	// servers and tools are chosen from.
@@ -54,8 +58,10 @@ type Policies interface {
 	// hooks' settings could not be read.
 	DecideByHooks(ctx context.Context, u auth.User, c policy.HookCall) (policy.HookDecision, error)
 
-	// Effective returns the tool's effective policy for userID, read in tx.
-	// A server that no longer exists blocks its tools.
+	// Effective returns the tool's effective policy for userID, read in tx
+	// (the workspace's part may come from this replica's copy at the
+	// version tx reads, or later). A server that no longer exists, or is
+	// disabled, blocks its tools.
 	Effective(ctx context.Context, tx Repo, userID, label, tool string) (policy.Policy, error)
 	// Remember sets u's personal policy for the tool in tx (audited there
 	// as a policy change); it never changes the workspace's policy.

@@ -44,8 +44,10 @@ type Repo interface {
 	// the replica owner for ttl.
 	StartTurn(ctx context.Context, id, turn, owner string, ttl time.Duration) error
 	// OpenTurn does in one round trip what StartTurn, MarkSent (o.SentIDs),
-	// AppendEvents (o.Events) and Grants (the live ones of o.Owner that
-	// apply in the conversation at o.Now) would: it returns the id of the
+	// AppendEvents (o.Events), Grants (the live ones of o.Owner that apply
+	// in the conversation at o.Now) and, when o.Policies is set, the policy
+	// read of the turn's request (policy_version and o.Owner's personal
+	// policies, stored in *o.Policies) would: it returns the id of the
 	// last event stored and the grants. NotFound if the conversation is
 	// missing.
 	OpenTurn(ctx context.Context, o TurnOpening) (last int64, grants []Grant, err error)
@@ -181,4 +183,8 @@ type TurnOpening struct {
 	SentIDs        []string   // approval requests whose answers the turn carries
 	Events         []NewEvent // the turn's opening events
 	Now            time.Time  // grants expire as of it
+	// Policies, when set, receives the policy read of the turn's request
+	// (policy_version and Owner's personal policies), made in the same
+	// statement.
+	Policies *policy.Read
 }

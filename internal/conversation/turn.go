@@ -41,6 +41,33 @@ type Turn struct {
 	grants     map[string]map[string]policy.GrantRef
 	pendingIDs []string // with no follow-up: the requests still waiting
 	after      int64    // the id just before the turn's first event
+	// policies is the policy read of the turn's first request, made by the
+	// statement that opened the turn (openingRepo); nil once used.
+	policies *policy.Read
+}
+
+// openingRepo is r for logOpening: its OpenTurn also makes the policy read
+// of the turn's first request (policy_version and the owner's personal
+// policies) and keeps it on the turn, so the request leaves without a
+// statement of its own after the commit.
+type openingRepo struct {
+	Repo
+	t *Turn
+}
+
+func (o openingRepo) OpenTurn(ctx context.Context, op TurnOpening) (int64, []Grant, error) {
+	rd := &policy.Read{}
+	op.Policies = rd
+	last, gs, err := o.Repo.OpenTurn(ctx, op)
+	if err == nil {
+		o.t.policies = rd
+	}
+	return last, gs, err
+}
+
+// open is logOpening with the policy read folded into the opening.
+func (t *Turn) open(ctx context.Context, r Repo) error {
+	return t.logOpening(ctx, openingRepo{Repo: r, t: t})
 }
 
 // ConversationID is the conversation the turn belongs to.
@@ -104,7 +131,7 @@ func (s *Service) StartMessage(ctx context.Context, conversationID, input string
 		}
 		t.userItem = &item
 		t.claim()
-		return t.logOpening(ctx, r)
+		return t.open(ctx, r)
 	})
 	if err != nil {
 		return nil, err
@@ -122,6 +149,12 @@ func (t *Turn) closeOpen(ctx context.Context, r Repo) error {
 	if err != nil {
 		return err
 	}
+	return t.closeApprovals(ctx, r, aps)
+}
+
+// closeApprovals is closeOpen over aps, the approval requests of the
+// previous response as ResponseApprovals read them (locked) in r.
+func (t *Turn) closeApprovals(ctx context.Context, r Repo, aps []Approval) error {
 	now := t.s.now()
 	for _, a := range aps {
 		ans := Answer{ApprovalRequestID: a.ID, ServerLabel: a.ServerLabel, UpstreamLabel: a.UpstreamLabel, ToolName: a.ToolName}
@@ -226,7 +259,7 @@ func (s *Service) StartDecisions(ctx context.Context, conversationID string, ds 
 		if err := t.claimFollowUp(ctx, r, responses); err != nil {
 			return err
 		}
-		return t.logOpening(ctx, r)
+		return t.open(ctx, r)
 	})
 	if err != nil {
 		return nil, err
@@ -308,10 +341,14 @@ func (s *Service) decide(ctx context.Context, r Repo, a Approval, d Decision, u 
 // decisions complete their response: then this turn, and only this one,
 // sends the follow-up.
 func (t *Turn) claimFollowUp(ctx context.Context, r Repo, responses map[string]bool) error {
+	var last []Approval // the approval requests of the conversation's last response, as read
 	for resp := range responses {
 		aps, err := r.ResponseApprovals(ctx, t.user.ID, t.conv.ID, resp)
 		if err != nil {
 			return err
+		}
+		if t.conv.LastResponseID != nil && resp == *t.conv.LastResponseID {
+			last = aps
 		}
 		for _, a := range aps {
 			if a.State == Pending {
@@ -332,7 +369,9 @@ func (t *Turn) claimFollowUp(ctx context.Context, r Repo, responses map[string]b
 		return err
 	}
 	t.previous = *t.conv.LastResponseID
-	if err := t.closeOpen(ctx, r); err != nil {
+	// Read above, in this transaction and locked: none is pending, and
+	// nothing else decides them while the lock is held.
+	if err := t.closeApprovals(ctx, r, last); err != nil {
 		return err
 	}
 	t.claim()

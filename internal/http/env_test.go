@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/toolgate/toolgate/internal/auth"
@@ -66,6 +67,7 @@ type envOptions struct {
 	metricsTok string              // METRICS_TOKEN
 	leaseTTL   time.Duration       // TURN_LEASE_TTL (0: the default)
 	writeLimit time.Duration       // Options.StreamWriteTimeout (0: the default)
+	tracer     pgx.QueryTracer     // sees every statement the pool sends (nil: none)
 }
 
 const demoToken = "demo-secret-token-0123456789"
@@ -76,7 +78,20 @@ func newAPI(t testing.TB) *apiEnv {
 
 func newAPIWith(t testing.TB, opts envOptions) *apiEnv {
 	t.Helper()
-	pool := testdb.New(t)
+	var pool *pgxpool.Pool
+	if opts.tracer == nil {
+		pool = testdb.New(t)
+	} else {
+		cfg, err := pgxpool.ParseConfig(testdb.URL(t))
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg.ConnConfig.Tracer = opts.tracer
+		if pool, err = pgxpool.NewWithConfig(context.Background(), cfg); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(pool.Close)
+	}
 	demo := demomcp.New(demomcp.Options{})
 	demoSrv := httptest.NewServer(demo.Handler())
 	t.Cleanup(demoSrv.Close)

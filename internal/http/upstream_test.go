@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/toolgate/toolgate/internal/emulator"
 )
@@ -21,6 +22,7 @@ type upstreamTap struct {
 	mu       sync.Mutex
 	behavior string
 	requests []map[string]any // decoded bodies of POST /v1/responses, in order
+	arrived  []time.Time      // when each of requests arrived
 }
 
 func newUpstreamTap(t testing.TB) *upstreamTap {
@@ -35,12 +37,14 @@ func newUpstreamTap(t testing.TB) *upstreamTap {
 		h := tap.emu.Handler()
 		tap.mu.Unlock()
 		if r.Method == http.MethodPost && r.URL.Path == "/v1/responses" {
+			at := time.Now()
 			raw, _ := io.ReadAll(r.Body)
 			r.Body = io.NopCloser(bytes.NewReader(raw))
 			var body map[string]any
 			_ = json.Unmarshal(raw, &body)
 			tap.mu.Lock()
 			tap.requests = append(tap.requests, body)
+			tap.arrived = append(tap.arrived, at)
 			if tap.behavior != "" {
 				r.Header.Set(emulator.BehaviorHeader, tap.behavior)
 			}
@@ -65,6 +69,17 @@ func (u *upstreamTap) sent() []map[string]any {
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	return append([]map[string]any(nil), u.requests...)
+}
+
+// arrivedAt is when request i (from 0) arrived.
+func (u *upstreamTap) arrivedAt(t testing.TB, i int) time.Time {
+	t.Helper()
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if i >= len(u.arrived) {
+		t.Fatalf("upstream request %d never arrived (%d did)", i, len(u.arrived))
+	}
+	return u.arrived[i]
 }
 
 // count is the number of requests received so far.

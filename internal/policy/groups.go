@@ -284,12 +284,59 @@ func (s *Service) RequestTools(ctx context.Context, userID string, grants map[st
 	if err != nil {
 		return nil, nil, err
 	}
-	snap, err := s.tools.at(ctx, version, s.store.ToolSnapshot)
+	return s.RequestToolsAt(ctx, Read{Version: version, Mine: mine}, grants, keep)
+}
+
+// Read is what a turn reads of the policies in the database, in one
+// statement (Store.PolicyVersion, or folded into the statement that opens
+// the turn): policy_version and the user's personal policies. The rest
+// comes from this replica's copy at that version or later.
+type Read struct {
+	Version int64
+	Mine    []UserPolicy
+}
+
+// RequestToolsAt is RequestTools from rd, read earlier (in the
+// transaction that opened the turn) instead of now.
+func (s *Service) RequestToolsAt(ctx context.Context, rd Read, grants map[string]map[string]GrantRef, keep map[string]bool) ([]ServerTools, []SkippedServer, error) {
+	snap, err := s.tools.at(ctx, rd.Version, s.store.ToolSnapshot)
 	if err != nil {
 		return nil, nil, err
 	}
-	groups, skipped := snap.request(mine, grants, keep)
+	groups, skipped := snap.request(rd.Mine, grants, keep)
 	return groups, skipped, nil
+}
+
+// EffectiveAt is Effective from rd (read in the caller's transaction) and
+// this replica's copy at rd's version or later, instead of four reads: a
+// server that is gone or disabled blocks its tools.
+func (s *Service) EffectiveAt(ctx context.Context, rd Read, label, tool string) (Policy, Source, error) {
+	snap, err := s.tools.at(ctx, rd.Version, s.store.ToolSnapshot)
+	if err != nil {
+		return "", "", err
+	}
+	i := slices.IndexFunc(snap.Servers, func(srv SnapshotServer) bool { return srv.Server.Label == label })
+	if i < 0 {
+		// Not among the enabled servers: gone (Effective's FromServer) or
+		// disabled; either blocks.
+		return Blocked, FromServer, nil
+	}
+	srv := snap.Servers[i]
+	var mine []UserPolicy
+	for _, up := range rd.Mine {
+		if up.ServerLabel == label && up.ToolName == tool {
+			mine = append(mine, up)
+		}
+	}
+	t := Tool{DiscoveredTool: DiscoveredTool{Name: tool}, ServerLabel: label}
+	if j := slices.IndexFunc(srv.Tools, func(k Tool) bool { return k.Name == tool }); j >= 0 {
+		t = srv.Tools[j]
+	}
+	if ts := withUserPolicies(label, []Tool{t}, mine); len(ts) > 0 {
+		t = ts[0]
+	}
+	res := Resolve(resolveInput(srv.Server, snap.Settings, t))
+	return res.Policy, res.Source, nil
 }
 
 // request builds a request's groups from s: mine are the user's personal

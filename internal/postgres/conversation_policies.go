@@ -56,13 +56,27 @@ func (p ConversationPolicies) DecideByHooks(ctx context.Context, u auth.User, c 
 	return p.svc.DecideByHooks(ctx, u, c)
 }
 
-// Effective returns one tool's effective policy for userID, read in tx.
+// RequestToolsAt is RequestTools from rd, read when the turn opened
+// (Repo.OpenTurn) instead of now.
+func (p ConversationPolicies) RequestToolsAt(ctx context.Context, rd policy.Read, grants map[string]map[string]policy.GrantRef,
+	keep map[string]bool) ([]policy.ServerTools, []policy.SkippedServer, error) {
+	return p.svc.RequestToolsAt(ctx, rd, grants, keep)
+}
+
+// Effective returns one tool's effective policy for userID: the policy
+// version and the personal policies read in tx (one statement), the
+// workspace's part from this replica's copy at that version or later.
 func (p ConversationPolicies) Effective(ctx context.Context, tx conversation.Repo, userID, label, tool string) (policy.Policy, error) {
-	r, err := policyRepo(tx)
+	c, ok := tx.(convRepo)
+	if !ok {
+		_, err := policyRepo(tx)
+		return "", err
+	}
+	rd, err := readPolicies(ctx, c.q, userID)
 	if err != nil {
 		return "", err
 	}
-	pol, _, err := policy.Effective(ctx, r, userID, label, tool)
+	pol, _, err := p.svc.EffectiveAt(ctx, rd, label, tool)
 	return pol, err
 }
 

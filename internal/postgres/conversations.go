@@ -480,20 +480,31 @@ func (r convRepo) RevokeGrant(ctx context.Context, owner, id string, now time.Ti
 // transaction (outside one the lock would end with the statement).
 func (r convRepo) UserLoad(ctx context.Context, owner string, window time.Duration) (conversation.UserLoad, error) {
 	var l conversation.UserLoad
-	if _, err := r.q.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtextextended('toolgate.turns:' || $1::text, 0))`, owner); err != nil {
-		return l, translate(err, "lock the user's turns")
-	}
+	// The lock and the count are two statements, so the count's snapshot is
+	// taken once the lock is held (a turn start that committed while this
+	// one waited is counted), sent together: one round trip.
+	b := &pgx.Batch{}
+	b.Queue(`SELECT pg_advisory_xact_lock(hashtextextended('toolgate.turns:' || $1::text, 0))`, owner)
 	// A conversation's updated_at is at least the start of the transaction
 	// that appended its last message, so the prefilter (with a wide margin)
 	// keeps the count to the owner's recently active conversations.
-	err := r.q.QueryRow(ctx, `SELECT
+	b.Queue(`SELECT
 			(SELECT count(*) FROM conversations WHERE owner_id = $1 AND active_turn IS NOT NULL),
 			count(i.*), min(i.created_at), clock_timestamp()
 		FROM conversations c JOIN conversation_items i ON i.conversation_id = c.id
 		WHERE c.owner_id = $1 AND c.updated_at > clock_timestamp() - make_interval(secs => $2 + 600)
 		  AND i.type = 'user_message' AND i.created_at > clock_timestamp() - make_interval(secs => $2)`,
-		owner, window.Seconds()).Scan(&l.Running, &l.Messages, &l.OldestMessage, &l.Now)
-	return l, translate(err, "count the user's turns and messages")
+		owner, window.Seconds())
+	br := r.q.SendBatch(ctx, b)
+	defer br.Close() //nolint:errcheck // the results' errors are read below
+	if _, err := br.Exec(); err != nil {
+		return l, translate(err, "lock the user's turns")
+	}
+	err := br.QueryRow().Scan(&l.Running, &l.Messages, &l.OldestMessage, &l.Now)
+	if err != nil {
+		return l, translate(err, "count the user's turns and messages")
+	}
+	return l, translate(br.Close(), "count the user's turns and messages")
 }
 
 // User returns an account by id (a conversation's owner, for a turn

@@ -23,43 +23,61 @@ const PolicyChannel = "toolgate_policy"
 // one statement, each never granted for another definition with the
 // tool's definition now.
 func (s *Store) PolicyVersion(ctx context.Context, userID string) (int64, []policy.UserPolicy, error) {
-	rows, err := s.pool.Query(ctx, `
-		SELECT v.version, up.server_label, up.tool_name, up.policy, coalesce(up.granted_digest, ''), up.granted_definition,
-		       t.title, t.description, t.input_schema, t.annotations
-		FROM policy_version v
-		LEFT JOIN user_tool_policies up ON up.user_id = $1
+	rd, err := readPolicies(ctx, s.pool, userID)
+	return rd.Version, rd.Mine, err
+}
+
+// readPolicies is PolicyVersion on q (a transaction's connection).
+func readPolicies(ctx context.Context, q querier, userID string) (policy.Read, error) {
+	var raw []byte
+	if err := q.QueryRow(ctx, `SELECT `+policyRead("$1"), userID).Scan(&raw); err != nil {
+		return policy.Read{}, translate(err, "read the policy version")
+	}
+	return decodePolicyRead(raw, userID)
+}
+
+// policyRead is an expression (a scalar subquery) that is PolicyVersion's
+// read for the user in parameter user, as one JSON object: the version
+// (v) and the personal policies (m), each with the tool's definition now
+// (d) where it is a never granted for another digest. decodePolicyRead
+// reads it. OpenTurn folds it into the statement that opens a turn.
+func policyRead(user string) string {
+	return `(SELECT json_build_object('v', (SELECT version FROM policy_version), 'm', coalesce(json_agg(json_build_object(
+			's', up.server_label, 't', up.tool_name, 'p', up.policy, 'gd', coalesce(up.granted_digest, ''), 'g', up.granted_definition,
+			'd', CASE WHEN t.name IS NOT NULL THEN json_build_object('title', t.title, 'description', t.description,
+				'input_schema', t.input_schema, 'annotations', t.annotations) END)
+			ORDER BY up.server_label, up.tool_name) FILTER (WHERE up.user_id IS NOT NULL), '[]'))
+		FROM (SELECT 1) one
+		LEFT JOIN user_tool_policies up ON up.user_id = ` + user + `
 		LEFT JOIN mcp_tools t ON up.policy = 'never' AND t.server_label = up.server_label AND t.name = up.tool_name
-		     AND t.digest IS DISTINCT FROM up.granted_digest
-		ORDER BY up.server_label, up.tool_name`, userID)
-	if err != nil {
-		return 0, nil, translate(err, "read the policy version")
+		     AND t.digest IS DISTINCT FROM up.granted_digest)`
+}
+
+// decodePolicyRead decodes policyRead's JSON.
+func decodePolicyRead(raw []byte, userID string) (policy.Read, error) {
+	var v struct {
+		V int64 `json:"v"`
+		M []struct {
+			S  string             `json:"s"`
+			T  string             `json:"t"`
+			P  policy.Policy      `json:"p"`
+			GD string             `json:"gd"`
+			G  *policy.Definition `json:"g"`
+			D  *policy.Definition `json:"d"`
+		} `json:"m"`
 	}
-	defer rows.Close()
-	var version int64
-	var out []policy.UserPolicy
-	for rows.Next() {
-		var label, tool, pol, digest *string
-		var granted *policy.Definition
-		var title, desc *string
-		var schema, ann []byte
-		if err := rows.Scan(&version, &label, &tool, &pol, &digest, &granted, &title, &desc, &schema, &ann); err != nil {
-			return 0, nil, translate(err, "read the policy version")
-		}
-		if label == nil {
-			continue // no personal policies: the version alone
-		}
-		up := policy.UserPolicy{UserID: userID, ServerLabel: *label, ToolName: *tool, Policy: policy.Policy(*pol),
-			GrantedDigest: *digest, GrantedDefinition: granted}
-		if title != nil {
-			d := &policy.Definition{Title: *title, Description: *desc, InputSchema: schema}
-			if err := json.Unmarshal(ann, &d.Annotations); err != nil {
-				return 0, nil, translate(err, "decode tool annotations")
-			}
-			up.ToolDefinition = d
-		}
-		out = append(out, up)
+	if err := json.Unmarshal(raw, &v); err != nil {
+		return policy.Read{}, translate(err, "decode the personal policies")
 	}
-	return version, out, translate(rows.Err(), "read the policy version")
+	rd := policy.Read{Version: v.V}
+	if len(v.M) > 0 {
+		rd.Mine = make([]policy.UserPolicy, len(v.M))
+	}
+	for i, m := range v.M {
+		rd.Mine[i] = policy.UserPolicy{UserID: userID, ServerLabel: m.S, ToolName: m.T, Policy: m.P,
+			GrantedDigest: m.GD, GrantedDefinition: m.G, ToolDefinition: m.D}
+	}
+	return rd, nil
 }
 
 // ToolSnapshot reads the workspace's part of requests in one round trip: a

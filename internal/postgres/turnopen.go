@@ -10,12 +10,17 @@ import (
 	"github.com/toolgate/toolgate/internal/conversation"
 )
 
-// OpenTurn is StartTurn, MarkSent, AppendEvents and Grants in one statement
-// (one round trip instead of four before the upstream call). The UPDATE of
+// OpenTurn is StartTurn, MarkSent, AppendEvents, Grants and PolicyVersion
+// in one statement (one round trip instead of five before the upstream
+// call). The UPDATE of
 // the conversation row claims the turn and raises the event counter at once
 // (a statement may change a row only once), so the claim, the answers
 // marked sent and the opening events commit together in the caller's
-// transaction, as the four statements did.
+// transaction, as the four statements did. The policy read (policy_version
+// and the owner's personal policies) is the one the turn's request would
+// make right after the commit, made here instead: it sees what committed
+// before the statement started, and this transaction's own changes (a
+// policy a decision remembered). It is made when o.Policies asks for it.
 func (r convRepo) OpenTurn(ctx context.Context, o conversation.TurnOpening) (int64, []conversation.Grant, error) {
 	names := make([]string, len(o.Events))
 	datas := make([]string, len(o.Events))
@@ -27,8 +32,8 @@ func (r convRepo) OpenTurn(ctx context.Context, o conversation.TurnOpening) (int
 		sent = []string{}
 	}
 	var (
-		last   int64
-		grants []byte
+		last       int64
+		grants, pr []byte
 	)
 	// $1..$5 are AppendEvents' parameters, which webhookOutbox uses.
 	err := r.q.QueryRow(ctx, `
@@ -54,14 +59,20 @@ func (r convRepo) OpenTurn(ctx context.Context, o conversation.TurnOpening) (int
 					'created_at', g.created_at, 'expires_at', g.expires_at) ORDER BY g.created_at DESC, g.id), '[]')
 				FROM grants g
 				WHERE g.owner_id = $9 AND (g.conversation_id = $1 OR g.conversation_id IS NULL)
-				  AND g.revoked_at IS NULL AND (g.expires_at IS NULL OR g.expires_at > $10))
+				  AND g.revoked_at IS NULL AND (g.expires_at IS NULL OR g.expires_at > $10)),
+			CASE WHEN $11 THEN `+policyRead("$9")+` END
 		FROM seq`, o.ConversationID, len(o.Events), o.TurnID, names, datas,
-		o.Replica, o.LeaseTTL.Seconds(), sent, o.Owner, o.Now).Scan(&last, new(any), new(any), &grants)
+		o.Replica, o.LeaseTTL.Seconds(), sent, o.Owner, o.Now, o.Policies != nil).Scan(&last, new(any), new(any), &grants, &pr)
 	if err == pgx.ErrNoRows {
 		return 0, nil, conversationNotFound(o.ConversationID)
 	}
 	if err != nil {
 		return 0, nil, translate(err, "start turn")
+	}
+	if o.Policies != nil {
+		if *o.Policies, err = decodePolicyRead(pr, o.Owner); err != nil {
+			return 0, nil, err
+		}
 	}
 	var gs []struct {
 		ID                string     `json:"id"`
