@@ -110,7 +110,6 @@ func (l *statementTrace) between(t testing.TB, up *upstreamTap, fn func()) []tra
 // connection, and is not on the way to the upstream request.
 const streamRead = "SELECT id, coalesce(turn_id, ''), event, data FROM conversation_events"
 
-
 func commits(sts []tracedStatement) int {
 	n := 0
 	for _, s := range sts {
