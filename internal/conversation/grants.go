@@ -235,7 +235,7 @@ func (s *Service) settle(ctx context.Context, r Repo, u auth.User, conv string, 
 					continue
 				}
 				reason, once := c.reason(now), ScopeOnce
-				ev, err := s.decide(ctx, r, a, Decision{ApprovalRequestID: a.ID, Approve: c.d.Approve, Reason: &reason,
+				ev, err := s.decide(ctx, r, nil, a, Decision{ApprovalRequestID: a.ID, Approve: c.d.Approve, Reason: &reason,
 					Scope: &once, coveredBy: c.a.ID}, u, now)
 				if err != nil {
 					return nil, err

@@ -63,6 +63,9 @@ type Policies interface {
 	// version tx reads, or later). A server that no longer exists, or is
 	// disabled, blocks its tools.
 	Effective(ctx context.Context, tx Repo, userID, label, tool string) (policy.Policy, error)
+	// EffectiveAt is Effective from rd, the policy read made in tx
+	// (Repo.LockDecisions) before it changed any personal policy.
+	EffectiveAt(ctx context.Context, rd policy.Read, label, tool string) (policy.Policy, error)
 	// Remember sets u's personal policy for the tool in tx (audited there
 	// as a policy change); it never changes the workspace's policy.
 	Remember(ctx context.Context, tx Repo, u auth.User, label, tool string, p policy.Policy) error

@@ -31,6 +31,18 @@ type Repo interface {
 	// Conversation returns one conversation; lock holds it until the
 	// transaction ends, which serialises every turn and decision on it.
 	Conversation(ctx context.Context, owner, id string, lock bool) (Conversation, error)
+	// LockDecisions does in one round trip what Conversation (locked),
+	// then Approvals (ids, locked) and the policy read of owner (policy
+	// version and personal policies, as Policies.Effective makes it) would.
+	LockDecisions(ctx context.Context, owner, conversationID string, ids []string) (Conversation, []Approval, policy.Read, error)
+	// StartMessage does in one round trip what a message's turn starts
+	// with: Conversation (locked; CreateConversation when
+	// m.ConversationID is empty), UserLoad (when m.LoadWindow > 0), the
+	// approval requests of the conversation's last response
+	// (ResponseApprovals) and AppendItem (m.Item), in that order. The
+	// caller judges what they read and returns an error (rolling back)
+	// to refuse. NotFound if the conversation is missing or another's.
+	StartMessage(ctx context.Context, m MessageStart) (MessageStarted, error)
 	// User returns an account (a conversation's owner) by id.
 	User(ctx context.Context, id string) (auth.User, error)
 	RenameConversation(ctx context.Context, owner, id, title string) (Conversation, error)
@@ -171,6 +183,23 @@ type UserLoad struct {
 	Messages      int        // messages the user sent within the window
 	OldestMessage *time.Time // the oldest of those
 	Now           time.Time  // the database's clock when counting
+}
+
+// MessageStart is what Repo.StartMessage is asked to do.
+type MessageStart struct {
+	Owner          string
+	ConversationID string        // "": create the conversation NewID, titled Title
+	NewID, Title   string        // for a new conversation
+	LoadWindow     time.Duration // > 0: count the owner's load (UserLoad) in this window
+	Item           Item          // the person's message, appended to the transcript
+}
+
+// MessageStarted is what Repo.StartMessage read and wrote.
+type MessageStarted struct {
+	Conversation Conversation
+	Load         *UserLoad  // when asked for
+	Previous     []Approval // of an existing conversation: its last response's approval requests, locked
+	Item         Item       // the message as appended
 }
 
 // TurnOpening is what Repo.OpenTurn records.

@@ -91,31 +91,35 @@ func (s *Service) StartMessage(ctx context.Context, conversationID, input string
 	}
 	t := &Turn{s: s, user: u, id: newID("turn_"), kind: "message", userText: input}
 	err = s.store.Tx(ctx, func(r Repo) error {
-		var conv Conversation
-		var err error
+		// One round trip: the conversation locked (or created), the load
+		// the limits count, the last response's requests, the message.
+		// What it wrote is rolled back if the checks below refuse.
+		m := MessageStart{Owner: u.ID, ConversationID: conversationID, Item: Item{Type: ItemUserMessage, ID: newID("umsg_"), Text: input}}
 		if conversationID == "" {
 			// In this transaction: a message refused by a limit leaves no
 			// empty conversation behind.
-			if err := s.checkLimits(ctx, r, u, true); err != nil {
-				return err
-			}
-			conv, err = r.CreateConversation(ctx, u.ID, newID("conv_"), titleFrom(input))
-		} else {
-			conv, err = r.Conversation(ctx, u.ID, conversationID, true)
-			if err == nil && conv.Streaming {
-				err = turnInProgress(conv.ID)
-			}
-			if err == nil {
-				err = s.checkLimits(ctx, r, u, true)
-			}
+			m.NewID, m.Title = newID("conv_"), titleFrom(input)
 		}
+		if s.limited(true) {
+			m.LoadWindow = messageWindow
+		}
+		st, err := r.StartMessage(ctx, m)
 		if err != nil {
 			return err
+		}
+		conv := st.Conversation
+		if conversationID != "" && conv.Streaming {
+			return turnInProgress(conv.ID)
+		}
+		if st.Load != nil {
+			if err := s.judgeLoad(*st.Load, true); err != nil {
+				return err
+			}
 		}
 		t.conv = conv
 		if conv.LastResponseID != nil {
 			t.previous = *conv.LastResponseID
-			if err := t.closeOpen(ctx, r); err != nil {
+			if err := t.closeApprovals(ctx, r, st.Previous); err != nil {
 				return err
 			}
 		}
@@ -125,10 +129,7 @@ func (s *Service) StartMessage(ctx context.Context, conversationID, input string
 			}
 			t.conv = conv
 		}
-		item, err := r.AppendItem(ctx, conv.ID, Item{Type: ItemUserMessage, ID: newID("umsg_"), Text: input})
-		if err != nil {
-			return err
-		}
+		item := st.Item
 		t.userItem = &item
 		t.claim()
 		return t.open(ctx, r)
@@ -199,14 +200,16 @@ func (s *Service) StartDecisions(ctx context.Context, conversationID string, ds 
 	}
 	t := &Turn{s: s, user: u, id: newID("turn_"), kind: "decisions"}
 	err = s.store.Tx(ctx, func(r Repo) error {
-		conv, err := r.Conversation(ctx, u.ID, conversationID, true)
+		conv, aps, rd, err := r.LockDecisions(ctx, u.ID, conversationID, ids)
 		if err != nil {
 			return err
 		}
 		t.conv = conv
-		aps, err := r.Approvals(ctx, u.ID, conv.ID, ids, true)
-		if err != nil {
-			return err
+		// The policy read serves the checks below until a decision
+		// remembers a policy (which changes it): then each reads again.
+		read := &rd
+		if slices.ContainsFunc(ds, func(d Decision) bool { return d.Remember }) {
+			read = nil
 		}
 		byID := map[string]Approval{}
 		for _, a := range aps {
@@ -240,7 +243,7 @@ func (s *Service) StartDecisions(ctx context.Context, conversationID string, ds 
 			a := byID[d.ApprovalRequestID]
 			responses[a.ResponseID] = true
 			decided[a.ID] = true
-			ev, err := s.decide(ctx, r, a, d, u, now)
+			ev, err := s.decide(ctx, r, read, a, d, u, now)
 			if err != nil {
 				return err
 			}
@@ -269,8 +272,9 @@ func (s *Service) StartDecisions(ctx context.Context, conversationID string, ds 
 
 // decide records one decision with what it implies: a remembered policy
 // (the decider's personal one), an allowance for the conversation, an
-// audit entry.
-func (s *Service) decide(ctx context.Context, r Repo, a Approval, d Decision, u auth.User, now time.Time) (DecisionEvent, error) {
+// audit entry. read, when not nil, is the policy read made in r's
+// transaction (no personal policy changed since); nil reads again.
+func (s *Service) decide(ctx context.Context, r Repo, read *policy.Read, a Approval, d Decision, u auth.User, now time.Time) (DecisionEvent, error) {
 	a.State = Denied
 	if *d.Approve {
 		a.State = Approved
@@ -278,7 +282,13 @@ func (s *Service) decide(ctx context.Context, r Repo, a Approval, d Decision, u 
 			// Blocked since it asked (settings changed, server disabled or
 			// removed): blocked means never run, so an approval cannot
 			// override it; remembering the approval changes the policy.
-			p, err := s.policies.Effective(ctx, r, u.ID, a.ServerLabel, a.ToolName)
+			var p policy.Policy
+			var err error
+			if read != nil {
+				p, err = s.policies.EffectiveAt(ctx, *read, a.ServerLabel, a.ToolName)
+			} else {
+				p, err = s.policies.Effective(ctx, r, u.ID, a.ServerLabel, a.ToolName)
+			}
 			if err != nil {
 				return DecisionEvent{}, err
 			}

@@ -162,8 +162,12 @@ func TestTurnPath_StatementsBeforeUpstream(t *testing.T) {
 // read) and 17 for the decision (authentication; begin, the conversation,
 // the approvals, four reads of the tool's effective policy, the decision,
 // its audit entry, the response's approvals twice, the limits' lock and
-// count, OpenTurn, commit; the policy read).
+// count, OpenTurn, commit; the policy read). Now 5 (authentication; begin,
+// StartMessage's batch, OpenTurn with the policy read, commit) and 7
+// (authentication; begin, LockDecisions' batch, the decision and its audit
+// entry sent with the response's approvals, the limits' batch, OpenTurn,
+// commit).
 const (
-	messagePathStatements  = 8
-	decisionPathStatements = 11
+	messagePathStatements  = 5
+	decisionPathStatements = 7
 )

@@ -80,6 +80,13 @@ func (p ConversationPolicies) Effective(ctx context.Context, tx conversation.Rep
 	return pol, err
 }
 
+// EffectiveAt returns one tool's effective policy from rd (read in the
+// caller's transaction) and this replica's copy.
+func (p ConversationPolicies) EffectiveAt(ctx context.Context, rd policy.Read, label, tool string) (policy.Policy, error) {
+	pol, _, err := p.svc.EffectiveAt(ctx, rd, label, tool)
+	return pol, err
+}
+
 // Remember sets u's personal policy for a tool in tx.
 func (p ConversationPolicies) Remember(ctx context.Context, tx conversation.Repo, u auth.User, label, tool string, pol policy.Policy) error {
 	r, err := policyRepo(tx)

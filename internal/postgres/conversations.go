@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/toolgate/toolgate/internal/apperr"
@@ -30,7 +31,13 @@ func NewConversationStore(pool *pgxpool.Pool) *ConversationStore {
 // Tx runs fn in one transaction; ConversationPolicies, given fn's
 // repository, works in it too.
 func (s *ConversationStore) Tx(ctx context.Context, fn func(conversation.Repo) error) error {
-	return inTx(ctx, s.pool, func(tx pgx.Tx) error { return fn(convRepo{tx}) })
+	return inTx(ctx, s.pool, func(tx pgx.Tx) error {
+		p := &pipeTx{Tx: tx}
+		if err := fn(convRepo{p}); err != nil {
+			return err
+		}
+		return p.flush(ctx)
+	})
 }
 
 // Repo returns a repository that runs each statement on its own.
@@ -388,19 +395,21 @@ func (r convRepo) ResponseApprovals(ctx context.Context, owner, conversationID, 
 
 // Decide stores a's state and decision. A decided state without DecidedAt
 // is stored as decided now; NotFound if owner has no request with a's id.
+//
+// In a transaction it is held back and sent with the next statement
+// (pipeTx): a missing request then fails that statement, and the
+// transaction.
 func (r convRepo) Decide(ctx context.Context, owner string, a conversation.Approval) error {
-	tag, err := r.q.Exec(ctx, `UPDATE approval_requests SET state = $2,
+	return hold(ctx, r.q, "store decision", func(tag pgconn.CommandTag) error {
+		if tag.RowsAffected() == 0 {
+			return apperr.NotFoundf("approval_not_found", "there is no approval request with id %q", a.ID)
+		}
+		return nil
+	}, `UPDATE approval_requests SET state = $2,
 			decided_at = CASE WHEN $2 = 'pending' THEN NULL ELSE coalesce($3, now()) END,
 			decided_by = $4, decided_by_id = $8, reason = $5, scope = $6, remember = $7, correction = $10::jsonb
 		WHERE id = $1`+ownedBy(9), a.ID, a.State, a.DecidedAt, a.DecidedBy, a.DecisionReason, a.Scope, a.Remember,
 		a.DecidedByID, owner, nullJSON(a.StoredCorrection))
-	if err != nil {
-		return translate(err, "store decision")
-	}
-	if tag.RowsAffected() == 0 {
-		return apperr.NotFoundf("approval_not_found", "there is no approval request with id %q", a.ID)
-	}
-	return nil
 }
 
 func (r convRepo) MarkAnswered(ctx context.Context, ids []string, response string) error {
@@ -479,11 +488,22 @@ func (r convRepo) RevokeGrant(ctx context.Context, owner, id string, now time.Ti
 // starting turns at once are counted one after the other. It must run in a
 // transaction (outside one the lock would end with the statement).
 func (r convRepo) UserLoad(ctx context.Context, owner string, window time.Duration) (conversation.UserLoad, error) {
-	var l conversation.UserLoad
-	// The lock and the count are two statements, so the count's snapshot is
-	// taken once the lock is held (a turn start that committed while this
-	// one waited is counted), sent together: one round trip.
 	b := &pgx.Batch{}
+	queueUserLoad(b, owner, window)
+	br := r.q.SendBatch(ctx, b)
+	defer br.Close() //nolint:errcheck // the results' errors are read below
+	l, err := readUserLoad(br)
+	if err != nil {
+		return l, err
+	}
+	return l, translate(br.Close(), "count the user's turns and messages")
+}
+
+// queueUserLoad queues UserLoad's two statements on b: the lock and the
+// count are two, so the count's snapshot is taken once the lock is held (a
+// turn start that committed while this one waited is counted), sent
+// together: one round trip. readUserLoad reads their results.
+func queueUserLoad(b *pgx.Batch, owner string, window time.Duration) {
 	b.Queue(`SELECT pg_advisory_xact_lock(hashtextextended('toolgate.turns:' || $1::text, 0))`, owner)
 	// A conversation's updated_at is at least the start of the transaction
 	// that appended its last message, so the prefilter (with a wide margin)
@@ -495,16 +515,15 @@ func (r convRepo) UserLoad(ctx context.Context, owner string, window time.Durati
 		WHERE c.owner_id = $1 AND c.updated_at > clock_timestamp() - make_interval(secs => $2 + 600)
 		  AND i.type = 'user_message' AND i.created_at > clock_timestamp() - make_interval(secs => $2)`,
 		owner, window.Seconds())
-	br := r.q.SendBatch(ctx, b)
-	defer br.Close() //nolint:errcheck // the results' errors are read below
+}
+
+func readUserLoad(br pgx.BatchResults) (conversation.UserLoad, error) {
+	var l conversation.UserLoad
 	if _, err := br.Exec(); err != nil {
 		return l, translate(err, "lock the user's turns")
 	}
 	err := br.QueryRow().Scan(&l.Running, &l.Messages, &l.OldestMessage, &l.Now)
-	if err != nil {
-		return l, translate(err, "count the user's turns and messages")
-	}
-	return l, translate(br.Close(), "count the user's turns and messages")
+	return l, translate(err, "count the user's turns and messages")
 }
 
 // User returns an account by id (a conversation's owner, for a turn

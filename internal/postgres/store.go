@@ -332,13 +332,13 @@ func (r repo) InsertAudit(ctx context.Context, e policy.AuditEntry) error {
 	// A receipt written without the actor's email (a turn taken over by
 	// another replica knows only the owner's id) takes it from users; a
 	// second receipt for one call is dropped.
-	_, err := r.q.Exec(ctx, `INSERT INTO audit_log (actor, actor_id, action, server_label, tool_name, before, after,
+	// In a conversation's transaction it goes with the next statement (pipeTx).
+	return hold(ctx, r.q, "write audit entry", nil, `INSERT INTO audit_log (actor, actor_id, action, server_label, tool_name, before, after,
 			call_id, conversation_id)
 		VALUES (coalesce(nullif($1, ''), (SELECT email FROM users WHERE id = $2), 'toolgate'), nullif($2, ''), $3, $4, $5, $6, $7,
 			nullif($8, ''), nullif($9, ''))
 		ON CONFLICT (call_id) DO NOTHING`,
 		e.Actor, e.ActorID, e.Action, e.ServerLabel, e.ToolName, e.Before, e.After, e.CallID, e.ConversationID)
-	return translate(err, "write audit entry")
 }
 
 func (r repo) Audit(ctx context.Context, q policy.AuditQuery) ([]policy.AuditEntry, error) {

@@ -7,7 +7,10 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/toolgate/toolgate/internal/apperr"
+
 	"github.com/toolgate/toolgate/internal/conversation"
+	"github.com/toolgate/toolgate/internal/policy"
 )
 
 // OpenTurn is StartTurn, MarkSent, AppendEvents, Grants and PolicyVersion
@@ -92,4 +95,118 @@ func (r convRepo) OpenTurn(ctx context.Context, o conversation.TurnOpening) (int
 			ToolName: g.ToolName, ApprovalRequestID: g.ApprovalRequestID, CreatedAt: g.CreatedAt, ExpiresAt: g.ExpiresAt}
 	}
 	return last, out, nil
+}
+
+// LockDecisions is Conversation (locked) and Approvals (ids, locked), in
+// that order, and the policy read of owner (as PolicyVersion), sent as one
+// batch: three statements, one round trip. Each statement runs once the one
+// before it finished, so the locks are taken in the same order as before.
+func (r convRepo) LockDecisions(ctx context.Context, owner, conversationID string, ids []string) (conversation.Conversation, []conversation.Approval, policy.Read, error) {
+	b := &pgx.Batch{}
+	b.Queue(`SELECT `+convCols+` FROM conversations c WHERE c.id = $1 AND c.owner_id = $2`+lockConversation, conversationID, owner)
+	b.Queue(`SELECT `+approvalCols+` FROM approval_requests WHERE conversation_id = $1`+ownedBy(2)+
+		` AND id = ANY($3) ORDER BY requested_at, id FOR UPDATE`, conversationID, owner, ids)
+	b.Queue(`SELECT `+policyRead("$1"), owner)
+	br := r.q.SendBatch(ctx, b)
+	defer br.Close() //nolint:errcheck // every result's error is read below
+	c, err := scanConversation(br.QueryRow())
+	if err != nil {
+		return c, nil, policy.Read{}, orMissing(err, "read conversation", conversationID)
+	}
+	rows, err := br.Query()
+	if err != nil {
+		return c, nil, policy.Read{}, translate(err, "read approval requests")
+	}
+	aps, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (conversation.Approval, error) { return scanApproval(row) })
+	if err != nil {
+		return c, nil, policy.Read{}, translate(err, "read approval requests")
+	}
+	var raw []byte
+	if err := br.QueryRow().Scan(&raw); err != nil {
+		return c, nil, policy.Read{}, translate(err, "read the policy version")
+	}
+	rd, err := decodePolicyRead(raw, owner)
+	if err != nil {
+		return c, nil, policy.Read{}, err
+	}
+	if aps == nil {
+		aps = []conversation.Approval{}
+	}
+	return c, aps, rd, translate(br.Close(), "read conversation")
+}
+
+// StartMessage does in one round trip what a message's turn did in up to
+// four before: the conversation locked (or created), the user's load
+// counted under its lock (UserLoad), the approval requests of the
+// conversation's last response read and locked (ResponseApprovals), and
+// the person's message appended (AppendItem). The statements are sent as
+// one batch and run one after the other, in that order, in the caller's
+// transaction; the caller judges what they read (a turn already running, a
+// limit reached) and rolls back what they wrote if it refuses. The message
+// is appended only to a conversation of m.Owner.
+func (r convRepo) StartMessage(ctx context.Context, m conversation.MessageStart) (conversation.MessageStarted, error) {
+	var out conversation.MessageStarted
+	it := m.Item
+	it.Seq, it.CreatedAt, it.Approval = 0, time.Time{}, nil
+	data, err := encodeItem(it)
+	if err != nil {
+		return out, translate(err, "encode transcript item")
+	}
+	id := m.ConversationID
+	b := &pgx.Batch{}
+	if m.ConversationID != "" {
+		b.Queue(`SELECT `+convCols+` FROM conversations c WHERE c.id = $1 AND c.owner_id = $2`+lockConversation, id, m.Owner)
+	}
+	if m.LoadWindow > 0 {
+		queueUserLoad(b, m.Owner, m.LoadWindow)
+	}
+	if m.ConversationID == "" {
+		id = m.NewID
+		b.Queue(`INSERT INTO conversations AS c (id, title, owner_id) VALUES ($1, $2, $3) RETURNING `+convCols, id, m.Title, m.Owner)
+	} else {
+		b.Queue(`SELECT `+approvalCols+` FROM approval_requests
+			WHERE conversation_id = $1 AND response_id = (SELECT last_response_id FROM conversations WHERE id = $1 AND owner_id = $2)
+			ORDER BY requested_at, id FOR UPDATE`, id, m.Owner)
+	}
+	b.Queue(`INSERT INTO conversation_items (conversation_id, seq, type, item_id, response_id, data)
+		SELECT $1::text, coalesce(max(seq), 0) + 1, $2::text, nullif($3::text, ''), nullif($4::text, ''), $5::json
+		FROM conversation_items WHERE conversation_id = $1
+		HAVING EXISTS (SELECT 1 FROM conversations WHERE id = $1 AND owner_id = $6)
+		RETURNING seq, created_at`, id, it.Type, it.ID, it.ResponseID, string(data), m.Owner)
+	br := r.q.SendBatch(ctx, b)
+	defer br.Close() //nolint:errcheck // every result's error is read below
+	if m.ConversationID != "" {
+		if out.Conversation, err = scanConversation(br.QueryRow()); err != nil {
+			return out, orMissing(err, "read conversation", id)
+		}
+	}
+	if m.LoadWindow > 0 {
+		l, err := readUserLoad(br)
+		if err != nil {
+			return out, err
+		}
+		out.Load = &l
+	}
+	if m.ConversationID == "" {
+		if out.Conversation, err = scanConversation(br.QueryRow()); err != nil {
+			err = translate(err, "create conversation")
+			if apperr.KindOf(err) == apperr.Conflict {
+				err = apperr.Wrap(err, apperr.Conflict, "duplicate_conversation", "a conversation with id %q already exists", id)
+			}
+			return out, err
+		}
+	} else {
+		rows, err := br.Query()
+		if err != nil {
+			return out, translate(err, "read a response's approval requests")
+		}
+		if out.Previous, err = pgx.CollectRows(rows, func(row pgx.CollectableRow) (conversation.Approval, error) { return scanApproval(row) }); err != nil {
+			return out, translate(err, "read a response's approval requests")
+		}
+	}
+	if err := br.QueryRow().Scan(&it.Seq, &it.CreatedAt); err != nil {
+		return out, orMissing(err, "append transcript item", id)
+	}
+	out.Item = it
+	return out, translate(br.Close(), "start a message's turn")
 }

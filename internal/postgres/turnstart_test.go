@@ -144,8 +144,10 @@ func countPrefix(sqls []string, prefix string) int {
 // 9 for a first message, 10 for the next (11 when it carried answers);
 // then 7 and 8, and one more for the policy read after the commit; since
 // the limits' lock and count go in one batch and OpenTurn makes the policy
-// read: 6 and 7, the policy read included.
+// read: 6 and 7, the policy read included; since StartMessage sends the
+// lock (or creation), the limits' lock and count, the last response's
+// requests and the message in one batch: 4 and 4.
 const (
-	firstMessageStatements = 6
-	nextMessageStatements  = 7
+	firstMessageStatements = 4
+	nextMessageStatements  = 4
 )
