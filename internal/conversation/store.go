@@ -32,9 +32,10 @@ type Repo interface {
 	// transaction ends, which serialises every turn and decision on it.
 	Conversation(ctx context.Context, owner, id string, lock bool) (Conversation, error)
 	// LockDecisions does in one round trip what Conversation (locked),
-	// then Approvals (ids, locked) and the policy read of owner (policy
-	// version and personal policies, as Policies.Effective makes it) would.
-	LockDecisions(ctx context.Context, owner, conversationID string, ids []string) (Conversation, []Approval, policy.Read, error)
+	// then Approvals (ids, locked), the policy read of owner (policy
+	// version and personal policies, as Policies.Effective makes it) and,
+	// when loadWindow > 0, UserLoad would.
+	LockDecisions(ctx context.Context, owner, conversationID string, ids []string, loadWindow time.Duration) (DecisionsLocked, error)
 	// StartMessage does in one round trip what a message's turn starts
 	// with: Conversation (locked; CreateConversation when
 	// m.ConversationID is empty), UserLoad (when m.LoadWindow > 0), the
@@ -183,6 +184,14 @@ type UserLoad struct {
 	Messages      int        // messages the user sent within the window
 	OldestMessage *time.Time // the oldest of those
 	Now           time.Time  // the database's clock when counting
+}
+
+// DecisionsLocked is what Repo.LockDecisions read.
+type DecisionsLocked struct {
+	Conversation Conversation
+	Approvals    []Approval  // the ones asked for, locked
+	Policies     policy.Read // policy_version and the owner's personal policies
+	Load         *UserLoad   // when asked for
 }
 
 // MessageStart is what Repo.StartMessage is asked to do.

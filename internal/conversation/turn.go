@@ -200,14 +200,21 @@ func (s *Service) StartDecisions(ctx context.Context, conversationID string, ds 
 	}
 	t := &Turn{s: s, user: u, id: newID("turn_"), kind: "decisions"}
 	err = s.store.Tx(ctx, func(r Repo) error {
-		conv, aps, rd, err := r.LockDecisions(ctx, u.ID, conversationID, ids)
+		var window time.Duration
+		if s.limited(false) {
+			// Counted now, in the same round trip, judged if these
+			// decisions complete their response (claimFollowUp).
+			window = messageWindow
+		}
+		locked, err := r.LockDecisions(ctx, u.ID, conversationID, ids, window)
 		if err != nil {
 			return err
 		}
+		conv, aps := locked.Conversation, locked.Approvals
 		t.conv = conv
 		// The policy read serves the checks below until a decision
 		// remembers a policy (which changes it): then each reads again.
-		read := &rd
+		read := &locked.Policies
 		if slices.ContainsFunc(ds, func(d Decision) bool { return d.Remember }) {
 			read = nil
 		}
@@ -259,7 +266,7 @@ func (s *Service) StartDecisions(ctx context.Context, conversationID string, ds 
 			return err
 		}
 		t.decisions = append(t.decisions, evs...)
-		if err := t.claimFollowUp(ctx, r, responses); err != nil {
+		if err := t.claimFollowUp(ctx, r, responses, locked.Load); err != nil {
 			return err
 		}
 		return t.open(ctx, r)
@@ -350,7 +357,10 @@ func (s *Service) decide(ctx context.Context, r Repo, read *policy.Read, a Appro
 // claimFollowUp decides, under the conversation's lock, whether these
 // decisions complete their response: then this turn, and only this one,
 // sends the follow-up.
-func (t *Turn) claimFollowUp(ctx context.Context, r Repo, responses map[string]bool) error {
+//
+// load is the user's load counted (under its lock) when the transaction
+// began; nil when it was not.
+func (t *Turn) claimFollowUp(ctx context.Context, r Repo, responses map[string]bool, load *UserLoad) error {
 	var last []Approval // the approval requests of the conversation's last response, as read
 	for resp := range responses {
 		aps, err := r.ResponseApprovals(ctx, t.user.ID, t.conv.ID, resp)
@@ -375,7 +385,11 @@ func (t *Turn) claimFollowUp(ctx context.Context, r Repo, responses map[string]b
 		// cannot be continued.
 		return nil
 	}
-	if err := t.s.checkLimits(ctx, r, t.user, false); err != nil {
+	if load != nil {
+		if err := t.s.judgeLoad(*load, false); err != nil {
+			return err
+		}
+	} else if err := t.s.checkLimits(ctx, r, t.user, false); err != nil {
 		return err
 	}
 	t.previous = *t.conv.LastResponseID

@@ -163,11 +163,11 @@ func TestTurnPath_StatementsBeforeUpstream(t *testing.T) {
 // the approvals, four reads of the tool's effective policy, the decision,
 // its audit entry, the response's approvals twice, the limits' lock and
 // count, OpenTurn, commit; the policy read). Now 5 (authentication; begin,
-// StartMessage's batch, OpenTurn with the policy read, commit) and 7
-// (authentication; begin, LockDecisions' batch, the decision and its audit
-// entry sent with the response's approvals, the limits' batch, OpenTurn,
-// commit).
+// StartMessage's batch, OpenTurn with the policy read, commit) and 6
+// (authentication; begin, LockDecisions' batch with the limits' lock and
+// count, the decision and its audit entry sent with the response's
+// approvals, OpenTurn, commit).
 const (
 	messagePathStatements  = 5
-	decisionPathStatements = 7
+	decisionPathStatements = 6
 )

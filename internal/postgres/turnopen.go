@@ -10,7 +10,6 @@ import (
 	"github.com/toolgate/toolgate/internal/apperr"
 
 	"github.com/toolgate/toolgate/internal/conversation"
-	"github.com/toolgate/toolgate/internal/policy"
 )
 
 // OpenTurn is StartTurn, MarkSent, AppendEvents, Grants and PolicyVersion
@@ -98,41 +97,49 @@ func (r convRepo) OpenTurn(ctx context.Context, o conversation.TurnOpening) (int
 }
 
 // LockDecisions is Conversation (locked) and Approvals (ids, locked), in
-// that order, and the policy read of owner (as PolicyVersion), sent as one
-// batch: three statements, one round trip. Each statement runs once the one
-// before it finished, so the locks are taken in the same order as before.
-func (r convRepo) LockDecisions(ctx context.Context, owner, conversationID string, ids []string) (conversation.Conversation, []conversation.Approval, policy.Read, error) {
+// that order, the policy read of owner (as PolicyVersion) and, when
+// loadWindow > 0, UserLoad, sent as one batch: one round trip. Each
+// statement runs once the one before it finished, so the locks are taken in
+// the order they were before (the user's turn-start lock now before the
+// rest of the response's requests, which the conversation's lock guards).
+func (r convRepo) LockDecisions(ctx context.Context, owner, conversationID string, ids []string, loadWindow time.Duration) (conversation.DecisionsLocked, error) {
+	var out conversation.DecisionsLocked
 	b := &pgx.Batch{}
 	b.Queue(`SELECT `+convCols+` FROM conversations c WHERE c.id = $1 AND c.owner_id = $2`+lockConversation, conversationID, owner)
 	b.Queue(`SELECT `+approvalCols+` FROM approval_requests WHERE conversation_id = $1`+ownedBy(2)+
 		` AND id = ANY($3) ORDER BY requested_at, id FOR UPDATE`, conversationID, owner, ids)
 	b.Queue(`SELECT `+policyRead("$1"), owner)
+	if loadWindow > 0 {
+		queueUserLoad(b, owner, loadWindow)
+	}
 	br := r.q.SendBatch(ctx, b)
 	defer br.Close() //nolint:errcheck // every result's error is read below
-	c, err := scanConversation(br.QueryRow())
-	if err != nil {
-		return c, nil, policy.Read{}, orMissing(err, "read conversation", conversationID)
+	var err error
+	if out.Conversation, err = scanConversation(br.QueryRow()); err != nil {
+		return out, orMissing(err, "read conversation", conversationID)
 	}
 	rows, err := br.Query()
 	if err != nil {
-		return c, nil, policy.Read{}, translate(err, "read approval requests")
+		return out, translate(err, "read approval requests")
 	}
-	aps, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (conversation.Approval, error) { return scanApproval(row) })
-	if err != nil {
-		return c, nil, policy.Read{}, translate(err, "read approval requests")
+	if out.Approvals, err = pgx.CollectRows(rows, func(row pgx.CollectableRow) (conversation.Approval, error) { return scanApproval(row) }); err != nil {
+		return out, translate(err, "read approval requests")
 	}
 	var raw []byte
 	if err := br.QueryRow().Scan(&raw); err != nil {
-		return c, nil, policy.Read{}, translate(err, "read the policy version")
+		return out, translate(err, "read the policy version")
 	}
-	rd, err := decodePolicyRead(raw, owner)
-	if err != nil {
-		return c, nil, policy.Read{}, err
+	if out.Policies, err = decodePolicyRead(raw, owner); err != nil {
+		return out, err
 	}
-	if aps == nil {
-		aps = []conversation.Approval{}
+	if loadWindow > 0 {
+		l, err := readUserLoad(br)
+		if err != nil {
+			return out, err
+		}
+		out.Load = &l
 	}
-	return c, aps, rd, translate(br.Close(), "read conversation")
+	return out, translate(br.Close(), "read conversation")
 }
 
 // StartMessage does in one round trip what a message's turn did in up to
