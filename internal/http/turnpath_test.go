@@ -162,12 +162,12 @@ func TestTurnPath_StatementsBeforeUpstream(t *testing.T) {
 // read) and 17 for the decision (authentication; begin, the conversation,
 // the approvals, four reads of the tool's effective policy, the decision,
 // its audit entry, the response's approvals twice, the limits' lock and
-// count, OpenTurn, commit; the policy read). Now 5 (authentication; begin,
-// StartMessage's batch, OpenTurn with the policy read, commit) and 6
-// (authentication; begin, LockDecisions' batch with the limits' lock and
-// count, the decision and its audit entry sent with the response's
-// approvals, OpenTurn, commit).
+// count, OpenTurn, commit; the policy read). Now 4 (authentication;
+// StartMessage's batch after BEGIN, OpenTurn with the policy read, commit)
+// and 5 (authentication; LockDecisions' batch after BEGIN, with the limits'
+// lock and count; the decision and its audit entry sent with the
+// response's approvals; OpenTurn; commit).
 const (
-	messagePathStatements  = 5
-	decisionPathStatements = 6
+	messagePathStatements  = 4
+	decisionPathStatements = 5
 )

@@ -31,13 +31,12 @@ func NewConversationStore(pool *pgxpool.Pool) *ConversationStore {
 // Tx runs fn in one transaction; ConversationPolicies, given fn's
 // repository, works in it too.
 func (s *ConversationStore) Tx(ctx context.Context, fn func(conversation.Repo) error) error {
-	return inTx(ctx, s.pool, func(tx pgx.Tx) error {
-		p := &pipeTx{Tx: tx}
-		if err := fn(convRepo{p}); err != nil {
-			return err
-		}
-		return p.flush(ctx)
-	})
+	p := &pipeTx{pool: s.pool}
+	defer p.rollback(context.WithoutCancel(ctx))
+	if err := fn(convRepo{p}); err != nil {
+		return err
+	}
+	return p.commit(ctx)
 }
 
 // Repo returns a repository that runs each statement on its own.
@@ -237,7 +236,7 @@ func (r convRepo) AppendItem(ctx context.Context, conversationID string, it conv
 	if err != nil {
 		return it, translate(err, "encode transcript item")
 	}
-	_, inTx := r.q.(pgx.Tx)
+	inTx := inTransaction(r.q)
 	for attempt := 1; ; attempt++ {
 		err = r.q.QueryRow(ctx, `
 			INSERT INTO conversation_items (conversation_id, seq, type, item_id, response_id, data)

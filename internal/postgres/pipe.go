@@ -5,18 +5,21 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
 )
 
-// pipeTx is a conversation transaction that holds back the writes whose
-// result nobody waits for (a decision stored, its audit entry: later) and
-// sends them in one round trip with the next statement that is read, or
-// before the commit. Postgres runs them in the order they were made, in the
-// same transaction, exactly as if each had been sent on its own; only the
-// waiting for each is saved. An error of a held-back write is returned by
-// the statement it went with (and the transaction rolls back, as it would
-// have).
+// pipeTx is a conversation transaction that saves round trips two ways.
+// It begins lazily: BEGIN goes in one batch with the transaction's first
+// statement. And it holds back the writes whose result nobody waits for (a
+// decision stored, its audit entry: hold) and sends them in one batch with
+// the next statement, or before the commit. Postgres runs what a batch
+// carries in the order it was made, in the same transaction, exactly as if
+// each statement had been sent on its own; only the waiting for each is
+// saved. An error of a held-back write is returned by the statement it went
+// with (and the transaction rolls back, as it would have).
 type pipeTx struct {
-	pgx.Tx
+	pool *pgxpool.Pool
+	tx   pgx.Tx // nil until the first statement began it
 	held []heldExec
 }
 
@@ -25,6 +28,15 @@ type heldExec struct {
 	args  []any
 	what  string                        // for translate
 	check func(pgconn.CommandTag) error // nil: any result is fine
+}
+
+// inTransaction reports whether q is a transaction (not the pool).
+func inTransaction(q querier) bool {
+	switch q.(type) {
+	case *pipeTx, pgx.Tx:
+		return true
+	}
+	return false
 }
 
 // hold queues a write on q when q is a pipeTx, else runs it now; check, if
@@ -44,19 +56,34 @@ func hold(ctx context.Context, q querier, what string, check func(pgconn.Command
 	return nil
 }
 
-// send sends the held writes, then sql, in one batch; the results of the
-// held writes are read (and judged) before it returns.
-func (p *pipeTx) send(ctx context.Context, sql string, args []any) (pgx.BatchResults, error) {
+// send sends in one batch BEGIN (if the transaction has not begun), the
+// held writes, then tail's statements (tail may be nil). It reads the
+// results of the first two and returns the batch positioned at tail's.
+func (p *pipeTx) send(ctx context.Context, tail *pgx.Batch) (pgx.BatchResults, error) {
 	b := &pgx.Batch{}
+	begin := p.tx == nil
+	if begin {
+		b.BeginTx(pgx.TxOptions{})
+	}
 	for _, h := range p.held {
 		b.Queue(h.sql, h.args...)
 	}
 	held := p.held
 	p.held = nil
-	if sql != "" {
-		b.Queue(sql, args...)
+	if tail != nil {
+		b.QueuedQueries = append(b.QueuedQueries, tail.QueuedQueries...)
 	}
-	br := p.Tx.SendBatch(ctx, b)
+	var br pgx.BatchResults
+	if begin {
+		br = p.pool.SendBatch(ctx, b)
+		p.tx = br.Tx() // closed if the BEGIN failed; Rollback then releases the connection
+		if _, err := br.Exec(); err != nil {
+			_ = br.Close()
+			return nil, translate(err, "begin transaction")
+		}
+	} else {
+		br = p.tx.SendBatch(ctx, b)
+	}
 	for _, h := range held {
 		tag, err := br.Exec()
 		if err != nil {
@@ -73,23 +100,50 @@ func (p *pipeTx) send(ctx context.Context, sql string, args []any) (pgx.BatchRes
 	return br, nil
 }
 
+func one(sql string, args []any) *pgx.Batch {
+	b := &pgx.Batch{}
+	b.Queue(sql, args...)
+	return b
+}
+
 // flush sends what is held, if anything: before the commit.
 func (p *pipeTx) flush(ctx context.Context) error {
 	if len(p.held) == 0 {
 		return nil
 	}
-	br, err := p.send(ctx, "", nil)
+	br, err := p.send(ctx, nil)
 	if err != nil {
 		return err
 	}
 	return translate(br.Close(), "send the held writes")
 }
 
-func (p *pipeTx) Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error) {
-	if len(p.held) == 0 {
-		return p.Tx.Exec(ctx, sql, args...)
+// commit sends what is held and commits; nothing to do if no statement
+// began the transaction.
+func (p *pipeTx) commit(ctx context.Context) error {
+	if err := p.flush(ctx); err != nil {
+		return err
 	}
-	br, err := p.send(ctx, sql, args)
+	if p.tx == nil {
+		return nil
+	}
+	return translate(p.tx.Commit(ctx), "commit")
+}
+
+// rollback ends the transaction if it began and was not committed (a no-op
+// after commit).
+func (p *pipeTx) rollback(ctx context.Context) {
+	p.held = nil
+	if p.tx != nil {
+		_ = p.tx.Rollback(ctx)
+	}
+}
+
+func (p *pipeTx) Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error) {
+	if p.tx != nil && len(p.held) == 0 {
+		return p.tx.Exec(ctx, sql, args...)
+	}
+	br, err := p.send(ctx, one(sql, args))
 	if err != nil {
 		return pgconn.CommandTag{}, err
 	}
@@ -101,10 +155,10 @@ func (p *pipeTx) Exec(ctx context.Context, sql string, args ...any) (pgconn.Comm
 }
 
 func (p *pipeTx) QueryRow(ctx context.Context, sql string, args ...any) pgx.Row {
-	if len(p.held) == 0 {
-		return p.Tx.QueryRow(ctx, sql, args...)
+	if p.tx != nil && len(p.held) == 0 {
+		return p.tx.QueryRow(ctx, sql, args...)
 	}
-	br, err := p.send(ctx, sql, args)
+	br, err := p.send(ctx, one(sql, args))
 	if err != nil {
 		return errRow{err}
 	}
@@ -112,10 +166,10 @@ func (p *pipeTx) QueryRow(ctx context.Context, sql string, args ...any) pgx.Row 
 }
 
 func (p *pipeTx) Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error) {
-	if len(p.held) == 0 {
-		return p.Tx.Query(ctx, sql, args...)
+	if p.tx != nil && len(p.held) == 0 {
+		return p.tx.Query(ctx, sql, args...)
 	}
-	br, err := p.send(ctx, sql, args)
+	br, err := p.send(ctx, one(sql, args))
 	if err != nil {
 		return nil, err
 	}
@@ -128,31 +182,14 @@ func (p *pipeTx) Query(ctx context.Context, sql string, args ...any) (pgx.Rows, 
 }
 
 func (p *pipeTx) SendBatch(ctx context.Context, b *pgx.Batch) pgx.BatchResults {
-	if err := p.flush(ctx); err != nil {
+	if p.tx != nil && len(p.held) == 0 {
+		return p.tx.SendBatch(ctx, b)
+	}
+	br, err := p.send(ctx, b)
+	if err != nil {
 		return errBatch{err}
 	}
-	return p.Tx.SendBatch(ctx, b)
-}
-
-func (p *pipeTx) CopyFrom(ctx context.Context, table pgx.Identifier, cols []string, src pgx.CopyFromSource) (int64, error) {
-	if err := p.flush(ctx); err != nil {
-		return 0, err
-	}
-	return p.Tx.CopyFrom(ctx, table, cols, src)
-}
-
-func (p *pipeTx) Begin(ctx context.Context) (pgx.Tx, error) {
-	if err := p.flush(ctx); err != nil {
-		return nil, err
-	}
-	return p.Tx.Begin(ctx)
-}
-
-func (p *pipeTx) Commit(ctx context.Context) error {
-	if err := p.flush(ctx); err != nil {
-		return err
-	}
-	return p.Tx.Commit(ctx)
+	return br
 }
 
 // batchRow is a row read from a batch: reading it closes the batch.

@@ -14,7 +14,7 @@ import (
 // one that fails (no such request) fails the statement it went with and
 // rolls the transaction back, and a rollback drops what was held.
 func TestPipeTx_HeldDecisionsGoWithTheNextStatement(t *testing.T) {
-	store, _ := newConversations(t)
+	store, pool := newConversations(t)
 	r := store.Repo()
 	ctx := t.Context()
 	mustCreate(t, r, "conv_1")
@@ -77,5 +77,20 @@ func TestPipeTx_HeldDecisionsGoWithTheNextStatement(t *testing.T) {
 	}
 	if s := mustApprovals(t, r, "conv_1", "mcpr_3")[0].State; s != conversation.Pending {
 		t.Errorf("mcpr_3 after two transactions that rolled back: %s, want pending", s)
+	}
+	// A transaction that sends nothing never begins; one whose first batch
+	// fails in its BEGIN's company still ends. Every connection is back.
+	if err := store.Tx(ctx, func(conversation.Repo) error { return nil }); err != nil {
+		t.Errorf("an empty transaction: %v", err)
+	}
+	err = store.Tx(ctx, func(tx conversation.Repo) error {
+		_, err := tx.Conversation(ctx, owner, "conv_nope", true)
+		return err
+	})
+	if apperr.KindOf(err) != apperr.NotFound {
+		t.Errorf("a transaction whose first statement finds nothing: %v; want NotFound", err)
+	}
+	if n := pool.Stat().AcquiredConns(); n != 0 {
+		t.Errorf("%d connections still held after the transactions ended", n)
 	}
 }
