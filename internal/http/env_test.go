@@ -15,7 +15,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/toolgate/toolgate/internal/auth"
@@ -67,7 +66,7 @@ type envOptions struct {
 	metricsTok string              // METRICS_TOKEN
 	leaseTTL   time.Duration       // TURN_LEASE_TTL (0: the default)
 	writeLimit time.Duration       // Options.StreamWriteTimeout (0: the default)
-	tracer     pgx.QueryTracer     // sees every statement the pool sends (nil: none)
+	statements *testdb.Statements  // sees every statement the pool sends (nil: none)
 }
 
 const demoToken = "demo-secret-token-0123456789"
@@ -79,18 +78,10 @@ func newAPI(t testing.TB) *apiEnv {
 func newAPIWith(t testing.TB, opts envOptions) *apiEnv {
 	t.Helper()
 	var pool *pgxpool.Pool
-	if opts.tracer == nil {
-		pool = testdb.New(t)
+	if opts.statements != nil {
+		pool = testdb.NewTraced(t, opts.statements)
 	} else {
-		cfg, err := pgxpool.ParseConfig(testdb.URL(t))
-		if err != nil {
-			t.Fatal(err)
-		}
-		cfg.ConnConfig.Tracer = opts.tracer
-		if pool, err = pgxpool.NewWithConfig(context.Background(), cfg); err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(pool.Close)
+		pool = testdb.New(t)
 	}
 	demo := demomcp.New(demomcp.Options{})
 	demoSrv := httptest.NewServer(demo.Handler())

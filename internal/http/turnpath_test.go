@@ -1,106 +1,38 @@
 package http_test
 
 import (
-	"context"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5"
-
 	"github.com/toolgate/toolgate/internal/conversation"
+	"github.com/toolgate/toolgate/internal/testdb"
 )
 
-// statementTrace records every statement the pool sends (BEGIN and COMMIT
-// included), with when it started and on which connection: each is one
-// round trip to Postgres.
-type statementTrace struct {
-	mu   sync.Mutex
-	on   bool
-	stmt []tracedStatement
-}
-
-type tracedStatement struct {
-	at   time.Time
-	pid  uint32
-	sql  string
-	took time.Duration
-}
-
-type traceKey struct{}
-
-func (l *statementTrace) TraceQueryStart(ctx context.Context, c *pgx.Conn, d pgx.TraceQueryStartData) context.Context {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if !l.on {
-		return ctx
-	}
-	l.stmt = append(l.stmt, tracedStatement{at: time.Now(), pid: c.PgConn().PID(), sql: strings.Join(strings.Fields(d.SQL), " ")})
-	return context.WithValue(ctx, traceKey{}, len(l.stmt)-1)
-}
-
-// TraceBatchStart records a batch as one entry (one round trip): its
-// statements joined by " ;; ".
-func (l *statementTrace) TraceBatchStart(ctx context.Context, c *pgx.Conn, d pgx.TraceBatchStartData) context.Context {
-	sqls := make([]string, len(d.Batch.QueuedQueries))
-	for i, q := range d.Batch.QueuedQueries {
-		sqls[i] = strings.Join(strings.Fields(q.SQL), " ")
-	}
-	return l.TraceQueryStart(ctx, c, pgx.TraceQueryStartData{SQL: "batch: " + strings.Join(sqls, " ;; ")})
-}
-
-func (l *statementTrace) TraceBatchQuery(context.Context, *pgx.Conn, pgx.TraceBatchQueryData) {}
-
-func (l *statementTrace) TraceBatchEnd(ctx context.Context, c *pgx.Conn, _ pgx.TraceBatchEndData) {
-	l.TraceQueryEnd(ctx, c, pgx.TraceQueryEndData{})
-}
-
-func (l *statementTrace) TraceQueryEnd(ctx context.Context, _ *pgx.Conn, _ pgx.TraceQueryEndData) {
-	i, ok := ctx.Value(traceKey{}).(int)
-	if !ok {
-		return
-	}
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if i < len(l.stmt) {
-		l.stmt[i].took = time.Since(l.stmt[i].at)
-	}
-}
-
-// between records the statements fn sends that start before the upstream
-// request fn causes (the tap's next request) arrives.
-func (l *statementTrace) between(t testing.TB, up *upstreamTap, fn func()) []tracedStatement {
+// between records the statements the pool sends while fn runs that start
+// before the upstream request fn causes (the tap's next request) arrives.
+func between(t testing.TB, st *testdb.Statements, up *upstreamTap, fn func()) []testdb.Statement {
 	t.Helper()
 	before := up.count()
-	l.mu.Lock()
-	l.on, l.stmt = true, nil
-	l.mu.Unlock()
+	st.Start()
 	start := time.Now()
 	fn()
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.on = false
-	up.mu.Lock()
-	defer up.mu.Unlock()
-	if len(up.arrived) <= before {
-		t.Fatal("no upstream request")
-	}
-	arrived := up.arrived[before]
-	var out []tracedStatement
+	all := st.Stop()
+	arrived := up.arrivedAt(t, before)
+	var out []testdb.Statement
 	t.Logf("upstream request %.2f ms after the POST; the statements before it:", float64(arrived.Sub(start).Microseconds())/1000)
-	for _, s := range l.stmt {
-		if s.at.Before(start) || !s.at.Before(arrived) {
+	for _, s := range all {
+		if s.At.Before(start) || !s.At.Before(arrived) {
 			continue
 		}
 		note := ""
-		if strings.HasPrefix(s.sql, streamRead) {
+		if strings.HasPrefix(s.SQL, streamRead) {
 			note = "(the stream's read, not counted)"
 		} else {
 			out = append(out, s)
 		}
-		t.Logf("  %2d +%6.2f ms %5.2f ms conn %d %s %.120s", len(out), float64(s.at.Sub(start).Microseconds())/1000,
-			float64(s.took.Microseconds())/1000, s.pid, note, s.sql)
+		t.Logf("  %2d +%6.2f ms %5.2f ms conn %d %s %.120s", len(out), float64(s.At.Sub(start).Microseconds())/1000,
+			float64(s.Took.Microseconds())/1000, s.Conn, note, s.SQL)
 	}
 	return out
 }
@@ -110,10 +42,10 @@ func (l *statementTrace) between(t testing.TB, up *upstreamTap, fn func()) []tra
 // connection, and is not on the way to the upstream request.
 const streamRead = "SELECT id, coalesce(turn_id, ''), event, data FROM conversation_events"
 
-func commits(sts []tracedStatement) int {
+func commits(sts []testdb.Statement) int {
 	n := 0
 	for _, s := range sts {
-		if strings.EqualFold(s.sql, "commit") {
+		if strings.EqualFold(s.SQL, "commit") {
 			n++
 		}
 	}
@@ -125,21 +57,21 @@ func commits(sts []tracedStatement) int {
 // a decision whose follow-up goes upstream (the two paths issue 15 times):
 // authentication, the turn's transaction, the policy read, whatever else.
 func TestTurnPath_StatementsBeforeUpstream(t *testing.T) {
-	tr := &statementTrace{}
+	tr := &testdb.Statements{}
 	// With the per-user limits on, as the bench and the defaults have them.
-	e := newAPIWith(t, envOptions{tracer: tr, limits: conversation.Limits{MaxConcurrentTurns: 1000, MessagesPerMinute: 10000}})
+	e := newAPIWith(t, envOptions{statements: tr, limits: conversation.Limits{MaxConcurrentTurns: 1000, MessagesPerMinute: 10000}})
 	e.askFor("get_forecast")
 	conv := e.send("", "hello").ok(t).conv(t)
 	e.send(conv, "warm the policy copy").ok(t)
 
 	var s stream
-	msg := tr.between(t, e.up, func() { s = e.send(conv, `get_forecast {"city": "Oslo"}`).ok(t) })
+	msg := between(t, tr, e.up, func() { s = e.send(conv, `get_forecast {"city": "Oslo"}`).ok(t) })
 	ap := one[approval](t, s, "approval.required")
-	dec := tr.between(t, e.up, func() { e.decide(conv, ap.ID, true, nil).ok(t) })
+	dec := between(t, tr, e.up, func() { e.decide(conv, ap.ID, true, nil).ok(t) })
 
 	for _, c := range []struct {
 		name             string
-		sts              []tracedStatement
+		sts              []testdb.Statement
 		most, mostCommit int
 	}{
 		{"message", msg, messagePathStatements, 1},
