@@ -1,7 +1,11 @@
 package http_test
 
 import (
+	"bytes"
+	"io"
+	"net/http"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 )
@@ -52,8 +56,9 @@ func BenchmarkTurnPath_DecisionToUpstream(b *testing.B) {
 		n := e.up.count()
 		b.StartTimer()
 		start := time.Now()
-		e.decide(conv, ap.ID, true, nil).ok(b)
+		res := e.post(b, "/api/responses/approval-response", `{"conversation_id":"`+conv+`","approval_request_id":"`+ap.ID+`","approve":true}`)
 		lat = append(lat, e.up.arrivedAt(b, n).Sub(start))
+		drain(b, res)
 	}
 	reportLatency(b, lat)
 }
@@ -69,10 +74,40 @@ func BenchmarkTurnPath_MessageToUpstream(b *testing.B) {
 	for b.Loop() {
 		n := e.up.count()
 		start := time.Now()
-		e.send(conv, "hello again").ok(b)
+		res := e.post(b, "/api/responses", `{"conversation_id":"`+conv+`","input":"hello again"}`)
 		lat = append(lat, e.up.arrivedAt(b, n).Sub(start))
+		drain(b, res)
 	}
 	reportLatency(b, lat)
+}
+
+// post sends body as a plain client would (as cmd/bench does: no checks
+// against the spec on the way), and returns the answer once its headers
+// arrived: the turn's request is upstream by then.
+func (e *apiEnv) post(b *testing.B, path, body string) *http.Response {
+	req, err := http.NewRequest(http.MethodPost, e.url+path, strings.NewReader(body))
+	if err != nil {
+		b.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Authorization", "Bearer "+e.token)
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if res.StatusCode != http.StatusOK {
+		b.Fatalf("%s: %d", path, res.StatusCode)
+	}
+	return res
+}
+
+// drain reads the stream to its end: the turn is over after it.
+func drain(b *testing.B, res *http.Response) {
+	defer res.Body.Close()
+	raw, err := io.ReadAll(res.Body)
+	if err != nil || !bytes.Contains(raw, []byte("event: completed")) {
+		b.Fatalf("the stream did not complete (%v): %.300s", err, raw)
+	}
 }
 
 func reportLatency(b *testing.B, lat []time.Duration) {

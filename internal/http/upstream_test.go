@@ -71,15 +71,22 @@ func (u *upstreamTap) sent() []map[string]any {
 	return append([]map[string]any(nil), u.requests...)
 }
 
-// arrivedAt is when request i (from 0) arrived.
+// arrivedAt is when request i (from 0) arrived, waiting up to 10 s for it.
 func (u *upstreamTap) arrivedAt(t testing.TB, i int) time.Time {
 	t.Helper()
-	u.mu.Lock()
-	defer u.mu.Unlock()
-	if i >= len(u.arrived) {
-		t.Fatalf("upstream request %d never arrived (%d did)", i, len(u.arrived))
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(100 * time.Microsecond) {
+		u.mu.Lock()
+		n := len(u.arrived)
+		if i < n {
+			at := u.arrived[i]
+			u.mu.Unlock()
+			return at
+		}
+		u.mu.Unlock()
+		if time.Now().After(deadline) {
+			t.Fatalf("upstream request %d never arrived (%d did)", i, n)
+		}
 	}
-	return u.arrived[i]
 }
 
 // count is the number of requests received so far.
