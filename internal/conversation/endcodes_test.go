@@ -435,6 +435,14 @@ var refusalCases = []refusalCase{
 			_, err := e.chat.StartMessage(as(e.t.Context(), ana), "", "elsewhere")
 			return err
 		}},
+	{name: "a decision's follow-up with too many turns at once", code: "too_many_turns", kind: apperr.TooMany,
+		opts: engineOptions{limits: conversation.Limits{MaxConcurrentTurns: 1}},
+		do: func(e *engine) error {
+			conv, a := e.asking(ana, "")
+			e.message(ana, "", "elsewhere") // prepared, not run: it stays running
+			_, err := e.decide(ana, conv, a.ID, true)
+			return err
+		}},
 	{name: "too many messages in a minute", code: "too_many_messages", kind: apperr.TooMany,
 		opts: engineOptions{limits: conversation.Limits{MessagesPerMinute: 1}},
 		do: func(e *engine) error {
