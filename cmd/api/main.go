@@ -226,10 +226,11 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, stdout io.W
 		switch channel {
 		case conversation.ChannelEvents:
 			var n struct {
-				C string `json:"c"`
+				C  string `json:"c"`
+				ID int64  `json:"id"`
 			}
 			if json.Unmarshal(payload, &n) == nil {
-				chat.OnEvents(n.C)
+				chat.OnEventsUpTo(n.C, n.ID)
 			}
 		case conversation.ChannelSignals:
 			chat.OnSignal(payload)

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -40,22 +41,48 @@ var ErrDeleted = errors.New("the conversation was deleted")
 
 // hub wakes the event streams open in this process when their
 // conversation has new events: at once for events this process stored,
-// through OnEvents for events another replica stored.
+// through OnEvents for events another replica stored. It also keeps, for
+// each conversation with a stream open here, the events this process
+// stored last (publish), so that a stream takes them from memory rather
+// than reading them back from Postgres: the same events, with the same
+// ids, as a read would return.
 type hub struct {
 	mu     sync.Mutex
-	topics map[string]map[*Subscription]struct{}
+	topics map[string]*topic
+	// fromMemory and fromStore count the reads of streams that took events
+	// from memory and from the store.
+	fromMemory, fromStore atomic.Int64
 }
 
-// Subscription reads one conversation's events from the store, after the
-// last one it returned, waking when the hub says there are new ones (and
-// every pollEvery regardless, in case a notification was lost).
+// topic is one conversation's open streams here and its recent events.
+type topic struct {
+	subs map[*Subscription]struct{}
+	// recent holds events with consecutive ids, stored by this process and
+	// committed; trimmed to what the slowest stream here has not read yet,
+	// and never longer than maxRecent (a stream further behind reads from
+	// Postgres). Its elements are never written again once appended, so
+	// a stream may keep a slice of it.
+	recent []StoredEvent
+}
+
+// maxRecent bounds the events kept in memory per conversation.
+const maxRecent = 256
+
+// Subscription reads one conversation's events, after the last one it
+// returned: from the hub's memory when it holds the next ones, else from
+// the store, waking when the hub says there are new ones (and every
+// pollEvery regardless, in case a notification was lost).
 type Subscription struct {
 	s       *Service
 	conv    string
-	last    int64
+	last    atomic.Int64
 	wake    chan struct{}
 	deleted chan struct{}
 	once    sync.Once
+	// dirty (under the hub's lock) says the store may hold events the hub
+	// does not: set at the start, by every wake that is not a publish, and
+	// when a poll is due; cleared by the read of the store that follows.
+	dirty bool
 }
 
 // pollEvery bounds how long a stream can miss events whose notification
@@ -69,22 +96,22 @@ func (h *hub) add(sub *Subscription) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.topics == nil {
-		h.topics = map[string]map[*Subscription]struct{}{}
+		h.topics = map[string]*topic{}
 	}
 	t := h.topics[sub.conv]
 	if t == nil {
-		t = map[*Subscription]struct{}{}
+		t = &topic{subs: map[*Subscription]struct{}{}}
 		h.topics[sub.conv] = t
 	}
-	t[sub] = struct{}{}
+	t.subs[sub] = struct{}{}
 }
 
 func (h *hub) remove(sub *Subscription) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if t := h.topics[sub.conv]; t != nil {
-		delete(t, sub)
-		if len(t) == 0 {
+		delete(t.subs, sub)
+		if len(t.subs) == 0 {
 			delete(h.topics, sub.conv)
 		}
 	}
@@ -98,16 +125,102 @@ func (h *hub) poke(conv string, deleted bool) {
 		if conv != "" && c != conv {
 			continue
 		}
-		for sub := range t {
-			if deleted {
-				sub.once.Do(func() { close(sub.deleted) })
-			}
-			select {
-			case sub.wake <- struct{}{}:
-			default:
-			}
+		t.wake(deleted)
+	}
+}
+
+func (t *topic) wake(deleted bool) {
+	for sub := range t.subs {
+		sub.dirty = true
+		if deleted {
+			sub.once.Do(func() { close(sub.deleted) })
+		}
+		select {
+		case sub.wake <- struct{}{}:
+		default:
 		}
 	}
+}
+
+// publish hands events this process stored and committed (consecutive
+// ids) to conv's streams here, and wakes them.
+func (h *hub) publish(conv string, evs []StoredEvent) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	t := h.topics[conv]
+	if t == nil || len(evs) == 0 {
+		return // no stream here: nobody to hand them to
+	}
+	switch n := len(t.recent); {
+	case n > 0 && evs[0].ID == t.recent[n-1].ID+1:
+		t.recent = append(t.recent, evs...)
+	case n == 0 || evs[0].ID > t.recent[n-1].ID:
+		// A gap (events stored elsewhere in between): start again; a
+		// stream before the gap reads it from the store.
+		t.recent = evs
+	default:
+		return // older than what is held (cannot happen: one writer publishes in order)
+	}
+	// Keep only what some stream here has yet to read.
+	slowest := t.recent[len(t.recent)-1].ID
+	for sub := range t.subs {
+		slowest = min(slowest, sub.last.Load())
+	}
+	drop := int(slowest - t.recent[0].ID + 1)
+	drop = max(drop, len(t.recent)-maxRecent)
+	if drop > 0 {
+		t.recent = t.recent[min(drop, len(t.recent)):]
+	}
+	if len(t.recent) == 0 {
+		t.recent = nil
+	}
+	for sub := range t.subs {
+		select {
+		case sub.wake <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// take returns the events after sub's last that the hub holds for its
+// conversation, if it holds the very next one. Without them, read says
+// whether the store must be read: it may hold events the hub does not
+// (sub is dirty, or behind what the hub holds); the read is then due, and
+// sub no longer dirty.
+func (h *hub) take(sub *Subscription) (evs []StoredEvent, read bool) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	after := sub.last.Load()
+	t := h.topics[sub.conv]
+	if t != nil && len(t.recent) > 0 {
+		first, n := t.recent[0].ID, len(t.recent)
+		if after+1 >= first && after < t.recent[n-1].ID {
+			return t.recent[after+1-first : n : n], false
+		}
+		if !sub.dirty && after == t.recent[n-1].ID {
+			return nil, false
+		}
+	} else if !sub.dirty {
+		return nil, false
+	}
+	sub.dirty = false
+	return nil, true
+}
+
+// due marks sub dirty: a poll is due (a notification may have been lost).
+func (h *hub) due(sub *Subscription) {
+	h.mu.Lock()
+	sub.dirty = true
+	h.mu.Unlock()
+}
+
+// holds reports whether this process already handed conv's streams the
+// events up to id (so a notification of them needs no read).
+func (h *hub) holds(conv string, id int64) bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	t := h.topics[conv]
+	return t != nil && len(t.recent) > 0 && t.recent[len(t.recent)-1].ID >= id
 }
 
 // subscribers counts the open subscriptions (for metrics).
@@ -116,13 +229,23 @@ func (h *hub) subscribers() int {
 	defer h.mu.Unlock()
 	n := 0
 	for _, t := range h.topics {
-		n += len(t)
+		n += len(t.subs)
 	}
 	return n
 }
 
 // OnEvents is called when any replica stored events of conv.
 func (s *Service) OnEvents(conv string) { s.hub.poke(conv, false) }
+
+// OnEventsUpTo is OnEvents for a notification that names the last id
+// stored: the streams here are not woken when this process stored those
+// events itself and has handed them over already.
+func (s *Service) OnEventsUpTo(conv string, last int64) {
+	if s.hub.holds(conv, last) {
+		return
+	}
+	s.hub.poke(conv, false)
+}
 
 // OnReconnect is called when the notification listener (re)connected:
 // notifications may have been missed, so every stream looks again.
@@ -182,7 +305,8 @@ func (s *Service) Events(ctx context.Context, conversationID string, after int64
 }
 
 func (s *Service) subscribe(conv string, after int64) *Subscription {
-	sub := &Subscription{s: s, conv: conv, last: after, wake: make(chan struct{}, 1), deleted: make(chan struct{})}
+	sub := &Subscription{s: s, conv: conv, wake: make(chan struct{}, 1), deleted: make(chan struct{}), dirty: true}
+	sub.last.Store(after)
 	s.hub.add(sub)
 	return sub
 }
@@ -191,7 +315,7 @@ func (s *Service) subscribe(conv string, after int64) *Subscription {
 func (sub *Subscription) Close() { sub.s.hub.remove(sub) }
 
 // Last is the id of the last event Next returned.
-func (sub *Subscription) Last() int64 { return sub.last }
+func (sub *Subscription) Last() int64 { return sub.last.Load() }
 
 // Next blocks until there are events after the last one returned and
 // returns them in order; ErrDeleted once the conversation is deleted, or
@@ -205,12 +329,23 @@ func (sub *Subscription) Next(ctx context.Context) ([]StoredEvent, error) {
 // goroutine and a ticker of its own.
 func (sub *Subscription) NextBefore(ctx context.Context, deadline time.Time) ([]StoredEvent, error) {
 	for {
-		evs, err := sub.s.store.Repo().EventsAfter(ctx, sub.conv, sub.last, eventBatch)
-		if err != nil {
-			return nil, err
+		evs, read := sub.s.hub.take(sub)
+		switch {
+		case evs != nil:
+			sub.s.hub.fromMemory.Add(1)
+		case read:
+			sub.s.hub.fromStore.Add(1)
+			var err error
+			if evs, err = sub.s.store.Repo().EventsAfter(ctx, sub.conv, sub.last.Load(), eventBatch); err != nil {
+				sub.s.hub.due(sub) // read again next time
+				return nil, err
+			}
+			if len(evs) == eventBatch {
+				sub.s.hub.due(sub) // there may be more
+			}
 		}
 		if len(evs) > 0 {
-			sub.last = evs[len(evs)-1].ID
+			sub.last.Store(evs[len(evs)-1].ID)
 			return evs, nil
 		}
 		select {
@@ -236,6 +371,7 @@ func (sub *Subscription) NextBefore(ctx context.Context, deadline time.Time) ([]
 			return nil, ErrDeleted
 		case <-sub.wake:
 		case <-t.C:
+			sub.s.hub.due(sub)
 		}
 		t.Stop()
 	}
@@ -263,6 +399,13 @@ func (s *Service) Resume(ctx context.Context, conversationID string, after int64
 	return s.subscribe(conv.ID, after), conv.ActiveTurn != "", nil
 }
 
+// StreamReads counts the reads of the event streams open in this process:
+// those served from memory (events this process stored) and those that
+// read the store.
+func (s *Service) StreamReads() (memory, store int64) {
+	return s.hub.fromMemory.Load(), s.hub.fromStore.Load()
+}
+
 // Subscribers is how many event streams are open in this process.
 func (s *Service) Subscribers() int { return s.hub.subscribers() }
 
@@ -271,11 +414,11 @@ func (s *Service) Subscribers() int { return s.hub.subscribers() }
 func (sub *Subscription) Backlog(ctx context.Context) ([]StoredEvent, error) {
 	var out []StoredEvent
 	for {
-		evs, err := sub.s.store.Repo().EventsAfter(ctx, sub.conv, sub.last, eventBatch)
+		evs, err := sub.s.store.Repo().EventsAfter(ctx, sub.conv, sub.last.Load(), eventBatch)
 		if err != nil || len(evs) == 0 {
 			return out, err
 		}
-		sub.last = evs[len(evs)-1].ID
+		sub.last.Store(evs[len(evs)-1].ID)
 		out = append(out, evs...)
 	}
 }

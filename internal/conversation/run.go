@@ -182,7 +182,9 @@ func (r *relay) handle(ctx context.Context, ev Event) (done bool, err error) {
 		id := ev.ResponseID
 		done := CompletedEvent{ResponseID: &id, PendingApprovals: len(r.asked), PendingApprovalIDs: nonNil(r.asked), Sent: true}
 		// The turn's end and its terminal event commit together: a stream
-		// that sees the conversation idle has its terminal event.
+		// that sees the conversation idle has its terminal event, after the
+		// turn's deltas.
+		r.log.flush()
 		err := s.store.Tx(r.store, func(repo Repo) error {
 			if still, err := r.stillOurs(repo); err != nil || !still {
 				return err
@@ -493,6 +495,7 @@ func (r *relay) end(e TurnError, terminal string, data any) {
 		sr = s.readBack(r.store, r.response)
 	}
 	last, lastData := mustEvent(terminal, data), data
+	r.log.flush() // the terminal event comes after every delta the turn stored
 	var decided []DecisionEvent
 	gone := false
 	err := s.store.Tx(r.store, func(repo Repo) error {

@@ -121,6 +121,7 @@ type Service struct {
 	// turn did not see waits for it to finish (reconcile.go).
 	readBackWait time.Duration
 	hub          hub
+	writer       deltaWriter // stores the running turns' text deltas together
 	// OnTakeover, when set, is called for each turn this replica closed
 	// because its lease expired (metrics), from several goroutines at once.
 	OnTakeover func()
@@ -172,10 +173,12 @@ func (s *Service) Stop(ctx context.Context) {
 
 // NewService returns a Service.
 func NewService(store Store, policies Policies, upstream Upstream, info Info, limits Limits, log *slog.Logger) *Service {
-	return &Service{store: store, policies: policies, upstream: upstream, info: info, limits: limits, log: log,
+	s := &Service{store: store, policies: policies, upstream: upstream, info: info, limits: limits, log: log,
 		now: time.Now, running: map[string]*running{}, ending: map[string]chan struct{}{},
 		endRetry: [2]time.Duration{endRetryMin, endRetryMax}, stopping: make(chan struct{}),
 		replica: newID("rep_"), leaseTTL: DefaultLeaseTTL, approvalTTL: DefaultApprovalTTL, readBackWait: defaultReadBackWait}
+	s.writer.s = s
+	return s
 }
 
 // caller is the signed-in user ctx carries. Without one the request never

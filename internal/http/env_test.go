@@ -159,10 +159,11 @@ func (e *apiEnv) start() {
 			return
 		}
 		var n struct {
-			C string `json:"c"`
+			C  string `json:"c"`
+			ID int64  `json:"id"`
 		}
 		if json.Unmarshal(payload, &n) == nil {
-			chat.OnEvents(n.C)
+			chat.OnEventsUpTo(n.C, n.ID)
 		}
 	}
 	listener.OnConnect = chat.OnReconnect

@@ -53,6 +53,69 @@ func (r convRepo) AppendEvents(ctx context.Context, conversationID, turn string,
 	return last, translate(err, "store stream events")
 }
 
+// AppendMany stores the events of many conversations in one statement
+// (one round trip, one commit), each conversation's numbered after its last
+// event exactly as AppendEvents numbers them, and announces each
+// conversation's last id on EventsChannel. It queues no webhook deliveries:
+// it is for events no webhook can subscribe to (text deltas). The
+// conversation rows are locked in id order, so two of these never
+// deadlock. A deleted conversation stores nothing (its last is 0).
+func (r convRepo) AppendMany(ctx context.Context, batches []conversation.ConvEvents) ([]int64, error) {
+	var convs, turns, names, datas []string
+	for _, b := range batches {
+		for _, e := range b.Events {
+			convs = append(convs, b.ConversationID)
+			turns = append(turns, b.Turn)
+			names = append(names, e.Name)
+			datas = append(datas, string(e.Data))
+		}
+	}
+	lasts := make([]int64, len(batches))
+	if len(convs) == 0 {
+		return lasts, nil
+	}
+	rows, err := r.q.Query(ctx, `
+		WITH input AS (
+			SELECT e.conv, e.turn, e.name, e.data, e.ord
+			FROM unnest($1::text[], $2::text[], $3::text[], $4::text[]) WITH ORDINALITY AS e(conv, turn, name, data, ord)
+		), counts AS (
+			SELECT conv, count(*) AS n FROM input GROUP BY conv
+		), locked AS (
+			SELECT c.id FROM conversations c WHERE c.id IN (SELECT conv FROM counts) ORDER BY c.id FOR UPDATE
+		), seq AS (
+			UPDATE conversations c SET event_seq = c.event_seq + counts.n
+			FROM counts JOIN locked ON locked.id = counts.conv
+			WHERE c.id = counts.conv
+			RETURNING c.id, c.event_seq - counts.n AS base, counts.n
+		), ins AS (
+			INSERT INTO conversation_events (conversation_id, id, turn_id, event, data)
+			SELECT i.conv, seq.base + row_number() OVER (PARTITION BY i.conv ORDER BY i.ord), nullif(i.turn, ''), i.name, i.data::json
+			FROM input i JOIN seq ON seq.id = i.conv
+		)
+		SELECT seq.id, seq.base + seq.n, pg_notify('`+EventsChannel+`', json_build_object('c', seq.id, 'id', seq.base + seq.n)::text)
+		FROM seq`, convs, turns, names, datas)
+	if err != nil {
+		return nil, translate(err, "store stream events")
+	}
+	last := map[string]int64{}
+	for rows.Next() {
+		var id string
+		var n int64
+		if err := rows.Scan(&id, &n, new(any)); err != nil {
+			rows.Close()
+			return nil, translate(err, "store stream events")
+		}
+		last[id] = n
+	}
+	if err := rows.Err(); err != nil {
+		return nil, translate(err, "store stream events")
+	}
+	for i, b := range batches {
+		lasts[i] = last[b.ConversationID]
+	}
+	return lasts, nil
+}
+
 // EventsAfter returns up to limit of the conversation's events after id
 // after, in order.
 func (r convRepo) EventsAfter(ctx context.Context, conversationID string, after int64, limit int) ([]conversation.StoredEvent, error) {
