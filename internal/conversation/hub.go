@@ -49,6 +49,12 @@ var ErrDeleted = errors.New("the conversation was deleted")
 type hub struct {
 	mu     sync.Mutex
 	topics map[string]*topic
+	// writing counts, per conversation, this process's writes of its
+	// events in flight (begin .. publish or end); notified is the highest
+	// id another notification announced for it meanwhile: the write's own
+	// announcement may arrive before the write returns.
+	writing  map[string]int
+	notified map[string]int64
 	// fromMemory and fromStore count the reads of streams that took events
 	// from memory and from the store.
 	fromMemory, fromStore atomic.Int64
@@ -142,14 +148,54 @@ func (t *topic) wake(deleted bool) {
 	}
 }
 
-// publish hands events this process stored and committed (consecutive
-// ids) to conv's streams here, and wakes them.
+// begin says this process is about to store events of conv; publish or
+// end must follow.
+func (h *hub) begin(conv string) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.writing == nil {
+		h.writing, h.notified = map[string]int{}, map[string]int64{}
+	}
+	h.writing[conv]++
+}
+
+// end closes a begin whose write stored nothing to hand over (it failed,
+// or the conversation is gone): conv's streams look at the store.
+func (h *hub) end(conv string) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.done(conv)
+	if t := h.topics[conv]; t != nil {
+		t.wake(false)
+	}
+}
+
+// done closes a begin; it returns the highest id announced meanwhile.
+func (h *hub) done(conv string) int64 {
+	if h.writing[conv] == 0 {
+		return 0
+	}
+	n := h.notified[conv]
+	if h.writing[conv]--; h.writing[conv] == 0 {
+		delete(h.writing, conv)
+		delete(h.notified, conv)
+	}
+	return n
+}
+
+// publish closes a begin: it hands the events it stored and committed
+// (consecutive ids) to conv's streams here, and wakes them.
 func (h *hub) publish(conv string, evs []StoredEvent) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	notified := h.done(conv)
 	t := h.topics[conv]
 	if t == nil || len(evs) == 0 {
 		return // no stream here: nobody to hand them to
+	}
+	if notified > evs[len(evs)-1].ID {
+		// Announced meanwhile and stored by someone else, after these.
+		defer t.wake(false)
 	}
 	switch n := len(t.recent); {
 	case n > 0 && evs[0].ID == t.recent[n-1].ID+1:
@@ -214,13 +260,25 @@ func (h *hub) due(sub *Subscription) {
 	h.mu.Unlock()
 }
 
-// holds reports whether this process already handed conv's streams the
-// events up to id (so a notification of them needs no read).
-func (h *hub) holds(conv string, id int64) bool {
+// notify acts on an announcement that conv's events up to id are stored:
+// it wakes conv's streams here unless this process handed them those
+// events already, or is storing events of conv (whose publish will wake
+// them, and also for id when id is beyond what it published).
+func (h *hub) notify(conv string, id int64) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	t := h.topics[conv]
-	return t != nil && len(t.recent) > 0 && t.recent[len(t.recent)-1].ID >= id
+	if t == nil {
+		return
+	}
+	if len(t.recent) > 0 && t.recent[len(t.recent)-1].ID >= id {
+		return
+	}
+	if h.writing[conv] > 0 {
+		h.notified[conv] = max(h.notified[conv], id)
+		return
+	}
+	t.wake(false)
 }
 
 // subscribers counts the open subscriptions (for metrics).
@@ -240,12 +298,7 @@ func (s *Service) OnEvents(conv string) { s.hub.poke(conv, false) }
 // OnEventsUpTo is OnEvents for a notification that names the last id
 // stored: the streams here are not woken when this process stored those
 // events itself and has handed them over already.
-func (s *Service) OnEventsUpTo(conv string, last int64) {
-	if s.hub.holds(conv, last) {
-		return
-	}
-	s.hub.poke(conv, false)
-}
+func (s *Service) OnEventsUpTo(conv string, last int64) { s.hub.notify(conv, last) }
 
 // OnReconnect is called when the notification listener (re)connected:
 // notifications may have been missed, so every stream looks again.

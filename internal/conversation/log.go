@@ -38,7 +38,13 @@ func (l *eventLog) Send(event string, data any) {
 	var last int64
 	if err == nil {
 		l.flush()
+		l.s.hub.begin(l.conv)
 		last, err = l.s.store.Repo().AppendEvents(l.ctx, l.conv, l.turn, []NewEvent{ev})
+		if last == 0 || err != nil {
+			l.s.hub.end(l.conv)
+		} else {
+			l.s.hub.publish(l.conv, stored(l.turn, last, []NewEvent{ev}))
+		}
 	}
 	// Observed once stored: what the observer saw, a takeover finds.
 	if l.observer != nil {
@@ -46,13 +52,7 @@ func (l *eventLog) Send(event string, data any) {
 	}
 	if err != nil {
 		l.setErr(err)
-		return
 	}
-	if last > 0 {
-		l.s.hub.publish(l.conv, stored(l.turn, last, []NewEvent{ev}))
-		return
-	}
-	l.s.hub.poke(l.conv, false)
 }
 
 // flush waits until every delta the turn handed to the writer is stored

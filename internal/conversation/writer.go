@@ -108,6 +108,9 @@ func (w *deltaWriter) write(batch []queuedDelta) (rest []queuedDelta) {
 		for i, g := range groups {
 			in[i] = ConvEvents{ConversationID: g.log.conv, Turn: g.log.turn, Events: g.evs}
 		}
+		for _, g := range groups {
+			w.s.hub.begin(g.log.conv)
+		}
 		ctx, cancel := context.WithTimeout(context.Background(), writeTimeout)
 		lasts, err := w.s.store.Repo().AppendMany(ctx, in)
 		if err != nil {
@@ -129,7 +132,7 @@ func (w *deltaWriter) write(batch []queuedDelta) (rest []queuedDelta) {
 			if last := lasts[i]; last > 0 {
 				w.s.hub.publish(g.log.conv, stored(g.log.turn, last, g.evs))
 			} else {
-				w.s.hub.poke(g.log.conv, false)
+				w.s.hub.end(g.log.conv)
 			}
 			if g.log.observer != nil {
 				for j, e := range g.evs {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 
@@ -94,11 +95,22 @@ func TestAppendMany_NumbersEachConversationAndAnnouncesIt(t *testing.T) {
 	}
 
 	// Concurrent writers, both ways, over the same conversations in
-	// different orders: every id once, no deadlock.
+	// different orders, beside lease renewals of their turns (every
+	// replica renews its leases while its turns' deltas are stored): every
+	// id once, no deadlock.
+	if _, err := pool.Exec(ctx, `UPDATE conversations SET active_turn = 'turn_' || id, lease_owner = 'rep_a',
+		lease_expires_at = now() + interval '1 minute'`); err != nil {
+		t.Fatal(err)
+	}
 	var wg sync.WaitGroup
-	errs := make(chan error, 40)
+	errs := make(chan error, 80)
 	for i := range 20 {
-		wg.Add(2)
+		wg.Add(3)
+		go func() {
+			defer wg.Done()
+			_, err := r.RenewLeases(ctx, "rep_a", []string{"turn_conv_c", "turn_conv_b", "turn_conv_a"}, time.Minute)
+			errs <- err
+		}()
 		go func() {
 			defer wg.Done()
 			order := []string{"conv_a", "conv_b", "conv_c"}

@@ -168,8 +168,13 @@ func (r convRepo) RenewLeases(ctx context.Context, owner string, turns []string,
 	if len(turns) == 0 {
 		return nil, nil
 	}
-	rows, err := r.q.Query(ctx, `UPDATE conversations SET lease_expires_at = clock_timestamp() + make_interval(secs => $3)
-		WHERE lease_owner = $1 AND active_turn = ANY($2) RETURNING active_turn`, owner, turns, ttl.Seconds())
+	// The rows are locked in id order, as AppendMany locks them: the two
+	// run side by side on every replica and must not deadlock.
+	rows, err := r.q.Query(ctx, `WITH held AS (
+			SELECT id FROM conversations WHERE lease_owner = $1 AND active_turn = ANY($2) ORDER BY id FOR UPDATE
+		)
+		UPDATE conversations c SET lease_expires_at = clock_timestamp() + make_interval(secs => $3)
+		FROM held WHERE c.id = held.id AND c.lease_owner = $1 AND c.active_turn = ANY($2) RETURNING c.active_turn`, owner, turns, ttl.Seconds())
 	if err != nil {
 		return nil, translate(err, "renew turn leases")
 	}
