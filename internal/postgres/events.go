@@ -3,6 +3,8 @@ package postgres
 import (
 	"context"
 	"encoding/json"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -61,10 +63,27 @@ func (r convRepo) AppendEvents(ctx context.Context, conversationID, turn string,
 // conversation rows are locked in id order, so two of these never
 // deadlock. A deleted conversation stores nothing (its last is 0).
 func (r convRepo) AppendMany(ctx context.Context, batches []conversation.ConvEvents) ([]int64, error) {
-	var convs, turns, names, datas []string
-	for _, b := range batches {
-		for _, e := range b.Events {
-			convs = append(convs, b.ConversationID)
+	// Per conversation (sorted, so rows are locked in id order): how many
+	// events; per event: its conversation, its place among them (1..n).
+	order := make([]int, len(batches))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortFunc(order, func(a, b int) int { return strings.Compare(batches[a].ConversationID, batches[b].ConversationID) })
+	convs := make([]string, 0, len(batches))
+	counts := make([]int32, 0, len(batches))
+	var evConvs, turns, names, datas []string
+	var places []int32
+	for _, i := range order {
+		b := batches[i]
+		if len(b.Events) == 0 {
+			continue
+		}
+		convs = append(convs, b.ConversationID)
+		counts = append(counts, int32(len(b.Events)))
+		for k, e := range b.Events {
+			evConvs = append(evConvs, b.ConversationID)
+			places = append(places, int32(k+1))
 			turns = append(turns, b.Turn)
 			names = append(names, e.Name)
 			datas = append(datas, string(e.Data))
@@ -75,29 +94,25 @@ func (r convRepo) AppendMany(ctx context.Context, batches []conversation.ConvEve
 		return lasts, nil
 	}
 	rows, err := r.q.Query(ctx, `
-		WITH input AS (
-			SELECT e.conv, e.turn, e.name, e.data, e.ord
-			FROM unnest($1::text[], $2::text[], $3::text[], $4::text[]) WITH ORDINALITY AS e(conv, turn, name, data, ord)
-		), counts AS (
-			SELECT conv, count(*) AS n FROM input GROUP BY conv
-		), locked AS (
-			SELECT c.id FROM conversations c WHERE c.id IN (SELECT conv FROM counts) ORDER BY c.id FOR UPDATE
+		WITH locked AS (
+			SELECT c.id FROM conversations c WHERE c.id = ANY($1::text[]) ORDER BY c.id FOR UPDATE
 		), seq AS (
-			UPDATE conversations c SET event_seq = c.event_seq + counts.n
-			FROM counts JOIN locked ON locked.id = counts.conv
-			WHERE c.id = counts.conv
-			RETURNING c.id, c.event_seq - counts.n AS base, counts.n
+			UPDATE conversations c SET event_seq = c.event_seq + x.n
+			FROM locked JOIN unnest($1::text[], $2::int[]) AS x(id, n) ON x.id = locked.id
+			WHERE c.id = locked.id
+			RETURNING c.id, c.event_seq - x.n AS base, x.n
 		), ins AS (
 			INSERT INTO conversation_events (conversation_id, id, turn_id, event, data)
-			SELECT i.conv, seq.base + row_number() OVER (PARTITION BY i.conv ORDER BY i.ord), nullif(i.turn, ''), i.name, i.data::json
-			FROM input i JOIN seq ON seq.id = i.conv
+			SELECT e.conv, seq.base + e.k, nullif(e.turn, ''), e.name, e.data::json
+			FROM unnest($3::text[], $4::int[], $5::text[], $6::text[], $7::text[]) AS e(conv, k, turn, name, data)
+			JOIN seq ON seq.id = e.conv
 		)
 		SELECT seq.id, seq.base + seq.n, pg_notify('`+EventsChannel+`', json_build_object('c', seq.id, 'id', seq.base + seq.n)::text)
-		FROM seq`, convs, turns, names, datas)
+		FROM seq`, convs, counts, evConvs, places, turns, names, datas)
 	if err != nil {
 		return nil, translate(err, "store stream events")
 	}
-	last := map[string]int64{}
+	last := make(map[string]int64, len(convs))
 	for rows.Next() {
 		var id string
 		var n int64
