@@ -281,6 +281,17 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, stdout io.W
 	mets := newMetrics(build, pool)
 	chat.OnTakeover, chat.OnFirstEvent = mets.LeaseTakeover, mets.UpstreamFirstEvent
 	chat.OnApprovalExpired = func(id string, at time.Time) { mets.DecisionRecorded(id, conversation.Expired, at) }
+	chat.OnEventWrite = mets.EventWrite
+	for _, source := range []string{"memory", "store"} {
+		mets.WatchCounter("toolgate_stream_reads_total", "Reads of the event streams open on this replica, by source: memory (events this replica stored, handed over as stored) or store (read back from Postgres).",
+			"source", source, func() float64 {
+				memory, store := chat.StreamReads()
+				if source == "memory" {
+					return float64(memory)
+				}
+				return float64(store)
+			})
+	}
 	mets.WatchGauge("toolgate_approvals_pending", "Approval requests waiting for a decision now, in the whole database.", func() float64 {
 		n, err := postgres.PendingApprovals(context.Background(), pool)
 		if err != nil {

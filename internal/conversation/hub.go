@@ -430,8 +430,22 @@ func (sub *Subscription) NextBefore(ctx context.Context, deadline time.Time) ([]
 	}
 }
 
-// Follow opens the stream of a prepared turn: from its first event.
-func (s *Service) Follow(t *Turn) *Subscription { return s.subscribe(t.conv.ID, t.after) }
+// Follow opens the stream of a prepared turn (its transaction committed):
+// from its first event. The turn's opening events come from memory; the
+// stream reads the store only when the hub says it may hold more (a gap
+// in what this process hands over, a wake from elsewhere, a poll): what
+// another writer stored between the turn's commit and now is followed by
+// the turn's own events, whose hand-over shows the gap.
+func (s *Service) Follow(t *Turn) *Subscription {
+	sub := s.subscribe(t.conv.ID, t.after)
+	if len(t.opened) > 0 {
+		s.hub.publish(t.conv.ID, t.opened)
+		s.hub.mu.Lock()
+		sub.dirty = false
+		s.hub.mu.Unlock()
+	}
+	return sub
+}
 
 // ConversationID is the conversation the subscription reads.
 func (sub *Subscription) ConversationID() string { return sub.conv }

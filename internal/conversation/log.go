@@ -151,6 +151,9 @@ func (t *Turn) logOpening(ctx context.Context, r Repo) error {
 		last, err = r.AppendEvents(ctx, t.conv.ID, t.id, evs)
 	}
 	t.after = last - int64(len(evs))
+	if err == nil && last > 0 {
+		t.opened = stored(t.id, last, evs)
+	}
 	return err
 }
 

@@ -185,20 +185,26 @@ func (r *relay) handle(ctx context.Context, ev Event) (done bool, err error) {
 		// that sees the conversation idle has its terminal event, after the
 		// turn's deltas.
 		r.log.flush()
+		terminal := mustEvent(EventNameCompleted, done)
+		var last int64
+		s.hub.begin(t.conv.ID)
 		err := s.store.Tx(r.store, func(repo Repo) error {
+			last = 0
 			if still, err := r.stillOurs(repo); err != nil || !still {
 				return err
 			}
 			if err := repo.EndTurn(r.store, t.conv.ID, t.id, ev.ResponseID); err != nil {
 				return err
 			}
-			_, err := repo.AppendEvents(r.store, t.conv.ID, t.id, []NewEvent{mustEvent(EventNameCompleted, done)})
+			var err error
+			last, err = repo.AppendEvents(r.store, t.conv.ID, t.id, []NewEvent{terminal})
 			return err
 		})
-		if err != nil {
+		if err != nil || last == 0 {
+			s.hub.end(t.conv.ID)
 			return true, err
 		}
-		s.hub.poke(t.conv.ID, false)
+		s.hub.publish(t.conv.ID, stored(t.id, last, []NewEvent{terminal})) // committed
 		r.log.observe(EventNameCompleted, done)
 		return true, nil
 	case EventFailed, EventIncomplete:

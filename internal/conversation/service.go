@@ -128,6 +128,9 @@ type Service struct {
 	// OnFirstEvent, when set, is called with the time each upstream request
 	// took to its first event (metrics).
 	OnFirstEvent func(time.Duration)
+	// OnEventWrite, when set, is called after each write of text deltas
+	// with the conversations it carried and how long it took (metrics).
+	OnEventWrite func(conversations int, took time.Duration)
 	// OnApprovalExpired, when set, is called for each approval request
 	// this replica expired (APPROVAL_TTL), with when (metrics).
 	OnApprovalExpired func(id string, at time.Time)

@@ -41,6 +41,9 @@ type Turn struct {
 	grants     map[string]map[string]policy.GrantRef
 	pendingIDs []string // with no follow-up: the requests still waiting
 	after      int64    // the id just before the turn's first event
+	// opened is the turn's opening events as stored (after commit, Follow
+	// hands them to its stream from memory).
+	opened []StoredEvent
 }
 
 // ConversationID is the conversation the turn belongs to.

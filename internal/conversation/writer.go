@@ -128,7 +128,11 @@ func (w *deltaWriter) write(batch []queuedDelta) (rest []queuedDelta) {
 			w.s.hub.begin(g.log.conv)
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), writeTimeout)
+		began := time.Now()
 		lasts, err := w.s.store.Repo().AppendMany(ctx, in)
+		if w.s.OnEventWrite != nil {
+			w.s.OnEventWrite(len(in), time.Since(began))
+		}
 		if err != nil {
 			// One conversation's trouble must not fail the others: store
 			// each on its own, and fail only the turns whose write fails.
