@@ -212,6 +212,13 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, stdout io.W
 	chat := conversation.NewService(postgres.NewConversationStore(pool), postgres.NewConversationPolicies(policies), responses.New(upCfg), info, limits, log)
 	chat.SetReplica(cfg.Replica.ID, cfg.Replica.LeaseTTL)
 	chat.SetApprovalTTL(cfg.ApprovalTTL)
+	// Streamed text is stored on connections of its own (2 more per replica).
+	eventStore, closeEventStore, err := postgres.NewEventWriterStore(ctx, pool)
+	if err != nil {
+		return err
+	}
+	defer closeEventStore()
+	chat.SetEventStore(eventStore)
 	webhookStore := postgres.NewWebhookStore(pool)
 	hooks := &webhook.Dispatcher{Store: webhookStore, Client: webhook.NewClient(guard.Transport(), cfg.Webhooks.Timeout),
 		Owner: cfg.Replica.ID, PublicURL: cfg.Webhooks.PublicURL, Log: log.With("component", "webhooks"),

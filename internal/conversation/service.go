@@ -122,6 +122,7 @@ type Service struct {
 	readBackWait time.Duration
 	hub          hub
 	writer       deltaWriter // stores the running turns' text deltas together
+	eventStore   Store       // where writer stores them (SetEventStore; store by default)
 	// OnTakeover, when set, is called for each turn this replica closed
 	// because its lease expired (metrics), from several goroutines at once.
 	OnTakeover func()
@@ -183,6 +184,11 @@ func NewService(store Store, policies Policies, upstream Upstream, info Info, li
 	s.writer.s = s
 	return s
 }
+
+// SetEventStore makes the writer of text deltas use st (the same database
+// on connections of its own) instead of the service's store. Call it
+// before the service runs turns.
+func (s *Service) SetEventStore(st Store) { s.eventStore = st }
 
 // caller is the signed-in user ctx carries. Without one the request never
 // went through authentication: that is a bug, never "anyone".

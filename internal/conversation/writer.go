@@ -129,7 +129,11 @@ func (w *deltaWriter) write(batch []queuedDelta) (rest []queuedDelta) {
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), writeTimeout)
 		began := time.Now()
-		lasts, err := w.s.store.Repo().AppendMany(ctx, in)
+		st := w.s.eventStore
+		if st == nil {
+			st = w.s.store
+		}
+		lasts, err := st.Repo().AppendMany(ctx, in)
 		if w.s.OnEventWrite != nil {
 			w.s.OnEventWrite(len(in), time.Since(began))
 		}
@@ -139,7 +143,7 @@ func (w *deltaWriter) write(batch []queuedDelta) (rest []queuedDelta) {
 			lasts = make([]int64, len(groups))
 			errs := make([]error, len(groups))
 			for i, b := range in {
-				lasts[i], errs[i] = w.s.store.Repo().AppendEvents(ctx, b.ConversationID, b.Turn, b.Events)
+				lasts[i], errs[i] = st.Repo().AppendEvents(ctx, b.ConversationID, b.Turn, b.Events)
 			}
 			for i, g := range groups {
 				if errs[i] != nil {
