@@ -11,7 +11,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -232,13 +231,7 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, stdout io.W
 	listener.On = func(channel string, payload []byte) {
 		switch channel {
 		case conversation.ChannelEvents:
-			var n struct {
-				C  string `json:"c"`
-				ID int64  `json:"id"`
-			}
-			if json.Unmarshal(payload, &n) == nil {
-				chat.OnEventsUpTo(n.C, n.ID)
-			}
+			chat.OnEventsNotification(payload)
 		case conversation.ChannelSignals:
 			chat.OnSignal(payload)
 		case webhook.Channel:

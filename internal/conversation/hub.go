@@ -295,6 +295,34 @@ func (h *hub) subscribers() int {
 // OnEvents is called when any replica stored events of conv.
 func (s *Service) OnEvents(conv string) { s.hub.poke(conv, false) }
 
+// EventsNotification is a notification on ChannelEvents: one
+// conversation's last event id (C, ID), or many (B).
+type EventsNotification struct {
+	C  string `json:"c"`
+	ID int64  `json:"id"`
+	B  []struct {
+		C  string `json:"c"`
+		ID int64  `json:"id"`
+	} `json:"b"`
+}
+
+// OnEventsNotification acts on a notification on ChannelEvents (its raw
+// payload): OnEventsUpTo for each conversation it names; a payload it
+// cannot read wakes every stream here.
+func (s *Service) OnEventsNotification(payload []byte) {
+	var n EventsNotification
+	if err := json.Unmarshal(payload, &n); err != nil {
+		s.hub.poke("", false)
+		return
+	}
+	if n.C != "" {
+		s.OnEventsUpTo(n.C, n.ID)
+	}
+	for _, b := range n.B {
+		s.OnEventsUpTo(b.C, b.ID)
+	}
+}
+
 // OnEventsUpTo is OnEvents for a notification that names the last id
 // stored: the streams here are not woken when this process stored those
 // events itself and has handed them over already.

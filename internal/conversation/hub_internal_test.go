@@ -119,10 +119,15 @@ func TestHub_MemoryWhenItHoldsTheNextEventsTheStoreOtherwise(t *testing.T) {
 		t.Fatal("the announcement of events already handed over woke the stream")
 	}
 
-	// Stored elsewhere and announced: read from the store.
+	// Stored elsewhere and announced (in a notification naming several
+	// conversations): read from the store.
 	r.store(1)
-	s.hub.notify(conv, 4)
+	s.OnEventsNotification([]byte(`{"b":[{"c":"conv_other","id":9},{"c":"` + conv + `","id":4}]}`))
 	wantIDs(t, next(t, sub), 4, 4)
+	// A notification that cannot be read wakes every stream.
+	r.store(1)
+	s.OnEventsNotification([]byte(`{"b":`))
+	wantIDs(t, next(t, sub), 5, 5)
 
 	// Published, then one stored elsewhere and announced before the stream
 	// looks: the stream takes the published ones and then reads the other
@@ -130,8 +135,8 @@ func TestHub_MemoryWhenItHoldsTheNextEventsTheStoreOtherwise(t *testing.T) {
 	s.hub.publish(conv, r.store(2))
 	r.store(1)
 	s.hub.poke(conv, false)
-	wantIDs(t, next(t, sub), 5, 6)
-	wantIDs(t, next(t, sub), 7, 7)
+	wantIDs(t, next(t, sub), 6, 7)
+	wantIDs(t, next(t, sub), 8, 8)
 
 	// Another replica's event announced while this process writes: the
 	// write's publish wakes the stream, which then reads the store for it
@@ -139,25 +144,25 @@ func TestHub_MemoryWhenItHoldsTheNextEventsTheStoreOtherwise(t *testing.T) {
 	// returns, is no reason to read).
 	drain(sub)
 	s.hub.begin(conv)
-	s.hub.notify(conv, 7)
+	s.hub.notify(conv, 8)
 	if len(sub.wake) != 0 {
 		t.Fatal("an announcement during this process's write woke the stream before the write was handed over")
 	}
 	mine := r.store(2)
-	r.store(1) // 10, another replica's: announced, not published
-	s.hub.notify(conv, 10)
+	r.store(1) // 11, another replica's: announced, not published
+	s.hub.notify(conv, 11)
 	before := r.reads
 	s.hub.publish(conv, mine)
-	wantIDs(t, next(t, sub), 8, 9)
-	wantIDs(t, next(t, sub), 10, 10)
+	wantIDs(t, next(t, sub), 9, 10)
+	wantIDs(t, next(t, sub), 11, 11)
 	if r.reads != before+1 {
 		t.Fatalf("%d reads of the store; want one, for the other replica's event", r.reads-before)
 	}
 
 	// A gap in what is published: the stream reads the store.
-	r.store(1) // 11, never published
+	r.store(1) // 12, never published
 	s.hub.publish(conv, r.store(2))
-	wantIDs(t, next(t, sub), 11, 13)
+	wantIDs(t, next(t, sub), 12, 14)
 
 	// Caught up and nothing new: the stream waits without reading.
 	before = r.reads

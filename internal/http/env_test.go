@@ -158,13 +158,7 @@ func (e *apiEnv) start() {
 			chat.OnSignal(payload)
 			return
 		}
-		var n struct {
-			C  string `json:"c"`
-			ID int64  `json:"id"`
-		}
-		if json.Unmarshal(payload, &n) == nil {
-			chat.OnEventsUpTo(n.C, n.ID)
-		}
+		chat.OnEventsNotification(payload)
 	}
 	listener.OnConnect = chat.OnReconnect
 	go listener.Run(lctx, conversation.ChannelEvents, conversation.ChannelSignals)

@@ -71,23 +71,20 @@ func TestAppendMany_NumbersEachConversationAndAnnouncesIt(t *testing.T) {
 			t.Fatalf("conv_a event %d = %d %q %q %s; want %d turn_a text.delta %s", i, e.ID, e.TurnID, e.Name, e.Data, i+1, want[i].Data)
 		}
 	}
+	n, err := conn.Conn().WaitForNotification(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var p conversation.EventsNotification
+	if err := json.Unmarshal([]byte(n.Payload), &p); err != nil {
+		t.Fatal(err)
+	}
 	got := map[string]int64{}
-	for range 2 {
-		n, err := conn.Conn().WaitForNotification(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var p struct {
-			C  string `json:"c"`
-			ID int64  `json:"id"`
-		}
-		if err := json.Unmarshal([]byte(n.Payload), &p); err != nil {
-			t.Fatal(err)
-		}
-		got[p.C] = p.ID
+	for _, b := range p.B {
+		got[b.C] = b.ID
 	}
 	if got["conv_a"] != 5 || got["conv_b"] != 1 || len(got) != 2 {
-		t.Fatalf("announced %v; want conv_a up to 5 and conv_b up to 1", got)
+		t.Fatalf("announced %s; want one notification: conv_a up to 5 and conv_b up to 1", n.Payload)
 	}
 	var deliveries int
 	if err := pool.QueryRow(ctx, `SELECT count(*) FROM conversation_events WHERE conversation_id = 'conv_gone'`).Scan(&deliveries); err != nil || deliveries != 0 {
@@ -148,6 +145,53 @@ func TestAppendMany_NumbersEachConversationAndAnnouncesIt(t *testing.T) {
 		}
 		if len(got) != n || got[0] != 1 || got[len(got)-1] != int64(n) {
 			t.Fatalf("%s holds %d events, ids %d..%d; want 1..%d", c, len(got), got[0], got[len(got)-1], n)
+		}
+	}
+}
+
+// A write for many conversations announces them all, in notifications
+// Postgres accepts (a payload is at most 8000 bytes): 250 conversations
+// with long ids.
+func TestAppendMany_AnnouncesManyConversationsInPayloadsPostgresAccepts(t *testing.T) {
+	store, pool := newConversations(t)
+	r := store.Repo()
+	ctx := t.Context()
+	var in []conversation.ConvEvents
+	for i := range 250 {
+		id := fmt.Sprintf("conv_%060d", i)
+		mustCreate(t, r, id)
+		in = append(in, conversation.ConvEvents{ConversationID: id, Turn: "t", Events: deltas(id, 1)})
+	}
+	conn, err := pool.Acquire(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Release()
+	if _, err := conn.Exec(ctx, "LISTEN "+postgres.EventsChannel); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.AppendMany(ctx, in); err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]int64{}
+	for len(got) < 250 {
+		wait, cancel := context.WithTimeout(ctx, 5*time.Second)
+		n, err := conn.Conn().WaitForNotification(wait)
+		cancel()
+		if err != nil {
+			t.Fatalf("after %d conversations announced: %v", len(got), err)
+		}
+		var p conversation.EventsNotification
+		if err := json.Unmarshal([]byte(n.Payload), &p); err != nil {
+			t.Fatal(err)
+		}
+		for _, b := range p.B {
+			got[b.C] = b.ID
+		}
+	}
+	for _, c := range in {
+		if got[c.ConversationID] != 1 {
+			t.Fatalf("%s announced up to %d; want 1", c.ConversationID, got[c.ConversationID])
 		}
 	}
 }

@@ -13,9 +13,16 @@ import (
 	"github.com/toolgate/toolgate/internal/conversation"
 )
 
-// EventsChannel is the NOTIFY channel on which a committed batch of a
-// conversation's events is announced: {"c": conversation id, "id": last id}.
+// EventsChannel is the NOTIFY channel on which committed events are
+// announced: {"c": conversation id, "id": last id} for one conversation's,
+// {"b": [{"c": …, "id": …}, …]} for AppendMany's (as many conversations
+// as fit in notifyBytes, under Postgres's 8000 bytes).
+// conversation.ParseEventsNotification reads both.
 const EventsChannel = conversation.ChannelEvents
+
+// notifyBytes bounds what one AppendMany notification names (about 40
+// bytes of JSON besides each id; Postgres refuses payloads of 8000 bytes).
+const notifyBytes = "7000"
 
 // SignalsChannel carries conversation.Signal as JSON: cancel a turn, a
 // conversation deleted, an account's turns stopped.
@@ -58,7 +65,7 @@ func (r convRepo) AppendEvents(ctx context.Context, conversationID, turn string,
 // AppendMany stores the events of many conversations in one statement
 // (one round trip, one commit), each conversation's numbered after its last
 // event exactly as AppendEvents numbers them, and announces each
-// conversation's last id on EventsChannel. It queues no webhook deliveries:
+// conversation's last id on EventsChannel (a notification names many). It queues no webhook deliveries:
 // it is for events no webhook can subscribe to (text deltas). The
 // conversation rows are locked in id order, so two of these never
 // deadlock. A deleted conversation stores nothing (its last is 0).
@@ -106,9 +113,13 @@ func (r convRepo) AppendMany(ctx context.Context, batches []conversation.ConvEve
 			SELECT e.conv, seq.base + e.k, nullif(e.turn, ''), e.name, e.data::json
 			FROM unnest($3::text[], $4::int[], $5::text[], $6::text[], $7::text[]) AS e(conv, k, turn, name, data)
 			JOIN seq ON seq.id = e.conv
+		), lasts AS (
+			SELECT id, base + n AS last, (sum(octet_length(id) + 40) OVER (ORDER BY id) - 1) / `+notifyBytes+` AS chunk FROM seq
+		), notes AS (
+			SELECT pg_notify('`+EventsChannel+`', json_build_object('b', json_agg(json_build_object('c', id, 'id', last)))::text)
+			FROM lasts GROUP BY chunk
 		)
-		SELECT seq.id, seq.base + seq.n, pg_notify('`+EventsChannel+`', json_build_object('c', seq.id, 'id', seq.base + seq.n)::text)
-		FROM seq`, convs, counts, evConvs, places, turns, names, datas)
+		SELECT seq.id, seq.base + seq.n, (SELECT count(*) FROM notes) FROM seq`, convs, counts, evConvs, places, turns, names, datas)
 	if err != nil {
 		return nil, translate(err, "store stream events")
 	}
