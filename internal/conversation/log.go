@@ -31,8 +31,13 @@ type eventLog struct {
 func (l *eventLog) Send(event string, data any) {
 	ev, err := newEvent(event, data)
 	if err == nil && event == EventNameTextDelta {
-		l.outstanding.Add(1)
+		n := l.outstanding.Add(1)
 		l.s.writer.enqueue(queuedDelta{log: l, ev: ev, data: data})
+		if n >= maxOutstanding {
+			// The database is behind: wait for it rather than hold an
+			// unbounded backlog (upstream waits in its TCP window).
+			l.flush()
+		}
 		return
 	}
 	var last int64
@@ -54,6 +59,9 @@ func (l *eventLog) Send(event string, data any) {
 		l.setErr(err)
 	}
 }
+
+// maxOutstanding bounds the deltas a turn may have waiting for the writer.
+const maxOutstanding = 512
 
 // flush waits until every delta the turn handed to the writer is stored
 // (or failed to be: then failed says so). Call it before storing anything
