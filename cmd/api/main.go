@@ -11,7 +11,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -212,6 +211,13 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, stdout io.W
 	chat := conversation.NewService(postgres.NewConversationStore(pool), postgres.NewConversationPolicies(policies), responses.New(upCfg), info, limits, log)
 	chat.SetReplica(cfg.Replica.ID, cfg.Replica.LeaseTTL)
 	chat.SetApprovalTTL(cfg.ApprovalTTL)
+	// Streamed text is stored on connections of its own (2 more per replica).
+	eventStore, closeEventStore, err := postgres.NewEventWriterStore(ctx, pool)
+	if err != nil {
+		return err
+	}
+	defer closeEventStore()
+	chat.SetEventStore(eventStore)
 	webhookStore := postgres.NewWebhookStore(pool)
 	hooks := &webhook.Dispatcher{Store: webhookStore, Client: webhook.NewClient(guard.Transport(), cfg.Webhooks.Timeout),
 		Owner: cfg.Replica.ID, PublicURL: cfg.Webhooks.PublicURL, Log: log.With("component", "webhooks"),
@@ -225,12 +231,7 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, stdout io.W
 	listener.On = func(channel string, payload []byte) {
 		switch channel {
 		case conversation.ChannelEvents:
-			var n struct {
-				C string `json:"c"`
-			}
-			if json.Unmarshal(payload, &n) == nil {
-				chat.OnEvents(n.C)
-			}
+			chat.OnEventsNotification(payload)
 		case conversation.ChannelSignals:
 			chat.OnSignal(payload)
 		case webhook.Channel:
@@ -280,6 +281,17 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, stdout io.W
 	mets := newMetrics(build, pool)
 	chat.OnTakeover, chat.OnFirstEvent = mets.LeaseTakeover, mets.UpstreamFirstEvent
 	chat.OnApprovalExpired = func(id string, at time.Time) { mets.DecisionRecorded(id, conversation.Expired, at) }
+	chat.OnEventWrite = mets.EventWrite
+	for _, source := range []string{"memory", "store"} {
+		mets.WatchCounter("toolgate_stream_reads_total", "Reads of the event streams open on this replica, by source: memory (events this replica stored, handed over as stored) or store (read back from Postgres).",
+			"source", source, func() float64 {
+				memory, store := chat.StreamReads()
+				if source == "memory" {
+					return float64(memory)
+				}
+				return float64(store)
+			})
+	}
 	mets.WatchGauge("toolgate_approvals_pending", "Approval requests waiting for a decision now, in the whole database.", func() float64 {
 		n, err := postgres.PendingApprovals(context.Background(), pool)
 		if err != nil {

@@ -99,7 +99,9 @@ func TestRun_MetricsNeedTheToken(t *testing.T) {
 	if code != 200 {
 		t.Fatalf("with METRICS_TOKEN: %d %s", code, body)
 	}
-	for _, name := range []string{"toolgate_build_info{", "toolgate_db_pool_total_conns ", "toolgate_http_requests_total{"} {
+	for _, name := range []string{"toolgate_build_info{", "toolgate_db_pool_total_conns ", "toolgate_http_requests_total{",
+		`toolgate_stream_reads_total{source="memory"} `, `toolgate_stream_reads_total{source="store"} `,
+		"toolgate_event_writes_seconds_count ", "toolgate_event_write_conversations_count "} {
 		if !strings.Contains(body, "\n"+name) {
 			t.Errorf("scrape lacks %s", name)
 		}

@@ -119,6 +119,13 @@ func startToolgate(ctx context.Context, bin, dbURL, upstream string) (*child, *h
 		// provider limit on tools entries (128 by default) is lifted.
 		"UPSTREAM_MAX_TOOL_ENTRIES=100000",
 		"TOOLGATE_ADMIN_EMAIL=" + email, "TOOLGATE_ADMIN_PASSWORD=" + password}
+	// DEBUG_ADDR=127.0.0.1:6060 ./scripts/bench.sh profiles Toolgate while
+	// it is measured; METRICS_TOKEN lets you scrape its /metrics.
+	for _, k := range []string{"DEBUG_ADDR", "METRICS_TOKEN"} {
+		if v := os.Getenv(k); v != "" {
+			cmd.Env = append(cmd.Env, k+"="+v)
+		}
+	}
 	logs := &syncBuffer{}
 	cmd.Stdout, cmd.Stderr = logs, logs
 	if err := cmd.Start(); err != nil {

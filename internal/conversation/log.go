@@ -9,7 +9,11 @@ import (
 // eventLog is a running turn's sink: each event is stored in the
 // conversation's event log (numbered, announced to every replica) before
 // any stream sees it, and handed to the observer (metrics). The turn never
-// waits for a browser: streams read the log at their own pace.
+// waits for a browser: streams read the log at their own pace. Text deltas
+// go to the process's deltaWriter, which stores those of every running
+// turn together, and the turn reads on meanwhile; any other event first
+// waits until the turn's deltas are stored (flush), then is stored at once,
+// so the log keeps the order in which the turn sent its events.
 type eventLog struct {
 	s        *Service
 	ctx      context.Context // for writes: they happen even when the turn is cancelled
@@ -17,29 +21,66 @@ type eventLog struct {
 	turn     string
 	observer Sink
 
+	outstanding outstandingDeltas // deltas handed to the writer, not yet stored
+
 	mu  sync.Mutex
 	err error // the first write that failed: the turn stops with storage_failed
 }
 
-// Send stores one event.
+// Send stores one event (a text delta: hands it to the writer).
 func (l *eventLog) Send(event string, data any) {
 	ev, err := newEvent(event, data)
+	if err == nil && event == EventNameTextDelta {
+		n := l.outstanding.Add(1)
+		l.s.writer.enqueue(queuedDelta{log: l, ev: ev, data: data})
+		if n >= maxOutstanding {
+			// The database is behind: wait for it rather than hold an
+			// unbounded backlog (upstream waits in its TCP window).
+			l.flush()
+		}
+		return
+	}
+	var last int64
 	if err == nil {
-		_, err = l.s.store.Repo().AppendEvents(l.ctx, l.conv, l.turn, []NewEvent{ev})
+		l.flush()
+		l.s.hub.begin(l.conv)
+		last, err = l.s.store.Repo().AppendEvents(l.ctx, l.conv, l.turn, []NewEvent{ev})
+		if last == 0 || err != nil {
+			l.s.hub.end(l.conv)
+		} else {
+			l.s.hub.publish(l.conv, stored(l.turn, last, []NewEvent{ev}))
+		}
 	}
 	// Observed once stored: what the observer saw, a takeover finds.
 	if l.observer != nil {
 		l.observer.Send(event, data)
 	}
 	if err != nil {
-		l.mu.Lock()
-		if l.err == nil {
-			l.err = err
-		}
-		l.mu.Unlock()
+		l.setErr(err)
+	}
+}
+
+// maxOutstanding bounds the deltas a turn may have waiting for the writer.
+const maxOutstanding = 512
+
+// flush waits until every delta the turn handed to the writer is stored
+// (or failed to be: then failed says so). Call it before storing anything
+// else of the turn's, so the log keeps the turn's order.
+func (l *eventLog) flush() {
+	if l.outstanding.Load() == 0 {
 		return
 	}
-	l.s.hub.poke(l.conv, false)
+	done := make(chan struct{})
+	l.s.writer.enqueue(queuedDelta{log: l, done: done})
+	<-done
+}
+
+func (l *eventLog) setErr(err error) {
+	l.mu.Lock()
+	if l.err == nil {
+		l.err = err
+	}
+	l.mu.Unlock()
 }
 
 // failed is the first write that failed, if any.
@@ -118,6 +159,9 @@ func (t *Turn) logOpening(ctx context.Context, r Repo) error {
 		last, err = r.AppendEvents(ctx, t.conv.ID, t.id, evs)
 	}
 	t.after = last - int64(len(evs))
+	if err == nil && last > 0 {
+		t.opened = stored(t.id, last, evs)
+	}
 	return err
 }
 

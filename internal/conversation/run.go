@@ -182,21 +182,29 @@ func (r *relay) handle(ctx context.Context, ev Event) (done bool, err error) {
 		id := ev.ResponseID
 		done := CompletedEvent{ResponseID: &id, PendingApprovals: len(r.asked), PendingApprovalIDs: nonNil(r.asked), Sent: true}
 		// The turn's end and its terminal event commit together: a stream
-		// that sees the conversation idle has its terminal event.
+		// that sees the conversation idle has its terminal event, after the
+		// turn's deltas.
+		r.log.flush()
+		terminal := mustEvent(EventNameCompleted, done)
+		var last int64
+		s.hub.begin(t.conv.ID)
 		err := s.store.Tx(r.store, func(repo Repo) error {
+			last = 0
 			if still, err := r.stillOurs(repo); err != nil || !still {
 				return err
 			}
 			if err := repo.EndTurn(r.store, t.conv.ID, t.id, ev.ResponseID); err != nil {
 				return err
 			}
-			_, err := repo.AppendEvents(r.store, t.conv.ID, t.id, []NewEvent{mustEvent(EventNameCompleted, done)})
+			var err error
+			last, err = repo.AppendEvents(r.store, t.conv.ID, t.id, []NewEvent{terminal})
 			return err
 		})
-		if err != nil {
+		if err != nil || last == 0 {
+			s.hub.end(t.conv.ID)
 			return true, err
 		}
-		s.hub.poke(t.conv.ID, false)
+		s.hub.publish(t.conv.ID, stored(t.id, last, []NewEvent{terminal})) // committed
 		r.log.observe(EventNameCompleted, done)
 		return true, nil
 	case EventFailed, EventIncomplete:
@@ -493,6 +501,7 @@ func (r *relay) end(e TurnError, terminal string, data any) {
 		sr = s.readBack(r.store, r.response)
 	}
 	last, lastData := mustEvent(terminal, data), data
+	r.log.flush() // the terminal event comes after every delta the turn stored
 	var decided []DecisionEvent
 	gone := false
 	err := s.store.Tx(r.store, func(repo Repo) error {

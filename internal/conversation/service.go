@@ -130,12 +130,17 @@ type Service struct {
 	// turn did not see waits for it to finish (reconcile.go).
 	readBackWait time.Duration
 	hub          hub
+	writer       deltaWriter // stores the running turns' text deltas together
+	eventStore   Store       // where writer stores them (SetEventStore; store by default)
 	// OnTakeover, when set, is called for each turn this replica closed
 	// because its lease expired (metrics), from several goroutines at once.
 	OnTakeover func()
 	// OnFirstEvent, when set, is called with the time each upstream request
 	// took to its first event (metrics).
 	OnFirstEvent func(time.Duration)
+	// OnEventWrite, when set, is called after each write of text deltas
+	// with the conversations it carried and how long it took (metrics).
+	OnEventWrite func(conversations int, took time.Duration)
 	// OnApprovalExpired, when set, is called for each approval request
 	// this replica expired (APPROVAL_TTL), with when (metrics).
 	OnApprovalExpired func(id string, at time.Time)
@@ -181,11 +186,18 @@ func (s *Service) Stop(ctx context.Context) {
 
 // NewService returns a Service.
 func NewService(store Store, policies Policies, upstream Upstream, info Info, limits Limits, log *slog.Logger) *Service {
-	return &Service{store: store, policies: policies, upstream: upstream, info: info, limits: limits, log: log,
+	s := &Service{store: store, policies: policies, upstream: upstream, info: info, limits: limits, log: log,
 		now: time.Now, running: map[string]*running{}, ending: map[string]chan struct{}{},
 		endRetry: [2]time.Duration{endRetryMin, endRetryMax}, stopping: make(chan struct{}),
 		replica: newID("rep_"), leaseTTL: DefaultLeaseTTL, approvalTTL: DefaultApprovalTTL, readBackWait: defaultReadBackWait}
+	s.writer.s = s
+	return s
 }
+
+// SetEventStore makes the writer of text deltas use st (the same database
+// on connections of its own) instead of the service's store. Call it
+// before the service runs turns.
+func (s *Service) SetEventStore(st Store) { s.eventStore = st }
 
 // caller is the signed-in user ctx carries. Without one the request never
 // went through authentication: that is a bug, never "anyone".

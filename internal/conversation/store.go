@@ -81,6 +81,13 @@ type Repo interface {
 	// still runs in it on an expired lease.
 	LockExpiredTurn(ctx context.Context, conversationID, turn string) (bool, error)
 
+	// AppendMany stores the events of many conversations in one statement,
+	// each numbered after its conversation's last one as AppendEvents
+	// numbers them and announced the same way, and returns each batch's
+	// conversation's last id (0 when it was deleted). Only for events no
+	// webhook can want (text deltas): it queues no deliveries. Each
+	// conversation must appear in one batch at most.
+	AppendMany(ctx context.Context, batches []ConvEvents) ([]int64, error)
 	// AppendEvents stores stream events after the conversation's last one
 	// and announces them to every replica; it returns the last id given.
 	AppendEvents(ctx context.Context, conversationID, turn string, evs []NewEvent) (int64, error)
@@ -168,6 +175,14 @@ type RunningTurn struct {
 type NewEvent struct {
 	Name string
 	Data []byte
+}
+
+// ConvEvents is one conversation's events (all of one turn) in an
+// AppendMany.
+type ConvEvents struct {
+	ConversationID string
+	Turn           string
+	Events         []NewEvent
 }
 
 // StoredEvent is a stream event as stored, with its id in the conversation.

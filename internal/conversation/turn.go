@@ -44,6 +44,9 @@ type Turn struct {
 	// policies is the policy read of the turn's first request, made by the
 	// statement that opened the turn (openingRepo); nil once used.
 	policies *policy.Read
+	// opened is the turn's opening events as stored (after commit, Follow
+	// hands them to its stream from memory).
+	opened []StoredEvent
 }
 
 // openingRepo is r for logOpening: its OpenTurn also makes the policy read

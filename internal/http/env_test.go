@@ -164,12 +164,7 @@ func (e *apiEnv) start() {
 			chat.OnSignal(payload)
 			return
 		}
-		var n struct {
-			C string `json:"c"`
-		}
-		if json.Unmarshal(payload, &n) == nil {
-			chat.OnEvents(n.C)
-		}
+		chat.OnEventsNotification(payload)
 	}
 	listener.OnConnect = chat.OnReconnect
 	go listener.Run(lctx, conversation.ChannelEvents, conversation.ChannelSignals)

@@ -43,6 +43,8 @@ type Metrics struct {
 	upstreamErrs *prometheus.CounterVec
 	takeovers    prometheus.Counter
 	firstEvent   prometheus.Histogram
+	writeTime    prometheus.Histogram
+	writeConvs   prometheus.Histogram
 
 	mu    sync.Mutex
 	asked map[string]time.Time // approval request id -> requested_at, until decided
@@ -100,6 +102,16 @@ func New(b Build) *Metrics {
 			Help:    "Time from sending a responses.create request to its first event (or its error), retries included.",
 			Buckets: []float64{.01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60},
 		}),
+		writeTime: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name:    "toolgate_event_writes_seconds",
+			Help:    "Time one write of the running turns' text deltas took (one statement for every conversation with deltas waiting).",
+			Buckets: []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5},
+		}),
+		writeConvs: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name:    "toolgate_event_write_conversations",
+			Help:    "Conversations whose text deltas one write stored.",
+			Buckets: []float64{1, 2, 5, 10, 20, 50, 100, 200, 500, 1000},
+		}),
 	}
 	info := prometheus.NewGauge(prometheus.GaugeOpts{
 		Name:        "toolgate_build_info",
@@ -108,7 +120,7 @@ func New(b Build) *Metrics {
 	})
 	info.Set(1)
 	reg.MustRegister(m.httpRequests, m.httpDuration, m.turns, m.streams, m.events, m.approvals,
-		m.decisions, m.decisionWait, m.upstreamErrs, m.takeovers, m.firstEvent, info,
+		m.decisions, m.decisionWait, m.upstreamErrs, m.takeovers, m.firstEvent, m.writeTime, m.writeConvs, info,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
@@ -243,6 +255,27 @@ func (m *Metrics) LeaseTakeover() {
 func (m *Metrics) UpstreamFirstEvent(d time.Duration) {
 	if m != nil {
 		m.firstEvent.Observe(d.Seconds())
+	}
+}
+
+// EventWrite records one write of text deltas: how many conversations it
+// carried and how long it took.
+func (m *Metrics) EventWrite(conversations int, took time.Duration) {
+	if m != nil {
+		m.writeTime.Observe(took.Seconds())
+		m.writeConvs.Observe(float64(conversations))
+	}
+}
+
+// WatchCounter registers a counter read from fn on every scrape, with one
+// label (label=value; none when label is "").
+func (m *Metrics) WatchCounter(name, help, label, value string, fn func() float64) {
+	if m != nil {
+		var labels prometheus.Labels
+		if label != "" {
+			labels = prometheus.Labels{label: value}
+		}
+		m.reg.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{Name: name, Help: help, ConstLabels: labels}, fn))
 	}
 }
 

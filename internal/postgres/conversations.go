@@ -28,6 +28,23 @@ func NewConversationStore(pool *pgxpool.Pool) *ConversationStore {
 	return &ConversationStore{pool: pool}
 }
 
+// EventWriterConns is the size of the pool NewEventWriterStore opens.
+const EventWriterConns = 2
+
+// NewEventWriterStore opens a small pool of its own on pool's database,
+// for the writes of streamed text deltas: they go on while the main pool is
+// busy starting turns (a burst of new streams must not hold up the ones
+// already streaming). Close it after the service using it has stopped.
+func NewEventWriterStore(ctx context.Context, pool *pgxpool.Pool) (*ConversationStore, func(), error) {
+	cfg := pool.Config().Copy()
+	cfg.MaxConns, cfg.MinConns = EventWriterConns, 1
+	own, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		return nil, nil, translate(err, "open the event writer's connections")
+	}
+	return &ConversationStore{pool: own}, own.Close, nil
+}
+
 // Tx runs fn in one transaction; ConversationPolicies, given fn's
 // repository, works in it too.
 func (s *ConversationStore) Tx(ctx context.Context, fn func(conversation.Repo) error) error {

@@ -29,7 +29,7 @@ const (
 	other = "usr_0000000000000000000000b2"
 )
 
-func newConversations(t *testing.T) (*postgres.ConversationStore, *pgxpool.Pool) {
+func newConversations(t testing.TB) (*postgres.ConversationStore, *pgxpool.Pool) {
 	t.Helper()
 	pool := testdb.New(t)
 	_, err := pool.Exec(t.Context(), `INSERT INTO users (id, email, role) VALUES

@@ -22,12 +22,21 @@ import (
 	"github.com/toolgate/toolgate/internal/apperr"
 )
 
+// DefaultMaxConns is the pool's size unless DATABASE_URL sets
+// pool_max_conns.
+const DefaultMaxConns = 16
+
 // Open connects a pool to url. When the database does not exist yet and
 // create is true, it is created first, so a fresh machine needs no setup.
 func Open(ctx context.Context, url string, create bool, log *slog.Logger) (*pgxpool.Pool, error) {
 	cfg, err := pgxpool.ParseConfig(url)
 	if err != nil {
 		return nil, fmt.Errorf("parse DATABASE_URL: %w", err)
+	}
+	if !strings.Contains(url, "pool_max_conns") {
+		// pgx's default (4 on a 2-core machine) makes hundreds of streams
+		// wait for a connection; the URL's pool_max_conns overrides this.
+		cfg.MaxConns = DefaultMaxConns
 	}
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {

@@ -41,3 +41,26 @@ func TestOpen_MissingDatabaseWithoutCreateFails(t *testing.T) {
 		t.Fatal("Open succeeded on a missing database with create false")
 	}
 }
+
+// A replica keeps DefaultMaxConns connections (pgx's default, 4 on a 2-core
+// machine, kept hundreds of streams waiting), unless DATABASE_URL says
+// otherwise with pool_max_conns.
+func TestOpen_PoolSizeDefaultsTo16AndTheURLOverridesIt(t *testing.T) {
+	url := testdb.URL(t)
+	for _, c := range []struct {
+		url  string
+		want int32
+	}{{url, postgres.DefaultMaxConns}, {url + "&pool_max_conns=3", 3}} {
+		pool, err := postgres.Open(t.Context(), c.url, false, slog.New(slog.DiscardHandler))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := pool.Config().MaxConns; got != c.want {
+			t.Errorf("Open(%q) keeps up to %d connections; want %d", c.url, got, c.want)
+		}
+		pool.Close()
+	}
+	if postgres.DefaultMaxConns < 16 {
+		t.Fatalf("DefaultMaxConns = %d; want at least 16", postgres.DefaultMaxConns)
+	}
+}

@@ -3,6 +3,8 @@ package postgres
 import (
 	"context"
 	"encoding/json"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -11,9 +13,16 @@ import (
 	"github.com/toolgate/toolgate/internal/conversation"
 )
 
-// EventsChannel is the NOTIFY channel on which a committed batch of a
-// conversation's events is announced: {"c": conversation id, "id": last id}.
+// EventsChannel is the NOTIFY channel on which committed events are
+// announced: {"c": conversation id, "id": last id} for one conversation's,
+// {"b": [{"c": …, "id": …}, …]} for AppendMany's (as many conversations
+// as fit in notifyBytes, under Postgres's 8000 bytes).
+// conversation.ParseEventsNotification reads both.
 const EventsChannel = conversation.ChannelEvents
+
+// notifyBytes bounds what one AppendMany notification names (about 40
+// bytes of JSON besides each id; Postgres refuses payloads of 8000 bytes).
+const notifyBytes = "7000"
 
 // SignalsChannel carries conversation.Signal as JSON: cancel a turn, a
 // conversation deleted, an account's turns stopped.
@@ -51,6 +60,86 @@ func (r convRepo) AppendEvents(ctx context.Context, conversationID, turn string,
 		return 0, nil
 	}
 	return last, translate(err, "store stream events")
+}
+
+// AppendMany stores the events of many conversations in one statement
+// (one round trip, one commit), each conversation's numbered after its last
+// event exactly as AppendEvents numbers them, and announces each
+// conversation's last id on EventsChannel (a notification names many). It queues no webhook deliveries:
+// it is for events no webhook can subscribe to (text deltas). The
+// conversation rows are locked in id order, so two of these never
+// deadlock. A deleted conversation stores nothing (its last is 0).
+func (r convRepo) AppendMany(ctx context.Context, batches []conversation.ConvEvents) ([]int64, error) {
+	// Per conversation (sorted, so rows are locked in id order): how many
+	// events; per event: its conversation, its place among them (1..n).
+	order := make([]int, len(batches))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortFunc(order, func(a, b int) int { return strings.Compare(batches[a].ConversationID, batches[b].ConversationID) })
+	convs := make([]string, 0, len(batches))
+	counts := make([]int32, 0, len(batches))
+	var evConvs, turns, names, datas []string
+	var places []int32
+	for _, i := range order {
+		b := batches[i]
+		if len(b.Events) == 0 {
+			continue
+		}
+		convs = append(convs, b.ConversationID)
+		counts = append(counts, int32(len(b.Events)))
+		for k, e := range b.Events {
+			evConvs = append(evConvs, b.ConversationID)
+			places = append(places, int32(k+1))
+			turns = append(turns, b.Turn)
+			names = append(names, e.Name)
+			datas = append(datas, string(e.Data))
+		}
+	}
+	lasts := make([]int64, len(batches))
+	if len(convs) == 0 {
+		return lasts, nil
+	}
+	rows, err := r.q.Query(ctx, `
+		WITH locked AS (
+			SELECT c.id FROM conversations c WHERE c.id = ANY($1::text[]) ORDER BY c.id FOR UPDATE
+		), seq AS (
+			UPDATE conversations c SET event_seq = c.event_seq + x.n
+			FROM locked JOIN unnest($1::text[], $2::int[]) AS x(id, n) ON x.id = locked.id
+			WHERE c.id = locked.id
+			RETURNING c.id, c.event_seq - x.n AS base, x.n
+		), ins AS (
+			INSERT INTO conversation_events (conversation_id, id, turn_id, event, data)
+			SELECT e.conv, seq.base + e.k, nullif(e.turn, ''), e.name, e.data::json
+			FROM unnest($3::text[], $4::int[], $5::text[], $6::text[], $7::text[]) AS e(conv, k, turn, name, data)
+			JOIN seq ON seq.id = e.conv
+		), lasts AS (
+			SELECT id, base + n AS last, (sum(octet_length(id) + 40) OVER (ORDER BY id) - 1) / `+notifyBytes+` AS chunk FROM seq
+		), notes AS (
+			SELECT pg_notify('`+EventsChannel+`', json_build_object('b', json_agg(json_build_object('c', id, 'id', last)))::text)
+			FROM lasts GROUP BY chunk
+		)
+		SELECT seq.id, seq.base + seq.n, (SELECT count(*) FROM notes) FROM seq`, convs, counts, evConvs, places, turns, names, datas)
+	if err != nil {
+		return nil, translate(err, "store stream events")
+	}
+	last := make(map[string]int64, len(convs))
+	for rows.Next() {
+		var id string
+		var n int64
+		if err := rows.Scan(&id, &n, new(any)); err != nil {
+			rows.Close()
+			return nil, translate(err, "store stream events")
+		}
+		last[id] = n
+	}
+	if err := rows.Err(); err != nil {
+		return nil, translate(err, "store stream events")
+	}
+	for i, b := range batches {
+		lasts[i] = last[b.ConversationID]
+	}
+	return lasts, nil
 }
 
 // EventsAfter returns up to limit of the conversation's events after id
@@ -105,8 +194,13 @@ func (r convRepo) RenewLeases(ctx context.Context, owner string, turns []string,
 	if len(turns) == 0 {
 		return nil, nil
 	}
-	rows, err := r.q.Query(ctx, `UPDATE conversations SET lease_expires_at = clock_timestamp() + make_interval(secs => $3)
-		WHERE lease_owner = $1 AND active_turn = ANY($2) RETURNING active_turn`, owner, turns, ttl.Seconds())
+	// The rows are locked in id order, as AppendMany locks them: the two
+	// run side by side on every replica and must not deadlock.
+	rows, err := r.q.Query(ctx, `WITH held AS (
+			SELECT id FROM conversations WHERE lease_owner = $1 AND active_turn = ANY($2) ORDER BY id FOR UPDATE
+		)
+		UPDATE conversations c SET lease_expires_at = clock_timestamp() + make_interval(secs => $3)
+		FROM held WHERE c.id = held.id AND c.lease_owner = $1 AND c.active_turn = ANY($2) RETURNING c.active_turn`, owner, turns, ttl.Seconds())
 	if err != nil {
 		return nil, translate(err, "renew turn leases")
 	}

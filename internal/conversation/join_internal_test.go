@@ -1,0 +1,22 @@
+package conversation
+
+import "testing"
+
+// Deltas are joined only within one message of one response, up to
+// maxJoined bytes of text.
+func TestJoin_OnlyConsecutiveDeltasOfOneMessage(t *testing.T) {
+	a := TextDeltaEvent{ItemID: "msg_1", ResponseID: "resp_1", Delta: "Hel"}
+	if j, ok := join(a, TextDeltaEvent{ItemID: "msg_1", ResponseID: "resp_1", Delta: "lo"}); !ok || j.(TextDeltaEvent).Delta != "Hello" || j.(TextDeltaEvent).ItemID != "msg_1" {
+		t.Fatalf("join = %+v, %v; want Hello of msg_1", j, ok)
+	}
+	for _, b := range []any{
+		TextDeltaEvent{ItemID: "msg_2", ResponseID: "resp_1", Delta: "x"},
+		TextDeltaEvent{ItemID: "msg_1", ResponseID: "resp_2", Delta: "x"},
+		TextDeltaEvent{ItemID: "msg_1", ResponseID: "resp_1", Delta: string(make([]byte, maxJoined))},
+		ItemEvent{},
+	} {
+		if _, ok := join(a, b); ok {
+			t.Errorf("joined %+v to %+v; want kept apart", b, a)
+		}
+	}
+}

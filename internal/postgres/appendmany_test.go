@@ -1,0 +1,197 @@
+package postgres_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/toolgate/toolgate/internal/conversation"
+	"github.com/toolgate/toolgate/internal/postgres"
+)
+
+func deltas(conv string, n int) []conversation.NewEvent {
+	out := make([]conversation.NewEvent, n)
+	for i := range out {
+		out[i] = conversation.NewEvent{Name: conversation.EventNameTextDelta, Data: fmt.Appendf(nil, `{"delta":"%s %d \"quoted\" ü"}`, conv, i)}
+	}
+	return out
+}
+
+// AppendMany numbers each conversation's events after its last one, as
+// AppendEvents does, for several conversations in one statement: ids go on
+// from events appended either way, data is kept byte for byte, a deleted
+// conversation stores nothing (0), every conversation's last id is
+// announced on toolgate_events, and concurrent AppendMany and AppendEvents
+// on the same conversations never give one id twice nor deadlock.
+func TestAppendMany_NumbersEachConversationAndAnnouncesIt(t *testing.T) {
+	store, pool := newConversations(t)
+	r := store.Repo()
+	ctx := t.Context()
+	for _, id := range []string{"conv_a", "conv_b", "conv_c"} {
+		mustCreate(t, r, id)
+	}
+	if _, err := r.AppendEvents(ctx, "conv_a", "turn_a", deltas("conv_a", 2)); err != nil {
+		t.Fatal(err)
+	}
+	conn, err := pool.Acquire(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Release()
+	if _, err := conn.Exec(ctx, "LISTEN "+postgres.EventsChannel); err != nil {
+		t.Fatal(err)
+	}
+
+	lasts, err := r.AppendMany(ctx, []conversation.ConvEvents{
+		{ConversationID: "conv_a", Turn: "turn_a", Events: deltas("conv_a", 3)},
+		{ConversationID: "conv_gone", Turn: "turn_x", Events: deltas("conv_gone", 2)},
+		{ConversationID: "conv_b", Turn: "turn_b", Events: deltas("conv_b", 1)},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fmt.Sprint(lasts) != "[5 0 1]" {
+		t.Fatalf("AppendMany returned lasts %v; want [5 0 1] (a went on after its 2, the missing conversation stored nothing)", lasts)
+	}
+	evs, err := r.EventsAfter(ctx, "conv_a", 0, 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := append(deltas("conv_a", 2), deltas("conv_a", 3)...)
+	if len(evs) != 5 {
+		t.Fatalf("conv_a holds %d events; want 5", len(evs))
+	}
+	for i, e := range evs {
+		if e.ID != int64(i+1) || e.TurnID != "turn_a" || e.Name != conversation.EventNameTextDelta || string(e.Data) != string(want[i].Data) {
+			t.Fatalf("conv_a event %d = %d %q %q %s; want %d turn_a text.delta %s", i, e.ID, e.TurnID, e.Name, e.Data, i+1, want[i].Data)
+		}
+	}
+	n, err := conn.Conn().WaitForNotification(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var p conversation.EventsNotification
+	if err := json.Unmarshal([]byte(n.Payload), &p); err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]int64{}
+	for _, b := range p.B {
+		got[b.C] = b.ID
+	}
+	if got["conv_a"] != 5 || got["conv_b"] != 1 || len(got) != 2 {
+		t.Fatalf("announced %s; want one notification: conv_a up to 5 and conv_b up to 1", n.Payload)
+	}
+	var deliveries int
+	if err := pool.QueryRow(ctx, `SELECT count(*) FROM conversation_events WHERE conversation_id = 'conv_gone'`).Scan(&deliveries); err != nil || deliveries != 0 {
+		t.Fatalf("the missing conversation holds %d events (%v); want none", deliveries, err)
+	}
+
+	// Concurrent writers, both ways, over the same conversations in
+	// different orders, beside lease renewals of their turns (every
+	// replica renews its leases while its turns' deltas are stored): every
+	// id once, no deadlock.
+	if _, err := pool.Exec(ctx, `UPDATE conversations SET active_turn = 'turn_' || id, lease_owner = 'rep_a',
+		lease_expires_at = now() + interval '1 minute'`); err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	errs := make(chan error, 80)
+	for i := range 20 {
+		wg.Add(3)
+		go func() {
+			defer wg.Done()
+			_, err := r.RenewLeases(ctx, "rep_a", []string{"turn_conv_c", "turn_conv_b", "turn_conv_a"}, time.Minute)
+			errs <- err
+		}()
+		go func() {
+			defer wg.Done()
+			order := []string{"conv_a", "conv_b", "conv_c"}
+			if i%2 == 1 {
+				order = []string{"conv_c", "conv_b", "conv_a"}
+			}
+			var in []conversation.ConvEvents
+			for _, c := range order {
+				in = append(in, conversation.ConvEvents{ConversationID: c, Turn: "t", Events: deltas(c, 2)})
+			}
+			_, err := r.AppendMany(context.WithoutCancel(ctx), in)
+			errs <- err
+		}()
+		go func() {
+			defer wg.Done()
+			_, err := r.AppendEvents(ctx, "conv_b", "t", deltas("conv_b", 1))
+			errs <- err
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Fatalf("concurrent appends: %v", err)
+		}
+	}
+	for c, n := range map[string]int{"conv_a": 5 + 40, "conv_b": 1 + 40 + 20, "conv_c": 40} {
+		rows, err := pool.Query(ctx, `SELECT id FROM conversation_events WHERE conversation_id = $1 ORDER BY id`, c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := pgx.CollectRows(rows, pgx.RowTo[int64])
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(got) != n || got[0] != 1 || got[len(got)-1] != int64(n) {
+			t.Fatalf("%s holds %d events, ids %d..%d; want 1..%d", c, len(got), got[0], got[len(got)-1], n)
+		}
+	}
+}
+
+// A write for many conversations announces them all, in notifications
+// Postgres accepts (a payload is at most 8000 bytes): 250 conversations
+// with long ids.
+func TestAppendMany_AnnouncesManyConversationsInPayloadsPostgresAccepts(t *testing.T) {
+	store, pool := newConversations(t)
+	r := store.Repo()
+	ctx := t.Context()
+	var in []conversation.ConvEvents
+	for i := range 250 {
+		id := fmt.Sprintf("conv_%060d", i)
+		mustCreate(t, r, id)
+		in = append(in, conversation.ConvEvents{ConversationID: id, Turn: "t", Events: deltas(id, 1)})
+	}
+	conn, err := pool.Acquire(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Release()
+	if _, err := conn.Exec(ctx, "LISTEN "+postgres.EventsChannel); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.AppendMany(ctx, in); err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]int64{}
+	for len(got) < 250 {
+		wait, cancel := context.WithTimeout(ctx, 5*time.Second)
+		n, err := conn.Conn().WaitForNotification(wait)
+		cancel()
+		if err != nil {
+			t.Fatalf("after %d conversations announced: %v", len(got), err)
+		}
+		var p conversation.EventsNotification
+		if err := json.Unmarshal([]byte(n.Payload), &p); err != nil {
+			t.Fatal(err)
+		}
+		for _, b := range p.B {
+			got[b.C] = b.ID
+		}
+	}
+	for _, c := range in {
+		if got[c.ConversationID] != 1 {
+			t.Fatalf("%s announced up to %d; want 1", c.ConversationID, got[c.ConversationID])
+		}
+	}
+}
