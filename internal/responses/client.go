@@ -6,6 +6,7 @@
 package responses
 
 import (
+	"bytes"
 	"context"
 	"crypto/tls"
 	"errors"
@@ -63,6 +64,7 @@ type Client struct {
 	firstByte  time.Duration
 	idle       time.Duration
 	maxTools   int
+	tools      *toolCache // the entries of earlier requests, rendered
 	log        *slog.Logger
 }
 
@@ -90,6 +92,7 @@ func New(cfg Config) *Client {
 		firstByte:  cfg.FirstByteTimeout,
 		idle:       cfg.IdleTimeout,
 		maxTools:   cfg.MaxTools,
+		tools:      newToolCache(),
 		log:        cfg.Logger,
 	}
 	if c.maxTools <= 0 {
@@ -112,8 +115,8 @@ func New(cfg Config) *Client {
 // byte timeout (conversation.CodeFirstByteTimeout), or wraps ctx.Err(). ctx
 // bounds the whole stream: cancelling it ends the stream.
 func (c *Client) Stream(ctx context.Context, req conversation.UpstreamRequest) (conversation.EventStream, error) {
-	params, labels := c.params(req)
-	if err := c.checkSize(params); err != nil {
+	body, labels, err := c.body(req)
+	if err != nil {
 		return nil, err
 	}
 	retries := 0
@@ -126,8 +129,7 @@ func (c *Client) Stream(ctx context.Context, req conversation.UpstreamRequest) (
 	// openai-go builds and sends the request; the answer's body is read
 	// here (stream.go), not decoded into openai-go's event union.
 	var httpRes *http.Response
-	err := c.sdk.Post(w.ctx, "responses", params, &httpRes, option.WithMaxRetries(retries),
-		option.WithJSONSet("stream", true), option.WithMiddleware(w.middleware()))
+	err = c.sdk.Post(w.ctx, "responses", body, &httpRes, option.WithMaxRetries(retries), option.WithMiddleware(w.middleware()))
 	if err == nil {
 		s := &eventStream{body: httpRes.Body, sse: newSSEReader(httpRes.Body), labels: labels, w: w}
 		data, ok := s.sse.next() // the first-byte timeout runs
@@ -155,9 +157,41 @@ func (c *Client) Stream(ctx context.Context, req conversation.UpstreamRequest) (
 	return nil, err
 }
 
-// params builds the request.
-func (c *Client) params(req conversation.UpstreamRequest) (responses.ResponseNewParams, Labels) {
-	tools, labels := RenderTools(req.Tools, req.Answers, c.layout)
+// body builds the request's JSON: openai-go marshals its parameters but
+// the tools, which are rendered (render.go, from the cache of entries
+// already rendered) straight into the body, with "stream": true. A request
+// with more tools entries than the provider accepts is refused (limits.go).
+func (c *Client) body(req conversation.UpstreamRequest) ([]byte, Labels, error) {
+	tools := render(req.Tools, req.Answers, c.layout, c.tools)
+	if err := c.checkSize(len(tools.entries)); err != nil {
+		return nil, nil, err
+	}
+	params, err := c.params(req).MarshalJSON()
+	if err != nil {
+		return nil, nil, fmt.Errorf("responses: building the request: %w", err)
+	}
+	params = bytes.TrimRight(params, " \t\r\n")
+	if len(params) < 2 || params[len(params)-1] != '}' {
+		return nil, nil, fmt.Errorf("responses: building the request: the parameters are not a JSON object: %.40s", params)
+	}
+	params = params[:len(params)-1]
+	b := make([]byte, 0, len(params)+tools.size+32)
+	b = append(b, params...)
+	sep := ","
+	if len(bytes.TrimSpace(params)) == 1 { // {}
+		sep = ""
+	}
+	if len(tools.entries) > 0 {
+		b = append(b, sep+`"tools":`...)
+		b = tools.appendJSON(b)
+		sep = ","
+	}
+	b = append(b, sep+`"stream":true}`...)
+	return b, tools.labels, nil
+}
+
+// params is the request without its tools.
+func (c *Client) params(req conversation.UpstreamRequest) responses.ResponseNewParams {
 	input := historyInput(req.History)
 	for _, a := range req.Answers {
 		item := responses.ResponseInputItemParamOfMcpApprovalResponse(a.ApprovalRequestID, a.Approve)
@@ -175,7 +209,6 @@ func (c *Client) params(req conversation.UpstreamRequest) (responses.ResponseNew
 		Model: c.model,
 		Store: openai.Bool(true),
 		Input: responses.ResponseNewParamsInputUnion{OfInputItemList: input},
-		Tools: tools,
 	}
 	if req.PreviousResponseID != "" {
 		p.PreviousResponseID = openai.String(req.PreviousResponseID)
@@ -184,7 +217,7 @@ func (c *Client) params(req conversation.UpstreamRequest) (responses.ResponseNew
 		// Names the turn in the provider's stored response and logs.
 		p.Metadata = shared.Metadata{MetadataTurn: req.TurnID, MetadataConversation: req.ConversationID}
 	}
-	return p, labels
+	return p
 }
 
 // requestError classifies the error of a request that streamed nothing.
