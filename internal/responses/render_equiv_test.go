@@ -217,8 +217,9 @@ func TestBody_SameAsTheSDKBody(t *testing.T) {
 	}
 }
 
-// A cached entry follows every change of what it was rendered from, also
-// made in place.
+// A cached entry follows every change of what it was rendered from. Lists
+// change as new slices (groups are never changed in place: the policy
+// snapshot's are shared by every turn); headers are compared by value.
 func TestToolCache_FollowsChanges(t *testing.T) {
 	c := newToolCache()
 	g := []policy.ServerTools{{Server: policy.Server{Label: "crm", URL: "https://crm.example/mcp", Headers: map[string]string{"K": "1"}},
@@ -233,9 +234,13 @@ func TestToolCache_FollowsChanges(t *testing.T) {
 	}
 	check("the first render")
 	check("the same again")
-	g[0].Never[1].Name = "search2"
-	check("a name changed in place")
-	g[0].Always = append(g[0].Always, policy.GroupedTool{Name: "update"})
+	g[0].Never = []policy.GroupedTool{{Name: "get"}, {Name: "search2"}}
+	check("a name changed")
+	g[0].Never = g[0].Never[:1]
+	check("a list shortened in its own memory")
+	g[0].Never = g[0].Never[:2]
+	check("a list lengthened in its own memory")
+	g[0].Always = append(slices.Clone(g[0].Always), policy.GroupedTool{Name: "update"})
 	check("a tool added")
 	g[0].Never, g[0].Always = g[0].Always, g[0].Never
 	check("the groups swapped")
@@ -249,6 +254,26 @@ func TestToolCache_FollowsChanges(t *testing.T) {
 	check("unknown tools offered")
 	g[0].Never = nil
 	check("a group emptied")
+}
+
+// The same lists in new slices (a new policy snapshot, a group made for one
+// person) reuse the entry without rendering it again, and the entry takes
+// them as its own.
+func TestToolCache_SameNamesInNewSlicesAreNotRenderedAgain(t *testing.T) {
+	c := newToolCache()
+	groups := scaleGroups(3, 10)
+	first := render(groups, nil, LayoutDefault, c)
+	again := render(regroup(groups, 3), nil, LayoutDefault, c)
+	for i := range first.frags {
+		if &first.frags[i][0] != &again.frags[i][0] {
+			t.Errorf("entry %d was rendered again", i)
+		}
+	}
+	regrouped := regroup(groups, 1)
+	render(regrouped, nil, LayoutDefault, c)
+	if f := c.frags[fragKey{regrouped[0].Server.Label, kindDefault}]; !sameSlice(f.lists[0], regrouped[0].Never) || !sameSlice(f.lists[1], regrouped[0].Always) {
+		t.Error("the entry did not take the new lists as its own")
+	}
 }
 
 // Entries of servers no longer rendered do not stay cached for ever.

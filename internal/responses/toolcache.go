@@ -12,9 +12,15 @@ import (
 // server's URL, description and headers, and the names of its groups in
 // their order. An entry whose group is the same is not rendered again; one
 // whose group changed (a policy, a personal policy, a grant, a tool the
-// conversation turned off) is, and replaces it. Checking costs one string
-// comparison per tool, and the names a request is built from are those of
-// the policy snapshot, so each comparison usually finds the same pointer.
+// conversation turned off) is, and replaces it.
+//
+// Groups are the same when their lists are the very slices the entry was
+// rendered from (the policy snapshot's, which every turn shares and nobody
+// changes in place: policy.ServerTools), checked in constant time; the
+// cache holds them, so their memory cannot be reused for other lists while
+// it does. Other lists (a new snapshot after a policy change, a group
+// made for one person) are compared name by name, and when they are the
+// same the entry takes them as its own.
 type toolCache struct {
 	mu      sync.Mutex
 	frags   map[fragKey]*cachedFrag
@@ -32,9 +38,10 @@ type cachedFrag struct {
 	url, description string
 	headers          map[string]string
 	offerUnknown     bool
-	never, always    []string // the group's names, in its order
-	json             []byte   // never changed once cached
-	used             uint64   // the last render that used it
+	never, always    []string                // the group's names, in its order
+	lists            [2][]policy.GroupedTool // the group's Never and Always it was last found the same as
+	json             []byte                  // never changed once cached
+	used             uint64                  // the last render that used it
 }
 
 // keepFrags is how many renders an entry unused stays cached once the cache
@@ -76,23 +83,43 @@ func (c *toolCache) frag(e *entry, n uint64) []byte {
 		f.used = n
 	}
 	c.mu.Unlock()
-	if f != nil && f.renders(e.g) {
-		return f.json
-	}
 	g := e.g
+	if f != nil && f.server(g) {
+		if sameSlice(g.Never, f.lists[0]) && sameSlice(g.Always, f.lists[1]) {
+			return f.json
+		}
+		if sameNames(g.Never, f.never) && sameNames(g.Always, f.always) {
+			same := *f
+			same.lists = [2][]policy.GroupedTool{g.Never, g.Always}
+			c.put(k, &same)
+			return f.json
+		}
+	}
 	e.materialize()
 	f = &cachedFrag{url: g.Server.URL, description: g.Server.Description, headers: maps.Clone(g.Server.Headers),
-		offerUnknown: g.OfferUnknown, never: inOrder(g.Never), always: inOrder(g.Always), json: e.appendFrag(nil), used: n}
-	c.mu.Lock()
-	c.frags[k] = f
-	c.mu.Unlock()
+		offerUnknown: g.OfferUnknown, never: inOrder(g.Never), always: inOrder(g.Always),
+		lists: [2][]policy.GroupedTool{g.Never, g.Always}, json: e.appendFrag(nil), used: n}
+	c.put(k, f)
 	return f.json
 }
 
-// renders reports whether f was rendered from g.
-func (f *cachedFrag) renders(g *policy.ServerTools) bool {
+func (c *toolCache) put(k fragKey, f *cachedFrag) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.frags[k] = f
+}
+
+// server reports whether f was rendered for g's server as it is, with
+// unknown tools offered or not as g says.
+func (f *cachedFrag) server(g *policy.ServerTools) bool {
 	return f.url == g.Server.URL && f.description == g.Server.Description && f.offerUnknown == g.OfferUnknown &&
-		maps.Equal(f.headers, g.Server.Headers) && sameNames(g.Never, f.never) && sameNames(g.Always, f.always)
+		maps.Equal(f.headers, g.Server.Headers)
+}
+
+// sameSlice reports whether a and b are the same slice: the same elements
+// in the same memory.
+func sameSlice(a, b []policy.GroupedTool) bool {
+	return len(a) == len(b) && (len(a) == 0 || &a[0] == &b[0])
 }
 
 func sameNames(tools []policy.GroupedTool, names []string) bool {
