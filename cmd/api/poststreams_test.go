@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"runtime"
+	"runtime/metrics"
 	"runtime/pprof"
 	"strconv"
 	"strings"
@@ -27,10 +28,12 @@ const slowUpstreamEnv = "TOOLGATE_TEST_SLOW_UPSTREAM"
 // TestHelperSlowUpstream is not a test of its own: started by
 // startSlowUpstream as a separate process (so that its memory is not
 // counted as Toolgate's), it serves POST /v1/responses as a Responses
-// upstream that streams a message's first text delta, then one every
-// 200 ms until POST /release, and then completes; POST /release also
-// starts a new round (requests after it are held again). It prints its
-// address and serves until its stdin closes.
+// upstream that streams a message's first text delta (its text says when
+// the request arrived, in Unix nanoseconds), then one every 200 ms until
+// POST /release, and then completes; POST /release also
+// starts a new round (requests after it are held again). A message saying
+// "answer at once" completes after its first delta. It prints its address
+// and serves until its stdin closes.
 func TestHelperSlowUpstream(t *testing.T) {
 	if os.Getenv(slowUpstreamEnv) != "1" {
 		t.Skip("the slow upstream of TestRun_OpenPOSTStreams…, run in a process of its own")
@@ -42,6 +45,8 @@ func TestHelperSlowUpstream(t *testing.T) {
 	var mu sync.Mutex
 	release := make(chan struct{})
 	var seq atomic.Int64
+	closed := make(chan struct{})
+	close(closed)
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /release", func(w http.ResponseWriter, _ *http.Request) {
 		mu.Lock()
@@ -53,7 +58,11 @@ func TestHelperSlowUpstream(t *testing.T) {
 		mu.Lock()
 		held := release
 		mu.Unlock()
-		_, _ = io.Copy(io.Discard, r.Body)
+		arrived := time.Now().UnixNano()
+		body, _ := io.ReadAll(r.Body)
+		if bytes.Contains(body, []byte("answer at once")) {
+			held = closed
+		}
 		w.Header().Set("Content-Type", "text/event-stream")
 		rc := http.NewResponseController(w)
 		n := seq.Add(1)
@@ -67,7 +76,7 @@ func TestHelperSlowUpstream(t *testing.T) {
 			event(typ, fmt.Sprintf(`"response":{"id":%q,"object":"response","status":%q,"model":"gpt-5","output":%s,"tools":[]}`, id, status, output))
 		}
 		delta := func() {
-			event("response.output_text.delta", fmt.Sprintf(`"item_id":%q,"output_index":0,"content_index":0,"delta":"tick ","logprobs":[]`, msg))
+			event("response.output_text.delta", fmt.Sprintf(`"item_id":%q,"output_index":0,"content_index":0,"delta":"arrived %d ","logprobs":[]`, msg, arrived))
 			_ = rc.Flush()
 		}
 		response("response.created", "in_progress", "[]")
@@ -98,7 +107,7 @@ func TestHelperSlowUpstream(t *testing.T) {
 
 // startSlowUpstream starts TestHelperSlowUpstream in a process of its own
 // and returns its base URL.
-func startSlowUpstream(t *testing.T) string {
+func startSlowUpstream(t testing.TB) string {
 	t.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^TestHelperSlowUpstream$")
 	cmd.Env = append(os.Environ(), slowUpstreamEnv+"=1")
@@ -270,8 +279,10 @@ func TestRun_OpenPOSTStreamsCostLittleAndLeaveNothingBehind(t *testing.T) {
 	during := memInUse()
 	var ms1 runtime.MemStats
 	runtime.ReadMemStats(&ms1)
-	t.Logf("per stream: heap %.1f KiB, stacks %.1f KiB", float64(int64(ms1.HeapAlloc)-int64(ms0.HeapAlloc))/1024/postStreamCount,
-		float64(int64(ms1.StackInuse)-int64(ms0.StackInuse))/1024/postStreamCount)
+	start := []metrics.Sample{{Name: "/gc/stack/starting-size:bytes"}}
+	metrics.Read(start)
+	t.Logf("per stream: heap %.1f KiB, stacks %.1f KiB (goroutines start with %d bytes)", float64(int64(ms1.HeapAlloc)-int64(ms0.HeapAlloc))/1024/postStreamCount,
+		float64(int64(ms1.StackInuse)-int64(ms0.StackInuse))/1024/postStreamCount, start[0].Value.Uint64())
 	perStream := (int64(during) - int64(before)) / postStreamCount
 	t.Logf("%d streaming turns: %d goroutines (%d before), %d server connections (%d before), %.1f KiB per stream (heap + stacks)",
 		postStreamCount, runtime.NumGoroutine(), goroutines, serverConns0(t, port), conns0, float64(perStream)/1024)
