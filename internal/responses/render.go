@@ -194,7 +194,7 @@ func render(groups []policy.ServerTools, answers []conversation.Answer, layout L
 		e := &entries[i]
 		if e.custom || cache == nil {
 			e.materialize()
-			r.frags[i] = e.appendFrag(nil)
+			r.frags[i] = e.appendFrag(make([]byte, 0, e.fragSize()))
 		} else {
 			r.frags[i] = cache.frag(e, n)
 		}
@@ -328,6 +328,21 @@ func union(a, b []string) []string {
 	}
 	out = append(out, a...)
 	return append(out, b...)
+}
+
+// fragSize is about the length of the materialized entry's fragment (more
+// when names need escaping).
+func (e *entry) fragSize() int {
+	n := 128 + len(e.g.Server.URL) + len(e.g.Server.Description)
+	for k, v := range e.g.Server.Headers {
+		n += len(k) + len(v) + 6
+	}
+	for _, l := range [][]string{e.allowed, e.never, e.always} {
+		for _, name := range l {
+			n += len(name) + 3
+		}
+	}
+	return n
 }
 
 // appendFrag appends the materialized entry's JSON after its server_label

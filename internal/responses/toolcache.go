@@ -98,7 +98,7 @@ func (c *toolCache) frag(e *entry, n uint64) []byte {
 	e.materialize()
 	f = &cachedFrag{url: g.Server.URL, description: g.Server.Description, headers: maps.Clone(g.Server.Headers),
 		offerUnknown: g.OfferUnknown, never: inOrder(g.Never), always: inOrder(g.Always),
-		lists: [2][]policy.GroupedTool{g.Never, g.Always}, json: e.appendFrag(nil), used: n}
+		lists: [2][]policy.GroupedTool{g.Never, g.Always}, json: e.appendFrag(make([]byte, 0, e.fragSize())), used: n}
 	c.put(k, f)
 	return f.json
 }
