@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -299,4 +300,37 @@ func jsonDiff(t testing.TB, got, want []byte) string {
 		t.Fatalf("want is not JSON: %s", want)
 	}
 	return cmp.Diff(w, g)
+}
+
+// Turns render at once with one cache (run with -race): each gets its own
+// tools, whether its groups are the shared ones or made for it.
+func TestToolCache_ConcurrentRenders(t *testing.T) {
+	c := newToolCache()
+	shared := scaleGroups(20, 10)
+	want := RenderTools(shared, nil, LayoutDefault).JSON
+	other := scaleGroups(20, 10)
+	for i := range other {
+		other[i].Never, other[i].Always = other[i].Always, other[i].Never
+	}
+	wantOther := RenderTools(other, nil, LayoutDefault).JSON
+	var wg sync.WaitGroup
+	for w := range 8 {
+		wg.Go(func() {
+			for i := range 50 {
+				groups, exp := shared, want
+				switch (w + i) % 3 {
+				case 1:
+					groups = regroup(shared, 5)
+				case 2:
+					groups, exp = regroup(other, 20), wantOther
+				}
+				rc := render(groups, nil, LayoutDefault, c)
+				if got := rc.appendJSON(nil); !bytes.Equal(got, exp) {
+					t.Errorf("worker %d, render %d: wrong tools", w, i)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
 }

@@ -89,9 +89,8 @@ func (c *toolCache) frag(e *entry, n uint64) []byte {
 			return f.json
 		}
 		if sameNames(g.Never, f.never) && sameNames(g.Always, f.always) {
-			same := *f
-			same.lists = [2][]policy.GroupedTool{g.Never, g.Always}
-			c.put(k, &same)
+			c.put(k, &cachedFrag{url: f.url, description: f.description, headers: f.headers, offerUnknown: f.offerUnknown,
+				never: f.never, always: f.always, lists: [2][]policy.GroupedTool{g.Never, g.Always}, json: f.json, used: n})
 			return f.json
 		}
 	}
