@@ -131,7 +131,7 @@ func (c *Client) Stream(ctx context.Context, req conversation.UpstreamRequest) (
 	var httpRes *http.Response
 	err = c.sdk.Post(w.ctx, "responses", body, &httpRes, option.WithMaxRetries(retries), option.WithMiddleware(w.middleware()))
 	if err == nil {
-		s := &eventStream{body: httpRes.Body, sse: newSSEReader(httpRes.Body), labels: labels, w: w}
+		s := &eventStream{body: httpRes.Body, sse: newSSEReader(httpRes.Body), labels: labels.mapped(), w: w}
 		data, ok := s.sse.next() // the first-byte timeout runs
 		w.pause()
 		if ok {

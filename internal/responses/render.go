@@ -223,6 +223,22 @@ func (r *rendered) appendJSON(b []byte) []byte {
 	return append(b, ']')
 }
 
+// mapped is l without the labels that stand for themselves (Server gives
+// those back as they are): what a stream keeps for as long as it is open,
+// nil in the default layout unless a label had to be made unique.
+func (l Labels) mapped() Labels {
+	var out Labels
+	for upstream, server := range l {
+		if upstream != server {
+			if out == nil {
+				out = Labels{}
+			}
+			out[upstream] = server
+		}
+	}
+	return out
+}
+
 // answerLabel is the label an answer's approval request came from; answers
 // without one came from a request in the default layout.
 func answerLabel(a conversation.Answer) string {

@@ -4,7 +4,10 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
 	"math/rand/v2"
+	"net/http"
+	"net/http/httptest"
 	"slices"
 	"strings"
 	"sync"
@@ -333,4 +336,37 @@ func TestToolCache_ConcurrentRenders(t *testing.T) {
 		})
 	}
 	wg.Wait()
+}
+
+// A stream keeps only the labels that do not stand for themselves: at
+// 1,000 servers in the default layout, none.
+func TestStream_KeepsOnlyMappedLabels(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		w.Header().Set("Content-Type", "text/event-stream")
+		_, _ = io.WriteString(w, "data: "+`{"type":"response.created","response":{"id":"resp_1"}}`+"\n\n")
+	}))
+	t.Cleanup(srv.Close)
+	groups := scaleGroups(1000, 3)
+	groups = append(groups, groups[0]) // a label made unique: srv-0000_2
+	for _, tc := range []struct {
+		layout Layout
+		want   int
+	}{{LayoutDefault, 1}, {LayoutSplit, 2002}} {
+		c := New(Config{BaseURL: srv.URL + "/v1/", APIKey: "sk", Model: "gpt-5", MaxTools: 100000, Layout: tc.layout})
+		s, err := c.Stream(t.Context(), conversation.UpstreamRequest{UserText: "hi", Tools: groups})
+		if err != nil {
+			t.Fatal(err)
+		}
+		l := s.(*eventStream).labels
+		if len(l) != tc.want {
+			t.Errorf("%s: the stream keeps %d labels, want %d", tc.layout, len(l), tc.want)
+		}
+		for _, label := range []string{"srv-0000", "srv-0999", "srv-0000_2", "srv-0000__never", "srv-0999__always", "other"} {
+			if got, want := l.Server(label), RenderTools(groups, nil, tc.layout).Labels.Server(label); got != want {
+				t.Errorf("%s: Server(%q) = %q, want %q", tc.layout, label, got, want)
+			}
+		}
+		_ = s.Close()
+	}
 }
