@@ -40,7 +40,7 @@ func (s *syncBuffer) String() string {
 
 // start runs the whole program as main would and waits until it is healthy.
 // stop sends the equivalent of SIGTERM and waits for a clean exit.
-func start(t *testing.T, env map[string]string) (base string, logs *syncBuffer, stop func()) {
+func start(t testing.TB, env map[string]string) (base string, logs *syncBuffer, stop func()) {
 	t.Helper()
 	addr := freeAddr(t)
 	env["LISTEN_ADDR"] = addr
@@ -86,7 +86,7 @@ func start(t *testing.T, env map[string]string) (base string, logs *syncBuffer, 
 // until t ends or stop is called. done is closed when run returns, and
 // runErr then says what it returned; stop sends the equivalent of SIGTERM
 // and waits for a clean exit.
-func launch(t *testing.T, env map[string]string) (logs *syncBuffer, done <-chan struct{}, runErr func() error, stop func()) {
+func launch(t testing.TB, env map[string]string) (logs *syncBuffer, done <-chan struct{}, runErr func() error, stop func()) {
 	ctx, cancel := context.WithCancel(context.Background())
 	logs = &syncBuffer{}
 	exited := make(chan struct{})
@@ -116,7 +116,7 @@ func launch(t *testing.T, env map[string]string) (logs *syncBuffer, done <-chan 
 	return logs, exited, runErr, stop
 }
 
-func freeAddr(t *testing.T) string {
+func freeAddr(t testing.TB) string {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -132,7 +132,7 @@ const testAdminEmail, testAdminPassword = "admin@toolgate.test", "correct horse 
 var sessions sync.Map
 
 // signIn signs the test admin in to the server at base.
-func signIn(t *testing.T, base string) {
+func signIn(t testing.TB, base string) {
 	t.Helper()
 	res, err := http.Post(base+"/api/auth/login", "application/json",
 		strings.NewReader(fmt.Sprintf(`{"email":%q,"password":%q}`, testAdminEmail, testAdminPassword)))

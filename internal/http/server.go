@@ -160,27 +160,33 @@ func (s *Server) Routes() []*echo.Route { return s.echo.Routes() }
 func (s *Server) logRequests(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		start := time.Now()
-		err := next(c)
-		attrs := make([]slog.Attr, 0, 6)
-		if err != nil {
-			c.Error(err) // writes the response, so the status below is final
-			e, _ := toAppError(err)
-			attrs = append(attrs, slog.String("error_code", e.Code))
-		}
-		status := c.Response().Status
-		level := slog.LevelInfo
-		switch {
-		case status >= 500:
-			level = slog.LevelError
-		case status >= 400:
-			level = slog.LevelWarn
-		}
-		attrs = append(attrs, slog.String("method", c.Request().Method), slog.String("path", c.Request().URL.Path),
-			slog.Int("status", status), slog.Duration("duration", time.Since(start)),
-			slog.String("request_id", requestID(c)))
-		s.log.LogAttrs(c.Request().Context(), level, "request", slog.Attr{Key: "http", Value: slog.GroupValue(attrs...)})
+		// Logged in a frame of its own: a stream waits below this one
+		// (see idempotent).
+		s.logRequest(c, start, next(c))
 		return nil
 	}
+}
+
+// logRequest answers err, if any, and logs the request.
+func (s *Server) logRequest(c echo.Context, start time.Time, err error) {
+	attrs := make([]slog.Attr, 0, 6)
+	if err != nil {
+		c.Error(err) // writes the response, so the status below is final
+		e, _ := toAppError(err)
+		attrs = append(attrs, slog.String("error_code", e.Code))
+	}
+	status := c.Response().Status
+	level := slog.LevelInfo
+	switch {
+	case status >= 500:
+		level = slog.LevelError
+	case status >= 400:
+		level = slog.LevelWarn
+	}
+	attrs = append(attrs, slog.String("method", c.Request().Method), slog.String("path", c.Request().URL.Path),
+		slog.Int("status", status), slog.Duration("duration", time.Since(start)),
+		slog.String("request_id", requestID(c)))
+	s.log.LogAttrs(c.Request().Context(), level, "request", slog.Attr{Key: "http", Value: slog.GroupValue(attrs...)})
 }
 
 func requestID(c echo.Context) string {

@@ -51,7 +51,10 @@ type GroupedTool struct {
 }
 
 // ServerTools is one enabled server's tools grouped by effective policy: the
-// input a request to the model is built from.
+// input a request to the model is built from. Groups handed out are never
+// changed in place (a change is new slices): the snapshot's are shared by
+// every turn, and the request renderer (internal/responses) keeps what it
+// rendered from them by their lists' identity.
 type ServerTools struct {
 	Server  Server
 	Never   []GroupedTool // run without asking

@@ -63,11 +63,14 @@ func (sel Selection) offers(label, tool string) bool {
 // its approval requests must carry it; the answered tool is added when the
 // request is rendered).
 func (sel Selection) Apply(groups []ServerTools, keep map[string]bool) []ServerTools {
-	var out []ServerTools
+	out := make([]ServerTools, 0, len(groups)) // one copy of the groups, not one per doubling
 	for _, g := range groups {
 		if g = sel.applyTo(g); g.Offered() || keep[g.Server.Label] {
 			out = append(out, g)
 		}
+	}
+	if len(out) == 0 {
+		return nil
 	}
 	return out
 }

@@ -6,14 +6,17 @@
 package responses
 
 import (
+	"bytes"
 	"context"
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/openai/openai-go/v3"
@@ -63,6 +66,7 @@ type Client struct {
 	firstByte  time.Duration
 	idle       time.Duration
 	maxTools   int
+	tools      *toolCache // the entries of earlier requests, rendered
 	log        *slog.Logger
 }
 
@@ -90,6 +94,7 @@ func New(cfg Config) *Client {
 		firstByte:  cfg.FirstByteTimeout,
 		idle:       cfg.IdleTimeout,
 		maxTools:   cfg.MaxTools,
+		tools:      newToolCache(),
 		log:        cfg.Logger,
 	}
 	if c.maxTools <= 0 {
@@ -112,8 +117,8 @@ func New(cfg Config) *Client {
 // byte timeout (conversation.CodeFirstByteTimeout), or wraps ctx.Err(). ctx
 // bounds the whole stream: cancelling it ends the stream.
 func (c *Client) Stream(ctx context.Context, req conversation.UpstreamRequest) (conversation.EventStream, error) {
-	params, labels := c.params(req)
-	if err := c.checkSize(params); err != nil {
+	body, labels, err := c.body(req)
+	if err != nil {
 		return nil, err
 	}
 	retries := 0
@@ -126,10 +131,10 @@ func (c *Client) Stream(ctx context.Context, req conversation.UpstreamRequest) (
 	// openai-go builds and sends the request; the answer's body is read
 	// here (stream.go), not decoded into openai-go's event union.
 	var httpRes *http.Response
-	err := c.sdk.Post(w.ctx, "responses", params, &httpRes, option.WithMaxRetries(retries),
-		option.WithJSONSet("stream", true), option.WithMiddleware(w.middleware()))
+	err = c.sdk.Post(w.ctx, "responses", body, &httpRes, option.WithMaxRetries(retries), option.WithMiddleware(w.middleware()),
+		option.WithMiddleware(letGo(body, func() ([]byte, error) { b, _, err := c.body(req); return b, err })))
 	if err == nil {
-		s := &eventStream{body: httpRes.Body, sse: newSSEReader(httpRes.Body), labels: labels, w: w}
+		s := &eventStream{body: httpRes.Body, sse: newSSEReader(httpRes.Body), labels: labels.mapped(), w: w}
 		data, ok := s.sse.next() // the first-byte timeout runs
 		w.pause()
 		if ok {
@@ -155,9 +160,88 @@ func (c *Client) Stream(ctx context.Context, req conversation.UpstreamRequest) (
 	return nil, err
 }
 
-// params builds the request.
-func (c *Client) params(req conversation.UpstreamRequest) (responses.ResponseNewParams, Labels) {
-	tools, labels := RenderTools(req.Tools, req.Answers, c.layout)
+// body builds the request's JSON: openai-go marshals its parameters but
+// the tools, which are rendered (render.go, from the cache of entries
+// already rendered) straight into the body, with "stream": true. A request
+// with more tools entries than the provider accepts is refused (limits.go).
+func (c *Client) body(req conversation.UpstreamRequest) ([]byte, Labels, error) {
+	tools := render(req.Tools, req.Answers, c.layout, c.tools)
+	if err := c.checkSize(len(tools.entries)); err != nil {
+		return nil, nil, err
+	}
+	params, err := c.params(req).MarshalJSON()
+	if err != nil {
+		return nil, nil, fmt.Errorf("responses: building the request: %w", err)
+	}
+	params = bytes.TrimRight(params, " \t\r\n")
+	if len(params) < 2 || params[len(params)-1] != '}' {
+		return nil, nil, fmt.Errorf("responses: building the request: the parameters are not a JSON object: %.40s", params)
+	}
+	params = params[:len(params)-1]
+	b := make([]byte, 0, len(params)+tools.size+32)
+	b = append(b, params...)
+	sep := ","
+	if len(bytes.TrimSpace(params)) == 1 { // {}
+		sep = ""
+	}
+	if len(tools.entries) > 0 {
+		b = append(b, sep+`"tools":`...)
+		b = tools.appendJSON(b)
+		sep = ","
+	}
+	b = append(b, sep+`"stream":true}`...)
+	return b, tools.labels, nil
+}
+
+// letGo sends body in a form that lets go of its bytes once they are sent:
+// the HTTP transport keeps the request it sent until the answer's body
+// ends, so at 1,000 servers × 100 tools every open stream held its ~2.4 MB
+// body. The transport gets the body again (to send the request again on
+// another connection) by building it again: the same bytes.
+func letGo(body []byte, build func() ([]byte, error)) option.Middleware {
+	return func(req *http.Request, next option.MiddlewareNext) (*http.Response, error) {
+		req.Body = &sentBody{b: body}
+		req.GetBody = func() (io.ReadCloser, error) {
+			b, err := build()
+			if err != nil {
+				return nil, err
+			}
+			return &sentBody{b: b}, nil
+		}
+		return next(req)
+	}
+}
+
+// sentBody is a request body that drops its bytes once they are read or it
+// is closed.
+type sentBody struct {
+	mu sync.Mutex
+	b  []byte
+}
+
+func (s *sentBody) Read(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.b) == 0 {
+		s.b = nil
+		return 0, io.EOF
+	}
+	n := copy(p, s.b)
+	if s.b = s.b[n:]; len(s.b) == 0 {
+		s.b = nil
+	}
+	return n, nil
+}
+
+func (s *sentBody) Close() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.b = nil
+	return nil
+}
+
+// params is the request without its tools.
+func (c *Client) params(req conversation.UpstreamRequest) responses.ResponseNewParams {
 	input := historyInput(req.History)
 	for _, a := range req.Answers {
 		item := responses.ResponseInputItemParamOfMcpApprovalResponse(a.ApprovalRequestID, a.Approve)
@@ -175,7 +259,6 @@ func (c *Client) params(req conversation.UpstreamRequest) (responses.ResponseNew
 		Model: c.model,
 		Store: openai.Bool(true),
 		Input: responses.ResponseNewParamsInputUnion{OfInputItemList: input},
-		Tools: tools,
 	}
 	if req.PreviousResponseID != "" {
 		p.PreviousResponseID = openai.String(req.PreviousResponseID)
@@ -184,7 +267,7 @@ func (c *Client) params(req conversation.UpstreamRequest) (responses.ResponseNew
 		// Names the turn in the provider's stored response and logs.
 		p.Metadata = shared.Metadata{MetadataTurn: req.TurnID, MetadataConversation: req.ConversationID}
 	}
-	return p, labels
+	return p
 }
 
 // requestError classifies the error of a request that streamed nothing.

@@ -3,8 +3,6 @@ package responses
 import (
 	"fmt"
 
-	"github.com/openai/openai-go/v3/responses"
-
 	"github.com/toolgate/toolgate/internal/conversation"
 )
 
@@ -20,8 +18,8 @@ const MaxTools = 128
 
 // checkSize refuses a request the provider would refuse for its size,
 // before it is sent, saying what to do.
-func (c *Client) checkSize(p responses.ResponseNewParams) error {
-	if n := len(p.Tools); n > c.maxTools {
+func (c *Client) checkSize(entries int) error {
+	if n := entries; n > c.maxTools {
 		return &conversation.UpstreamError{Code: conversation.CodeRequestTooLarge, Message: fmt.Sprintf(
 			"the request would offer the model %d MCP tool entries (one per server that offers tools), more than the %d "+
 				"the model's provider accepts in one request, so it was not sent; an admin can disable servers in the "+

@@ -5,9 +5,6 @@ import (
 	"slices"
 	"strconv"
 
-	"github.com/openai/openai-go/v3"
-	"github.com/openai/openai-go/v3/responses"
-
 	"github.com/toolgate/toolgate/internal/conversation"
 	"github.com/toolgate/toolgate/internal/policy"
 )
@@ -45,10 +42,32 @@ func (l Labels) Server(upstream string) string {
 	return upstream
 }
 
-// entry is one mcp tools entry being built.
+// Tools is a request's tools as they go over the wire.
+type Tools struct {
+	JSON    []byte // the "tools" array; nil when the request offers none (no "tools" key is sent)
+	Entries int    // mcp entries in JSON
+	Labels  Labels // every server_label of JSON, with the server it stands for
+}
+
+// entryKind says which of a server's groups an entry renders.
+type entryKind uint8
+
+const (
+	kindDefault entryKind = iota // the default layout's one entry per server
+	kindNever                    // the split layout's __never entry
+	kindAlways                   // the split layout's __always entry
+	kindAnswer                   // added for an answer whose label no entry has
+)
+
+// entry is one mcp tools entry being built. It renders its group (g) as the
+// layout says until an answer changes it: it is then custom, with its lists
+// spelled out.
 type entry struct {
-	srv      policy.Server
-	label    string   // the label wanted, then the label sent
+	g      *policy.ServerTools // the group (for kindAnswer: the server's)
+	kind   entryKind
+	label  string // the label wanted, then the label sent
+	custom bool   // the fields below are set (materialize)
+
 	approval string   // "always" or "never"; "" with never/always: the object form
 	never    []string // object form only
 	always   []string // object form only
@@ -56,8 +75,8 @@ type entry struct {
 	allowed  []string // when !allowAll
 }
 
-// RenderTools renders the servers' policy groups as the request's tools and
-// returns the labels it used. Servers are rendered in the order given.
+// RenderTools renders the servers' policy groups as the request's tools.
+// Servers are rendered in the order given.
 //
 // Default layout: one entry per server labelled with the server's label.
 // allowed_tools names the Never and Always tools (sorted) and is left out
@@ -91,61 +110,133 @@ type entry struct {
 // server with allowed_tools [tool] and require_approval "always". Answers
 // for servers not among groups (disabled or deleted) change nothing:
 // upstream then rejects the request, and that error is what the person sees.
-func RenderTools(groups []policy.ServerTools, answers []conversation.Answer, layout Layout) ([]responses.ToolUnionParam, Labels) {
-	servers := map[string]policy.Server{}
-	for _, g := range groups {
-		servers[g.Server.Label] = g.Server
+func RenderTools(groups []policy.ServerTools, answers []conversation.Answer, layout Layout) Tools {
+	r := render(groups, answers, layout, nil)
+	t := Tools{Entries: len(r.entries), Labels: r.labels}
+	if len(r.entries) > 0 {
+		t.JSON = r.appendJSON(make([]byte, 0, r.size))
 	}
-	// Labels the answers need, with the server each belongs to.
-	reserved := map[string]string{}
-	for _, a := range answers {
-		if _, ok := servers[a.ServerLabel]; ok {
-			if _, taken := reserved[answerLabel(a)]; !taken {
-				reserved[answerLabel(a)] = a.ServerLabel
+	return t
+}
+
+// rendered is a request's tools, ready to be written.
+type rendered struct {
+	entries []entry
+	frags   [][]byte // each entry's JSON after its server_label
+	labels  Labels
+	size    int // of the JSON array
+}
+
+// render lays out the entries of groups and answers (as RenderTools says)
+// and renders each: from cache when it holds the entry as rendered before
+// (nil: no cache).
+func render(groups []policy.ServerTools, answers []conversation.Answer, layout Layout, cache *toolCache) rendered {
+	var servers map[string]*policy.ServerTools
+	var reserved map[string]string // labels the answers need, with the server each belongs to
+	if len(answers) > 0 {
+		servers = make(map[string]*policy.ServerTools, len(groups))
+		for i := range groups {
+			servers[groups[i].Server.Label] = &groups[i]
+		}
+		reserved = map[string]string{}
+		for _, a := range answers {
+			if _, ok := servers[a.ServerLabel]; ok {
+				if _, taken := reserved[answerLabel(a)]; !taken {
+					reserved[answerLabel(a)] = a.ServerLabel
+				}
 			}
 		}
 	}
 
-	var entries []*entry
-	for _, g := range groups {
-		entries = append(entries, groupEntries(g, layout)...)
+	entries := make([]entry, 0, len(groups))
+	for i := range groups {
+		entries = appendEntries(entries, &groups[i], layout)
 	}
-	used := map[string]bool{}
-	for _, e := range entries {
-		e.label = uniqueLabel(e.label, e.srv.Label, used, reserved)
+	used := make(map[string]bool, len(entries))
+	for i := range entries {
+		e := &entries[i]
+		e.label = uniqueLabel(e.label, e.g.Server.Label, used, reserved)
 		used[e.label] = true
 	}
 
 	for _, a := range answers {
-		srv, ok := servers[a.ServerLabel]
+		g, ok := servers[a.ServerLabel]
 		if !ok || reserved[answerLabel(a)] != a.ServerLabel {
 			continue
 		}
 		label := answerLabel(a)
-		i := slices.IndexFunc(entries, func(e *entry) bool { return e.label == label })
+		i := slices.IndexFunc(entries, func(e entry) bool { return e.label == label })
 		if i < 0 {
-			entries = append(entries, &entry{srv: srv, label: label, approval: "always"})
+			entries = append(entries, entry{g: g, kind: kindAnswer, label: label})
 			i = len(entries) - 1
 		}
-		if e := entries[i]; !e.allowAll && !slices.Contains(e.allowed, a.ToolName) {
+		e := &entries[i]
+		e.materialize()
+		if !e.allowAll && !slices.Contains(e.allowed, a.ToolName) {
 			if e.approval == "never" {
 				// The added tool would run unasked if the model called it
 				// again in this response: only the group's own tools skip
 				// approval (object form).
 				e.approval, e.never = "", slices.Clone(e.allowed)
 			}
-			e.allowed = append(e.allowed, a.ToolName)
+			e.allowed = append(slices.Clone(e.allowed), a.ToolName)
 			slices.Sort(e.allowed)
 		}
 	}
 
-	var tools []responses.ToolUnionParam // nil when empty: no "tools": [] on the wire
-	labels := make(Labels, len(entries))
-	for _, e := range entries {
-		tools = append(tools, e.param())
-		labels[e.label] = e.srv.Label
+	var n uint64
+	if cache != nil {
+		n = cache.begin()
+		defer cache.end(n, len(entries))
 	}
-	return tools, labels
+	r := rendered{entries: entries, frags: make([][]byte, len(entries)), labels: make(Labels, len(entries)), size: 2}
+	for i := range entries {
+		e := &entries[i]
+		if e.custom || cache == nil {
+			e.materialize()
+			r.frags[i] = e.appendFrag(make([]byte, 0, e.fragSize()))
+		} else {
+			r.frags[i] = cache.frag(e, n)
+		}
+		r.labels[e.label] = e.g.Server.Label
+		r.size += len(entryStart) + len(e.label) + 2 + 1 + len(r.frags[i]) + 2 // escapes in the label may add more
+	}
+	return r
+}
+
+// entryStart begins every entry; the label and its fragment follow.
+const entryStart = `{"type":"mcp","server_label":`
+
+// appendJSON appends the tools array.
+func (r *rendered) appendJSON(b []byte) []byte {
+	b = append(b, '[')
+	for i := range r.entries {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, entryStart...)
+		b = appendString(b, r.entries[i].label)
+		b = append(b, ',')
+		b = append(b, r.frags[i]...)
+		b = append(b, '}')
+	}
+	return append(b, ']')
+}
+
+// mapped is l without the labels that stand for themselves (Server gives
+// those back as they are): what a stream keeps for as long as it is open,
+// nil in the default layout unless a label had to be made unique.
+func (l Labels) mapped() Labels {
+	var out Labels
+	for upstream, server := range l {
+		if upstream != server {
+			if out == nil {
+				out = Labels{}
+			}
+			out[upstream] = server
+		}
+	}
+	return out
 }
 
 // answerLabel is the label an answer's approval request came from; answers
@@ -157,33 +248,56 @@ func answerLabel(a conversation.Answer) string {
 	return a.ServerLabel
 }
 
-// groupEntries renders one server's groups, with the labels wanted.
-func groupEntries(g policy.ServerTools, layout Layout) []*entry {
-	never, always := names(g.Never), names(g.Always)
+// appendEntries appends the entries of one server's groups, with the
+// labels wanted.
+func appendEntries(out []entry, g *policy.ServerTools, layout Layout) []entry {
+	label := g.Server.Label
 	if layout == LayoutSplit {
 		if g.OfferUnknown {
-			return []*entry{{srv: g.Server, label: g.Server.Label + alwaysSuffix, approval: "always", allowAll: true}}
+			return append(out, entry{g: g, kind: kindAlways, label: label + alwaysSuffix})
 		}
-		var out []*entry
-		if len(never) > 0 {
-			out = append(out, &entry{srv: g.Server, label: g.Server.Label + neverSuffix, approval: "never", allowed: never})
+		if len(g.Never) > 0 {
+			out = append(out, entry{g: g, kind: kindNever, label: label + neverSuffix})
 		}
-		if len(always) > 0 {
-			out = append(out, &entry{srv: g.Server, label: g.Server.Label + alwaysSuffix, approval: "always", allowed: always})
+		if len(g.Always) > 0 {
+			out = append(out, entry{g: g, kind: kindAlways, label: label + alwaysSuffix})
 		}
 		return out
 	}
-	if !g.OfferUnknown && len(never)+len(always) == 0 {
-		return nil
+	if !g.OfferUnknown && len(g.Never)+len(g.Always) == 0 {
+		return out
 	}
-	e := &entry{srv: g.Server, label: g.Server.Label, never: never, always: always, allowAll: g.OfferUnknown}
-	if len(never)+len(always) == 0 {
+	return append(out, entry{g: g, kind: kindDefault, label: label})
+}
+
+// materialize spells out the entry's lists from its group, once.
+func (e *entry) materialize() {
+	if e.custom {
+		return
+	}
+	e.custom = true
+	g := e.g
+	switch e.kind {
+	case kindDefault:
+		e.never, e.always, e.allowAll = names(g.Never), names(g.Always), g.OfferUnknown
+		if len(e.never)+len(e.always) == 0 {
+			e.approval = "always"
+		}
+		if !e.allowAll {
+			e.allowed = union(e.never, e.always)
+		}
+	case kindNever:
+		e.approval, e.allowed = "never", names(g.Never)
+	case kindAlways:
+		e.approval = "always"
+		if g.OfferUnknown {
+			e.allowAll = true
+		} else {
+			e.allowed = names(g.Always)
+		}
+	case kindAnswer:
 		e.approval = "always"
 	}
-	if !g.OfferUnknown {
-		e.allowed = slices.Compact(slices.Sorted(slices.Values(append(slices.Clone(never), always...))))
-	}
-	return []*entry{e}
 }
 
 // uniqueLabel returns want, or want_2, want_3, … : the first that is not used
@@ -203,42 +317,107 @@ func uniqueLabel(want, server string, used map[string]bool, reserved map[string]
 	}
 }
 
+// names is the tools' names, sorted, each once.
 func names(tools []policy.GroupedTool) []string {
-	out := make([]string, 0, len(tools))
-	for _, t := range tools {
-		out = append(out, t.Name)
+	out := make([]string, len(tools))
+	for i, t := range tools {
+		out[i] = t.Name
 	}
-	slices.Sort(out)
+	if !slices.IsSorted(out) {
+		slices.Sort(out)
+	}
 	return slices.Compact(out)
 }
 
-// param is the entry as the SDK sends it.
-func (e *entry) param() responses.ToolUnionParam {
-	m := &responses.ToolMcpParam{
-		ServerLabel: e.label,
-		ServerURL:   openai.String(e.srv.URL),
+// union merges two sorted lists of distinct names into one.
+func union(a, b []string) []string {
+	out := make([]string, 0, len(a)+len(b))
+	for len(a) > 0 && len(b) > 0 {
+		switch {
+		case a[0] < b[0]:
+			out, a = append(out, a[0]), a[1:]
+		case b[0] < a[0]:
+			out, b = append(out, b[0]), b[1:]
+		default:
+			out, a, b = append(out, a[0]), a[1:], b[1:]
+		}
 	}
-	if e.srv.Description != "" {
-		m.ServerDescription = openai.String(e.srv.Description)
+	out = append(out, a...)
+	return append(out, b...)
+}
+
+// fragSize is about the length of the materialized entry's fragment (more
+// when names need escaping).
+func (e *entry) fragSize() int {
+	n := 128 + len(e.g.Server.URL) + len(e.g.Server.Description)
+	for k, v := range e.g.Server.Headers {
+		n += len(k) + len(v) + 6
 	}
-	if len(e.srv.Headers) > 0 {
-		m.Headers = maps.Clone(e.srv.Headers)
+	for _, l := range [][]string{e.allowed, e.never, e.always} {
+		for _, name := range l {
+			n += len(name) + 3
+		}
+	}
+	return n
+}
+
+// appendFrag appends the materialized entry's JSON after its server_label
+// (no braces): server_url, server_description, headers, allowed_tools,
+// require_approval.
+func (e *entry) appendFrag(b []byte) []byte {
+	srv := &e.g.Server
+	b = append(b, `"server_url":`...)
+	b = appendString(b, srv.URL)
+	if srv.Description != "" {
+		b = append(b, `,"server_description":`...)
+		b = appendString(b, srv.Description)
+	}
+	if len(srv.Headers) > 0 {
+		b = append(b, `,"headers":{`...)
+		for i, k := range slices.Sorted(maps.Keys(srv.Headers)) {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = appendString(b, k)
+			b = append(b, ':')
+			b = appendString(b, srv.Headers[k])
+		}
+		b = append(b, '}')
 	}
 	if !e.allowAll {
 		// Never empty here: entries are only made for tools to offer.
-		m.AllowedTools = responses.ToolMcpAllowedToolsUnionParam{OfMcpAllowedTools: slices.Clone(e.allowed)}
+		b = append(b, `,"allowed_tools":`...)
+		b = appendStrings(b, e.allowed)
 	}
+	b = append(b, `,"require_approval":`...)
 	if e.approval != "" {
-		m.RequireApproval = responses.ToolMcpRequireApprovalUnionParam{OfMcpToolApprovalSetting: openai.String(e.approval)}
-	} else {
-		f := &responses.ToolMcpRequireApprovalMcpToolApprovalFilterParam{}
-		if len(e.always) > 0 {
-			f.Always.ToolNames = slices.Clone(e.always)
-		}
-		if len(e.never) > 0 {
-			f.Never.ToolNames = slices.Clone(e.never)
-		}
-		m.RequireApproval = responses.ToolMcpRequireApprovalUnionParam{OfMcpToolApprovalFilter: f}
+		return appendString(b, e.approval)
 	}
-	return responses.ToolUnionParam{OfMcp: m}
+	b = append(b, '{')
+	if len(e.always) > 0 {
+		b = append(b, `"always":{"tool_names":`...)
+		b = appendStrings(b, e.always)
+		b = append(b, '}')
+	}
+	if len(e.never) > 0 {
+		if len(e.always) > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, `"never":{"tool_names":`...)
+		b = appendStrings(b, e.never)
+		b = append(b, '}')
+	}
+	return append(b, '}')
+}
+
+// appendStrings appends a JSON array of strings.
+func appendStrings(b []byte, ss []string) []byte {
+	b = append(b, '[')
+	for i, s := range ss {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = appendString(b, s)
+	}
+	return append(b, ']')
 }

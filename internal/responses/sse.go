@@ -19,12 +19,17 @@ type sseReader struct {
 	err  error  // the read error that ended the stream; nil at io.EOF
 }
 
-// sseBufferSize is the read buffer of a stream: a few events' worth (a text
-// delta is ~150 bytes), small enough for many open streams.
-const sseBufferSize = 8 << 10
+// sseBufferSize is the line buffer of a stream. The connection is read
+// into the HTTP transport's own buffer (4 KiB per HTTP/1.1 connection, or
+// HTTP/2's flow-control window), so this one only frames lines: a text
+// delta (~150-300 bytes) fits, a longer line (an event echoing the tools,
+// an item done) is assembled in long. Every open stream holds one.
+const sseBufferSize = 1 << 10
 
-// keepBuffer is the largest event buffer kept from one event to the next.
-const keepBuffer = 64 << 10
+// keepBuffer is the largest event buffer kept from one event to the next:
+// a stream of text deltas reuses its buffers, a bigger event's are left to
+// the collector rather than held for the rest of the stream.
+const keepBuffer = 4 << 10
 
 // maxEventSize bounds one line of the stream, as openai-go's decoder does.
 const maxEventSize = bufio.MaxScanTokenSize << 9

@@ -35,6 +35,7 @@ const (
 	tlsHandshakeTimeout = 10 * time.Second
 	defaultIdleConns    = 256
 	defaultIdleConnTime = 90 * time.Second
+	writeBufferSize     = 1 << 10
 )
 
 // NewHTTPClient returns the client the Responses API is called with: keep-
@@ -63,6 +64,10 @@ func NewHTTPClient(t Transport) *http.Client {
 		MaxConnsPerHost:       max(t.MaxConnsPerHost, 0),
 		IdleConnTimeout:       idleTime,
 		ExpectContinueTimeout: time.Second,
+		// An HTTP/1.1 connection keeps its write buffer for life (4 KiB by
+		// default), one per stream in flight: headers fit in 1 KiB, and a
+		// bigger body is written past the buffer.
+		WriteBufferSize: writeBufferSize,
 	}
 	return &http.Client{Transport: tr}
 }
