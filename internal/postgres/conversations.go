@@ -521,15 +521,17 @@ func (r convRepo) UserLoad(ctx context.Context, owner string, window time.Durati
 // together: one round trip. readUserLoad reads their results.
 func queueUserLoad(b *pgx.Batch, owner string, window time.Duration) {
 	b.Queue(`SELECT pg_advisory_xact_lock(hashtextextended('toolgate.turns:' || $1::text, 0))`, owner)
-	// A conversation's updated_at is at least the start of the transaction
-	// that appended its last message, so the prefilter (with a wide margin)
-	// keeps the count to the owner's recently active conversations.
+	// Both counts have an index of their own (00025): the user's running
+	// conversations, and the messages sent inside the window (joined to
+	// their conversation for its owner). The window ends at
+	// statement_timestamp(), which an index can use (clock_timestamp() is
+	// volatile: with it every message was read).
 	b.Queue(`SELECT
 			(SELECT count(*) FROM conversations WHERE owner_id = $1 AND active_turn IS NOT NULL),
 			count(i.*), min(i.created_at), clock_timestamp()
-		FROM conversations c JOIN conversation_items i ON i.conversation_id = c.id
-		WHERE c.owner_id = $1 AND c.updated_at > clock_timestamp() - make_interval(secs => $2 + 600)
-		  AND i.type = 'user_message' AND i.created_at > clock_timestamp() - make_interval(secs => $2)`,
+		FROM conversation_items i JOIN conversations c ON c.id = i.conversation_id
+		WHERE i.type = 'user_message' AND i.created_at > statement_timestamp() - make_interval(secs => $2)
+		  AND c.owner_id = $1`,
 		owner, window.Seconds())
 }
 
