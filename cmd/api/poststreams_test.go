@@ -292,8 +292,8 @@ func TestRun_OpenPOSTStreamsCostLittleAndLeaveNothingBehind(t *testing.T) {
 		_ = pprof.Lookup("goroutine").WriteTo(&b, 1)
 		_ = os.WriteFile(profile+".goroutines", b.Bytes(), 0o644)
 	}
-	if perStream > maxStreamBytes {
-		t.Errorf("a streaming turn costs %d bytes, want at most %d", perStream, maxStreamBytes)
+	if budget := streamBudget(t); perStream > budget {
+		t.Errorf("a streaming turn costs %d bytes, want at most %d", perStream, budget)
 	}
 
 	release()

@@ -114,7 +114,19 @@ func settle(want int, now func() int) int {
 }
 
 // maxStreamBytes is the memory an open event stream may cost the server.
+// Under the race detector (make test's go test -race) stacks and heap are
+// inflated, so there the bound is streamBudget's looser one; scripts/test.sh
+// also runs the memory tests without -race, where 64 KiB is asserted.
 const maxStreamBytes = 64 << 10
+
+// streamBudget is maxStreamBytes, or 1.5 times it under the race detector.
+func streamBudget(t testing.TB) int64 {
+	if raceEnabled {
+		t.Logf("race detector on: the per-stream bound is %d bytes (1.5 × %d); the run without -race asserts %d", maxStreamBytes*3/2, maxStreamBytes, maxStreamBytes)
+		return maxStreamBytes * 3 / 2
+	}
+	return maxStreamBytes
+}
 
 // TestRun_OpenStreamsCostLittleAndLeaveNothingBehind opens streamCount
 // event streams on as many conversations against the whole program,
@@ -167,8 +179,8 @@ func TestRun_OpenStreamsCostLittleAndLeaveNothingBehind(t *testing.T) {
 	perStream := (int64(during) - int64(before)) / streamCount
 	t.Logf("%d open streams: %d goroutines (%d before), %d server connections (%d before), %.1f KiB per stream (heap + stacks)",
 		streamCount, runtime.NumGoroutine(), goroutines, serverConns0(t, port), conns0, float64(perStream)/1024)
-	if perStream > maxStreamBytes {
-		t.Errorf("an open stream costs %d bytes, want at most %d", perStream, maxStreamBytes)
+	if budget := streamBudget(t); perStream > budget {
+		t.Errorf("an open stream costs %d bytes, want at most %d", perStream, budget)
 	}
 
 	closeAll(conns)
