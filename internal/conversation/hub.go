@@ -292,9 +292,6 @@ func (h *hub) subscribers() int {
 	return n
 }
 
-// OnEvents is called when any replica stored events of conv.
-func (s *Service) OnEvents(conv string) { s.hub.poke(conv, false) }
-
 // EventsNotification is a notification on ChannelEvents: one
 // conversation's last event id (C, ID), or many (B).
 type EventsNotification struct {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"sync"
+	"sync/atomic"
 )
 
 // eventLog is a running turn's sink: each event is stored in the
@@ -21,7 +22,7 @@ type eventLog struct {
 	turn     string
 	observer Sink
 
-	outstanding outstandingDeltas // deltas handed to the writer, not yet stored
+	outstanding atomic.Int64 // deltas handed to the writer, not yet stored
 
 	mu  sync.Mutex
 	err error // the first write that failed: the turn stops with storage_failed

@@ -190,7 +190,7 @@ func NewService(store Store, policies Policies, upstream Upstream, info Info, li
 		now: time.Now, running: map[string]*running{}, ending: map[string]chan struct{}{},
 		endRetry: [2]time.Duration{endRetryMin, endRetryMax}, stopping: make(chan struct{}),
 		replica: newID("rep_"), leaseTTL: DefaultLeaseTTL, approvalTTL: DefaultApprovalTTL, readBackWait: defaultReadBackWait}
-	s.writer.s = s
+	s.writer.s, s.eventStore = s, store
 	return s
 }
 

@@ -3,7 +3,6 @@ package conversation
 import (
 	"context"
 	"sync"
-	"sync/atomic"
 	"time"
 )
 
@@ -123,16 +122,11 @@ func (w *deltaWriter) write(batch []queuedDelta) (rest []queuedDelta) {
 		in := make([]ConvEvents, len(groups))
 		for i, g := range groups {
 			in[i] = ConvEvents{ConversationID: g.log.conv, Turn: g.log.turn, Events: g.evs}
-		}
-		for _, g := range groups {
 			w.s.hub.begin(g.log.conv)
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), writeTimeout)
 		began := time.Now()
 		st := w.s.eventStore
-		if st == nil {
-			st = w.s.store
-		}
 		lasts, err := st.Repo().AppendMany(ctx, in)
 		if w.s.OnEventWrite != nil {
 			w.s.OnEventWrite(len(in), time.Since(began))
@@ -199,7 +193,3 @@ func stored(turn string, last int64, evs []NewEvent) []StoredEvent {
 	}
 	return out
 }
-
-// outstandingDeltas counts a turn's deltas handed to the writer and not yet
-// stored.
-type outstandingDeltas = atomic.Int64
