@@ -143,8 +143,14 @@ func postStreams(t *testing.T, addr, cookie string, n int) []*postStream {
 	t.Helper()
 	readers := make([]*postStream, n)
 	var wg sync.WaitGroup
+	// At most 20 turns starting at once: one user's turn starts take the
+	// user's lock (per-user limits) one after another, and under -race on
+	// a loaded machine 200 queued at once outlasted the read deadline.
+	starting := make(chan struct{}, 20)
 	for i := range n {
 		wg.Go(func() {
+			starting <- struct{}{}
+			defer func() { <-starting }()
 			c, err := net.Dial("tcp", addr)
 			if err != nil {
 				t.Errorf("dial: %v", err)
