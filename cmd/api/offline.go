@@ -84,18 +84,27 @@ func (o *offline) close(ctx context.Context) {
 }
 
 // registerDemo makes sure the demo server is registered under DemoLabel at
-// its current URL, so a fresh offline install has a server to chat with.
+// its current URL, so a fresh offline install has a server to chat with,
+// with its read-only hints accepted: it is Toolgate's own code, run by
+// this process, so what it says of its tools is not a stranger's claim.
 func registerDemo(ctx context.Context, policies *policy.Service, url string) error {
 	srv, err := policies.Server(ctx, DemoLabel)
+	trusted := policy.HintsTrusted
 	switch {
 	case apperr.KindOf(err) == apperr.NotFound:
-		_, err = policies.CreateServer(ctx, policy.NewServer{Label: DemoLabel, URL: url,
-			Description: "Toolgate's demo MCP server (offline mode): weather forecasts and alerts"})
+		if _, err = policies.CreateServer(ctx, policy.NewServer{Label: DemoLabel, URL: url,
+			Description: "Toolgate's demo MCP server (offline mode): weather forecasts and alerts"}); err != nil {
+			return err
+		}
+		_, err = policies.UpdateServer(ctx, DemoLabel, policy.ServerPatch{ReadOnlyHints: &trusted})
 		return err
 	case err != nil:
 		return err
 	case srv.URL != url:
-		_, err = policies.UpdateServer(ctx, DemoLabel, policy.ServerPatch{URL: &url})
+		_, err = policies.UpdateServer(ctx, DemoLabel, policy.ServerPatch{URL: &url, ReadOnlyHints: &trusted})
+		return err
+	case srv.ReadOnlyHints != policy.HintsTrusted:
+		_, err = policies.UpdateServer(ctx, DemoLabel, policy.ServerPatch{ReadOnlyHints: &trusted})
 		return err
 	}
 	return nil

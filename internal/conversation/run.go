@@ -358,12 +358,26 @@ func (r *relay) askReason(server, tool string) AskReason {
 	return why
 }
 
+// askLock is the level of an admin's lock at Ask on the tool, as the
+// request built from the groups treated it; nil when it is not locked.
+func (r *relay) askLock(server, tool string) *policy.Source {
+	for _, g := range r.groups {
+		if g.Server.Label == server {
+			if l := g.AskLock(tool); l != "" {
+				return &l
+			}
+		}
+	}
+	return nil
+}
+
 func (r *relay) approval(ctx context.Context, u *UpstreamItem, it Item) error {
 	t, s := r.t, r.t.s
 	a := Approval{ID: u.ID, ConversationID: t.conv.ID, ResponseID: r.response, ServerLabel: u.ServerLabel,
 		UpstreamLabel: u.UpstreamLabel, ToolName: u.Name, Reason: r.askReason(u.ServerLabel, u.Name),
 		State: Pending, RequestedAt: s.now(), ServerTTLSeconds: r.serverTTL(u.ServerLabel)}
 	a.StoredArguments = string(mustRedacted(u.Arguments))
+	a.AskLock = r.askLock(u.ServerLabel, u.Name)
 	a.Annotations = r.annotations(u.ServerLabel, u.Name)
 	a.Corrects = r.corrects(u.ServerLabel, u.Name, a.StoredArguments)
 	// A decision hook is asked first; when it approves or denies, the rules

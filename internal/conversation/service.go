@@ -66,6 +66,10 @@ type Policies interface {
 	// EffectiveAt is Effective from rd, the policy read made in tx
 	// (Repo.LockDecisions) before it changed any personal policy.
 	EffectiveAt(ctx context.Context, rd policy.Read, label, tool string) (policy.Policy, error)
+	// Resolve and ResolveAt are Effective and EffectiveAt with the whole
+	// resolution: its source and an admin's lock at Ask among it.
+	Resolve(ctx context.Context, tx Repo, userID, label, tool string) (policy.Resolution, error)
+	ResolveAt(ctx context.Context, rd policy.Read, label, tool string) (policy.Resolution, error)
 	// Remember sets u's personal policy for the tool in tx (audited there
 	// as a policy change); it never changes the workspace's policy.
 	Remember(ctx context.Context, tx Repo, u auth.User, label, tool string, p policy.Policy) error

@@ -288,25 +288,26 @@ func (s *Service) decide(ctx context.Context, r Repo, read *policy.Read, a Appro
 	a.State = Denied
 	if *d.Approve {
 		a.State = Approved
-		if !d.Remember {
+		var res policy.Resolution
+		var err error
+		if read != nil {
+			res, err = s.policies.ResolveAt(ctx, *read, a.ServerLabel, a.ToolName)
+		} else {
+			res, err = s.policies.Resolve(ctx, r, u.ID, a.ServerLabel, a.ToolName)
+		}
+		if err != nil {
+			return DecisionEvent{}, err
+		}
+		if err := lockedAtAsk(res, a, d); err != nil {
+			return DecisionEvent{}, err
+		}
+		if !d.Remember && res.Policy == policy.Blocked {
 			// Blocked since it asked (settings changed, server disabled or
 			// removed): blocked means never run, so an approval cannot
 			// override it; remembering the approval changes the policy.
-			var p policy.Policy
-			var err error
-			if read != nil {
-				p, err = s.policies.EffectiveAt(ctx, *read, a.ServerLabel, a.ToolName)
-			} else {
-				p, err = s.policies.Effective(ctx, r, u.ID, a.ServerLabel, a.ToolName)
-			}
-			if err != nil {
-				return DecisionEvent{}, err
-			}
-			if p == policy.Blocked {
-				return DecisionEvent{}, apperr.New(apperr.Conflict, "tool_blocked",
-					"%s on server %s is blocked (or its server is disabled or gone) since it asked, so it cannot be approved; deny it, or, if your own policy blocks it, approve with remember: true to allow it for you from now on",
-					a.ToolName, a.ServerLabel)
-			}
+			return DecisionEvent{}, apperr.New(apperr.Conflict, "tool_blocked",
+				"%s on server %s is blocked (or its server is disabled or gone) since it asked, so it cannot be approved; deny it, or, if your own policy blocks it, approve with remember: true to allow it for you from now on",
+				a.ToolName, a.ServerLabel)
 		}
 	}
 	correction, cerr := s.correction(ctx, a, d)
@@ -355,6 +356,21 @@ func (s *Service) decide(ctx context.Context, r Repo, read *policy.Read, a Appro
 	err := s.policies.Audit(ctx, r, policy.AuditEntry{Actor: u.Email, ActorID: u.ID, Action: policy.ActionDecision,
 		ServerLabel: &a.ServerLabel, ToolName: &a.ToolName, Before: before, After: after})
 	return decisionEvent(a, change), err
+}
+
+// lockedAtAsk refuses an approval d that would loosen an admin's lock at
+// Ask on a's tool (res, read when the person decides): a grant (scope
+// conversation or hour) or a remembered approval. A locked Ask asks every
+// time, so it can be approved once, or denied.
+func lockedAtAsk(res policy.Resolution, a Approval, d Decision) error {
+	if res.AskLock == "" || !*d.Approve || (!d.Remember && (d.Scope == nil || *d.Scope == ScopeOnce)) {
+		return nil
+	}
+	what := map[policy.Source]string{policy.FromTool: "its workspace policy", policy.FromServer: "server " + a.ServerLabel + "'s default policy",
+		policy.FromGlobal: "the global default policy"}[res.AskLock]
+	return apperr.New(apperr.Forbidden, "policy_locked",
+		"%s on server %s is locked at Ask by an admin (%s): every call asks, so it can only be approved once (no scope, or scope \"once\", without remember) or denied; nothing was recorded",
+		a.ToolName, a.ServerLabel, what)
 }
 
 // claimFollowUp decides, under the conversation's lock, whether these

@@ -228,6 +228,10 @@ type Approval struct {
 	// Corrects links a request to the denial with a correction that came
 	// just before it for the same tool: what changed since. Null otherwise.
 	Corrects *Corrects `json:"corrects"`
+	// AskLock is the level (tool, server, global) of the admin's lock at
+	// Ask that made the tool ask when it asked: it can be approved once or
+	// denied, never for a while or always. Null when it was not locked.
+	AskLock *policy.Source `json:"ask_lock"`
 }
 
 // Corrects says how a new approval request differs from the one the person

@@ -276,6 +276,9 @@ func (e *apiEnv) createDemo(label string) server {
 	e.t.Helper()
 	var s server
 	e.must(201, "POST", "/api/mcp/servers", map[string]any{"label": label, "url": e.demoURL}, &s)
+	// The demo's read-only hints are accepted, as they are for the offline
+	// demo: the tests that follow count on get_forecast running unasked.
+	e.must(200, "PATCH", "/api/mcp/servers/"+label, map[string]any{"read_only_hints": "trusted"}, &s)
 	return s
 }
 

@@ -220,6 +220,7 @@ type (
 		Reason   *string `json:"reason"`
 		Scope    *string `json:"scope"`
 		Remember bool    `json:"remember"`
+		AskLock  *string `json:"ask_lock"`
 	}
 	decisionEvent struct {
 		ApprovalRequestID string   `json:"approval_request_id"`

@@ -27,12 +27,15 @@ type serverView struct {
 	// HeadersDropped names the stored headers a PATCH that moved the URL to
 	// another host dropped; only in that PATCH's answer.
 	HeadersDropped []string `json:"headers_dropped,omitempty"`
+	// ReadOnlyHints: "claimed" until an admin accepts the server's
+	// readOnlyHint annotations ("trusted").
+	ReadOnlyHints string `json:"read_only_hints"`
 }
 
 func newServerView(s policy.Server) serverView {
 	v := serverView{Label: s.Label, URL: policy.MaskURL(s.URL), HeadersDropped: s.HeadersDropped, Description: s.Description, Headers: policy.MaskedHeaders(s.Headers),
 		DefaultPolicy: s.DefaultPolicy, DefaultLocked: s.DefaultPolicyLocked, Enabled: s.Enabled, ApprovalTTLSeconds: s.ApprovalTTLSeconds, CreatedAt: s.CreatedAt, UpdatedAt: s.UpdatedAt,
-		ToolsRefreshedAt: s.RefreshedAt, ToolCount: s.ToolCount, Health: newHealthView(s.Health)}
+		ToolsRefreshedAt: s.RefreshedAt, ToolCount: s.ToolCount, Health: newHealthView(s.Health), ReadOnlyHints: s.ReadOnlyHints}
 	if s.RefreshError != "" {
 		v.ToolsRefreshError = &s.RefreshError
 	}

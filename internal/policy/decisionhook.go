@@ -342,7 +342,7 @@ func (s *Service) DecideByHooks(ctx context.Context, u auth.User, c HookCall) (H
 	if out.Decision != hooks.Approve {
 		return out, nil
 	}
-	p, src, err := Effective(ctx, r, u.ID, c.Server, c.Tool)
+	res, err := ResolveTool(ctx, r, u.ID, c.Server, c.Tool)
 	if err != nil {
 		return out, err
 	}
@@ -351,9 +351,9 @@ func (s *Service) DecideByHooks(ctx context.Context, u auth.User, c HookCall) (H
 		return out, err
 	}
 	switch { // the same clamp as DecideByRules
-	case p == Blocked:
+	case res.Policy == Blocked:
 		out.Decision, out.Clamped = hooks.Deny, true
-	case p == Always && src == FromLocked, set.AskEverything:
+	case res.AskLock != "", set.AskEverything:
 		out.Decision, out.Clamped = hooks.Ask, true
 	}
 	return out, nil

@@ -48,6 +48,9 @@ type GroupedTool struct {
 	// Grant is the grant a tool runs without asking by (source
 	// conversation or grant).
 	Grant *GrantRef `json:"-"`
+	// AskLock is the level of an admin's lock at Ask on the tool (tool,
+	// server, global), "" when none: see Resolution.AskLock.
+	AskLock Source `json:"-"`
 }
 
 // ServerTools is one enabled server's tools grouped by effective policy: the
@@ -75,6 +78,10 @@ type ServerTools struct {
 	// AllRuled: server or workspace rules apply, so every tool of the
 	// server, unknown ones included, is checked against them.
 	AllRuled bool
+	// DefaultAskLock is the level of an admin's lock at Ask that applies
+	// to a tool the server has not listed (its default or the global
+	// default, locked, resolving to always); "" when none.
+	DefaultAskLock Source
 }
 
 // RuledTool is the policy a tool with rules has without them.
@@ -159,6 +166,22 @@ func (g ServerTools) GrantOf(tool string) *GrantRef {
 	return nil
 }
 
+// AskLock is the level of an admin's lock at Ask on a tool of g (tool,
+// server, global), or "" when the tool is not locked at Ask: such a tool
+// asks every time, and no grant, rule, hook or remembered approval
+// loosens it.
+func (g ServerTools) AskLock(tool string) Source {
+	for _, t := range g.Always {
+		if t.Name == tool {
+			return t.AskLock
+		}
+	}
+	if slices.ContainsFunc(g.Never, func(t GroupedTool) bool { return t.Name == tool }) || slices.Contains(g.Blocked, tool) {
+		return ""
+	}
+	return g.DefaultAskLock
+}
+
 // AsksBecause says why a tool of g asks: not read-only, new, changed since
 // it was allowed, or a policy; nil for a tool that does not ask or that g
 // does not name.
@@ -181,6 +204,10 @@ func GroupTools(srv Server, set Settings, tools []Tool, mine []UserPolicy, allow
 	g := ServerTools{Server: srv}
 	discovered := false
 	tools = withUserPolicies(srv.Label, tools, mine)
+	def := Workspace(resolveInput(srv, set, Tool{}))
+	if srv.Enabled && def.Locked && def.Policy == Always {
+		g.DefaultAskLock = def.Source
+	}
 	for _, t := range tools {
 		discovered = discovered || t.Discovered
 		res := Resolve(resolveInput(srv, set, t))
@@ -189,20 +216,22 @@ func GroupTools(srv Server, set Settings, tools []Tool, mine []UserPolicy, allow
 			g.Blocked = append(g.Blocked, t.Name)
 		case res.Policy == Never:
 			g.Never = append(g.Never, GroupedTool{Name: t.Name, Source: res.Source})
-		case hasGrant(allowed, t.Name) && !set.AskEverything: // the admin's switch outranks a grant
+		// The admin's switch outranks a grant, and so does an admin's
+		// lock at Ask: a locked Ask asks every time.
+		case hasGrant(allowed, t.Name) && !set.AskEverything && res.AskLock == "":
 			gr := allowed[t.Name]
 			g.Never = append(g.Never, GroupedTool{Name: t.Name, Source: gr.source(), Grant: &gr})
 		default:
-			g.Always = append(g.Always, GroupedTool{Name: t.Name, Source: res.Source, AsksBecause: res.AsksBecause})
+			g.Always = append(g.Always, GroupedTool{Name: t.Name, Source: res.Source, AsksBecause: res.AsksBecause, AskLock: res.AskLock})
 		}
 	}
-	// Grants for tools the server has not listed (yet) still apply.
+	// Grants for tools the server has not listed (yet) still apply, unless
+	// the defaults that apply to such a tool are locked at Ask.
 	for name, gr := range allowed {
-		if !set.AskEverything && !slices.ContainsFunc(tools, func(t Tool) bool { return t.Name == name }) {
+		if !set.AskEverything && g.DefaultAskLock == "" && !slices.ContainsFunc(tools, func(t Tool) bool { return t.Name == name }) {
 			g.Never = append(g.Never, GroupedTool{Name: name, Source: gr.source(), Grant: &gr})
 		}
 	}
-	def := Workspace(resolveInput(srv, set, Tool{}))
 	g.OfferUnknown = !discovered && len(g.Blocked) == 0 && def.Policy != Blocked
 	byName := func(a, b GroupedTool) int { return cmp.Compare(a.Name, b.Name) }
 	slices.SortFunc(g.Never, byName)
@@ -244,7 +273,8 @@ func withUserPolicies(label string, tools []Tool, mine []UserPolicy) []Tool {
 // and, set by withUserPolicies, personal policy) on srv.
 func resolveInput(srv Server, set Settings, t Tool) ResolveInput {
 	in := ResolveInput{ServerDisabled: !srv.Enabled, AskEverything: set.AskEverything, Global: set.DefaultPolicy, GlobalLocked: set.DefaultPolicyLocked,
-		ServerDefault: srv.DefaultPolicy, ServerLocked: srv.DefaultPolicyLocked, User: t.userGrant}
+		ServerDefault: srv.DefaultPolicy, ServerLocked: srv.DefaultPolicyLocked, User: t.userGrant,
+		HintsTrusted: srv.ReadOnlyHints == HintsTrusted}
 	if t.Policy != nil {
 		in.Workspace = &Explicit{Policy: *t.Policy, Locked: t.PolicyLocked, GrantedDigest: t.GrantedDigest,
 			GrantedDefinition: t.GrantedDefinition}
@@ -314,15 +344,22 @@ func (s *Service) RequestToolsAt(ctx context.Context, rd Read, grants map[string
 // this replica's copy at rd's version or later, instead of four reads: a
 // server that is gone or disabled blocks its tools.
 func (s *Service) EffectiveAt(ctx context.Context, rd Read, label, tool string) (Policy, Source, error) {
+	res, err := s.ResolveAt(ctx, rd, label, tool)
+	return res.Policy, res.Source, err
+}
+
+// ResolveAt is EffectiveAt with the whole resolution (an admin's lock at
+// Ask among it).
+func (s *Service) ResolveAt(ctx context.Context, rd Read, label, tool string) (Resolution, error) {
 	snap, err := s.tools.at(ctx, rd.Version, s.store.ToolSnapshot)
 	if err != nil {
-		return "", "", err
+		return Resolution{}, err
 	}
 	i := slices.IndexFunc(snap.Servers, func(srv SnapshotServer) bool { return srv.Server.Label == label })
 	if i < 0 {
 		// Not among the enabled servers: gone (Effective's FromServer) or
 		// disabled; either blocks.
-		return Blocked, FromServer, nil
+		return Resolution{Policy: Blocked, Source: FromServer}, nil
 	}
 	srv := snap.Servers[i]
 	var mine []UserPolicy
@@ -338,8 +375,7 @@ func (s *Service) EffectiveAt(ctx context.Context, rd Read, label, tool string) 
 	if ts := withUserPolicies(label, []Tool{t}, mine); len(ts) > 0 {
 		t = ts[0]
 	}
-	res := Resolve(resolveInput(srv.Server, snap.Settings, t))
-	return res.Policy, res.Source, nil
+	return Resolve(resolveInput(srv.Server, snap.Settings, t)), nil
 }
 
 // request builds a request's groups from s: mine are the user's personal
@@ -465,24 +501,31 @@ func (s *Service) Remember(ctx context.Context, r Repo, u auth.User, label, tool
 // Effective returns one tool's effective policy for the user userID, read
 // in r. A server that no longer exists blocks all its tools.
 func Effective(ctx context.Context, r Repo, userID, label, tool string) (Policy, Source, error) {
+	res, err := ResolveTool(ctx, r, userID, label, tool)
+	return res.Policy, res.Source, err
+}
+
+// ResolveTool is Effective with the whole resolution (an admin's lock at
+// Ask among it).
+func ResolveTool(ctx context.Context, r Repo, userID, label, tool string) (Resolution, error) {
 	srv, err := r.Server(ctx, label, false)
 	if apperr.KindOf(err) == apperr.NotFound {
-		return Blocked, FromServer, nil
+		return Resolution{Policy: Blocked, Source: FromServer}, nil
 	}
 	if err != nil {
-		return "", "", err
+		return Resolution{}, err
 	}
 	set, err := r.Settings(ctx)
 	if err != nil {
-		return "", "", err
+		return Resolution{}, err
 	}
 	tools, err := r.Tools(ctx, label)
 	if err != nil {
-		return "", "", err
+		return Resolution{}, err
 	}
 	mine, err := userPolicies(ctx, r, userID, label)
 	if err != nil {
-		return "", "", err
+		return Resolution{}, err
 	}
 	t := Tool{DiscoveredTool: DiscoveredTool{Name: tool}, ServerLabel: label}
 	for _, k := range withUserPolicies(label, tools, mine) {
@@ -490,6 +533,5 @@ func Effective(ctx context.Context, r Repo, userID, label, tool string) (Policy,
 			t = k
 		}
 	}
-	res := Resolve(resolveInput(srv, set, t))
-	return res.Policy, res.Source, nil
+	return Resolve(resolveInput(srv, set, t)), nil
 }

@@ -85,7 +85,7 @@ func TestGroupTools_UsesTheUsersLayerAndSaysWhyToolsAsk(t *testing.T) {
 	yes := true
 	first := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	later := first.Add(time.Hour)
-	srv := Server{Label: "weather", Enabled: true, FirstDiscoveredAt: &first}
+	srv := Server{Label: "weather", Enabled: true, FirstDiscoveredAt: &first, ReadOnlyHints: HintsTrusted}
 	known := func(name string, readOnly *bool, seen time.Time) Tool {
 		d := DiscoveredTool{Name: name, Annotations: Annotations{ReadOnlyHint: readOnly}}
 		return Tool{DiscoveredTool: d, Discovered: true, Digest: d.Digest(), FirstSeenAt: &seen}
@@ -145,5 +145,27 @@ func TestServerTools_LookupUnknownAsks(t *testing.T) {
 	}
 	if (ServerTools{}).Offered() {
 		t.Error("a server with nothing to offer is offered")
+	}
+}
+
+// A lock at Ask outranks a grant: a tool an admin locked at always (its
+// own policy, or a locked default that resolves to always for it) stays
+// asking with a grant, and names the lock; an unlocked one runs by it.
+func TestGroupTools_LockAtAskOutranksGrants(t *testing.T) {
+	p := func(x Policy) *Policy { return &x }
+	srv := Server{Label: "crm", Enabled: true, DefaultPolicy: p(AskUnlessReadOnly), DefaultPolicyLocked: true}
+	tools := []Tool{{DiscoveredTool: DiscoveredTool{Name: "update"}, Discovered: true, Policy: p(Always), PolicyLocked: true},
+		{DiscoveredTool: DiscoveredTool{Name: "wipe"}, Discovered: true},
+		{DiscoveredTool: DiscoveredTool{Name: "note"}, Discovered: true, Policy: p(Always)}}
+	grants := map[string]GrantRef{"update": {ID: "grant_1", Conversation: true}, "wipe": {ID: "grant_2"},
+		"note": {ID: "grant_3"}, "unlisted": {ID: "grant_4"}}
+	g := GroupTools(srv, Settings{DefaultPolicy: Never}, tools, nil, grants)
+	if len(g.Never) != 1 || g.Never[0].Name != "note" || g.GrantOf("note") == nil {
+		t.Errorf("running without asking: %+v; want only note (unlocked) by its grant", g.Never)
+	}
+	for tool, want := range map[string]Source{"update": FromTool, "wipe": FromServer, "unlisted": FromServer, "note": ""} {
+		if got := g.AskLock(tool); got != want {
+			t.Errorf("AskLock(%s) = %q, want %q", tool, got, want)
+		}
 	}
 }

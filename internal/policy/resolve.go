@@ -36,6 +36,11 @@ const (
 	// saw it, so the hint is not trusted: a server cannot turn a tool that
 	// asked into one that runs by flipping a hint.
 	ReasonReadOnlyChanged = "read_only_changed"
+	// ReasonReadOnlyClaimed: ask_unless_read_only would run the tool because
+	// it says readOnlyHint, but nobody has accepted the server's read-only
+	// hints yet (its read_only_hints is "claimed"): a hint is the server's
+	// claim until an admin trusts it.
+	ReasonReadOnlyClaimed = "read_only_claimed"
 	// ReasonAskEverything: the admin's "ask for everything" switch is on.
 	ReasonAskEverything = "ask_everything"
 	// ReasonRules: argument rules apply to the tool and asked (or none
@@ -125,6 +130,9 @@ type ResolveInput struct {
 	GlobalLocked  bool
 	ServerDefault *Policy // nil: the global default applies
 	ServerLocked  bool
+	// HintsTrusted: an admin accepted the server's read-only hints
+	// (read_only_hints "trusted"); until then readOnlyHint runs nothing.
+	HintsTrusted bool
 	Workspace     *Explicit // the workspace tool policy (tool_policies)
 	User          *Explicit // the user's personal policy (user_tool_policies)
 
@@ -142,6 +150,11 @@ type Resolution struct {
 	Policy      Policy
 	Source      Source
 	Locked      bool // the workspace setting that applies is locked
+	// AskLock is the level (tool, server, global) of an admin's lock at
+	// always that the result comes from: every call asks, and nothing a
+	// person or a machine does loosens it (a grant, remember, a rule, a
+	// hook); "" when the tool is not locked at Ask.
+	AskLock     Source
 	AsksBecause *AsksBecause
 	Changed     *Changed
 }
@@ -160,9 +173,12 @@ func Workspace(in ResolveInput) Resolution {
 		w = Resolution{Policy: in.Global, Source: FromGlobal, Locked: in.GlobalLocked}
 	}
 	if w.Policy == AskUnlessReadOnly {
-		if in.ReadOnly != nil && *in.ReadOnly {
+		switch {
+		case in.ReadOnly != nil && *in.ReadOnly && in.HintsTrusted:
 			w.Policy = Never
-		} else {
+		case in.ReadOnly != nil && *in.ReadOnly:
+			w.Policy, w.AsksBecause = Always, &AsksBecause{Reason: ReasonReadOnlyClaimed}
+		default:
 			w.Policy, w.AsksBecause = Always, &AsksBecause{Reason: ReasonNotReadOnly}
 		}
 	}
@@ -229,6 +245,9 @@ func resolve(in ResolveInput) Resolution {
 	}
 	if r.Policy != Always {
 		r.AsksBecause = nil
+	}
+	if r.Policy == Always && w.Locked && w.Policy == Always {
+		r.AskLock = w.Source
 	}
 	if r.Policy != Never {
 		return r

@@ -20,9 +20,17 @@ var (
 	changedAt   = time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)
 )
 
-// forTool fills in what discovery knows about d.
+// forTool fills in what discovery knows about d, on a server whose
+// read-only hints an admin accepted (claimedTool: not yet).
 func forTool(in ResolveInput, d DiscoveredTool) ResolveInput {
 	in.ReadOnly, in.Digest, in.Definition, in.ChangedAt = d.Annotations.ReadOnlyHint, d.Digest(), DefinitionOf(d), &changedAt
+	in.HintsTrusted = true
+	return in
+}
+
+func claimedTool(in ResolveInput, d DiscoveredTool) ResolveInput {
+	in = forTool(in, d)
+	in.HintsTrusted = false
 	return in
 }
 
@@ -110,7 +118,7 @@ func TestResolve_Precedence(t *testing.T) {
 		// 5. Locks at each level: personal can tighten, not loosen.
 		{"locked tool always: personal never cannot loosen", with(rw, func(in *ResolveInput) {
 			in.Workspace, in.User = explicit(Always, true), grantedFor(writeTool, false)
-		}), Resolution{Policy: Always, Source: FromLocked, Locked: true, AsksBecause: asksPolicy}},
+		}), Resolution{Policy: Always, Source: FromLocked, Locked: true, AskLock: FromTool, AsksBecause: asksPolicy}},
 		{"locked tool always: personal blocked tightens", with(rw, func(in *ResolveInput) {
 			in.Workspace, in.User = explicit(Always, true), explicit(Blocked, false)
 		}), Resolution{Policy: Blocked, Source: FromUser, Locked: true}},
@@ -122,16 +130,16 @@ func TestResolve_Precedence(t *testing.T) {
 		}), Resolution{Policy: Never, Source: FromLocked, Locked: true}},
 		{"locked server default always: personal never cannot loosen", with(rw, func(in *ResolveInput) {
 			in.ServerDefault, in.ServerLocked, in.User = ptr(Always), true, grantedFor(writeTool, false)
-		}), Resolution{Policy: Always, Source: FromLocked, Locked: true, AsksBecause: asksPolicy}},
+		}), Resolution{Policy: Always, Source: FromLocked, Locked: true, AskLock: FromServer, AsksBecause: asksPolicy}},
 		{"locked server default never: personal blocked tightens", with(rw, func(in *ResolveInput) {
 			in.ServerDefault, in.ServerLocked, in.User = ptr(Never), true, explicit(Blocked, false)
 		}), Resolution{Policy: Blocked, Source: FromUser, Locked: true}},
 		{"locked global always: personal never cannot loosen", with(rw, func(in *ResolveInput) {
 			in.Global, in.GlobalLocked, in.User = Always, true, grantedFor(writeTool, false)
-		}), Resolution{Policy: Always, Source: FromLocked, Locked: true, AsksBecause: asksPolicy}},
+		}), Resolution{Policy: Always, Source: FromLocked, Locked: true, AskLock: FromGlobal, AsksBecause: asksPolicy}},
 		{"locked global ask_unless_read_only, not read-only: personal never cannot loosen", with(rw, func(in *ResolveInput) {
 			in.Global, in.GlobalLocked, in.User = AskUnlessReadOnly, true, grantedFor(writeTool, false)
-		}), Resolution{Policy: Always, Source: FromLocked, Locked: true, AsksBecause: asksNotReadOnly}},
+		}), Resolution{Policy: Always, Source: FromLocked, Locked: true, AskLock: FromGlobal, AsksBecause: asksNotReadOnly}},
 		{"locked global ask_unless_read_only, read-only: personal never is fine", with(ro, func(in *ResolveInput) {
 			in.Global, in.GlobalLocked, in.User = AskUnlessReadOnly, true, grantedFor(readOnlyTool, false)
 		}), Resolution{Policy: Never, Source: FromLocked, Locked: true}},
@@ -139,7 +147,7 @@ func TestResolve_Precedence(t *testing.T) {
 		{"locked global, no personal", with(ro, func(in *ResolveInput) { in.GlobalLocked = true }),
 			Resolution{Policy: Never, Source: FromLocked, Locked: true}},
 		{"locked server, no personal", with(rw, func(in *ResolveInput) { in.ServerDefault, in.ServerLocked = ptr(Always), true }),
-			Resolution{Policy: Always, Source: FromLocked, Locked: true, AsksBecause: asksPolicy}},
+			Resolution{Policy: Always, Source: FromLocked, Locked: true, AskLock: FromServer, AsksBecause: asksPolicy}},
 		{"lock on a level that does not apply", with(ro, func(in *ResolveInput) {
 			in.GlobalLocked, in.ServerDefault = true, ptr(Never)
 		}), Resolution{Policy: Never, Source: FromServer}},
@@ -213,6 +221,22 @@ func TestResolve_Precedence(t *testing.T) {
 		{"changed tool, a default of never (not the hint) keeps running", with(forTool(ResolveInput{Global: Never}, readOnlyTool), func(in *ResolveInput) {
 			in.FirstSeen = ptr(changedAt.Add(-time.Hour))
 		}), Resolution{Policy: Never, Source: FromGlobal}},
+		// A read-only hint is the server's claim until an admin accepts it.
+		{"read-only hint, claimed: asks", claimedTool(ResolveInput{Global: AskUnlessReadOnly}, readOnlyTool),
+			Resolution{Policy: Always, Source: FromGlobal, AsksBecause: &AsksBecause{Reason: ReasonReadOnlyClaimed}}},
+		{"read-only hint, claimed, server default: asks", with(claimedTool(ResolveInput{Global: Never}, readOnlyTool), func(in *ResolveInput) {
+			in.ServerDefault = ptr(AskUnlessReadOnly)
+		}), Resolution{Policy: Always, Source: FromServer, AsksBecause: &AsksBecause{Reason: ReasonReadOnlyClaimed}}},
+		{"read-only hint, claimed, an explicit never still runs", with(claimedTool(ResolveInput{Global: AskUnlessReadOnly}, readOnlyTool), func(in *ResolveInput) {
+			in.Workspace = grantedFor(readOnlyTool, false)
+		}), Resolution{Policy: Never, Source: FromTool}},
+		// A lock at Ask names its level; a personal always under a locked never does not.
+		{"personal always under a locked never is no lock at Ask", with(rw, func(in *ResolveInput) {
+			in.Workspace, in.User = explicit(Never, true), explicit(Always, false)
+		}), Resolution{Policy: Always, Source: FromUser, Locked: true, AsksBecause: asksPolicy}},
+		{"locked always with ask for everything on", with(rw, func(in *ResolveInput) {
+			in.Workspace, in.AskEverything = explicit(Always, true), true
+		}), Resolution{Policy: Always, Source: FromLocked, Locked: true, AskLock: FromTool, AsksBecause: asksPolicy}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -81,7 +81,7 @@ func DecideByRules(ctx context.Context, r Repo, u auth.User, label, tool string,
 	if out.Decision != rules.Approve {
 		return out, nil
 	}
-	p, src, err := Effective(ctx, r, u.ID, label, tool)
+	res, err := ResolveTool(ctx, r, u.ID, label, tool)
 	if err != nil {
 		return out, err
 	}
@@ -90,9 +90,9 @@ func DecideByRules(ctx context.Context, r Repo, u auth.User, label, tool string,
 		return out, err
 	}
 	switch {
-	case p == Blocked:
+	case res.Policy == Blocked:
 		out.Decision, out.Clamped = rules.Deny, true
-	case p == Always && src == FromLocked, set.AskEverything:
+	case res.AskLock != "", set.AskEverything:
 		// The admin's lock, or the switch that makes every tool ask while on.
 		out.Decision, out.Clamped = rules.Ask, true
 	}

@@ -44,7 +44,21 @@ type Server struct {
 	// HeadersDropped is not stored: the headers a change of the URL to
 	// another host dropped (ServerPatch.Apply), for the answer and the audit.
 	HeadersDropped []string
+	// ReadOnlyHints says whether an admin accepted the server's
+	// readOnlyHint annotations (HintsTrusted) or they are still the
+	// server's claim (HintsClaimed, the default): under
+	// ask_unless_read_only a claimed hint runs nothing unasked.
+	ReadOnlyHints string
 }
+
+// The states of a server's read-only hints (read_only_hints).
+const (
+	// HintsClaimed: the server says which tools are read-only, nobody has
+	// accepted that yet; its tools ask.
+	HintsClaimed = "claimed"
+	// HintsTrusted: an admin accepted the server's read-only hints.
+	HintsTrusted = "trusted"
+)
 
 // NewServer is the input that creates a server.
 type NewServer struct {
@@ -95,6 +109,9 @@ type ServerPatch struct {
 	// ApprovalTTLSeconds: a number of seconds, 0 (never expire) or null
 	// (APPROVAL_TTL).
 	ApprovalTTLSeconds Optional[int] `json:"approval_ttl_seconds"`
+	// ReadOnlyHints: "trusted" accepts the server's readOnlyHint
+	// annotations, "claimed" takes that back (admin only, audited).
+	ReadOnlyHints *string `json:"read_only_hints"`
 }
 
 // Apply validates p against s and returns the changed server.
@@ -135,6 +152,15 @@ func (p ServerPatch) Apply(s Server) (Server, error) {
 	}
 	if moved {
 		s.HeadersDropped = droppedHeaders(stored, s.Headers, p.Headers)
+		// Another origin is another server: what it says of its tools is
+		// its claim until an admin accepts it again.
+		s.ReadOnlyHints = HintsClaimed
+	}
+	if p.ReadOnlyHints != nil {
+		if v := *p.ReadOnlyHints; v != HintsClaimed && v != HintsTrusted {
+			f.Add("read_only_hints", "read_only_hints must be \"trusted\" (accept the server's read-only hints) or \"claimed\" (got %q)", v)
+		}
+		s.ReadOnlyHints = *p.ReadOnlyHints
 	}
 	if p.DefaultPolicy.Set {
 		if p.DefaultPolicy.Value != nil && !p.DefaultPolicy.Value.ValidDefault() {
@@ -265,11 +291,11 @@ func validHeaderName(name string) bool {
 
 // firstCode names the error after the first problem field, in a fixed order.
 func firstCode(f apperr.Fields) string {
-	for _, k := range []string{"label", "url", "default_policy", "description", "approval_ttl_seconds"} {
+	for _, k := range []string{"label", "url", "default_policy", "description", "approval_ttl_seconds", "read_only_hints"} {
 		if _, ok := f[k]; ok {
 			return map[string]string{"label": "invalid_label", "url": "invalid_url",
 				"default_policy": "invalid_policy", "description": "invalid_description",
-				"approval_ttl_seconds": "invalid_approval_ttl"}[k]
+				"approval_ttl_seconds": "invalid_approval_ttl", "read_only_hints": "invalid_read_only_hints"}[k]
 		}
 	}
 	return "invalid_headers"

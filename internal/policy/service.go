@@ -55,7 +55,7 @@ func (s *Service) CreateServer(ctx context.Context, in NewServer) (Server, error
 	}
 	srv := Server{Label: in.Label, URL: in.URL, Description: in.Description, Headers: in.Headers,
 		DefaultPolicy: in.DefaultPolicy, DefaultPolicyLocked: in.DefaultPolicyLocked, Enabled: in.Enabled == nil || *in.Enabled,
-		ApprovalTTLSeconds: in.ApprovalTTLSeconds}
+		ApprovalTTLSeconds: in.ApprovalTTLSeconds, ReadOnlyHints: HintsClaimed}
 	if srv.Headers == nil {
 		srv.Headers = map[string]string{}
 	}
@@ -524,7 +524,8 @@ func marshalState(v any) (json.RawMessage, error) {
 func serverSnapshot(s Server) map[string]any {
 	return map[string]any{"label": s.Label, "url": MaskURL(s.URL), "description": s.Description,
 		"headers": MaskedHeaders(s.Headers), "default_policy": s.DefaultPolicy,
-		"default_policy_locked": s.DefaultPolicyLocked, "enabled": s.Enabled, "approval_ttl_seconds": s.ApprovalTTLSeconds}
+		"default_policy_locked": s.DefaultPolicyLocked, "enabled": s.Enabled, "approval_ttl_seconds": s.ApprovalTTLSeconds,
+		"read_only_hints": s.ReadOnlyHints}
 }
 
 func settingsSnapshot(s Settings) map[string]any {
@@ -534,7 +535,7 @@ func settingsSnapshot(s Settings) map[string]any {
 func serverChanged(a, b Server) bool {
 	return a.URL != b.URL || a.Description != b.Description || !maps.Equal(a.Headers, b.Headers) ||
 		deref(a.DefaultPolicy) != deref(b.DefaultPolicy) || a.DefaultPolicyLocked != b.DefaultPolicyLocked || a.Enabled != b.Enabled ||
-		!equalPtr(a.ApprovalTTLSeconds, b.ApprovalTTLSeconds)
+		!equalPtr(a.ApprovalTTLSeconds, b.ApprovalTTLSeconds) || a.ReadOnlyHints != b.ReadOnlyHints
 }
 
 func equalPtr[T comparable](a, b *T) bool {

@@ -67,17 +67,27 @@ func (p ConversationPolicies) RequestToolsAt(ctx context.Context, rd policy.Read
 // version and the personal policies read in tx (one statement), the
 // workspace's part from this replica's copy at that version or later.
 func (p ConversationPolicies) Effective(ctx context.Context, tx conversation.Repo, userID, label, tool string) (policy.Policy, error) {
+	res, err := p.Resolve(ctx, tx, userID, label, tool)
+	return res.Policy, err
+}
+
+// Resolve is Effective with the whole resolution.
+func (p ConversationPolicies) Resolve(ctx context.Context, tx conversation.Repo, userID, label, tool string) (policy.Resolution, error) {
 	c, ok := tx.(convRepo)
 	if !ok {
 		_, err := policyRepo(tx)
-		return "", err
+		return policy.Resolution{}, err
 	}
 	rd, err := readPolicies(ctx, c.q, userID)
 	if err != nil {
-		return "", err
+		return policy.Resolution{}, err
 	}
-	pol, _, err := p.svc.EffectiveAt(ctx, rd, label, tool)
-	return pol, err
+	return p.svc.ResolveAt(ctx, rd, label, tool)
+}
+
+// ResolveAt is EffectiveAt with the whole resolution.
+func (p ConversationPolicies) ResolveAt(ctx context.Context, rd policy.Read, label, tool string) (policy.Resolution, error) {
+	return p.svc.ResolveAt(ctx, rd, label, tool)
 }
 
 // EffectiveAt returns one tool's effective policy from rd (read in the

@@ -99,13 +99,14 @@ func (s *Store) ToolSnapshot(ctx context.Context) (policy.ToolSnapshot, error) {
 	})
 	index := map[string]int{}
 	b.Queue(`SELECT label, url, description, headers_enc, default_policy, default_policy_locked, first_discovered_at,
-			health_status, health_since, coalesce(health_error, ''), approval_ttl_seconds
+			health_status, health_since, coalesce(health_error, ''), approval_ttl_seconds, read_only_hints
 		FROM mcp_servers WHERE enabled ORDER BY label`).Query(func(rows pgx.Rows) error {
 		for rows.Next() {
 			srv := policy.Server{Enabled: true}
 			var sealed []byte
 			if err := rows.Scan(&srv.Label, &srv.URL, &srv.Description, &sealed, &srv.DefaultPolicy, &srv.DefaultPolicyLocked,
-				&srv.FirstDiscoveredAt, &srv.Health.Status, &srv.Health.Since, &srv.Health.LastError, &srv.ApprovalTTLSeconds); err != nil {
+				&srv.FirstDiscoveredAt, &srv.Health.Status, &srv.Health.Since, &srv.Health.LastError, &srv.ApprovalTTLSeconds,
+				&srv.ReadOnlyHints); err != nil {
 				return err
 			}
 			var err error

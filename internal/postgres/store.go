@@ -48,14 +48,16 @@ func (r repo) PutSettings(ctx context.Context, s policy.Settings) (policy.Settin
 const serverCols = `s.label, s.url, s.description, s.headers_enc, s.default_policy, s.enabled, s.created_at,
 	s.updated_at, s.tools_refreshed_at, coalesce(s.tools_refresh_error, ''),
 	(SELECT count(*) FROM mcp_tools t WHERE t.server_label = s.label), s.default_policy_locked, s.first_discovered_at,
-	s.health_status, s.health_since, coalesce(s.health_error, ''), s.health_checked_at, s.health_ok_at, s.approval_ttl_seconds`
+	s.health_status, s.health_since, coalesce(s.health_error, ''), s.health_checked_at, s.health_ok_at, s.approval_ttl_seconds,
+	s.read_only_hints`
 
 func scanServer(row pgx.Row) (policy.Server, error) {
 	var s policy.Server
 	var sealed []byte // headers, encrypted (see secrets.go)
 	err := row.Scan(&s.Label, &s.URL, &s.Description, &sealed, &s.DefaultPolicy, &s.Enabled,
 		&s.CreatedAt, &s.UpdatedAt, &s.RefreshedAt, &s.RefreshError, &s.ToolCount, &s.DefaultPolicyLocked, &s.FirstDiscoveredAt,
-		&s.Health.Status, &s.Health.Since, &s.Health.LastError, &s.Health.CheckedAt, &s.Health.OKAt, &s.ApprovalTTLSeconds)
+		&s.Health.Status, &s.Health.Since, &s.Health.LastError, &s.Health.CheckedAt, &s.Health.OKAt, &s.ApprovalTTLSeconds,
+		&s.ReadOnlyHints)
 	if err == nil {
 		s.Headers, err = openHeaders(box(), s.Label, sealed)
 	}
@@ -102,9 +104,9 @@ func (r repo) InsertServer(ctx context.Context, s policy.Server) (policy.Server,
 		return s, err
 	}
 	_, err = r.q.Exec(ctx, `INSERT INTO mcp_servers (label, url, description, headers_enc, default_policy, enabled, default_policy_locked,
-			approval_ttl_seconds)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`, s.Label, s.URL, s.Description, sealed, s.DefaultPolicy, s.Enabled, s.DefaultPolicyLocked,
-		s.ApprovalTTLSeconds)
+			approval_ttl_seconds, read_only_hints)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, coalesce(nullif($9, ''), 'claimed'))`, s.Label, s.URL, s.Description, sealed, s.DefaultPolicy, s.Enabled, s.DefaultPolicyLocked,
+		s.ApprovalTTLSeconds, s.ReadOnlyHints)
 	if err := translate(err, "create server"); err != nil {
 		if apperr.KindOf(err) == apperr.Conflict {
 			return s, apperr.Wrap(err, apperr.Conflict, "duplicate_label",
@@ -121,8 +123,9 @@ func (r repo) UpdateServer(ctx context.Context, s policy.Server) (policy.Server,
 		return s, err
 	}
 	tag, err := r.q.Exec(ctx, `UPDATE mcp_servers SET url = $2, description = $3, headers_enc = $4,
-		default_policy = $5, enabled = $6, default_policy_locked = $7, approval_ttl_seconds = $8, updated_at = now() WHERE label = $1`,
-		s.Label, s.URL, s.Description, sealed, s.DefaultPolicy, s.Enabled, s.DefaultPolicyLocked, s.ApprovalTTLSeconds)
+		default_policy = $5, enabled = $6, default_policy_locked = $7, approval_ttl_seconds = $8,
+		read_only_hints = coalesce(nullif($9, ''), read_only_hints), updated_at = now() WHERE label = $1`,
+		s.Label, s.URL, s.Description, sealed, s.DefaultPolicy, s.Enabled, s.DefaultPolicyLocked, s.ApprovalTTLSeconds, s.ReadOnlyHints)
 	if err != nil {
 		return s, translate(err, "update server")
 	}
