@@ -284,6 +284,15 @@ func TestRun_OfflineChatWithApprovals(t *testing.T) {
 	if st, body := do(t, "PUT", base+"/api/mcp/servers/demo/tools/delete_forecast/approval-policy", `{"policy":"always"}`); st != 200 {
 		t.Fatalf("the demo server is not registered: %d %s", st, body)
 	}
+	// The offline demo is Toolgate's own code: its read-only hints are
+	// accepted at start, so get_forecast runs without asking.
+	if st, body := do(t, "GET", base+"/api/mcp/servers/demo", ""); st != 200 || !strings.Contains(body, `"read_only_hints":"trusted"`) {
+		t.Errorf("the offline demo's read-only hints are not trusted at start: %d %s", st, body)
+	}
+	if st, body := do(t, "GET", base+"/api/mcp/servers/demo/tools", ""); st != 200 ||
+		!strings.Contains(body, `"name":"get_forecast"`) || strings.Contains(body, "read_only_claimed") {
+		t.Errorf("the offline demo's tools: %d %s; want no tool asking for a claimed hint", st, body)
+	}
 
 	_, events := sse(t, base+"/api/responses", `{"input":"delete_forecast {\"city\": \"Oslo\"}"}`)
 	conv, approval := asked(t, events)

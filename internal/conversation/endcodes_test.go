@@ -517,6 +517,22 @@ var refusalCases = []refusalCase{
 			}
 			return err
 		}},
+	{name: "a grant for a tool an admin locked at Ask", code: "policy_locked", kind: apperr.Forbidden,
+		do: func(e *engine) error {
+			always := policy.Always
+			if _, err := e.policies.SetPolicy(as(e.t.Context(), admin), "demo", "delete_forecast",
+				policy.PolicyChange{Layer: policy.LayerWorkspace, Policy: &always, Locked: ptr(true)}); err != nil {
+				e.t.Fatal(err)
+			}
+			conv, a := e.asking(ana, "")
+			approve, scope := true, conversation.ScopeConversation
+			_, err := e.chat.StartDecisions(as(e.t.Context(), ana), conv,
+				[]conversation.Decision{{ApprovalRequestID: a.ID, Approve: &approve, Scope: &scope}})
+			if got := e.approval(conv, a.ID); got.State != conversation.Pending {
+				e.t.Errorf("the refused decision was recorded: %s", got.State)
+			}
+			return err
+		}},
 }
 
 // Every refusal a turn can meet before it starts, through the real engine.

@@ -68,6 +68,12 @@ func newEngine(t *testing.T, opts engineOptions) *engine {
 	if err != nil || srv.RefreshError != "" || srv.ToolCount == 0 {
 		t.Fatalf("registering the demo server: %v %q (%d tools)", err, srv.RefreshError, srv.ToolCount)
 	}
+	// Its read-only hints accepted, as the offline demo's are: the tests
+	// count on get_forecast running unasked.
+	trusted := policy.HintsTrusted
+	if _, err := policies.UpdateServer(as(t.Context(), admin), "demo", policy.ServerPatch{ReadOnlyHints: &trusted}); err != nil {
+		t.Fatal(err)
+	}
 	up := newEmuTap(t)
 	base := up.url
 	if opts.unreachable {

@@ -1107,6 +1107,13 @@ export interface paths {
          *       request of that tool in the conversation carries `corrects` (what
          *       changed since). See `Decision.correction`.
          *     * Grants are listed and revoked under `/api/grants`.
+         *     * A tool an admin **locked at Ask** (the request's `ask_lock` says at
+         *       which level) asks every time: it can be approved once (no `scope`,
+         *       or `"once"`, without `remember`) or denied (`remember: true` with a
+         *       denial tightens and is allowed). `scope` `conversation` or `hour`,
+         *       or `remember: true` with an approval, is `403 policy_locked`, and
+         *       nothing is recorded; the lock is read again when the decision is
+         *       made.
          *
          *     A decision that decides its tool beyond its own request (a grant,
          *     or `remember: true` either way) also decides, in the same
@@ -1583,8 +1590,11 @@ export interface components {
         DefaultPolicy: "ask_unless_read_only" | "never" | "always" | "blocked";
         /** @description Why the tool asks (`null` unless `effective_policy` is `always`). */
         AsksBecause: {
-            /** @enum {string} */
-            reason: "policy" | "not_read_only" | "new_tool" | "changed" | "read_only_changed" | "ask_everything";
+            /**
+             * @description `read_only_claimed`: the default `ask_unless_read_only` would run the tool because it declares `readOnlyHint: true`, but no admin has accepted its server's read-only hints yet (`read_only_hints` `claimed`).
+             * @enum {string}
+             */
+            reason: "policy" | "not_read_only" | "new_tool" | "changed" | "read_only_changed" | "ask_everything" | "read_only_claimed";
             /** @description For `changed`, what differs from the definition that was allowed. */
             fields?: ("title" | "description" | "input_schema" | "annotations")[];
         } | null;
@@ -1674,6 +1684,16 @@ export interface components {
             /** @description The number of discovered tools (tools that only have a policy are not counted). */
             tool_count: number;
             health: components["schemas"]["ServerHealth"];
+            /**
+             * @description `claimed` (every new server): the server's `readOnlyHint`
+             *     annotations are its claim, so under `ask_unless_read_only` its
+             *     tools ask (`asks_because.reason` `read_only_claimed`). `trusted`:
+             *     an admin accepted them (`PATCH` `{"read_only_hints": "trusted"}`,
+             *     audited), and read-only tools run without asking. Moving `url` to
+             *     another origin makes them `claimed` again.
+             * @enum {string}
+             */
+            read_only_hints?: "claimed" | "trusted";
         };
         /**
          * @description Whether the server could be reached the last time anyone tried:
@@ -1815,6 +1835,15 @@ export interface components {
              *     expire. 60 to 604800: the server's own limit in seconds.
              */
             approval_ttl_seconds?: components["schemas"]["ApprovalTTLSeconds"];
+            /**
+             * @description `trusted` accepts the server's read-only hints (its tools that
+             *     declare `readOnlyHint: true` run without asking under
+             *     `ask_unless_read_only`); `claimed` takes that back. Admins only,
+             *     audited as `server.update`. Anything else is `400
+             *     invalid_read_only_hints`.
+             * @enum {string|null}
+             */
+            read_only_hints?: "claimed" | "trusted" | null;
         };
         /**
          * @description The behaviour hints the MCP server declared for the tool. They come
@@ -2818,10 +2847,10 @@ export interface components {
                 /** @enum {string} */
                 source: "tool" | "server" | "global" | "user" | "locked" | "new" | "changed" | "ask_everything" | "unknown";
                 /**
-                 * @description `not_read_only`: the default `ask_unless_read_only` asks because the tool does not declare `readOnlyHint: true`. `rules`: argument rules apply to the tool and none decided (see `rules`).
+                 * @description `not_read_only`: the default `ask_unless_read_only` asks because the tool does not declare `readOnlyHint: true`. `rules`: argument rules apply to the tool and none decided (see `rules`). `read_only_claimed`: the tool declares `readOnlyHint: true`, but no admin has accepted its server's read-only hints yet.
                  * @enum {string}
                  */
-                reason?: "not_read_only" | "new_tool" | "changed" | "read_only_changed" | "policy" | "ask_everything" | "rules";
+                reason?: "not_read_only" | "new_tool" | "changed" | "read_only_changed" | "policy" | "ask_everything" | "rules" | "read_only_claimed";
                 fields?: ("title" | "description" | "input_schema" | "annotations")[];
             };
             /** Format: date-time */
@@ -2865,6 +2894,16 @@ export interface components {
             corrects: components["schemas"]["Corrects"] | null;
             /** @description What the argument rules made of the request; `null` when no rules apply to the tool. */
             rules?: components["schemas"]["RuleCheck"] | null;
+            /**
+             * @description The level of the admin's **lock at Ask** that made the tool ask
+             *     (its own locked `always`, or a locked server or global default
+             *     that is `always` for it): the request can be approved once or
+             *     denied, never for the conversation, for an hour or always (`403
+             *     policy_locked`); no grant, rule or hook loosened it. `null` when
+             *     the tool was not locked at Ask when it asked.
+             * @enum {string|null}
+             */
+            ask_lock?: "tool" | "server" | "global" | null;
         };
         /** @description How an approval request differs from the one the person denied with a correction just before it. */
         Corrects: {
