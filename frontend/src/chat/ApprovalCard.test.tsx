@@ -288,4 +288,32 @@ describe("ApprovalCard", () => {
       vi.useRealTimers();
     }
   });
+
+  it("shows an admin's lock at Ask and offers only Approve once and the denials", async () => {
+    const { card, onDecide, user } = setup({ approval: approval({ asks_because: { policy: "always", source: "locked", reason: "policy" }, ask_lock: "tool" }) });
+    expect(within(card).getByText(/An admin locked this tool at Ask: every call asks, so it can only be approved once/)).toBeInTheDocument();
+    // No way to approve for a while or always: no approval menu, no such choice anywhere on the card.
+    expect(within(card).queryByRole("button", { name: "More approval choices" })).toBeNull();
+    expect(card.textContent).not.toMatch(/for this conversation|for 1 hour|Approve always/);
+    await user.click(within(card).getByRole("button", { name: "More denial choices" }));
+    expect(screen.getAllByRole("menuitem").map((m) => m.querySelector(".menu-label")?.textContent)).toEqual(["Deny once", "Deny always (block)"]);
+    await user.keyboard("{Escape}");
+    await user.click(within(card).getByRole("button", { name: "Approve once" }));
+    expect(onDecide).toHaveBeenCalledWith({ approval_request_id: "mcpr_1", approve: true });
+  });
+
+  it("names the level of the lock, and says why a claimed read-only hint asks", async () => {
+    const { unmount } = setup({ approval: approval({ ask_lock: "server" }) });
+    expect(screen.getByText(/An admin locked this server's default at Ask/)).toBeInTheDocument();
+    unmount();
+    setup({ approval: approval({ asks_because: { policy: "always", source: "global", reason: "read_only_claimed" }, ask_lock: null }) });
+    expect(screen.getByText(/no admin has accepted its server's read-only hints yet/)).toBeInTheDocument();
+    expect(screen.getByRole("button", { name: "More approval choices" })).toBeInTheDocument();
+    await i18n.changeLanguage("de");
+    try {
+      expect(screen.getByText(/noch kein Admin hat die Nur-lesend-Angaben/)).toBeInTheDocument();
+    } finally {
+      await i18n.changeLanguage("en");
+    }
+  });
 });

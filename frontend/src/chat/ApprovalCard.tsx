@@ -37,6 +37,7 @@ export function asksBecauseText(t: TFunction<"chat">, why: Why | undefined): str
     case "not_read_only": return t("why.notReadOnly");
     case "new_tool": return t("why.newTool");
     case "read_only_changed": return t("why.readOnlyChanged");
+    case "read_only_claimed": return t("why.readOnlyClaimed");
     case "ask_everything": return t("why.askEverything");
     case "rules": return t("why.rules");
     case "changed": {
@@ -114,6 +115,8 @@ export const ApprovalCard = forwardRef<HTMLElement, ApprovalCardProps>(function 
   };
 
   const title = approval.annotations?.title;
+  // An admin's lock at Ask: every call asks, so only "approve once" and the denials are offered.
+  const lock = approval.ask_lock ?? null;
 
   return (
     <article
@@ -138,6 +141,7 @@ export const ApprovalCard = forwardRef<HTMLElement, ApprovalCardProps>(function 
         {title && <p className="approval-tool-title">{title}</p>}
         <Badges a={approval.annotations} />
         <p className="approval-why">{asksBecauseText(t, approval.asks_because)}.</p>
+        {lock && <p className="approval-lock"><span aria-hidden="true">🔒 </span>{t(`card.askLock.${lock}`)}</p>}
         {approval.rules && <p className="approval-rules">{rulesCheckedText(t, approval.rules)}</p>}
         <ExpiryCountdown expiresAt={approval.expires_at} />
       </header>
@@ -162,10 +166,17 @@ export const ApprovalCard = forwardRef<HTMLElement, ApprovalCardProps>(function 
       {error && <p className="alert error approval-error" role="alert">{error}</p>}
 
       <div className="approval-actions">
-        <DecisionMenu label={t("card.approve")} menuLabel={t("card.approveMenu")} className="primary" disabled={disabled}
-          choices={[choice("once", "approveOnce"), choice("conversation", "approveConversation"),
-            choice("hour", "approveHour"), choice("always", "approveAlways")]}
-          onPick={(how) => decide(true, how)} />
+        {lock ? (
+          <button type="button" className="primary" disabled={disabled} title={t("card.approveOnceHint", { tool })}
+            onClick={() => decide(true, "once")}>
+            {t("card.approveOnce")}
+          </button>
+        ) : (
+          <DecisionMenu label={t("card.approve")} menuLabel={t("card.approveMenu")} className="primary" disabled={disabled}
+            choices={[choice("once", "approveOnce"), choice("conversation", "approveConversation"),
+              choice("hour", "approveHour"), choice("always", "approveAlways")]}
+            onPick={(how) => decide(true, how)} />
+        )}
         <DecisionMenu label={t("card.deny")} menuLabel={t("card.denyMenu")} className="danger" disabled={disabled}
           choices={[choice("once", "denyOnce"), choice("always", "denyAlways")]}
           onPick={(how) => decide(false, how)} />
