@@ -478,6 +478,7 @@ func TestLayers_AServerCannotFlipAHintToRunAToolThatAsked(t *testing.T) {
 	hs := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil))
 	t.Cleanup(hs.Close)
 	e.must(201, "POST", "/api/mcp/servers", map[string]any{"label": "notes", "url": hs.URL}, nil)
+	e.trustHints("notes")
 	if got := e.effective("notes", "wipe_notes"); got != (effective{"always", "global"}) {
 		t.Fatalf("wipe_notes before the flip = %+v, want always (not read-only)", got)
 	}

@@ -114,11 +114,15 @@ func (s *Service) UpdateServer(ctx context.Context, label string, p ServerPatch)
 			return err
 		}
 		after.HeadersDropped = dropped
-		snap := serverSnapshot(after)
+		snap, was := serverSnapshot(after), serverSnapshot(before)
 		if len(dropped) > 0 {
 			snap["headers_dropped"] = dropped // the URL moved to another host without them
 		}
-		return s.audit(ctx, r, ActionServerUpdate, &label, nil, serverSnapshot(before), snap)
+		if before.ReadOnlyHints != after.ReadOnlyHints {
+			// Accepting (or taking back) the server's read-only hints.
+			was["read_only_hints"], snap["read_only_hints"] = before.ReadOnlyHints, after.ReadOnlyHints
+		}
+		return s.audit(ctx, r, ActionServerUpdate, &label, nil, was, snap)
 	})
 	if err != nil {
 		return Server{}, err
@@ -524,8 +528,7 @@ func marshalState(v any) (json.RawMessage, error) {
 func serverSnapshot(s Server) map[string]any {
 	return map[string]any{"label": s.Label, "url": MaskURL(s.URL), "description": s.Description,
 		"headers": MaskedHeaders(s.Headers), "default_policy": s.DefaultPolicy,
-		"default_policy_locked": s.DefaultPolicyLocked, "enabled": s.Enabled, "approval_ttl_seconds": s.ApprovalTTLSeconds,
-		"read_only_hints": s.ReadOnlyHints}
+		"default_policy_locked": s.DefaultPolicyLocked, "enabled": s.Enabled, "approval_ttl_seconds": s.ApprovalTTLSeconds}
 }
 
 func settingsSnapshot(s Settings) map[string]any {

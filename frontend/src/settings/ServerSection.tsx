@@ -15,6 +15,7 @@ import { ServerDefault } from "./ServerDefault";
 import { ServerForm } from "./ServerForm";
 import { ServerHeader } from "./ServerHeader";
 import { HealthDetail } from "./ServerHealth";
+import { ReadOnlyHints } from "./ReadOnlyHints";
 import { ServerTools } from "./ServerTools";
 import { RelativeTime } from "./time";
 
@@ -101,6 +102,7 @@ export function ServerSection({ server, globalDefault, admin, query, filter, now
         {!server.enabled && <span className="muted"> · {t("server.disabledNote")}</span>}
       </p>
       <HealthDetail health={server.health} now={now} />
+      <ReadOnlyHints server={server} tools={list} admin={admin} />
       {actionError && <div className="alert error" role="alert">{actionError}</div>}
 
       {mode === "confirm-delete" && (

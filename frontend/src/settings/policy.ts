@@ -73,6 +73,8 @@ export function asksBecausePhrase(
     }
     case "read_only_changed":
       return t("asks.readOnlyChanged");
+    case "read_only_claimed":
+      return t("asks.readOnlyClaimed");
     case "ask_everything":
       return t("asks.askEverything");
     default:
