@@ -153,6 +153,10 @@ type RuleCheck struct {
 	// Policy and Source are the tool's policy without the rules (By "policy").
 	Policy policy.Policy `json:"policy,omitempty"`
 	Source policy.Source `json:"source,omitempty"`
+	// GrantID and GrantExpiresAt name the grant that makes the policy
+	// never (By "policy" with source conversation or grant).
+	GrantID        string     `json:"grant_id,omitempty"`
+	GrantExpiresAt *time.Time `json:"grant_expires_at,omitempty"`
 	// Error says why the rule that would decide could not be evaluated: it
 	// asks, never approves.
 	Error string `json:"error,omitempty"`

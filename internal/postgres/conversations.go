@@ -226,10 +226,21 @@ func (r convRepo) EndTurn(ctx context.Context, id, turn, lastResponse string) er
 }
 
 func (r convRepo) SupersedeOrphans(ctx context.Context, reason string) (int64, error) {
-	tag, err := r.q.Exec(ctx, `UPDATE approval_requests a SET state = 'superseded', decided_at = now(), reason = $1
-		FROM conversations c
-		WHERE a.conversation_id = c.id AND a.state = 'pending' AND c.active_turn IS NULL
-		  AND c.last_response_id IS DISTINCT FROM a.response_id`, reason)
+	// Each gets its approval.decide audit entry (Toolgate closed it) in
+	// the same statement.
+	tag, err := r.q.Exec(ctx, `WITH closed AS (
+			UPDATE approval_requests a SET state = 'superseded', decided_at = now(), reason = $1
+			FROM conversations c
+			WHERE a.conversation_id = c.id AND a.state = 'pending' AND c.active_turn IS NULL
+			  AND c.last_response_id IS DISTINCT FROM a.response_id
+			RETURNING a.id, a.conversation_id, a.server_label, a.tool_name)
+		INSERT INTO audit_log (actor, action, server_label, tool_name, before, after, conversation_id)
+		SELECT 'toolgate', 'approval.decide', server_label, tool_name,
+			jsonb_build_object('approval_request_id', id, 'state', 'pending'),
+			jsonb_build_object('approval_request_id', id, 'conversation_id', conversation_id, 'state', 'superseded',
+				'reason', $1::text, 'by', 'turn_end'),
+			conversation_id
+		FROM closed ORDER BY id`, reason)
 	if err != nil {
 		return 0, translate(err, "supersede approval requests of responses that never completed")
 	}
