@@ -27,7 +27,7 @@ export function useTimeUp(expiresAt: string | null | undefined): boolean {
   useEffect(() => {
     if (Number.isNaN(at) || up) return;
     // setTimeout holds at most 2^31-1 ms; a later deadline sets another.
-    const id = setTimeout(() => setNow(Date.now()), Math.min(Math.max(0, at - Date.now()) + 1, 2 ** 31 - 1));
+    const id = setTimeout(() => setNow(Date.now()), Math.min(Math.max(0, at - Date.now()), 2 ** 31 - 1));
     return () => clearTimeout(id);
   }, [at, up, now]);
   return up;
