@@ -71,6 +71,9 @@ func (r *relay) checkRules(u *UpstreamItem) *RuleCheck {
 	case c.Rule == nil && rt.Policy == policy.Never:
 		// No rule held: the tool's own policy lets it run without asking.
 		c.By, c.Decision, c.Policy, c.Source = ByPolicy, string(rules.Approve), rt.Policy, rt.Source
+		if rt.Grant != nil { // the policy is never because of a grant: the call names it
+			c.GrantID, c.GrantExpiresAt = rt.Grant.ID, rt.Grant.ExpiresAt
+		}
 	}
 	return c
 }
@@ -78,6 +81,10 @@ func (r *relay) checkRules(u *UpstreamItem) *RuleCheck {
 // autoReason is the reason recorded (and, for a denial, sent upstream to
 // the model) for a request answered without a card.
 func autoReason(c *RuleCheck, tool, server string) string {
+	if c.By == ByPolicy && c.GrantID != "" {
+		return fmt.Sprintf("No argument rule held, and grant %s (from %s) lets %s on %s run without asking.",
+			c.GrantID, c.Source, tool, server)
+	}
 	if c.By == ByPolicy {
 		return fmt.Sprintf("No argument rule held, and the policy of %s on %s (%s, from %s) lets it run without asking.",
 			tool, server, c.Policy, c.Source)
@@ -124,6 +131,13 @@ func (r *relay) ruleAllowedBy(id string) *AllowedBy {
 	case ByRule:
 		return &AllowedBy{Kind: "rule", Rule: c.Rule}
 	case ByPolicy:
+		if c.GrantID != "" {
+			kind := "grant"
+			if c.Source == policy.FromConversation {
+				kind = "conversation"
+			}
+			return &AllowedBy{Kind: kind, GrantID: c.GrantID, ExpiresAt: c.GrantExpiresAt}
+		}
 		return &AllowedBy{Kind: "policy", Policy: c.Policy, Source: c.Source}
 	case ByHook:
 		return &AllowedBy{Kind: "hook", Hook: c.Hook}

@@ -503,6 +503,16 @@ var refusalCases = []refusalCase{
 			_, err := e.decide(ana, conv, a.ID, true)
 			return err
 		}},
+	{name: "a decision after the request's expires_at, before any sweep ran", code: "approval_expired", kind: apperr.Conflict,
+		do: func(e *engine) error {
+			conv, a := e.asking(ana, "")
+			e.exec(`UPDATE approval_requests SET requested_at = clock_timestamp() - interval '30 minutes 1 second'`)
+			_, err := e.decide(ana, conv, a.ID, true)
+			if got := e.approval(conv, a.ID); got.State != conversation.Expired {
+				e.t.Errorf("after the refused decision the request is %s; want expired", got.State)
+			}
+			return err
+		}},
 	{name: "approving a tool blocked since it asked", code: "tool_blocked", kind: apperr.Conflict,
 		do: func(e *engine) error {
 			conv, a := e.asking(ana, "")

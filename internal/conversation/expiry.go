@@ -68,55 +68,70 @@ func (s *Service) ExpireApprovals(ctx context.Context) int {
 	}
 	n := 0
 	for _, conv := range convs {
-		var expired []Approval
-		var ownerID string
-		err := s.store.Tx(ctx, func(r Repo) error {
-			owner, aps, err := r.ExpireApprovals(ctx, conv, s.approvalTTL, s.expiredReason)
-			if err != nil || len(aps) == 0 {
-				return err
-			}
-			ownerID = owner
-			expired = aps
-			evs := make([]NewEvent, 0, len(aps))
-			waiting := map[string][]string{} // response -> its requests still pending
-			for _, a := range aps {
-				if _, ok := waiting[a.ResponseID]; !ok {
-					rest, err := r.ResponseApprovals(ctx, owner, conv, a.ResponseID)
-					if err != nil {
-						return err
-					}
-					waiting[a.ResponseID] = []string{}
-					for _, p := range rest {
-						if p.State == Pending {
-							waiting[a.ResponseID] = append(waiting[a.ResponseID], p.ID)
-						}
-					}
-				}
-				ev := decisionEvent(a, nil)
-				ev.PendingApprovalIDs = waiting[a.ResponseID]
-				evs = append(evs, mustEvent(EventNameDecision, ev))
-			}
-			_, err = r.AppendEvents(ctx, conv, "", evs)
-			return err
-		})
+		expired, err := s.expireIn(ctx, conv)
 		if err != nil {
 			s.log.WarnContext(ctx, "expiring approval requests failed", "conversation_id", conv, "error", err)
 			continue
 		}
-		if len(expired) > 0 {
-			n += len(expired)
-			for _, a := range expired {
-				if s.OnApprovalExpired != nil {
-					s.OnApprovalExpired(a.ID, deref(a.DecidedAt))
-				}
-			}
-			s.hub.poke(conv, false)
-			s.log.InfoContext(ctx, "approval requests expired", "conversation_id", conv, "expired", len(expired),
-				"approval_ttl", s.approvalTTL)
-			s.followUpAfterExpiry(ctx, conv, ownerID)
-		}
+		n += len(expired)
 	}
 	return n
+}
+
+// expireIn expires the pending requests of one conversation that are out
+// of time, if no turn runs in it, in one transaction with their
+// decision.recorded events and approval.decide audit entries (Toolgate
+// closed them); then it sends the follow-up the response may owe. It
+// returns the requests it expired, as stored.
+func (s *Service) expireIn(ctx context.Context, conv string) ([]Approval, error) {
+	var expired []Approval
+	var ownerID string
+	err := s.store.Tx(ctx, func(r Repo) error {
+		expired = nil
+		owner, aps, err := r.ExpireApprovals(ctx, conv, s.approvalTTL, s.expiredReason)
+		if err != nil || len(aps) == 0 {
+			return err
+		}
+		ownerID = owner
+		expired = aps
+		evs := make([]NewEvent, 0, len(aps))
+		waiting := map[string][]string{} // response -> its requests still pending
+		for _, a := range aps {
+			if _, ok := waiting[a.ResponseID]; !ok {
+				rest, err := r.ResponseApprovals(ctx, owner, conv, a.ResponseID)
+				if err != nil {
+					return err
+				}
+				waiting[a.ResponseID] = []string{}
+				for _, p := range rest {
+					if p.State == Pending {
+						waiting[a.ResponseID] = append(waiting[a.ResponseID], p.ID)
+					}
+				}
+			}
+			if err := s.auditClosed(ctx, r, a, Pending, ClosedByExpiry, nil); err != nil {
+				return err
+			}
+			ev := decisionEvent(a, nil)
+			ev.PendingApprovalIDs = waiting[a.ResponseID]
+			evs = append(evs, mustEvent(EventNameDecision, ev))
+		}
+		_, err = r.AppendEvents(ctx, conv, "", evs)
+		return err
+	})
+	if err != nil || len(expired) == 0 {
+		return nil, err
+	}
+	for _, a := range expired {
+		if s.OnApprovalExpired != nil {
+			s.OnApprovalExpired(a.ID, deref(a.DecidedAt))
+		}
+	}
+	s.hub.poke(conv, false)
+	s.log.InfoContext(ctx, "approval requests expired", "conversation_id", conv, "expired", len(expired),
+		"approval_ttl", s.approvalTTL)
+	s.followUpAfterExpiry(ctx, conv, ownerID)
+	return expired, nil
 }
 
 // withExpiry sets when a pending request expires (its server's time limit

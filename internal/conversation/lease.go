@@ -208,6 +208,9 @@ func (s *Service) takeOver(ctx context.Context, rt RunningTurn) (bool, error) {
 					if err := repo.Decide(ctx, rt.OwnerID, a); err != nil {
 						return err
 					}
+					if err := s.auditClosed(ctx, repo, a, Pending, ClosedByTurnEnd, nil); err != nil {
+						return err
+					}
 					out = append(out, mustEvent(EventNameDecision, decisionEvent(a, nil)))
 				}
 			}

@@ -133,9 +133,13 @@ func expireLost(ctx context.Context, repo Repo, t *Turn, now time.Time) ([]Appro
 		default:
 			continue
 		}
+		was := a.State
 		a.State, a.DecidedAt, a.DecisionReason = Expired, &now, &reason
 		a.DecidedBy, a.DecidedByID = nil, nil
 		if err := repo.Decide(ctx, t.user.ID, a); err != nil {
+			return nil, err
+		}
+		if err := t.s.auditClosed(ctx, repo, a, was, ClosedByProviderLost, nil); err != nil {
 			return nil, err
 		}
 		out = append(out, a)

@@ -406,7 +406,7 @@ func (r *relay) approval(ctx context.Context, u *UpstreamItem, it Item) error {
 				return err
 			}
 			after, _ := json.Marshal(map[string]any{"approval_request_id": a.ID, "conversation_id": a.ConversationID,
-				"state": a.State, "reason": a.DecisionReason, "rules": a.Rules})
+				"state": a.State, "reason": a.DecisionReason, "rules": a.Rules, "by": a.Rules.By})
 			before, _ := json.Marshal(map[string]any{"approval_request_id": a.ID, "state": Pending})
 			if err := s.policies.Audit(r.store, repo, policy.AuditEntry{Actor: "toolgate", Action: policy.ActionDecision,
 				ServerLabel: &a.ServerLabel, ToolName: &a.ToolName, Before: before, After: after,
@@ -545,6 +545,9 @@ func (r *relay) end(e TurnError, terminal string, data any) {
 				if a.State == Pending {
 					a.State, a.DecidedAt, a.DecisionReason = Superseded, &now, &reason
 					if err := repo.Decide(r.store, t.user.ID, a); err != nil {
+						return err
+					}
+					if err := s.auditClosed(r.store, repo, a, Pending, ClosedByTurnEnd, nil); err != nil {
 						return err
 					}
 				}

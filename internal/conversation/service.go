@@ -256,7 +256,31 @@ func (s *Service) List(ctx context.Context, limit int) ([]Conversation, error) {
 	if limit > 500 {
 		return nil, apperr.Invalidf("invalid_limit", "limit", "limit must be between 1 and 500 (got %d)", limit)
 	}
-	return s.store.Repo().ListConversations(ctx, u.ID, limit)
+	cs, err := s.store.Repo().ListConversations(ctx, u.ID, limit)
+	for i := range cs {
+		cs[i].PendingExpiresAt = s.pendingExpiry(cs[i])
+	}
+	return cs, err
+}
+
+// pendingExpiry is when the last of c's pending requests runs out of time
+// (Conversation.PendingExpiresAt); nil when none is pending or one never
+// expires.
+func (s *Service) pendingExpiry(c Conversation) *time.Time {
+	pt := c.PendingTimes
+	if c.PendingCount == 0 || pt.Never || (pt.DefaultLast != nil && s.approvalTTL <= 0) {
+		return nil
+	}
+	var last *time.Time
+	if pt.DefaultLast != nil {
+		at := pt.DefaultLast.Add(s.approvalTTL)
+		last = &at
+	}
+	if pt.ServerLast != nil && (last == nil || pt.ServerLast.After(*last)) {
+		at := *pt.ServerLast
+		last = &at
+	}
+	return last
 }
 
 // Rename changes a conversation's title.

@@ -207,6 +207,9 @@ type DecisionsLocked struct {
 	Approvals    []Approval  // the ones asked for, locked
 	Policies     policy.Read // policy_version and the owner's personal policies
 	Load         *UserLoad   // when asked for
+	// Now is the database's clock once the conversation and Approvals were
+	// locked: a request whose expires_at is not after it is out of time.
+	Now time.Time
 }
 
 // MessageStart is what Repo.StartMessage is asked to do.

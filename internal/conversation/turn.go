@@ -3,6 +3,7 @@ package conversation
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"slices"
 	"strconv"
 	"strings"
@@ -172,6 +173,9 @@ func (t *Turn) closeApprovals(ctx context.Context, r Repo, aps []Approval) error
 			if err := r.Decide(ctx, t.user.ID, a); err != nil {
 				return err
 			}
+			if err := t.s.auditClosed(ctx, r, a, Pending, ClosedByMessage, &t.user); err != nil {
+				return err
+			}
 			ans.Reason = reason
 			t.decisions = append(t.decisions, decisionEvent(a, nil))
 		default:
@@ -202,7 +206,9 @@ func (s *Service) StartDecisions(ctx context.Context, conversationID string, ds 
 		ids[i] = d.ApprovalRequestID
 	}
 	t := &Turn{s: s, user: u, id: newID("turn_"), kind: "decisions"}
+	var late []Approval // asked to be decided, but out of time
 	err = s.store.Tx(ctx, func(r Repo) error {
+		late = nil
 		var window time.Duration
 		if s.limited(false) {
 			// Counted now, in the same round trip, judged if these
@@ -233,6 +239,15 @@ func (s *Service) StartDecisions(ctx context.Context, conversationID string, ds 
 			if a.State != Pending {
 				return notPending(a)
 			}
+			// Judged against the database's clock, under the locks the
+			// sweep takes too: either the sweep expired it first (not
+			// pending above) or no decision is recorded on it now.
+			if s.timeIsUp(a, locked.Now) {
+				late = append(late, a)
+			}
+		}
+		if len(late) > 0 {
+			return errTimeUp
 		}
 		if conv.Streaming {
 			return turnInProgress(conv.ID)
@@ -274,6 +289,9 @@ func (s *Service) StartDecisions(ctx context.Context, conversationID string, ds 
 		}
 		return t.open(ctx, r)
 	})
+	if errors.Is(err, errTimeUp) {
+		return nil, s.refuseExpired(ctx, conversationID, late)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -340,7 +358,7 @@ func (s *Service) decide(ctx context.Context, r Repo, read *policy.Read, a Appro
 		change = &PolicyChange{ServerLabel: a.ServerLabel, ToolName: a.ToolName, Policy: string(p), Layer: LayerUser}
 	}
 	audited := map[string]any{"approval_request_id": a.ID, "conversation_id": a.ConversationID,
-		"state": a.State, "reason": a.DecisionReason, "scope": scope, "remember": d.Remember}
+		"state": a.State, "reason": a.DecisionReason, "scope": scope, "remember": d.Remember, "by": "person"}
 	if g := s.grantFor(a, d, now); g != nil {
 		if err := r.AddGrant(ctx, u.ID, *g); err != nil {
 			return DecisionEvent{}, err

@@ -29,10 +29,27 @@ type Conversation struct {
 	// Tools is the person's choice of the servers and tools the
 	// conversation's requests offer (tools.go).
 	Tools policy.Selection `json:"tools"`
+	// PendingExpiresAt (in the list only) is when the last of its pending
+	// approval requests runs out of time: from then on it needs no
+	// decision, whether or not the expiry sweep has run. Absent when none
+	// is pending or one of them never expires.
+	PendingExpiresAt *time.Time `json:"pending_expires_at,omitempty"`
+	// PendingTimes is what the list read to work it out.
+	PendingTimes PendingTimes `json:"-"`
 
 	ActiveTurn   string `json:"-"` // the running turn's id, "" when none
 	LeaseOwner   string `json:"-"` // the replica running it
 	LeaseExpired bool   `json:"-"` // its lease ran out: the replica died or lost the database
+}
+
+// PendingTimes are a conversation's pending approval requests' times as
+// the list reads them: whether one never expires (its server's
+// approval_ttl_seconds is 0), the latest requested_at of those that wait
+// APPROVAL_TTL, and the latest expiry of those whose server sets a limit.
+type PendingTimes struct {
+	Never       bool
+	DefaultLast *time.Time
+	ServerLast  *time.Time
 }
 
 // Item types in a transcript. The upstream ones keep OpenAI's names.
@@ -153,6 +170,10 @@ type RuleCheck struct {
 	// Policy and Source are the tool's policy without the rules (By "policy").
 	Policy policy.Policy `json:"policy,omitempty"`
 	Source policy.Source `json:"source,omitempty"`
+	// GrantID and GrantExpiresAt name the grant that makes the policy
+	// never (By "policy" with source conversation or grant).
+	GrantID        string     `json:"grant_id,omitempty"`
+	GrantExpiresAt *time.Time `json:"grant_expires_at,omitempty"`
 	// Error says why the rule that would decide could not be evaluated: it
 	// asks, never approves.
 	Error string `json:"error,omitempty"`

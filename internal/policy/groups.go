@@ -88,6 +88,9 @@ type ServerTools struct {
 type RuledTool struct {
 	Policy Policy
 	Source Source
+	// Grant is the grant that makes the policy never (sources
+	// conversation and grant); nil otherwise.
+	Grant *GrantRef
 }
 
 // HasRules reports whether rules apply to a tool of g, and the policy it
@@ -115,7 +118,7 @@ func (g *ServerTools) withRules(all bool, tools map[string]bool) {
 	keep := g.Never[:0:0]
 	for _, t := range g.Never {
 		if all || tools[t.Name] {
-			g.Ruled[t.Name] = RuledTool{Policy: Never, Source: t.Source}
+			g.Ruled[t.Name] = RuledTool{Policy: Never, Source: t.Source, Grant: t.Grant}
 			g.Always = append(g.Always, GroupedTool{Name: t.Name, Source: t.Source, AsksBecause: &AsksBecause{Reason: ReasonRules}})
 			continue
 		}

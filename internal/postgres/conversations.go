@@ -101,10 +101,12 @@ func ownedBy(n int) string {
 // the lock never waits for the turn it is waiting on to append an item.
 const lockConversation = ` FOR NO KEY UPDATE`
 
-func scanConversation(row pgx.Row) (conversation.Conversation, error) {
+// scanConversation reads a row of convCols, then into extra the columns
+// that follow them.
+func scanConversation(row pgx.Row, extra ...any) (conversation.Conversation, error) {
 	var c conversation.Conversation
-	err := row.Scan(&c.ID, &c.OwnerID, &c.Title, &c.CreatedAt, &c.UpdatedAt, &c.LastResponseID, &c.Streaming, &c.PendingCount,
-		&c.ActiveTurn, &c.LeaseOwner, &c.LeaseExpired, &c.LastEventID, &c.Tools)
+	err := row.Scan(append([]any{&c.ID, &c.OwnerID, &c.Title, &c.CreatedAt, &c.UpdatedAt, &c.LastResponseID, &c.Streaming, &c.PendingCount,
+		&c.ActiveTurn, &c.LeaseOwner, &c.LeaseExpired, &c.LastEventID, &c.Tools}, extra...)...)
 	if c.Tools.Servers == nil {
 		c.Tools.Servers = map[string]policy.ServerSelection{}
 	}
@@ -128,13 +130,24 @@ func (r convRepo) ListConversations(ctx context.Context, owner string, limit int
 	if limit > 0 {
 		lim = limit
 	}
-	rows, err := r.q.Query(ctx, `SELECT `+convCols+` FROM conversations c WHERE c.owner_id = $2
+	// With when its pending requests run out of time (PendingTimes).
+	rows, err := r.q.Query(ctx, `SELECT `+convCols+`, coalesce(x.never, false), x.default_last, x.server_last
+		FROM conversations c
+		LEFT JOIN LATERAL (SELECT bool_or(s.approval_ttl_seconds = 0) AS never,
+				max(a.requested_at) FILTER (WHERE s.approval_ttl_seconds IS NULL) AS default_last,
+				max(a.requested_at + make_interval(secs => s.approval_ttl_seconds)) FILTER (WHERE s.approval_ttl_seconds > 0) AS server_last
+			FROM approval_requests a LEFT JOIN mcp_servers s ON s.label = a.server_label
+			WHERE a.conversation_id = c.id AND a.state = 'pending') x ON true
+		WHERE c.owner_id = $2
 		ORDER BY c.updated_at DESC, c.id DESC LIMIT $1`, lim, owner)
 	if err != nil {
 		return nil, translate(err, "list conversations")
 	}
 	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (conversation.Conversation, error) {
-		return scanConversation(row)
+		var pt conversation.PendingTimes
+		c, err := scanConversation(row, &pt.Never, &pt.DefaultLast, &pt.ServerLast)
+		c.PendingTimes = pt
+		return c, err
 	})
 	if out == nil {
 		out = []conversation.Conversation{}
@@ -226,10 +239,21 @@ func (r convRepo) EndTurn(ctx context.Context, id, turn, lastResponse string) er
 }
 
 func (r convRepo) SupersedeOrphans(ctx context.Context, reason string) (int64, error) {
-	tag, err := r.q.Exec(ctx, `UPDATE approval_requests a SET state = 'superseded', decided_at = now(), reason = $1
-		FROM conversations c
-		WHERE a.conversation_id = c.id AND a.state = 'pending' AND c.active_turn IS NULL
-		  AND c.last_response_id IS DISTINCT FROM a.response_id`, reason)
+	// Each gets its approval.decide audit entry (Toolgate closed it) in
+	// the same statement.
+	tag, err := r.q.Exec(ctx, `WITH closed AS (
+			UPDATE approval_requests a SET state = 'superseded', decided_at = now(), reason = $1
+			FROM conversations c
+			WHERE a.conversation_id = c.id AND a.state = 'pending' AND c.active_turn IS NULL
+			  AND c.last_response_id IS DISTINCT FROM a.response_id
+			RETURNING a.id, a.conversation_id, a.server_label, a.tool_name)
+		INSERT INTO audit_log (actor, action, server_label, tool_name, before, after, conversation_id)
+		SELECT 'toolgate', 'approval.decide', server_label, tool_name,
+			jsonb_build_object('approval_request_id', id, 'state', 'pending'),
+			jsonb_build_object('approval_request_id', id, 'conversation_id', conversation_id, 'state', 'superseded',
+				'reason', $1::text, 'by', 'turn_end'),
+			conversation_id
+		FROM closed ORDER BY id`, reason)
 	if err != nil {
 		return 0, translate(err, "supersede approval requests of responses that never completed")
 	}

@@ -15,9 +15,11 @@ import (
 // whose server was deleted waits APPROVAL_TTL.
 const requestTTL = `coalesce(s.approval_ttl_seconds::float8, $1::float8)`
 
-// tooOld is the condition that a pending request waited past requestTTL.
+// tooOld is the condition that a pending request is out of time: its
+// expires_at (requested_at + requestTTL) is not after the database's clock,
+// as a decision judges it (conversation.Service.timeIsUp).
 const tooOld = `a.state = 'pending' AND ` + requestTTL + ` > 0
-	AND a.requested_at < clock_timestamp() - make_interval(secs => ` + requestTTL + `)`
+	AND a.requested_at <= clock_timestamp() - make_interval(secs => ` + requestTTL + `)`
 
 // ExpiringConversations lists up to limit conversations with no running
 // turn that hold a pending approval request older than its server's

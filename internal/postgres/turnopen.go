@@ -108,7 +108,9 @@ func (r convRepo) LockDecisions(ctx context.Context, owner, conversationID strin
 	b.Queue(`SELECT `+convCols+` FROM conversations c WHERE c.id = $1 AND c.owner_id = $2`+lockConversation, conversationID, owner)
 	b.Queue(`SELECT `+approvalCols+` FROM approval_requests WHERE conversation_id = $1`+ownedBy(2)+
 		` AND id = ANY($3) ORDER BY requested_at, id FOR UPDATE`, conversationID, owner, ids)
-	b.Queue(`SELECT `+policyRead("$1"), owner)
+	// The database's clock, read once the conversation and its requests
+	// are locked: whether a request's time is up is judged against it.
+	b.Queue(`SELECT `+policyRead("$1")+`, clock_timestamp()`, owner)
 	if loadWindow > 0 {
 		queueUserLoad(b, owner, loadWindow)
 	}
@@ -126,7 +128,7 @@ func (r convRepo) LockDecisions(ctx context.Context, owner, conversationID strin
 		return out, translate(err, "read approval requests")
 	}
 	var raw []byte
-	if err := br.QueryRow().Scan(&raw); err != nil {
+	if err := br.QueryRow().Scan(&raw, &out.Now); err != nil {
 		return out, translate(err, "read the policy version")
 	}
 	if out.Policies, err = decodePolicyRead(raw, owner); err != nil {

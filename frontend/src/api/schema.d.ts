@@ -2205,7 +2205,16 @@ export interface components {
          *       and `covered_by` (the request whose decision settled it) for a
          *       request settled by another's grant or remembered decision. A
          *       remembered decision also records the `policy.set` it caused.
-         *       Requests superseded by a new message are not audited.
+         *       `by` says who or what decided: `person` (the actor), `rule`,
+         *       `hook` or `policy` (actor `toolgate`, with `rules`), and for a
+         *       request nobody decided: `expiry` (actor `toolgate`; state
+         *       `expired`, with its `expires_at`: nobody decided within its time
+         *       limit), `message` (state `superseded`; the actor is the person
+         *       whose new message superseded it), `turn_end` (state
+         *       `superseded`, actor `toolgate`: the response that asked did not
+         *       complete) or `provider_lost` (state `expired`, actor `toolgate`:
+         *       the provider lost the response; `before.state` is the state it
+         *       had).
          *     * `grant.revoke` (a person revoked one of their grants): `before`
          *       and `after` `{grant_id, conversation_id, approval_request_id,
          *       expires_at, state}` (`state` `active`, then `revoked`).
@@ -2368,6 +2377,11 @@ export interface components {
             streaming: boolean;
             /** @description How many approval requests wait for a decision. */
             pending_approvals: number;
+            /**
+             * Format: date-time
+             * @description In `GET /api/conversations` only: when the last of its pending approval requests runs out of time (its `expires_at`). From then on none can be decided (`409 approval_expired`), whether or not the expiry sweep has run, so nothing needs approval. Absent when none is pending or one of them never expires (its server's `approval_ttl_seconds` is 0).
+             */
+            pending_expires_at?: string;
             /** @description The id of the conversation's last stream event; `GET /api/conversations/{id}/events` with `Last-Event-ID` set to it streams what happens next. */
             last_event_id?: number;
             tools: components["schemas"]["ToolSelection"];
@@ -2577,7 +2591,9 @@ export interface components {
          *     hook approved it (`hook`). A call
          *     of a tool that argument rules apply to asks the provider for
          *     approval every time; when no rule holds and its policy is `never`,
-         *     Toolgate approves it itself and the call says `policy`.
+         *     Toolgate approves it itself and the call says `policy`, or, when a
+         *     grant is what makes it `never`, `conversation` / `grant` with that
+         *     grant's `grant_id`.
          * @example {
          *       "kind": "policy",
          *       "policy": "never",
@@ -2733,6 +2749,13 @@ export interface components {
             policy?: components["schemas"]["Policy"];
             /** @description With `by` `policy`, where the policy came from. */
             source?: string;
+            /** @description With `by` `policy` and `source` `conversation` or `grant`: the grant that makes the policy `never`; the call's `allowed_by` names it (kind `conversation` or `grant`). */
+            grant_id?: string;
+            /**
+             * Format: date-time
+             * @description With `grant_id`: when that grant ends (`null`: with its conversation).
+             */
+            grant_expires_at?: string | null;
             /** @description Why the rule that would decide could not be evaluated. */
             error?: string;
             clamped?: boolean;
@@ -3391,8 +3414,8 @@ export interface components {
          * @description The request clashes with the conversation's state; nothing was
          *     recorded. Codes: `turn_in_progress`, `no_turn_running`,
          *     `nothing_to_retry`, `tool_blocked`, `approval_already_decided`,
-         *     `approval_superseded`
-         *     (the last two with the request's current state in
+         *     `approval_superseded`, `approval_expired`
+         *     (the last three with the request's current state in
          *     `error.details.approval`), `idempotency_key_in_flight` (the first
          *     request with this `Idempotency-Key` still streams).
          */
@@ -5998,6 +6021,11 @@ export interface operations {
              * @description Nothing was recorded. `approval_already_decided` or
              *     `approval_superseded`: a request is no longer pending;
              *     `error.details.approval` is its current state.
+             *     `approval_expired`: a request's `expires_at` has passed (judged
+             *     by the database's clock, whether or not the expiry sweep has
+             *     run): it is expired now, its tool does not run, and
+             *     `error.details.approval` is it as expired (with the
+             *     `expires_at` it had).
              *     `tool_blocked`: `approve: true` for a tool that became blocked
              *     since it asked (its policy, or its server disabled or removed);
              *     deny it, or approve with `remember: true`.

@@ -7,7 +7,7 @@ import type { Approval, Decision, RuleCheck } from "../api/types";
 import { DecisionMenu } from "./DecisionMenu";
 import { CorrectionPanel } from "./CorrectionEditor";
 import { CorrectsNote } from "./CorrectsNote";
-import { ExpiryCountdown } from "./ExpiryCountdown";
+import { ExpiryCountdown, useTimeUp } from "./ExpiryCountdown";
 import { JsonView, RedactedNote } from "./JsonView";
 
 export interface ApprovalCardProps {
@@ -89,7 +89,10 @@ export const ApprovalCard = forwardRef<HTMLElement, ApprovalCardProps>(function 
     if ((error && error !== seen.error) || (seen.busy && !busy)) setSent(false);
   }
   const ids = useId();
-  const disabled = busy || sent;
+  // At 0:00 the request can no longer be decided (the server refuses it).
+  const timeUp = useTimeUp(approval.expires_at);
+  const disabled = busy || sent || timeUp;
+  const sending = (busy || sent) && !timeUp;
 
   // One choice, one meaning: each menu item says exactly what it does.
   const decide = (approve: boolean, how: string) => {
@@ -124,9 +127,9 @@ export const ApprovalCard = forwardRef<HTMLElement, ApprovalCardProps>(function 
       // The anchor webhook links point at (README, "Webhooks").
       id={`approval-${approval.approval_request_id}`}
       tabIndex={-1}
-      className={`approval-card${disabled ? " is-busy" : ""}`}
+      className={`approval-card${sending ? " is-busy" : ""}${timeUp ? " is-expired" : ""}`}
       aria-label={t("card.label", { tool, server })}
-      aria-busy={disabled || undefined}
+      aria-busy={sending || undefined}
     >
       <header className="approval-head">
         <span className="approval-eyebrow">
@@ -184,7 +187,7 @@ export const ApprovalCard = forwardRef<HTMLElement, ApprovalCardProps>(function 
           onClick={() => setCorrecting((c) => !c)}>
           {t("card.denyWithCorrection")}
         </button>
-        {disabled && (
+        {sending && (
           <span className="approval-busy" role="status">
             <span className="spinner" aria-hidden="true" />
             {busyText ?? t("card.sending")}

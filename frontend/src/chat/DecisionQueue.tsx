@@ -16,7 +16,7 @@ import { DecidedApproval } from "./items";
 import { withApprovalState, type Outcome } from "./transcript";
 import { BUSY, type ChatStream } from "./useChatStream";
 
-/** The request a 409 (approval_already_decided, approval_superseded) names in details.approval, as it is now. */
+/** The request a 409 (approval_already_decided, approval_superseded, approval_expired) names in details.approval, as it is now. */
 function approvalIn(details: unknown): Approval | null {
   const a = (details as { approval?: Partial<Approval> } | undefined)?.approval;
   return a && typeof a.approval_request_id === "string" && typeof a.state === "string" ? (a as Approval) : null;
@@ -64,7 +64,8 @@ export function useDecisionQueue({ start, idle }: Pick<ChatStream, "start" | "id
         queue.current = [...batch, ...queue.current];
         mark(ids, { state: "queued" });
       } else {
-        const settled = r.error.code === "approval_already_decided" || r.error.code === "approval_superseded";
+        const settled = r.error.code === "approval_already_decided" || r.error.code === "approval_superseded" ||
+          r.error.code === "approval_expired";
         // Decided elsewhere (another tab, another client) or closed: the card shows the request as it is now.
         const current = settled ? approvalIn(r.error.details) : null;
         if (current) {

@@ -14,6 +14,25 @@ export function formatLeft(ms: number): string {
   return h > 0 ? `${h}:${String(m).padStart(2, "0")}:${ss}` : `${m}:${ss}`;
 }
 
+/**
+ * Whether the time up to expiresAt is up (on this browser's clock): true
+ * from the moment it is, re-rendering then. A request whose time is up
+ * cannot be decided, whether or not the server's sweep has run yet (the
+ * server refuses it: 409 approval_expired).
+ */
+export function useTimeUp(expiresAt: string | null | undefined): boolean {
+  const at = expiresAt ? Date.parse(expiresAt) : NaN;
+  const [now, setNow] = useState(() => Date.now());
+  const up = !Number.isNaN(at) && now >= at;
+  useEffect(() => {
+    if (Number.isNaN(at) || up) return;
+    // setTimeout holds at most 2^31-1 ms; a later deadline sets another.
+    const id = setTimeout(() => setNow(Date.now()), Math.min(Math.max(0, at - Date.now()), 2 ** 31 - 1));
+    return () => clearTimeout(id);
+  }, [at, up, now]);
+  return up;
+}
+
 export function ExpiryCountdown({ expiresAt }: { expiresAt: string | null | undefined }) {
   const { t } = useTranslation("chat");
   const at = expiresAt ? Date.parse(expiresAt) : NaN;

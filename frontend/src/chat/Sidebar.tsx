@@ -8,6 +8,7 @@ import { Trans, useTranslation } from "react-i18next";
 import type { ApiError } from "../api/client";
 import type { Conversation } from "../api/types";
 import { linkProps, navigate } from "../router";
+import { useTimeUp } from "./ExpiryCountdown";
 import { useConversations, useDeleteConversation, useRenameConversation } from "./queries";
 
 export const titleOf = (t: TFunction<"chat">, c: Pick<Conversation, "title">) => c.title.trim() || t("sidebar.untitled");
@@ -30,6 +31,9 @@ function Row({ c, current, onPicked }: { c: Conversation; current: boolean; onPi
   const cancelDeleteBtn = useRef<HTMLButtonElement>(null);
   const name = titleOf(t, c);
   const busy = rename.isPending || remove.isPending;
+  // Once the last pending request's time is up nothing waits for a decision, sweep or not.
+  const allExpired = useTimeUp(c.pending_expires_at);
+  const needsApproval = c.pending_approvals > 0 && !allExpired;
   const error = (mode === "rename" ? rename.error : mode === "delete" ? remove.error : null) as ApiError | null;
 
   useEffect(() => {
@@ -92,9 +96,9 @@ function Row({ c, current, onPicked }: { c: Conversation; current: boolean; onPi
         title={name /* the full title, for when the sidebar cuts it off */}
         onClickCapture={onPicked}>
         <span className="conv-title">{name}</span>
-        {(c.pending_approvals > 0 || c.streaming) && (
+        {(needsApproval || c.streaming) && (
           <span className="conv-meta">
-            {c.pending_approvals > 0 && <span className="badge needs-approval">{t("sidebar.needsApproval")}</span>}
+            {needsApproval && <span className="badge needs-approval">{t("sidebar.needsApproval")}</span>}
             {c.streaming && <span className="badge running">{t("sidebar.running")}</span>}
           </span>
         )}

@@ -132,6 +132,8 @@ export class ConversationFeed {
       this.qc.setQueryData<Transcript>(key, (tr) => (tr ? change(tr) : tr));
     }
     if (ev.event === "conversation") void invalidateList(this.qc);
+    // A decision (the expiry sweep's too, which has no turn) changes the list's "needs approval".
+    if (ev.event === "decision.recorded") void this.qc.invalidateQueries({ queryKey: keys.conversations, exact: true }, { cancelRefetch: false });
     if (ev.event === "decision.recorded" && ev.data.policy_changed) {
       void this.qc.invalidateQueries({ queryKey: keys.tools(ev.data.policy_changed.server_label) });
     }

@@ -71,6 +71,44 @@ suite("audit entries in plain words", () => {
       .toBe("Approved a call of demo/delete_forecast");
   });
 
+  it("says who or what allowed each call: person, rule (which one), hook, grant (its id), policy; never unknown", () => {
+    const receipt = {
+      conversation_id: "conv_1", response_id: "resp_1", call_id: "mcp_1", approval_request_id: "mcpr_1",
+      server_label: "demo", tool_name: "delete_forecast", arguments: { city: "Oslo" }, arguments_text: '{"city":"Oslo"}', redacted: [],
+      arguments_sha256: "aa11", decided_by: null, decided_by_id: null, outcome: "output", output_sha256: "bb22", error: null,
+    };
+    const allowed = (allowed_by: unknown, lng = "en") =>
+      describe(entry({ action: "tool.call", before: null, after: { ...receipt, allowed_by } }), i18n.getFixedT(lng, "settings")).details[1];
+    expect(allowed({ kind: "rule", rule: { scope: "tool", server_label: "demo", tool_name: "delete_forecast", index: 1, when: 'args.city == "Oslo"', decision: "approve" } }))
+      .toBe('Allowed by rule 2 of the rules of delete_forecast on demo: args.city == "Oslo"');
+    expect(allowed({ kind: "rule", rule: { scope: "workspace", index: 0, when: "true", decision: "approve" } }))
+      .toBe("Allowed by rule 1 of the workspace rules: true");
+    expect(allowed({ kind: "rule", rule: { scope: "server", server_label: "demo", index: 0, when: "true", decision: "approve" } }, "de"))
+      .toBe("Erlaubt durch Regel 1 von den Regeln des Servers demo: true");
+    expect(allowed({ kind: "hook", hook: { scope: "server", server_label: "demo", reason: "sandbox city" } }))
+      .toBe("Allowed by the decision hook of server demo: “sandbox city”");
+    expect(allowed({ kind: "hook", hook: { scope: "workspace" } })).toBe("Allowed by the workspace's decision hook");
+    expect(allowed({ kind: "grant", grant_id: "grant_5b0f", expires_at: null })).toBe("Allowed by grant grant_5b0f (for 1 hour)");
+    expect(allowed({ kind: "grant", grant_id: "grant_5b0f", expires_at: "2026-11-28T15:00:00Z" })).toMatch(/^Allowed by grant grant_5b0f \(for 1 hour, until .+\)$/);
+    expect(allowed({ kind: "conversation", grant_id: "grant_c1" })).toBe("Allowed by grant grant_c1 (for the conversation)");
+    expect(allowed({ kind: "conversation", grant_id: "grant_c1" }, "de")).toBe("Erlaubt durch die Freigabe grant_c1 (für die Unterhaltung)");
+    expect(allowed({ kind: "policy", policy: "never", source: "server" })).toMatch(/^Allowed by the policy Auto/);
+    expect(describe(entry({ action: "tool.call", before: null, after: { ...receipt, allowed_by: { kind: "approval" }, decided_by: "ana@example.com" } }),
+      i18n.getFixedT("en", "settings")).details[1]).toBe("Approved by ana@example.com");
+  });
+
+  it("approval.decide for requests nobody decided: expired and superseded", () => {
+    const closed = (after: Record<string, unknown>, lng = "en") => text({ action: "approval.decide", before: { state: "pending" }, after }, lng);
+    expect(closed({ state: "expired", by: "expiry", reason: "Nobody decided in time.", conversation_id: "c" }))
+      .toBe("demo/delete_forecast: the approval request expired, nobody decided in time | Reason: “Nobody decided in time.”");
+    expect(closed({ state: "superseded", by: "message", reason: "moved on" }))
+      .toBe("demo/delete_forecast: the approval request was superseded by a new message | Reason: “moved on”");
+    expect(closed({ state: "superseded", by: "turn_end", reason: null }))
+      .toBe("demo/delete_forecast: the approval request was closed, the response that asked did not complete");
+    expect(closed({ state: "expired", by: "provider_lost", reason: null }, "de"))
+      .toBe("demo/delete_forecast: Die Genehmigungsanfrage ist abgelaufen, der Modellanbieter hat die Antwort verloren");
+  });
+
   it("servers", () => {
     expect(text({ action: "server.create", tool_name: null, after: { label: "demo", url: "http://x/mcp", headers: {}, enabled: true, default_policy: null, description: "" } }))
       .toBe("Added server demo | http://x/mcp");

@@ -128,9 +128,13 @@ function describeDecision(ref: Part, after: Obj | null, t: SettingsT): Described
   const state = str(after?.state);
   const remember = after?.remember === true;
   const reason = str(after?.reason);
+  const by = str(after?.by);
   const key =
     state === "approved" ? (after?.scope === "conversation" ? "audit.allowedConversation" : "audit.approved")
-    : state === "denied" ? "audit.denied" : "audit.decided";
+    : state === "denied" ? "audit.denied"
+    : state === "expired" ? (by === "provider_lost" ? "audit.expiredLost" : "audit.expired")
+    : state === "superseded" ? (by === "message" ? "audit.superseded" : "audit.supersededTurnEnd")
+    : "audit.decided";
   const parts = toParts(t(key, { state: state ?? "?" }), ref);
   if (remember) parts.push(t(state === "denied" ? "audit.rememberBlocked" : "audit.rememberAllowed"));
   return {
@@ -146,13 +150,7 @@ function describeCall(ref: Part, after: Obj | null, t: SettingsT, pol: (v: unkno
   const details: string[] = [t("audit.callArguments", { args: str(after?.arguments_text) ?? JSON.stringify(after?.arguments ?? {}) })];
   const hidden = Array.isArray(after?.redacted) ? (after.redacted as unknown[]).filter((p) => typeof p === "string") : [];
   if (hidden.length) details.push(t("audit.callRedacted", { paths: hidden.join(", ") }));
-  const by = obj(after?.allowed_by);
-  details.push(
-    by?.kind === "approval" ? t("audit.callAllowedApproval", { who: str(after?.decided_by) ?? str(after?.decided_by_id) ?? "?" })
-    : by?.kind === "conversation" ? t("audit.callAllowedConversation")
-    : by?.kind === "policy" ? t("audit.callAllowedPolicy", { policy: pol(by.policy), source: sourceLabel(str(by.source) ?? "?", t) })
-    : t("audit.callAllowedUnknown"),
-  );
+  details.push(allowedByText(obj(after?.allowed_by), after, t, pol));
   if (failed) {
     const err = obj(after?.error);
     details.push(t("audit.callError", { message: str(err?.message) ?? JSON.stringify(after?.error) }));
@@ -164,6 +162,41 @@ function describeCall(ref: Part, after: Obj | null, t: SettingsT, pol: (v: unkno
     conversationId: str(after?.conversation_id) ?? undefined,
     tone: failed ? "error" : undefined,
   };
+}
+
+/** "Allowed by …": the person who approved, the rule (which one), the hook, the grant (its id) or the policy. */
+export function allowedByText(by: Obj | null, after: Obj | null, t: SettingsT, pol: (v: unknown) => string): string {
+  const grant = str(by?.grant_id);
+  switch (by?.kind) {
+    case "approval":
+      return t("audit.callAllowedApproval", { who: str(after?.decided_by) ?? str(after?.decided_by_id) ?? "?" });
+    case "conversation":
+      return grant ? t("audit.callAllowedConversationGrant", { id: grant }) : t("audit.callAllowedConversation");
+    case "grant": {
+      const until = str(by.expires_at);
+      return until ? t("audit.callAllowedGrantUntil", { id: grant ?? "?", until: new Date(until).toLocaleString() })
+        : t("audit.callAllowedGrant", { id: grant ?? "?" });
+    }
+    case "policy":
+      return t("audit.callAllowedPolicy", { policy: pol(by.policy), source: sourceLabel(str(by.source) ?? "?", t) });
+    case "rule": {
+      const r = obj(by.rule);
+      const scope = str(r?.scope);
+      const list = scope === "tool" ? t("audit.rulesOfTool", { tool: str(r?.tool_name) ?? "?", server: str(r?.server_label) ?? "?" })
+        : scope === "server" ? t("audit.rulesOfServer", { server: str(r?.server_label) ?? "?" })
+        : t("audit.rulesOfWorkspace");
+      const n = typeof r?.index === "number" ? r.index + 1 : "?";
+      return t("audit.callAllowedRule", { n, list, when: str(r?.when) ?? "?" });
+    }
+    case "hook": {
+      const h = obj(by.hook);
+      const which = str(h?.scope) === "server" ? t("audit.hookOfServer", { server: str(h?.server_label) ?? "?" }) : t("audit.hookOfWorkspace");
+      const reason = str(h?.reason);
+      return reason ? t("audit.callAllowedHookReason", { which, reason }) : t("audit.callAllowedHook", { which });
+    }
+    default:
+      return t("audit.callAllowedUnknown");
+  }
 }
 
 function describeServerUpdate(srv: Part, before: Obj | null, after: Obj | null, t: SettingsT, pol: (v: unknown) => string): Described {
