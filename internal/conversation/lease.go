@@ -82,6 +82,9 @@ func (s *Service) renew(ctx context.Context) bool {
 		byTurn[r.turn] = r
 	}
 	s.mu.Unlock()
+	// A turn whose end is still being stored keeps its lease: this replica
+	// holds what it received and could not store yet.
+	turns = append(turns, s.endingTurns()...)
 	if len(turns) == 0 {
 		return true
 	}
@@ -121,8 +124,8 @@ func (s *Service) Sweep(ctx context.Context) int {
 	var wg sync.WaitGroup
 	slots := make(chan struct{}, sweepParallel)
 	for _, rt := range expired {
-		if s.lookup(rt.ConversationID) != nil && rt.LeaseOwner == s.replica {
-			continue // ours and running: the renewal is late, not the replica dead
+		if rt.LeaseOwner == s.replica && (s.lookup(rt.ConversationID) != nil || s.isEnding(rt.Turn)) {
+			continue // ours and running, or its end still being stored here: the renewal is late, not the replica dead
 		}
 		slots <- struct{}{}
 		wg.Add(1)
