@@ -35,6 +35,10 @@ func (s *Service) SetReplica(id string, ttl time.Duration) {
 // Replica is this process's replica id.
 func (s *Service) Replica() string { return s.replica }
 
+// LeaseTTL is TURN_LEASE_TTL: how long a turn (and an Idempotency-Key's
+// request) outlives the replica running it.
+func (s *Service) LeaseTTL() time.Duration { return s.leaseTTL }
+
 // Start runs, until ctx ends or Stop, what keeps turns honest across
 // replicas: this replica's leases are renewed every third of the lease,
 // turns whose lease expired (their replica died) are closed, and approval

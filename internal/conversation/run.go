@@ -513,7 +513,7 @@ func (r *relay) end(e TurnError, terminal string, data any) {
 		sr = s.readBack(r.store, r.response)
 	}
 	r.log.flush() // the terminal event comes after every delta the turn stored
-	res, err := r.storeEnd(r.store, e, terminal, data, sr)
+	res, err := r.storeWhole(r.store, e, terminal, data, sr)
 	for _, d := range res.decided {
 		r.log.observe(EventNameDecision, d)
 	}
@@ -529,7 +529,7 @@ func (r *relay) end(e TurnError, terminal string, data any) {
 			if readBack && sr == nil {
 				sr = s.readBack(ctx, r.response)
 			}
-			_, err := r.storeEnd(ctx, e, terminal, data, sr)
+			_, err := r.storeWhole(ctx, e, terminal, data, sr)
 			return err
 		}, err)
 		return
@@ -548,8 +548,23 @@ type ended struct {
 	gone     bool // the turn no longer runs in the conversation: nothing was written
 }
 
-// storeEnd writes the turn's end, in one transaction: see end.
-func (r *relay) storeEnd(ctx context.Context, e TurnError, terminal string, data any, sr *StoredResponse) (ended, error) {
+// storeWhole stores the turn's end with what it kept and what was read
+// back. When the database answers but refuses that (a write that can never
+// succeed, not an outage), the end is stored without them, so the
+// conversation does not stay streaming for good.
+func (r *relay) storeWhole(ctx context.Context, e TurnError, terminal string, data any, sr *StoredResponse) (ended, error) {
+	res, err := r.storeEnd(ctx, e, terminal, data, sr, true)
+	if err != nil && apperr.KindOf(err) != apperr.Unavailable && (sr != nil || len(r.unstored) > 0) {
+		r.t.s.log.WarnContext(ctx, "storing the end of a turn with what it received failed; storing the end alone",
+			"conversation_id", r.t.conv.ID, "turn_id", r.t.id, "error", err)
+		res, err = r.storeEnd(ctx, e, terminal, data, nil, false)
+	}
+	return res, err
+}
+
+// storeEnd writes the turn's end, in one transaction: see end. kept: with
+// the items the turn received and could not store.
+func (r *relay) storeEnd(ctx context.Context, e TurnError, terminal string, data any, sr *StoredResponse, kept bool) (ended, error) {
 	t, s := r.t, r.t.s
 	var res ended
 	res.lastData = data
@@ -559,9 +574,13 @@ func (r *relay) storeEnd(ctx context.Context, e TurnError, terminal string, data
 			res.gone = true
 			return err
 		}
-		evs, stored, err := r.storeKept(ctx, repo)
-		if err != nil {
-			return err
+		var evs []NewEvent
+		stored := map[string]bool{}
+		var err error
+		if kept {
+			if evs, stored, err = r.storeKept(ctx, repo); err != nil {
+				return err
+			}
 		}
 		st, more, err := s.applyReadBack(ctx, repo, t.user.ID, t.conv.ID, sr, r.groups)
 		if err != nil {
