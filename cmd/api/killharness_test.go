@@ -149,6 +149,13 @@ func (p *provider) releaseAll() {
 	}
 }
 
+// bodiesCopy is every request's body so far.
+func (p *provider) bodiesCopy() [][]byte {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return append([][]byte(nil), p.bodies...)
+}
+
 // last is the body of the last request.
 func (p *provider) last() []byte {
 	p.mu.Lock()
@@ -215,11 +222,20 @@ type liveSSE struct {
 // stream ends (or close).
 func openSSE(t *testing.T, url, body string) *liveSSE {
 	t.Helper()
+	return openSSEWith(t, url, body, nil)
+}
+
+// openSSEWith is openSSE with more request headers.
+func openSSEWith(t *testing.T, url, body string, headers map[string]string) *liveSSE {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	s := &liveSSE{cancel: cancel, more: make(chan struct{})}
 	t.Cleanup(s.close)
 	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, url, strings.NewReader(body))
 	req.Header.Set("Content-Type", "application/json")
+	for k, v := range headers {
+		req.Header.Set(k, v)
+	}
 	withSession(req)
 	go func() {
 		defer s.add(event{}, true)

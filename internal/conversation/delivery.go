@@ -1,5 +1,7 @@
 package conversation
 
+import "context"
+
 // What is known of whether the answers a turn carried reached the provider,
 // when the turn ends without completing.
 const (
@@ -18,27 +20,27 @@ const outcomeUnknownReason = "The approval was sent to the model's provider, but
 // the provider's response said (or, read back, says) what ran, approvals
 // keep their state; otherwise an approval whose call was not seen to run
 // becomes outcome_unknown. It returns the decisions that changed.
-func (r *relay) settleSent(repo Repo, e TurnError, st settled) ([]DecisionEvent, error) {
+func (r *relay) settleSent(ctx context.Context, repo Repo, e TurnError, st settled) ([]DecisionEvent, error) {
 	t := r.t
 	if len(t.answerIDs) == 0 {
 		return nil, nil
 	}
 	if r.delivery == deliveryRefused && r.response == "" {
-		return nil, repo.UnmarkSent(r.store, t.id)
+		return nil, repo.UnmarkSent(ctx, t.id)
 	}
 	answered := r.response
 	if answered == "" {
 		answered = answeredUnknown
 	}
-	if err := repo.MarkAnswered(r.store, t.answerIDs, answered); err != nil {
+	if err := repo.MarkAnswered(ctx, t.answerIDs, answered); err != nil {
 		return nil, err
 	}
 	if r.delivery == deliveryFinished || st.finished() {
 		return nil, nil
 	}
-	aps, err := repo.SentApprovals(r.store, t.conv.ID, t.id)
+	aps, err := repo.SentApprovals(ctx, t.conv.ID, t.id)
 	if err != nil {
 		return nil, err
 	}
-	return markUnknown(r.store, repo, t.user.ID, aps, r.ran, e.Code)
+	return markUnknown(ctx, repo, t.user.ID, aps, r.ran, e.Code)
 }

@@ -18,9 +18,13 @@ const (
 // stored the conversation reads as streaming and refuses every message and
 // retry, although nothing runs; so it is tried again, with a growing delay,
 // until it succeeds or the service stops (Stop makes one last attempt).
-// EndTurn only clears the running turn if it is still turn, so a late
-// write never ends a newer one.
-func (s *Service) keepEnding(ctx context.Context, conversationID, turn string, terminal NewEvent, cause error) {
+// storeEnd stores the whole end (relay.storeEnd: what the turn received and
+// could not store, what the provider's response read back holds, the error
+// item and the events) and writes nothing when the turn no longer runs in
+// the conversation, so a late write never ends a newer one. Meanwhile this
+// replica renews the turn's lease and its own sweep leaves it alone: the
+// end this replica holds in memory is the whole one.
+func (s *Service) keepEnding(ctx context.Context, conversationID, turn string, storeEnd func(context.Context) error, cause error) {
 	ctx = context.WithoutCancel(ctx)
 	s.log.WarnContext(ctx, "recording the end of a turn failed; the conversation reads as streaming until it is stored, retrying in the background",
 		"conversation_id", conversationID, "turn_id", turn, "error", cause)
@@ -46,9 +50,10 @@ func (s *Service) keepEnding(ctx context.Context, conversationID, turn string, t
 				last = true
 			}
 			actx, cancel := context.WithTimeout(ctx, endAttemptTimeout)
-			err := s.endWith(actx, conversationID, turn, terminal)
+			err := storeEnd(actx)
 			cancel()
 			if err == nil {
+				s.hub.poke(conversationID, false)
 				s.log.InfoContext(ctx, "recorded the end of a turn after retrying; the conversation takes messages again",
 					"conversation_id", conversationID, "turn_id", turn, "attempts", attempt, "after", s.now().Sub(start).Round(time.Millisecond))
 				return
@@ -82,18 +87,21 @@ func (s *Service) stopEnding(ctx context.Context) {
 	}
 }
 
-// endWith ends turn if it still runs, with its terminal event, in one
-// transaction.
-func (s *Service) endWith(ctx context.Context, conversationID, turn string, terminal NewEvent) error {
-	err := s.store.Tx(ctx, func(repo Repo) error {
-		if err := repo.EndTurn(ctx, conversationID, turn, ""); err != nil {
-			return err
-		}
-		_, err := repo.AppendEvents(ctx, conversationID, turn, []NewEvent{terminal})
-		return err
-	})
-	if err == nil {
-		s.hub.poke(conversationID, false)
+// endingTurns are the turns whose end keepEnding is still storing.
+func (s *Service) endingTurns() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]string, 0, len(s.ending))
+	for turn := range s.ending {
+		out = append(out, turn)
 	}
-	return err
+	return out
+}
+
+// isEnding reports whether keepEnding is still storing turn's end here.
+func (s *Service) isEnding(turn string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	_, ok := s.ending[turn]
+	return ok
 }

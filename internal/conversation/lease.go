@@ -35,6 +35,10 @@ func (s *Service) SetReplica(id string, ttl time.Duration) {
 // Replica is this process's replica id.
 func (s *Service) Replica() string { return s.replica }
 
+// LeaseTTL is TURN_LEASE_TTL: how long a turn (and an Idempotency-Key's
+// request) outlives the replica running it.
+func (s *Service) LeaseTTL() time.Duration { return s.leaseTTL }
+
 // Start runs, until ctx ends or Stop, what keeps turns honest across
 // replicas: this replica's leases are renewed every third of the lease,
 // turns whose lease expired (their replica died) are closed, and approval
@@ -82,6 +86,9 @@ func (s *Service) renew(ctx context.Context) bool {
 		byTurn[r.turn] = r
 	}
 	s.mu.Unlock()
+	// A turn whose end is still being stored keeps its lease: this replica
+	// holds what it received and could not store yet.
+	turns = append(turns, s.endingTurns()...)
 	if len(turns) == 0 {
 		return true
 	}
@@ -121,8 +128,8 @@ func (s *Service) Sweep(ctx context.Context) int {
 	var wg sync.WaitGroup
 	slots := make(chan struct{}, sweepParallel)
 	for _, rt := range expired {
-		if s.lookup(rt.ConversationID) != nil && rt.LeaseOwner == s.replica {
-			continue // ours and running: the renewal is late, not the replica dead
+		if rt.LeaseOwner == s.replica && (s.lookup(rt.ConversationID) != nil || s.isEnding(rt.Turn)) {
+			continue // ours and running, or its end still being stored here: the renewal is late, not the replica dead
 		}
 		slots <- struct{}{}
 		wg.Add(1)

@@ -148,6 +148,14 @@ func encodeAll(evs []namedEvent) []NewEvent {
 // turn records its claim (the lease, the answers marked sent) and reads its
 // grants in the same statement.
 func (t *Turn) logOpening(ctx context.Context, r Repo) error {
+	if k, ok := ctx.Value(idempotencyKeyCtx{}).(IdempotencyKey); ok {
+		// The key's request started this turn: recorded with the turn, so
+		// a repeat after its replica died knows that it ran, and which turn
+		// to answer from.
+		if err := r.ClaimIdempotencyKey(ctx, t.user.ID, k.Key, k.Holder, t.conv.ID, t.id); err != nil {
+			return err
+		}
+	}
 	evs := encodeAll(t.opening())
 	var last int64
 	var err error

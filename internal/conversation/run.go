@@ -57,13 +57,14 @@ type relay struct {
 	auto     []string                    // approval requests this response made that rules (or the policy) answered
 	follows  int                         // follow-ups this turn sent on its own for requests rules answered
 	next     bool                        // the response completed with every request answered: send the follow-up
+	unstored []Item                      // finished items whose write failed: the turn's end stores them
 }
 
 func (r *relay) run(ctx context.Context) {
 	for r.exchange(ctx) {
 		// Rules answered every request of the response: the turn goes on.
 		r.follows++
-		r.response, r.asked, r.auto, r.running, r.ran, r.delivery, r.next = "", nil, nil, nil, nil, 0, false
+		r.response, r.asked, r.auto, r.running, r.ran, r.delivery, r.next, r.unstored = "", nil, nil, nil, nil, 0, false, nil
 		r.texts = map[string]*strings.Builder{}
 	}
 }
@@ -113,7 +114,7 @@ func (r *relay) exchange(ctx context.Context) bool {
 		}
 		if err != nil {
 			s.log.ErrorContext(ctx, "storing a turn's output failed", "conversation_id", t.conv.ID, "error", err)
-			r.fail(TurnError{Code: "storage_failed", Message: "what the model sent could not be stored, so the turn was stopped; reload to see what was kept", Retryable: true})
+			r.fail(TurnError{Code: CodeStorageFailed, Message: "what the model sent could not be stored, so the turn was stopped; reload to see what was kept", Retryable: true})
 			return false
 		}
 		if done {
@@ -256,6 +257,9 @@ func (r *relay) item(ctx context.Context, u *UpstreamItem) error {
 	}
 	stored, err := r.storeItem(it) // a call with its receipt
 	if err != nil {
+		// Received whole: the turn's end stores it, once the database is
+		// back if need be, so a call that ran is never lost.
+		r.unstored = append(r.unstored, it)
 		return err
 	}
 	if u.Type == ItemCall {
@@ -506,36 +510,107 @@ func (r *relay) fail(e TurnError) {
 // superseded, since a
 // response that did not complete cannot be continued; the conversation's
 // last response stays where it was.
+//
+// When the end cannot be stored (the database went away mid-turn), the
+// whole of it is kept in memory and stored as soon as the database is
+// back (keepEnding): the items the turn could not store (a call that ran,
+// with its output and receipt), what the provider's response read back
+// holds, how the answers it carried ended, the error item and the events.
 func (r *relay) end(e TurnError, terminal string, data any) {
 	t, s := r.t, r.t.s
 	// The answers reached the provider in a response whose end was not
-	// seen: read it back (outside the transaction) to learn what ran.
+	// seen, or the provider's answer could not be stored: read it back
+	// (outside the transaction) to learn what ran.
+	readBack := r.response != "" && r.delivery != deliveryFinished && (len(t.answerIDs) > 0 || e.Code == CodeStorageFailed)
 	var sr *StoredResponse
-	if len(t.answerIDs) > 0 && r.response != "" && r.delivery != deliveryFinished {
+	if readBack {
 		sr = s.readBack(r.store, r.response)
 	}
-	last, lastData := mustEvent(terminal, data), data
 	r.log.flush() // the terminal event comes after every delta the turn stored
-	var decided []DecisionEvent
-	gone := false
-	err := s.store.Tx(r.store, func(repo Repo) error {
-		decided, gone = nil, false
-		if still, err := r.stillOurs(repo); err != nil || !still {
-			gone = true
+	res, err := r.storeWhole(r.store, e, terminal, data, sr)
+	for _, d := range res.decided {
+		r.log.observe(EventNameDecision, d)
+	}
+	r.log.observe(terminal, res.lastData)
+	if res.gone && err == nil {
+		return // deleted, or taken over by another replica, which ended it
+	}
+	if err != nil {
+		// The conversation must not stay marked as streaming, and what the
+		// turn learnt must not be lost: the whole end is stored once the
+		// database is back, the response read back again if it was not.
+		s.keepEnding(r.store, t.conv.ID, t.id, func(ctx context.Context) error {
+			if readBack && sr == nil {
+				sr = s.readBack(ctx, r.response)
+			}
+			_, err := r.storeWhole(ctx, e, terminal, data, sr)
+			return err
+		}, err)
+		return
+	}
+	s.hub.poke(t.conv.ID, false)
+}
+
+// CodeStorageFailed is the code of a turn stopped because what the model
+// sent could not be stored.
+const CodeStorageFailed = "storage_failed"
+
+// ended is what storeEnd stored.
+type ended struct {
+	decided  []DecisionEvent
+	lastData any
+	gone     bool // the turn no longer runs in the conversation: nothing was written
+}
+
+// storeWhole stores the turn's end with what it kept and what was read
+// back. When the database answers but refuses that (a write that can never
+// succeed, not an outage), the end is stored without them, so the
+// conversation does not stay streaming for good.
+func (r *relay) storeWhole(ctx context.Context, e TurnError, terminal string, data any, sr *StoredResponse) (ended, error) {
+	res, err := r.storeEnd(ctx, e, terminal, data, sr, true)
+	if err != nil && apperr.KindOf(err) != apperr.Unavailable && (sr != nil || len(r.unstored) > 0) {
+		r.t.s.log.WarnContext(ctx, "storing the end of a turn with what it received failed; storing the end alone",
+			"conversation_id", r.t.conv.ID, "turn_id", r.t.id, "error", err)
+		res, err = r.storeEnd(ctx, e, terminal, data, nil, false)
+	}
+	return res, err
+}
+
+// storeEnd writes the turn's end, in one transaction: see end. kept: with
+// the items the turn received and could not store.
+func (r *relay) storeEnd(ctx context.Context, e TurnError, terminal string, data any, sr *StoredResponse, kept bool) (ended, error) {
+	t, s := r.t, r.t.s
+	var res ended
+	res.lastData = data
+	err := s.store.Tx(ctx, func(repo Repo) error {
+		res = ended{lastData: data}
+		if still, err := r.stillOursCtx(ctx, repo); err != nil || !still {
+			res.gone = true
 			return err
 		}
-		st, evs, err := s.applyReadBack(r.store, repo, t.user.ID, t.conv.ID, sr, r.groups)
+		var evs []NewEvent
+		stored := map[string]bool{}
+		var err error
+		if kept {
+			if evs, stored, err = r.storeKept(ctx, repo); err != nil {
+				return err
+			}
+		}
+		st, more, err := s.applyReadBack(ctx, repo, t.user.ID, t.conv.ID, sr, r.groups)
 		if err != nil {
 			return err
 		}
-		e := st.explain(e)
-		lastData = data
-		if _, ok := data.(TurnError); ok {
-			lastData = e // an error event says how the turn ended, read-back included
+		evs = append(evs, more...)
+		for id := range stored {
+			st.known[id] = true
 		}
-		last = mustEvent(terminal, lastData)
+		e := st.explain(e)
+		if _, ok := data.(TurnError); ok {
+			res.lastData = e // an error event says how the turn ended, read-back included
+		}
+		last := mustEvent(terminal, res.lastData)
 		if len(r.asked) > 0 && !st.adopted {
-			aps, err := repo.Approvals(r.store, t.user.ID, t.conv.ID, r.asked, true)
+			aps, err := repo.Approvals(ctx, t.user.ID, t.conv.ID, r.asked, true)
 			if err != nil {
 				return err
 			}
@@ -544,7 +619,7 @@ func (r *relay) end(e TurnError, terminal string, data any) {
 			for _, a := range aps {
 				if a.State == Pending {
 					a.State, a.DecidedAt, a.DecisionReason = Superseded, &now, &reason
-					if err := repo.Decide(r.store, t.user.ID, a); err != nil {
+					if err := repo.Decide(ctx, t.user.ID, a); err != nil {
 						return err
 					}
 					if err := s.auditClosed(r.store, repo, a, Pending, ClosedByTurnEnd, nil); err != nil {
@@ -555,9 +630,9 @@ func (r *relay) end(e TurnError, terminal string, data any) {
 		}
 		for _, u := range r.running { // calls that may or may not have run
 			if st.known[u.ID] {
-				continue // the response read back says how it ended
+				continue // the response read back (or the item kept) says how it ended
 			}
-			if _, err := repo.AppendItem(r.store, t.conv.ID, r.interrupted(u)); err != nil {
+			if _, err := repo.AppendItem(ctx, t.conv.ID, r.interrupted(u)); err != nil {
 				return err
 			}
 		}
@@ -565,39 +640,62 @@ func (r *relay) end(e TurnError, terminal string, data any) {
 			if st.known[id] {
 				continue
 			}
-			if _, err := repo.AppendItem(r.store, t.conv.ID, Item{Type: ItemMessage, ID: id, ResponseID: r.response, Text: text.String(), Partial: true}); err != nil {
+			if _, err := repo.AppendItem(ctx, t.conv.ID, Item{Type: ItemMessage, ID: id, ResponseID: r.response, Text: text.String(), Partial: true}); err != nil {
 				return err
 			}
 		}
-		if decided, err = r.settleSent(repo, e, st); err != nil {
+		if res.decided, err = r.settleSent(ctx, repo, e, st); err != nil {
 			return err
 		}
-		if _, err := repo.AppendItem(r.store, t.conv.ID, Item{Type: ItemError, ID: newID("err_"), ResponseID: r.response, Error: &e}); err != nil {
+		if _, err := repo.AppendItem(ctx, t.conv.ID, Item{Type: ItemError, ID: newID("err_"), ResponseID: r.response, Error: &e}); err != nil {
 			return err
 		}
-		if err := repo.EndTurn(r.store, t.conv.ID, t.id, st.lastResponse()); err != nil {
+		if err := repo.EndTurn(ctx, t.conv.ID, t.id, st.lastResponse()); err != nil {
 			return err
 		}
-		for _, d := range decided {
+		for _, d := range res.decided {
 			evs = append(evs, mustEvent(EventNameDecision, d))
 		}
-		_, err = repo.AppendEvents(r.store, t.conv.ID, t.id, append(evs, last))
+		_, err = repo.AppendEvents(ctx, t.conv.ID, t.id, append(evs, last))
 		return err
 	})
-	for _, d := range decided {
-		r.log.observe(EventNameDecision, d)
+	return res, err
+}
+
+// storeKept stores, in the transaction that ends the turn, the items the
+// turn received whole but could not store (the database failed): a call
+// with its output and receipt, a message. It returns their item events and
+// the ids of the items the transcript now holds.
+func (r *relay) storeKept(ctx context.Context, repo Repo) ([]NewEvent, map[string]bool, error) {
+	t, s := r.t, r.t.s
+	kept := map[string]bool{}
+	if len(r.unstored) == 0 {
+		return nil, kept, nil
 	}
-	r.log.observe(terminal, lastData)
-	if gone && err == nil {
-		return // deleted, or taken over by another replica, which ended it
-	}
+	items, err := repo.Items(ctx, t.user.ID, t.conv.ID)
 	if err != nil {
-		// The transcript keeps no trace of how it ended; the conversation
-		// must not stay marked as streaming on top of that.
-		s.keepEnding(r.store, t.conv.ID, t.id, last, err)
-		return
+		return nil, nil, err
 	}
-	s.hub.poke(t.conv.ID, false)
+	have := map[string]bool{}
+	for _, it := range items {
+		have[it.ID] = true
+	}
+	var evs []NewEvent
+	for _, it := range r.unstored {
+		kept[it.ID] = true
+		if have[it.ID] {
+			continue
+		}
+		stored, err := repo.AppendItem(ctx, t.conv.ID, it)
+		if err != nil {
+			return nil, nil, err
+		}
+		if err := s.recordCall(ctx, repo, t.user.ID, t.user.Email, t.conv.ID, it); err != nil {
+			return nil, nil, err
+		}
+		evs = append(evs, mustEvent(EventNameItem, ItemEvent{Item: stored}))
+	}
+	return evs, kept, nil
 }
 
 func nonNil(s []string) []string {
@@ -635,8 +733,11 @@ func (r *relay) notice(n Notice) {
 // runs in it: not when it was deleted, or taken over after this replica
 // lost its lease (the other replica closed it; writing its end again
 // would contradict that).
-func (r *relay) stillOurs(repo Repo) (bool, error) {
-	c, err := repo.Conversation(r.store, r.t.user.ID, r.t.conv.ID, true)
+func (r *relay) stillOurs(repo Repo) (bool, error) { return r.stillOursCtx(r.store, repo) }
+
+// stillOursCtx is stillOurs with ctx.
+func (r *relay) stillOursCtx(ctx context.Context, repo Repo) (bool, error) {
+	c, err := repo.Conversation(ctx, r.t.user.ID, r.t.conv.ID, true)
 	if apperr.KindOf(err) == apperr.NotFound {
 		return false, nil
 	}

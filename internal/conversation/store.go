@@ -26,6 +26,10 @@ type Store interface {
 // (or listed) exactly as a missing one. The rest act on a conversation the
 // caller has already found under its owner's scope (and holds locked).
 type Repo interface {
+	// ClaimIdempotencyKey records, in the transaction that opens turn, that
+	// the request holding user's Idempotency-Key (as holder) started it; a
+	// conflict when holder no longer holds the key (the turn must not start).
+	ClaimIdempotencyKey(ctx context.Context, userID, key, holder, conversationID, turn string) error
 	CreateConversation(ctx context.Context, owner, id, title string) (Conversation, error)
 	ListConversations(ctx context.Context, owner string, limit int) ([]Conversation, error)
 	// Conversation returns one conversation; lock holds it until the

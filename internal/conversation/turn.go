@@ -514,3 +514,18 @@ func deref[T any](p *T) T {
 // stripNUL removes NUL characters, which Postgres text cannot hold and no
 // person means to type.
 func stripNUL(s string) string { return strings.ReplaceAll(s, "\x00", "") }
+
+// IdempotencyKey is the Idempotency-Key a request holds (internal/http):
+// the turn it starts records itself on it (Repo.ClaimIdempotencyKey).
+type IdempotencyKey struct {
+	Key    string
+	Holder string // the reservation that holds it
+}
+
+type idempotencyKeyCtx struct{}
+
+// WithIdempotencyKey says that the turn started with ctx is the one of the
+// request holding k.
+func WithIdempotencyKey(ctx context.Context, k IdempotencyKey) context.Context {
+	return context.WithValue(ctx, idempotencyKeyCtx{}, k)
+}

@@ -3,7 +3,9 @@ package http
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
 	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -37,10 +39,11 @@ const (
 
 // IdempotencyStore keeps the keys (internal/postgres implements it).
 type IdempotencyStore interface {
-	Reserve(ctx context.Context, userID, key string, hash []byte, ttl time.Duration) (postgres.IdempotencyKey, bool, error)
-	Started(ctx context.Context, userID, key, conversationID string) error
-	Complete(ctx context.Context, userID, key string, events []byte) error
-	Release(ctx context.Context, userID, key string) error
+	Reserve(ctx context.Context, userID, key string, hash []byte, ttl time.Duration, hold postgres.IdempotencyHold) (postgres.IdempotencyKey, bool, error)
+	Renew(ctx context.Context, userID, key, holder string, lease time.Duration) (bool, error)
+	Started(ctx context.Context, userID, key, holder, conversationID string) error
+	Complete(ctx context.Context, userID, key, holder string, events []byte) error
+	Release(ctx context.Context, userID, key, holder string) error
 }
 
 // recordedEvent is one stored event of a stream.
@@ -149,7 +152,12 @@ func (s *Server) idempotentKeyed(c echo.Context, next echo.HandlerFunc) error {
 	}
 	hash := requestHash(c.Path(), body)
 	ctx := req.Context()
-	held, reserved, err := s.idem.Reserve(ctx, u.ID, key, hash, IdempotencyTTL)
+	// The key is held by this request on a lease that this replica renews
+	// while the request runs: if the replica dies, a repeat settles the
+	// key once the lease ran out (postgres.IdempotencyStore.Reserve).
+	lease := s.chat.LeaseTTL()
+	holder := s.chat.Replica() + "/" + randomHolder()
+	held, reserved, err := s.idem.Reserve(ctx, u.ID, key, hash, IdempotencyTTL, postgres.IdempotencyHold{Holder: holder, Lease: lease})
 	if err != nil {
 		return err
 	}
@@ -157,15 +165,20 @@ func (s *Server) idempotentKeyed(c echo.Context, next echo.HandlerFunc) error {
 		return s.repeated(c, held, hash)
 	}
 	store := context.WithoutCancel(ctx)
+	stopRenewing := s.renewIdempotencyKey(store, u.ID, key, holder, lease)
+	defer stopRenewing()
+	// The turn this request starts records itself on the key, in the
+	// transaction that opens it.
+	c.SetRequest(req.WithContext(conversation.WithIdempotencyKey(ctx, conversation.IdempotencyKey{Key: key, Holder: holder})))
 	rec := &streamRecorder{begin: func(conv string) {
-		if err := s.idem.Started(store, u.ID, key, conv); err != nil {
+		if err := s.idem.Started(store, u.ID, key, holder, conv); err != nil {
 			s.log.Error("record the conversation of an idempotency key", "error", err)
 		}
 	}}
 	c.Set(idempotencyRecorder, rec)
 	defer func() {
 		if !rec.started { // refused before the turn began (or a panic): nothing ran, a repeat may run
-			if err := s.idem.Release(store, u.ID, key); err != nil {
+			if err := s.idem.Release(store, u.ID, key, holder); err != nil {
 				s.log.Error("release an idempotency key", "error", err)
 			}
 		}
@@ -176,15 +189,43 @@ func (s *Server) idempotentKeyed(c echo.Context, next echo.HandlerFunc) error {
 		events, merr := json.Marshal(rec.events)
 		rec.mu.Unlock()
 		if merr == nil {
-			merr = s.idem.Complete(store, u.ID, key, events)
+			merr = s.idem.Complete(store, u.ID, key, holder, events)
 		}
 		if merr != nil {
-			// The key stays in flight until it expires: a repeat gets 409
-			// rather than a second turn.
+			// The key stays in flight until its lease runs out: a repeat
+			// then gets the turn's stored events, never a second turn.
 			s.log.Error("store the stream of an idempotency key", "error", merr)
 		}
 	}
 	return err
+}
+
+// renewIdempotencyKey renews the lease of the key holder holds every third
+// of lease until the returned function is called.
+func (s *Server) renewIdempotencyKey(ctx context.Context, userID, key, holder string, lease time.Duration) func() {
+	done := make(chan struct{})
+	go func() {
+		tick := time.NewTicker(lease / 3)
+		defer tick.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-tick.C:
+				if _, err := s.idem.Renew(ctx, userID, key, holder, lease); err != nil {
+					s.log.Warn("renew the lease of an idempotency key", "error", err)
+				}
+			}
+		}
+	}()
+	return func() { close(done) }
+}
+
+// randomHolder tells apart the requests of one replica that held a key.
+func randomHolder() string {
+	b := make([]byte, 12)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
 }
 
 // repeated answers a request whose key is already held.
