@@ -326,6 +326,10 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, stdout io.W
 	// No WriteTimeout: streamed responses live as long as their turn.
 	srv := &http.Server{Handler: api, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute,
 		ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
+	// At shutdown the streams that only follow a conversation (an open
+	// browser tab) end at once, rather than holding Shutdown for the grace
+	// period; turns still running keep it.
+	srv.RegisterOnShutdown(api.CloseStreams)
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	log.Info("toolgate is listening", "url", "http://"+ln.Addr().String(), "version", build.Version, "offline", cfg.Offline(), "model", cfg.OpenAIModel)
