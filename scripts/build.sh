@@ -6,9 +6,12 @@
 # scripts/web.sh and then this.
 #
 # toolgate's version is stamped with -ldflags: VERSION (default: git describe
-# --always --dirty), COMMIT (git rev-parse HEAD) and BUILD_DATE (now, in UTC;
-# from SOURCE_DATE_EPOCH when set, for reproducible builds); `toolgate
-# version` prints them. EXTRA_LDFLAGS are added (the Dockerfile strips the
+# --always --dirty), COMMIT (git rev-parse HEAD) and BUILD_DATE (default: the
+# time of the commit built, in UTC; from SOURCE_DATE_EPOCH when set; now
+# outside a git checkout); `toolgate version` prints them. The stamps stay
+# the same from one build of a tree to the next, so go build's cache finds
+# nothing to do when nothing changed (a stamp of "now" relinked the binary at
+# every `make run`). EXTRA_LDFLAGS are added (the Dockerfile strips the
 # symbol tables with "-s -w"); go build also honours GOFLAGS and CGO_ENABLED.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -57,7 +60,8 @@ if [ -n "${BUILD_DATE:-}" ]; then
 elif [ -n "${SOURCE_DATE_EPOCH:-}" ]; then
   date=$(date -u -d "@$SOURCE_DATE_EPOCH" +%Y-%m-%dT%H:%M:%SZ)
 else
-  date=$(date -u +%Y-%m-%dT%H:%M:%SZ)
+  date=$(TZ=UTC git_out log -1 --format=%cd --date=format-local:%Y-%m-%dT%H:%M:%SZ)
+  date=${date:-$(date -u +%Y-%m-%dT%H:%M:%SZ)}
 fi
 for v in "$version" "$commit" "$date"; do
   if [[ ! $v =~ ^[[:alnum:]._:+/-]*$ ]]; then

@@ -5,13 +5,14 @@
 # in its own process and registers the demo server as "demo", so chatting
 # works with no key and no network. It builds the web app (frontend/) and
 # bin/toolgate with the app embedded (make build), which serves it at / from
-# the same origin. Ctrl-C stops it.
+# the same origin; what has not changed is not built again (scripts/web.sh
+# keeps hashes of the app's sources, go build its cache). Ctrl-C stops it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 # The web app first: bin/toolgate embeds it (scripts/build.sh prints its
 # progress on a terminal).
-echo "toolgate: building the web app, then bin/toolgate with the app inside…"
+echo "toolgate: building the web app, then bin/toolgate with the app inside (what changed only)…"
 ./scripts/web.sh
 ./scripts/build.sh
 if [[ -z "${OPENAI_API_KEY:-}" ]]; then

@@ -35,11 +35,14 @@ go test -count=1 -run 'TestRun_Open.*StreamsCostLittle' ./cmd/api/
 
 echo "== web app: type check, component tests, build"
 ./scripts/web.sh --deps-only
-(cd frontend && npm run --silent check:api && npm run --silent typecheck && npm run --silent lint && npx vitest run && npm run --silent build)
+(cd frontend && npm run --silent check:api && npm run --silent typecheck && npm run --silent lint && npx vitest run)
+./scripts/web.sh
 
 echo "== end-to-end in Chromium (screenshots: frontend/test-results/e2e/)"
 # bin/toolgate embeds the app just built, stamped as make build stamps it;
 # @playwright/test (frontend/playwright.config.ts, frontend/e2e/README.md)
 # starts it per test on a fresh database.
 ./scripts/build.sh
+echo "== make run rebuilds nothing that has not changed"
+./scripts/rebuild-test.sh
 (cd frontend && npm run --silent e2e)

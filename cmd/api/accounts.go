@@ -38,6 +38,13 @@ func prepareAccounts(ctx context.Context, cfg config.Config, authn *auth.Service
 		fmt.Fprintln(stdout, msg)
 		log.Log(ctx, level, msg)
 	}
+	// A link signs in whoever opens it: it goes to the terminal only, never
+	// into the log (which is kept, shipped and read by others); the log
+	// says that one was printed.
+	sayLink := func(level slog.Level, msg, link, what string) {
+		fmt.Fprintf(stdout, "%s %s\n", msg, link)
+		log.Log(ctx, level, "printed a one-time "+what+" link to the terminal (not logged); run `toolgate link` for a new one")
+	}
 	switch authn.Mode() {
 	case auth.ModeNone:
 		u, err := authn.EnsureLocalUser(ctx)
@@ -72,7 +79,8 @@ func prepareAccounts(ctx context.Context, cfg config.Config, authn *auth.Service
 		if err != nil {
 			return fmt.Errorf("create the sign-in link: %w", err)
 		}
-		say(slog.LevelInfo, fmt.Sprintf("toolgate: sign in: %s/api/auth/link?token=%s", base, url.QueryEscape(tok)))
+		sayLink(slog.LevelInfo, "toolgate: sign in:", fmt.Sprintf("%s/api/auth/link?token=%s", base, url.QueryEscape(tok)), "sign-in")
+		fmt.Fprintln(stdout, "toolgate: (the link works once, for 1 hour; after signing out, ./bin/toolgate link prints a new one)")
 		return nil
 	}
 	has, err := authn.HasUsers(ctx)
@@ -83,8 +91,62 @@ func prepareAccounts(ctx context.Context, cfg config.Config, authn *auth.Service
 	if err != nil {
 		return fmt.Errorf("create the setup link: %w", err)
 	}
-	say(slog.LevelWarn, fmt.Sprintf("toolgate: first run: create the admin account at %s/setup?token=%s", base, url.QueryEscape(tok)))
+	sayLink(slog.LevelWarn, "toolgate: first run: create the admin account at",
+		fmt.Sprintf("%s/setup?token=%s", base, url.QueryEscape(tok)), "setup")
 	return nil
+}
+
+// linkTTL is how long a sign-in link from `toolgate link` works.
+const linkTTL = time.Hour
+
+// printLink prints a new one-time sign-in link: `toolgate link [EMAIL]`.
+// Without EMAIL it is for the oldest enabled admin (the offline demo's
+// admin, or the first admin), or, before anyone has an account, a setup
+// link. It runs on the server's machine: whoever has its DATABASE_URL can
+// change every row anyway, so access to the database is the authority,
+// as for `toolgate token create`. Only the link goes to stdout.
+func printLink(ctx context.Context, cfg config.Config, log *slog.Logger, email string, stdout io.Writer) error {
+	if auth.Mode(cfg.Auth.Mode) != auth.ModeLocal {
+		return fmt.Errorf("sign-in links are for AUTH_MODE=local (AUTH_MODE is %s: with oidc people sign in at the identity provider, with none nobody signs in)", cfg.Auth.Mode)
+	}
+	pool, err := postgres.Open(ctx, cfg.DatabaseURL, false, log)
+	if err != nil {
+		return err
+	}
+	defer pool.Close()
+	if _, err := postgres.MigrateUp(ctx, pool); err != nil {
+		return err
+	}
+	authn := newAuth(cfg, pool, log)
+	base := cfg.Webhooks.PublicURL
+	var u auth.User
+	if email != "" {
+		if u, err = authn.ActiveUser(ctx, email); err != nil {
+			return fmt.Errorf("a sign-in link for %s: %w", email, err)
+		}
+	} else {
+		has, err := authn.HasUsers(ctx)
+		if err != nil {
+			return err
+		}
+		if !has {
+			tok, err := authn.CreateSetupToken(ctx, 24*time.Hour)
+			if err != nil {
+				return fmt.Errorf("create the setup link: %w", err)
+			}
+			_, err = fmt.Fprintf(stdout, "%s/setup?token=%s\n", base, url.QueryEscape(tok))
+			return err
+		}
+		if u, err = authn.OldestActiveAdmin(ctx); err != nil {
+			return fmt.Errorf("find the admin to sign in: %w", err)
+		}
+	}
+	tok, err := authn.CreateLoginLink(ctx, u.ID, linkTTL)
+	if err != nil {
+		return fmt.Errorf("create the sign-in link: %w", err)
+	}
+	_, err = fmt.Fprintf(stdout, "%s/api/auth/link?token=%s\n", base, url.QueryEscape(tok))
+	return err
 }
 
 // browserHost is LISTEN_ADDR as a browser on this machine reaches it.

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"errors"
 	"io"
 	"log/slog"
 	"net/http"
@@ -44,14 +45,14 @@ func sessionOf(res *http.Response) *http.Cookie {
 }
 
 // TestRun_FirstRunPrintsASetupLinkThatWorksOnce: with no account, the
-// server prints and logs a one-time setup link; it creates the first admin
+// server prints a one-time setup link on the terminal (not in the log); it creates the first admin
 // once, then is refused.
 func TestRun_FirstRunPrintsASetupLinkThatWorksOnce(t *testing.T) {
 	env := map[string]string{"DATABASE_URL": testdb.MissingURL(t), "AUTH_MODE": "local", "OFFLINE_DEMO": "false"}
 	base, logs, _ := start(t, env)
 	m := regexp.MustCompile(`toolgate: first run: create the admin account at (http://[^/]+)/setup\?token=([A-Za-z0-9_-]+)`).FindAllStringSubmatch(logs.String(), -1)
-	if len(m) != 2 || m[0][1] != base { // once on stdout, once in the log
-		t.Fatalf("setup link printed %d times (want stdout and log) for %s:\n%s", len(m), base, logs)
+	if len(m) != 1 || m[0][1] != base { // on stdout, never in the log
+		t.Fatalf("setup link printed %d times (want once, on the terminal, not in the log) for %s:\n%s", len(m), base, logs)
 	}
 	if _, body := get(t, http.DefaultClient, base+"/api/auth/status", nil); !strings.Contains(body, `"setup_required":true`) {
 		t.Errorf("status before setup: %s", body)
@@ -312,4 +313,87 @@ func oldestAdmin(t *testing.T, authn *auth.Service, email string) auth.User {
 		t.Fatalf("the admin is %s, want %s", u.Email, email)
 	}
 	return u
+}
+
+// TestRun_UsedSignInLinkShowsAPageAndToolgateLinkLetsTheDemoAdminBackIn:
+// the offline demo's link is printed on the terminal and not in the log
+// (LOG_FORMAT=json: no log record holds it); once used, a browser opening
+// it again gets an HTML page that says what to do (toolgate link), an API
+// client the JSON error; after signing out, `toolgate link` prints a new
+// link that signs the demo admin in, without a restart.
+func TestRun_UsedSignInLinkShowsAPageAndToolgateLinkLetsTheDemoAdminBackIn(t *testing.T) {
+	env := map[string]string{"DATABASE_URL": testdb.MissingURL(t), "AUTH_MODE": "local", "LOG_FORMAT": "json"}
+	base, logs, _ := start(t, env)
+	m := regexp.MustCompile(`toolgate: sign in: (http://\S+/api/auth/link\?token=([A-Za-z0-9_-]+))`).FindStringSubmatch(logs.String())
+	if m == nil {
+		t.Fatalf("no sign-in link on the terminal:\n%s", logs)
+	}
+	link, tok := m[1], m[2]
+	for _, l := range strings.Split(logs.String(), "\n") {
+		if strings.HasPrefix(l, "{") && strings.Contains(l, tok) {
+			t.Errorf("a log record holds the sign-in link: %s", l)
+		}
+	}
+	if !strings.Contains(logs.String(), "printed a one-time sign-in link to the terminal") {
+		t.Errorf("the log does not say a link was printed:\n%s", logs)
+	}
+
+	res, _ := get(t, noRedirect, link, nil)
+	c := sessionOf(res)
+	if res.StatusCode != 303 || c == nil {
+		t.Fatalf("first use of the link: %d", res.StatusCode)
+	}
+	req, _ := http.NewRequest("POST", base+"/api/auth/logout", nil)
+	req.AddCookie(c)
+	req.Header.Set("Origin", base)
+	if out, err := http.DefaultClient.Do(req); err != nil || out.StatusCode >= 300 {
+		t.Fatalf("sign out: %v %v", out, err)
+	}
+
+	// The browser opens the used link again: a page, not JSON.
+	req, _ = http.NewRequest("GET", link, nil)
+	req.Header.Set("Accept", "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8")
+	page, err := noRedirect.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(page.Body)
+	page.Body.Close()
+	if page.StatusCode != 401 || !strings.HasPrefix(page.Header.Get("Content-Type"), "text/html") || sessionOf(page) != nil {
+		t.Errorf("used link in a browser: %d %s", page.StatusCode, page.Header.Get("Content-Type"))
+	}
+	for _, want := range []string{"<h1>This sign-in link does not work any more</h1>", "<code>toolgate link</code>", "for the demo admin", `<a href="/">`} {
+		if !strings.Contains(string(body), want) {
+			t.Errorf("the page does not say %q:\n%s", want, body)
+		}
+	}
+	// An API client keeps the JSON error.
+	if res, b := get(t, noRedirect, link, nil); res.StatusCode != 401 || !strings.Contains(b, `"code":"invalid_link"`) || !strings.Contains(b, "toolgate link") {
+		t.Errorf("used link for an API client: %d %s", res.StatusCode, b)
+	}
+
+	// toolgate link at the terminal: a new link, only the link on stdout.
+	var out bytes.Buffer
+	if err := run(context.Background(), []string{"link"}, func(k string) string { return env[k] }, &out); err != nil {
+		t.Fatalf("toolgate link: %v", err)
+	}
+	fresh := strings.TrimSpace(out.String())
+	if !strings.HasPrefix(fresh, base+"/api/auth/link?token=") || strings.Contains(fresh, "\n") || fresh == link {
+		t.Fatalf("toolgate link printed %q", out.String())
+	}
+	res, _ = get(t, noRedirect, fresh, nil)
+	if c = sessionOf(res); res.StatusCode != 303 || c == nil {
+		t.Fatalf("the new link: %d", res.StatusCode)
+	}
+	if _, me := get(t, http.DefaultClient, base+"/api/auth/me", c); !strings.Contains(me, `"email":"demo@toolgate.local"`) {
+		t.Errorf("the new link signed in as %s", me)
+	}
+	// For a named account; an unknown one is an error.
+	out.Reset()
+	if err := run(context.Background(), []string{"link", "nobody@example.com"}, func(k string) string { return env[k] }, &out); err == nil || out.Len() != 0 {
+		t.Errorf("toolgate link for an unknown account: %v, printed %q", err, out.String())
+	}
+	if err := run(context.Background(), []string{"link", "a", "b"}, func(k string) string { return env[k] }, &out); !errors.As(err, new(usageError)) {
+		t.Errorf("toolgate link a b: %v", err)
+	}
 }

@@ -64,7 +64,7 @@ func TestChat_InATerminal(t *testing.T) {
 		tm.expect(`"city": "Oslo"`)
 		tm.expect("\n" + termchat.DecisionKeys + "\r\n> ")
 		tm.send("x\r") // not a key: asked again
-		tm.expect("Please type one of y, c, a, n or r")
+		tm.expect("Please type one of y, c, h, a, n, b, r or e")
 		tm.expect("\n" + termchat.DecisionKeys + "\r\n> ")
 		tm.send("y\r")
 		tm.expect("· delete_forecast on demo: approved")
@@ -302,6 +302,76 @@ func TestChat_InATerminal(t *testing.T) {
 		}
 	})
 
+	// What the web card says, the terminal says: why it asks when argument
+	// rules or "ask for everything" apply, the time left, and the card's
+	// choices (1 hour, deny and block, deny with a correction).
+	t.Run("the card's reasons, countdown and choices", func(t *testing.T) {
+		putJSON(t, base+"/api/mcp/servers/demo/tools/get_forecast/rules", token,
+			`{"rules":[{"when":"args.city == \"Nowhere\"","decision":"ask"}]}`)
+		tm := startChat(t, bin, chatEnv)
+		tm.expect("you> ")
+		tm.send(`get_forecast {"city": "Nowhere"}` + "\r")
+		tm.expect("── Approval needed: get_forecast on demo")
+		tm.expect("Asks because argument rules apply and none decided.")
+		tm.expect(`Rule 1 of this tool's rules says ask: args.city == "Nowhere"`)
+		tm.expect("Expires in ") // APPROVAL_TTL: 30m
+		if !regexp.MustCompile(`Expires in (30:00|29:[0-5]\d) \(at \d\d:\d\d:\d\d `).MatchString(tm.screen()) {
+			t.Errorf("no countdown from 30 minutes on the card:\n%s", tm.screen())
+		}
+		tm.expect(termchat.DecisionKeys + "\r\n> ")
+		tm.send("n\r")
+		tm.expect("· get_forecast on demo: denied")
+		tm.expect("you> ")
+
+		// Deny with a correction: the model asks again with the new arguments.
+		tm.send(`delete_forecast {"city": "Oslo"}` + "\r")
+		tm.expect(termchat.DecisionKeys + "\r\n> ")
+		tm.send("e\r")
+		tm.expect("correction> ")
+		tm.send(`{"city": "Paris"}` + "\r")
+		tm.expect("reason> ")
+		tm.send("wrong city\r")
+		tm.expect("· delete_forecast on demo: denied")
+		tm.expect("── Approval needed: delete_forecast on demo")
+		tm.expect(`"city": "Paris"`)
+		tm.expect(termchat.DecisionKeys + "\r\n> ")
+		tm.send("n\r")
+		tm.expect("you> ")
+
+		// Deny always: blocked for this person.
+		tm.send("reset_forecasts\r")
+		tm.expect(termchat.DecisionKeys + "\r\n> ")
+		tm.send("b\r")
+		tm.expect("· reset_forecasts on demo: denied, and it is blocked for you")
+		tm.expect("you> ")
+
+		// Approve for 1 hour: a new conversation runs it without asking.
+		tm.send(`set_forecast {"city": "Oslo", "summary": "Snow", "temperature_c": -3}` + "\r")
+		tm.expect(termchat.DecisionKeys + "\r\n> ")
+		tm.send("h\r")
+		tm.expect("· set_forecast on demo: approved, for 1 hour in all your conversations")
+		tm.expect("you> ")
+		tm.send("\x04")
+		tm.exitCode(0)
+		tm = startChat(t, bin, chatEnv)
+		tm.expect("you> ")
+		tm.send(`set_forecast {"city": "Oslo", "summary": "Sleet", "temperature_c": 0}` + "\r")
+		tm.expect("· ran set_forecast on demo (allowed for a while)")
+		tm.expect("you> ")
+
+		// Ask for everything: even a tool that runs without asking asks.
+		putJSON(t, base+"/api/settings", token, `{"ask_everything": true}`)
+		t.Cleanup(func() { putJSON(t, base+"/api/settings", token, `{"ask_everything": false}`) })
+		tm.send(`list_forecasts` + "\r")
+		tm.expect("── Approval needed: list_forecasts on demo")
+		tm.expect("Asks because an admin turned on “ask for everything”.")
+		tm.expect(termchat.DecisionKeys + "\r\n> ")
+		tm.send("n\r")
+		tm.expect("you> ")
+		tm.send("\x04")
+		tm.exitCode(0)
+	})
+
 	t.Run("errors say what to do", func(t *testing.T) {
 		tm := startChat(t, bin, []string{"TOOLGATE_URL=" + base})
 		tm.expect("toolgate token create EMAIL")
@@ -454,6 +524,22 @@ func (tm *terminal) conversation() string {
 		tm.t.Fatalf("no conversation id on the terminal:\n%s", tm.screen())
 	}
 	return m[1]
+}
+
+func putJSON(t *testing.T, url, token, body string) {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodPut, url, strings.NewReader(body))
+	req.Header.Set("Authorization", "Bearer "+token)
+	req.Header.Set("Content-Type", "application/json")
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	raw, _ := io.ReadAll(res.Body)
+	if res.StatusCode != 200 {
+		t.Fatalf("PUT %s: %d %s", url, res.StatusCode, raw)
+	}
 }
 
 func getJSON(t *testing.T, url, token string, out any) {

@@ -6,6 +6,7 @@
 //	toolgate version                 the version, commit and build date stamped by make build
 //	toolgate chat [flags]            a terminal client of a running Toolgate (chat.go)
 //	toolgate token create EMAIL [NAME]
+//	toolgate link [EMAIL]            a new one-time sign-in link (AUTH_MODE=local)
 //	toolgate healthcheck             exit 0 when the server at LISTEN_ADDR answers /healthz
 package main
 
@@ -36,7 +37,7 @@ import (
 	"github.com/toolgate/toolgate/internal/webhook"
 )
 
-const usage = "usage: toolgate [serve | migrate up|down|status | version | chat [flags] | token create EMAIL [NAME] | healthcheck]"
+const usage = "usage: toolgate [serve | migrate up|down|status | version | chat [flags] | token create EMAIL [NAME] | link [EMAIL] | healthcheck]"
 
 // help is printed by toolgate help (-h, --help).
 const help = usage + `
@@ -50,6 +51,10 @@ const help = usage + `
                              (toolgate chat -h lists its flags)
   token create EMAIL [NAME]  print a new personal API token for the account
                              EMAIL (and nothing else, for TOKEN=$(...))
+  link [EMAIL]               print a new one-time sign-in link (valid 1 hour)
+                             for EMAIL, or for the demo or first admin
+                             (a setup link before any account exists);
+                             AUTH_MODE=local, on the server's machine
   healthcheck                exit 0 when the server at LISTEN_ADDR answers
                              GET /healthz, 1 otherwise (container health checks)
 
@@ -114,6 +119,10 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 			if len(args) < 3 || len(args) > 4 || args[1] != "create" {
 				return usageError{"token needs: token create EMAIL [NAME]"}
 			}
+		case "link":
+			if len(args) > 2 {
+				return usageError{"link takes at most one argument: link [EMAIL]"}
+			}
 		case "chat":
 			return usageError{"chat runs from main"} // main dispatches it before run
 		default:
@@ -130,6 +139,13 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 		return serve(ctx, cfg, log, stdout)
 	case args[0] == "migrate":
 		return migrate(ctx, cfg, log, args[1], stdout)
+	case args[0] == "link":
+		email := ""
+		if len(args) == 2 {
+			email = args[1]
+		}
+		// Only the link goes to stdout, as with token create.
+		return printLink(ctx, cfg, slog.New(slog.DiscardHandler), email, stdout)
 	default: // token create
 		name := "terminal"
 		if len(args) == 4 {
@@ -310,6 +326,10 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, stdout io.W
 	// No WriteTimeout: streamed responses live as long as their turn.
 	srv := &http.Server{Handler: api, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute,
 		ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
+	// At shutdown the streams that only follow a conversation (an open
+	// browser tab) end at once, rather than holding Shutdown for the grace
+	// period; turns still running keep it.
+	srv.RegisterOnShutdown(api.CloseStreams)
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	log.Info("toolgate is listening", "url", "http://"+ln.Addr().String(), "version", build.Version, "offline", cfg.Offline(), "model", cfg.OpenAIModel)

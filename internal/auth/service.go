@@ -395,6 +395,18 @@ func (s *Service) CreateLoginLink(ctx context.Context, userID string, ttl time.D
 	return secret, s.store.CreateOneTime(ctx, hash, PurposeLogin, userID, s.now().Add(ttl))
 }
 
+// ActiveUser is the enabled account with email, for `toolgate link EMAIL`.
+func (s *Service) ActiveUser(ctx context.Context, email string) (User, error) {
+	acct, err := s.store.AccountByEmail(ctx, normEmail(email))
+	if err != nil {
+		return User{}, err
+	}
+	if acct.Disabled {
+		return User{}, apperr.New(apperr.Conflict, "account_disabled", "the account %s is disabled; enable it first", acct.Email)
+	}
+	return acct.User, nil
+}
+
 // OldestActiveAdmin is the admin the offline demo's sign-in link is for.
 func (s *Service) OldestActiveAdmin(ctx context.Context) (User, error) {
 	return s.store.OldestActiveAdmin(ctx)
@@ -412,7 +424,7 @@ func (s *Service) Setup(ctx context.Context, token, email, password string, c Cl
 	u, err := s.store.SetupFirstAdmin(ctx, HashSecret(token), a, s.now())
 	if apperr.KindOf(err) == apperr.NotFound {
 		return NewSession{}, apperr.New(apperr.Unauthenticated, "invalid_setup_token",
-			"this setup link is unknown, used or expired; restart Toolgate for a new one, or sign in if the admin exists")
+			"this setup link is unknown, used or expired; run `toolgate link` on the machine Toolgate runs on for a new one, or sign in if the admin exists")
 	}
 	if err != nil {
 		return NewSession{}, err
@@ -425,7 +437,7 @@ func (s *Service) UseLink(ctx context.Context, token string, c Client) (NewSessi
 	id, err := s.store.UseOneTime(ctx, HashSecret(token), PurposeLogin, s.now())
 	if apperr.KindOf(err) == apperr.NotFound {
 		return NewSession{}, apperr.New(apperr.Unauthenticated, "invalid_link",
-			"this sign-in link is unknown, used or expired; restart Toolgate for a new one, or sign in")
+			"this sign-in link is unknown, used or expired; run `toolgate link` on the machine Toolgate runs on for a new one, or sign in")
 	}
 	if err != nil {
 		return NewSession{}, err

@@ -113,7 +113,11 @@ func (s *Server) resolve(r *request) (*resolved, *apiError) {
 //   - an mcp_call of that approval request is in the context (the tool ran);
 //   - the model answered after it: a model-made item (an assistant
 //     message, reasoning, a tool list, call or approval request) follows it
-//     in the input;
+//     in the input. An approval request that the same response made as the
+//     answered one is not an answer after it: @ai-sdk/openai sends each
+//     request with its answer (mcpr1, answer, mcpr2, answer), and every
+//     answer of such a set is applied, as when they come grouped (mcpr1,
+//     mcpr2, answer, answer);
 //   - its approval request came in the input, not from previous_response_id,
 //     and a stored response already took an answer to it as input.
 //
@@ -129,7 +133,9 @@ func (s *Server) consumed(res *resolved, i int) bool {
 	for _, it := range res.input[i+1:] {
 		switch {
 		case it.Type == "message" && it.Role == "assistant",
-			it.Type == "reasoning", it.Type == "mcp_list_tools", it.Type == "mcp_call", it.Type == "mcp_approval_request":
+			it.Type == "reasoning", it.Type == "mcp_list_tools", it.Type == "mcp_call":
+			return true
+		case it.Type == "mcp_approval_request" && !s.sameResponse(id, it.ID):
 			return true
 		}
 	}
@@ -145,6 +151,20 @@ func (s *Server) consumed(res *resolved, i int) bool {
 		}
 	}
 	return false
+}
+
+// sameResponse says whether the approval requests a and b were made by the
+// same response. When the store does not know where either came from (a
+// response made with store off, or evicted), they count as the same: an
+// answer is then applied rather than dropped. An approved tool still does
+// not run twice, as its mcp_call in the context marks the answer consumed.
+func (s *Server) sameResponse(a, b string) bool {
+	ra, okA := s.store.made(a)
+	rb, okB := s.store.made(b)
+	if !okA || !okB {
+		return true
+	}
+	return ra == rb
 }
 
 func findTool(tools []mcpTool, label string) *mcpTool {

@@ -104,7 +104,7 @@ func (s *store) load(path string, log *slog.Logger) error {
 func (s *store) reset() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.byID, s.items, s.answeredIn, s.order = map[string]*stored{}, map[string]ctxItem{}, map[string]string{}, nil
+	s.byID, s.items, s.answeredIn, s.madeIn, s.order = map[string]*stored{}, map[string]ctxItem{}, map[string]string{}, map[string]string{}, nil
 }
 
 // save writes the newest keep responses to path atomically: a temporary

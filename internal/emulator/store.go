@@ -31,14 +31,18 @@ type store struct {
 	// answeredIn maps an approval request id to the stored response whose
 	// input answered it, so that a re-sent answer is not applied again.
 	answeredIn map[string]string
-	order      []string
+	// madeIn maps an output item id to the stored response that made it,
+	// so that approval requests of one response are told apart from a
+	// later response's.
+	madeIn map[string]string
+	order  []string
 }
 
 func newStore(max int) *store {
 	if max <= 0 {
 		max = 10000
 	}
-	return &store{max: max, byID: map[string]*stored{}, items: map[string]ctxItem{}, answeredIn: map[string]string{}}
+	return &store{max: max, byID: map[string]*stored{}, items: map[string]ctxItem{}, answeredIn: map[string]string{}, madeIn: map[string]string{}}
 }
 
 func (s *store) put(id string, st *stored) {
@@ -48,6 +52,11 @@ func (s *store) put(id string, st *stored) {
 		s.order = append(s.order, id)
 	}
 	s.byID[id] = st
+	for _, it := range st.output {
+		if it.ID != "" {
+			s.madeIn[it.ID] = id
+		}
+	}
 	for _, it := range append(append([]ctxItem{}, st.input...), st.output...) {
 		if it.ID != "" && it.Type != "item_reference" {
 			s.items[it.ID] = it
@@ -62,6 +71,9 @@ func (s *store) put(id string, st *stored) {
 		old := s.byID[s.order[0]]
 		for _, it := range append(append([]ctxItem{}, old.input...), old.output...) {
 			delete(s.items, it.ID)
+			if s.madeIn[it.ID] == s.order[0] {
+				delete(s.madeIn, it.ID)
+			}
 			if it.Type == "mcp_approval_response" && s.answeredIn[it.ApprovalRequestID] == s.order[0] {
 				delete(s.answeredIn, it.ApprovalRequestID)
 			}
@@ -84,6 +96,14 @@ func (s *store) answered(id string) (string, bool) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	resp, ok := s.answeredIn[id]
+	return resp, ok
+}
+
+// made returns the stored response whose output has the item id, if any.
+func (s *store) made(id string) (string, bool) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	resp, ok := s.madeIn[id]
 	return resp, ok
 }
 

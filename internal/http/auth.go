@@ -173,7 +173,7 @@ func (s *Server) setup(c echo.Context) error {
 func (s *Server) useLink(c echo.Context) error {
 	ns, err := s.auth.UseLink(c.Request().Context(), c.QueryParam("token"), client(c))
 	if err != nil {
-		return err
+		return s.linkFailed(c, err)
 	}
 	s.setSession(c, ns)
 	return c.Redirect(http.StatusSeeOther, "/")

@@ -55,6 +55,11 @@ type Server struct {
 	idem IdempotencyStore // Idempotency-Key on the chat routes (idempotency.go); nil: the header is ignored
 
 	webhooks *webhook.Service // outbound webhooks (webhooks.go); nil: the routes answer 404
+
+	// closing ends the streams that follow a conversation (they run no
+	// turn) when CloseStreams is called at shutdown (sse.go).
+	closing      context.Context
+	closeStreams context.CancelFunc
 }
 
 // Options are the API's limits.
@@ -102,6 +107,7 @@ func NewServer(log *slog.Logger, policies *policy.Service, chat *conversation.Se
 	}
 	s := &Server{echo: e, policies: policies, chat: chat, db: db, log: log, maxBodyBytes: opts.MaxBodyBytes, heartbeat: opts.Heartbeat, streamWriteTimeout: opts.StreamWriteTimeout,
 		webDir: opts.WebDir, version: cmp.Or(opts.Version, "dev")}
+	s.closing, s.closeStreams = context.WithCancel(context.Background())
 	switch {
 	case opts.WebDir != "":
 		if st, err := os.Stat(filepath.Join(opts.WebDir, "index.html")); err == nil && !st.IsDir() {

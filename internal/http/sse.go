@@ -255,7 +255,8 @@ func (s *Server) conversationEvents(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	ctx := c.Request().Context()
+	ctx, done := s.untilClosing(c.Request().Context())
+	defer done()
 	sub, err := s.chat.Events(ctx, c.Param("conversationId"), after)
 	if err != nil {
 		return err
@@ -265,6 +266,21 @@ func (s *Server) conversationEvents(c echo.Context) error {
 	defer s.metrics.StreamOpened()()
 	s.relay(ctx, sink, sink, sub, "")
 	return nil
+}
+
+// CloseStreams ends every stream that only follows a conversation (GET
+// /api/conversations/{id}/events, and a POST resumed with Last-Event-ID):
+// at shutdown a browser tab holding one open must not keep the server
+// waiting out its grace period. The client reconnects with Last-Event-ID
+// and misses nothing. Streams of turns this server runs end with their
+// turn. Register it with http.Server.RegisterOnShutdown.
+func (s *Server) CloseStreams() { s.closeStreams() }
+
+// untilClosing is parent, also cancelled by CloseStreams.
+func (s *Server) untilClosing(parent context.Context) (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithCancel(parent)
+	stop := context.AfterFunc(s.closing, cancel)
+	return ctx, func() { stop(); cancel() }
 }
 
 // lastEventID is where a stream resumes: the Last-Event-ID header, or the
@@ -294,7 +310,8 @@ func (s *Server) resume(c echo.Context, conversationID string, after int64) erro
 		return apperr.Invalidf("invalid_conversation_id", "conversation_id",
 			"a request with Last-Event-ID resumes a conversation's stream, so it needs conversation_id (the X-Conversation-Id of the first answer)")
 	}
-	ctx := c.Request().Context()
+	ctx, done := s.untilClosing(c.Request().Context())
+	defer done()
 	sub, running, err := s.chat.Resume(ctx, conversationID, after)
 	if err != nil {
 		return err

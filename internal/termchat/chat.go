@@ -120,6 +120,7 @@ const (
 	turnCancelled                // Ctrl-C: said on the terminal
 	turnQuit                     // the input ended while asking
 	turnFatal                    // the client cannot go on (token refused)
+	turnExpired                  // the approval request expired while asked
 )
 
 func (s *session) errorf(format string, args ...any) {
@@ -216,6 +217,9 @@ func (s *session) decide(ctx context.Context, pending []approval) outcome {
 		if o != turnDone {
 			return o
 		}
+		if len(ds) == 0 {
+			return turnDone // every request expired while asked
+		}
 		res := s.stream(ctx, "/api/responses/approval-response", decisionsRequest{ConversationID: s.conv, Decisions: ds})
 		if res.outcome != turnDone {
 			return res.outcome
@@ -226,37 +230,60 @@ func (s *session) decide(ctx context.Context, pending []approval) outcome {
 }
 
 // ask shows each request and reads a decision for it. Nothing is sent
-// until all are decided.
+// until all are decided; a request that expires while it is asked is left
+// out (the server expired it: nobody decided in time).
 func (s *session) ask(pending []approval) ([]decision, outcome) {
 	var out []decision
 	for i, a := range pending {
 		// Lines typed while the answer streamed were not meant for this card.
 		s.drainLines()
 		s.out.card(a, i+1, len(pending))
-		s.out.linef("%s", DecisionKeys)
+		s.out.linef("%s", a.keys())
 		for {
-			l, o := s.readLine("> ")
+			l, o := s.readDecisionLine(a)
+			if o == turnExpired {
+				break
+			}
 			if o != turnDone {
 				return nil, s.stopAsking(o, len(pending))
 			}
 			d := decision{ApprovalRequestID: a.ID}
-			switch strings.ToLower(strings.TrimSpace(l)) {
+			key := strings.ToLower(strings.TrimSpace(l))
+			if a.locked() && (key == "c" || key == "h" || key == "a" || key == "b") {
+				s.out.linef("An admin locked this tool at Ask: it can only be approved once or denied.")
+				key = ""
+			}
+			switch key {
 			case "y":
 				d.Approve = true
 			case "c":
 				d.Approve, d.Scope = true, "conversation"
+			case "h":
+				d.Approve, d.Scope = true, "hour"
 			case "a":
 				d.Approve, d.Remember = true, true
 			case "n":
+			case "b":
+				d.Remember = true
 			case "r":
 				reason, o := s.readReason()
 				if o != turnDone {
 					return nil, s.stopAsking(o, len(pending))
 				}
 				d.Reason = reason
+			case "e":
+				corr, reason, o := s.readCorrection(a)
+				if o != turnDone {
+					return nil, s.stopAsking(o, len(pending))
+				}
+				d.Correction, d.Reason = corr, reason
 			default:
-				s.out.linef("Please type one of y, c, a, n or r, then Enter.")
-				s.out.linef("%s", DecisionKeys)
+				if a.locked() {
+					s.out.linef("Please type one of y, n, r or e, then Enter.")
+				} else {
+					s.out.linef("Please type one of y, c, h, a, n, b, r or e, then Enter.")
+				}
+				s.out.linef("%s", a.keys())
 				continue
 			}
 			out = append(out, d)
@@ -264,6 +291,80 @@ func (s *session) ask(pending []approval) ([]decision, outcome) {
 		}
 	}
 	return out, turnDone
+}
+
+// reminders are the times left at which the client says how long a
+// request has left, while it waits for a decision.
+var reminders = []time.Duration{5 * time.Minute, time.Minute, 10 * time.Second}
+
+// readDecisionLine reads the decision key for a, counting down to its
+// expiry as the card does: it says how long is left at each reminder, and
+// turnExpired once the request expired.
+func (s *session) readDecisionLine(a approval) (string, outcome) {
+	prompt := "> "
+	for {
+		var tick <-chan time.Time
+		if a.ExpiresAt != nil {
+			left := time.Until(*a.ExpiresAt)
+			if left <= 0 {
+				s.out.linef("Expired: nobody decided in time. %s on %s was not run; it is left out of your decisions.", line(a.ToolName), line(a.ServerLabel))
+				return "", turnExpired
+			}
+			next := left // the expiry itself
+			for _, r := range reminders {
+				if left > r {
+					next = left - r
+					break
+				}
+			}
+			tick = time.After(next)
+		}
+		s.out.prompt(prompt)
+		select {
+		case <-s.ints:
+			s.out.write("\n")
+			return "", turnCancelled
+		case l, ok := <-s.lines:
+			if !ok {
+				s.out.write("\n")
+				return "", turnQuit
+			}
+			s.out.midLine = false // the terminal echoed the line and its Enter
+			return l, turnDone
+		case <-tick:
+			if left := time.Until(*a.ExpiresAt); left > 0 {
+				s.out.write("\n")
+				s.out.linef("%s left to decide on %s on %s (%s).", formatLeft(left), line(a.ToolName), line(a.ServerLabel), a.ExpiresAt.Local().Format("until 15:04:05 MST"))
+			} else {
+				s.out.write("\n")
+			}
+		}
+	}
+}
+
+// readCorrection reads the arguments the model should use instead (one
+// JSON object on one line) and an optional reason.
+func (s *session) readCorrection(a approval) (json.RawMessage, string, outcome) {
+	s.out.linef("Type the arguments the model should use instead, as one JSON object on one line. Leave a hidden value as \"[redacted]\" to keep the one the model sent. Now:")
+	s.out.linef("%s%s", indent, line(compactJSON(a.Arguments)))
+	for {
+		l, o := s.readLine("correction> ")
+		if o != turnDone {
+			return nil, "", o
+		}
+		raw := json.RawMessage(strings.TrimSpace(l))
+		var obj map[string]any
+		if err := json.Unmarshal(raw, &obj); err != nil || obj == nil {
+			s.out.linef("That is not a JSON object, such as {\"city\": \"Hamburg\"}. Try again (Ctrl-C to stop):")
+			continue
+		}
+		s.out.linef("A reason for the model (optional; Enter for none):")
+		reason, o := s.readReason()
+		if o != turnDone {
+			return nil, "", o
+		}
+		return raw, reason, turnDone
+	}
 }
 
 func (s *session) readReason() (string, outcome) {
@@ -636,10 +737,15 @@ func (v *viewer) decision(data string) {
 	if p.Scope != nil && *p.Scope == "conversation" {
 		b.WriteString(", for the rest of this conversation")
 	}
+	if p.Scope != nil && *p.Scope == "hour" {
+		b.WriteString(", for 1 hour in all your conversations")
+	}
 	if p.PolicyChanged != nil {
 		switch p.PolicyChanged.Policy {
 		case "never":
 			b.WriteString(", and it will not ask you again (your policy is now never)")
+		case "blocked":
+			b.WriteString(", and it is blocked for you (your policy is now blocked)")
 		default:
 			fmt.Fprintf(&b, " (your policy is now %s)", line(p.PolicyChanged.Policy))
 		}

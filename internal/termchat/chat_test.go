@@ -192,12 +192,15 @@ func pendingJSON(id, tool string) string {
 	return fmt.Sprintf(`{"approval_request_id":%q,"conversation_id":"conv_1","server_label":"demo","tool_name":%q,"arguments":{"city":"Oslo"},"redacted":["api_token"],"annotations":{"title":"T","readOnlyHint":false,"destructiveHint":true,"openWorldHint":true},"asks_because":{"policy":"always","source":"tool"},"state":"pending"}`, id, tool)
 }
 
-// TestRun_EachKeyMakesItsDecisionAndAllGoTogether: y, c, a, n and r map to
-// the API's decision fields; a wrong key or an over-long reason asks again;
-// nothing is sent until every request is decided, then all in one request.
+// TestRun_EachKeyMakesItsDecisionAndAllGoTogether: y, c, h, a, n, b, r and
+// e (the web card's choices: once, this conversation, 1 hour, always, deny,
+// deny and block, deny with a reason, deny with a correction) map to the
+// API's decision fields; a wrong key, an over-long reason or a correction
+// that is not a JSON object asks again; nothing is sent until every request
+// is decided, then all in one request.
 func TestRun_EachKeyMakesItsDecisionAndAllGoTogether(t *testing.T) {
 	h := newHarness(t)
-	for i := 1; i <= 5; i++ {
+	for i := 1; i <= 8; i++ {
 		h.srv.pending = append(h.srv.pending, pendingJSON(fmt.Sprintf("mcpr_%d", i), fmt.Sprintf("t%d", i)))
 	}
 	h.start()
@@ -205,17 +208,17 @@ func TestRun_EachKeyMakesItsDecisionAndAllGoTogether(t *testing.T) {
 	h.scr.expect(t, "you> ")
 	h.typeLine("do things")
 	h.scr.expect(t, "  Let me ask.\n")
-	h.scr.expect(t, "── Approval needed (1 of 5): t1 on demo\n  T\n  Hints from the MCP server (not verified): destructive, open-world\n  Asks because this tool's policy is Ask.\n  Arguments:\n    {\n      \"city\": \"Oslo\"\n    }\n  Hidden by Toolgate (the key looks secret): api_token.")
+	h.scr.expect(t, "── Approval needed (1 of 8): t1 on demo\n  T\n  Hints from the MCP server (not verified): destructive, open-world\n  Asks because this tool's policy is Ask.\n  Arguments:\n    {\n      \"city\": \"Oslo\"\n    }\n  Hidden by Toolgate (the key looks secret): api_token.")
 	h.scr.expect(t, "\n"+DecisionKeys+"\n> ")
 	h.typeLine("yes")
-	h.scr.expect(t, "Please type one of y, c, a, n or r, then Enter.\n"+DecisionKeys+"\n> ")
+	h.scr.expect(t, "Please type one of y, c, h, a, n, b, r or e, then Enter.\n"+DecisionKeys+"\n> ")
 	h.typeLine(" Y ")
-	for i, key := range []string{"c", "a", "n"} {
-		h.scr.expect(t, fmt.Sprintf("(%d of 5)", i+2))
+	for i, key := range []string{"c", "h", "a", "n", "b"} {
+		h.scr.expect(t, fmt.Sprintf("(%d of 8)", i+2))
 		h.scr.expect(t, DecisionKeys+"\n> ")
 		h.typeLine(key)
 	}
-	h.scr.expect(t, "(5 of 5)")
+	h.scr.expect(t, "(7 of 8)")
 	h.scr.expect(t, DecisionKeys+"\n> ")
 	h.typeLine("r")
 	h.scr.expect(t, "reason> ")
@@ -223,6 +226,16 @@ func TestRun_EachKeyMakesItsDecisionAndAllGoTogether(t *testing.T) {
 	h.scr.expect(t, "the limit is 2000")
 	h.scr.expect(t, "reason> ")
 	h.typeLine("  too risky  ")
+	h.scr.expect(t, "(8 of 8)")
+	h.scr.expect(t, DecisionKeys+"\n> ")
+	h.typeLine("e")
+	h.scr.expect(t, "  {\"city\":\"Oslo\"}\ncorrection> ")
+	h.typeLine(`Hamburg`)
+	h.scr.expect(t, "That is not a JSON object")
+	h.scr.expect(t, "correction> ")
+	h.typeLine(` {"city": "Hamburg"} `)
+	h.scr.expect(t, "reason> ")
+	h.typeLine("")
 	h.scr.expect(t, "· t1 on demo: approved\n")
 	h.scr.expect(t, "· running t1 on demo…\n")
 	h.scr.expect(t, "· ran t1 on demo (approved)\n")
@@ -244,9 +257,12 @@ func TestRun_EachKeyMakesItsDecisionAndAllGoTogether(t *testing.T) {
 	_ = json.Unmarshal([]byte(`{"conversation_id":"conv_1","decisions":[
 		{"approval_request_id":"mcpr_1","approve":true},
 		{"approval_request_id":"mcpr_2","approve":true,"scope":"conversation"},
-		{"approval_request_id":"mcpr_3","approve":true,"remember":true},
-		{"approval_request_id":"mcpr_4","approve":false},
-		{"approval_request_id":"mcpr_5","approve":false,"reason":"too risky"}]}`), &want)
+		{"approval_request_id":"mcpr_3","approve":true,"scope":"hour"},
+		{"approval_request_id":"mcpr_4","approve":true,"remember":true},
+		{"approval_request_id":"mcpr_5","approve":false},
+		{"approval_request_id":"mcpr_6","approve":false,"remember":true},
+		{"approval_request_id":"mcpr_7","approve":false,"reason":"too risky"},
+		{"approval_request_id":"mcpr_8","approve":false,"correction":{"city":"Hamburg"}}]}`), &want)
 	if fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Errorf("decisions sent:\n%s\nwant:\n%v", h.srv.decisions[0], want)
 	}
@@ -379,5 +395,47 @@ func TestRun_LinesTypedBeforeTheCardAreNotDecisions(t *testing.T) {
 	defer h.srv.mu.Unlock()
 	if len(h.srv.decisions) != 1 || !strings.Contains(h.srv.decisions[0], `"approve":false`) {
 		t.Errorf("decisions: %q", h.srv.decisions)
+	}
+}
+
+// TestRun_CardSaysWhyCountsDownAndHonoursALock: the card gives the reason
+// when "ask for everything" or argument rules apply (with what the rules
+// made of it) and counts down to the expiry as the web card does; a request
+// that expires while asked is said to have expired and is not sent; a tool
+// an admin locked at Ask offers only approve once and deny.
+func TestRun_CardSaysWhyCountsDownAndHonoursALock(t *testing.T) {
+	h := newHarness(t)
+	soon := time.Now().Add(1500 * time.Millisecond).UTC().Format(time.RFC3339Nano)
+	later := time.Now().Add(90 * time.Minute).UTC().Format(time.RFC3339Nano)
+	h.srv.pending = []string{
+		strings.Replace(pendingJSON("mcpr_1", "t1"), `"asks_because":{"policy":"always","source":"tool"}`,
+			`"asks_because":{"policy":"always","source":"ask_everything","reason":"ask_everything"},"expires_at":"`+soon+`"`, 1),
+		strings.Replace(pendingJSON("mcpr_2", "t2"), `"asks_because":{"policy":"always","source":"tool"}`,
+			`"asks_because":{"policy":"always","source":"tool","reason":"rules"},"rules":{"checked":2,"decision":"ask","rule":{"scope":"tool","index":1,"when":"args.city == \"Oslo\"","decision":"ask"}},"expires_at":"`+later+`","ask_lock":"server"`, 1),
+	}
+	h.start()
+	h.scr.expect(t, "you> ")
+	h.typeLine("do things")
+	h.scr.expect(t, "── Approval needed (1 of 2): t1 on demo")
+	h.scr.expect(t, "  Asks because an admin turned on “ask for everything”.\n  Expires in 0:0")
+	h.scr.expect(t, "\n"+DecisionKeys+"\n> ")
+	h.scr.expect(t, "Expired: nobody decided in time. t1 on demo was not run; it is left out of your decisions.")
+	h.scr.expect(t, "── Approval needed (2 of 2): t2 on demo")
+	h.scr.expect(t, "  Asks because argument rules apply and none decided.\n  Rule 2 of this tool's rules says ask: args.city == \"Oslo\"\n  Expires in 1:29:5")
+	h.scr.expect(t, "An admin locked this tool at Ask (server): approve once or deny")
+	h.scr.expect(t, "\n"+LockedKeys+"\n> ")
+	h.typeLine("h")
+	h.scr.expect(t, "An admin locked this tool at Ask: it can only be approved once or denied.")
+	h.scr.expect(t, "Please type one of y, n, r or e, then Enter.\n"+LockedKeys+"\n> ")
+	h.typeLine("y")
+	h.scr.expect(t, "All decided")
+	h.scr.expect(t, "you> ")
+	h.in.Close()
+	h.exitCode()
+
+	h.srv.mu.Lock()
+	defer h.srv.mu.Unlock()
+	if len(h.srv.decisions) != 1 || !strings.Contains(h.srv.decisions[0], `[{"approval_request_id":"mcpr_2","approve":true}]`) {
+		t.Errorf("decisions sent: %q; want only approve once of mcpr_2 (mcpr_1 expired)", h.srv.decisions)
 	}
 }

@@ -171,4 +171,6 @@ type decision struct {
 	Reason            string `json:"reason,omitempty"`
 	Remember          bool   `json:"remember,omitempty"`
 	Scope             string `json:"scope,omitempty"`
+	// Correction: deny, and ask the model to use these arguments instead.
+	Correction json.RawMessage `json:"correction,omitempty"`
 }

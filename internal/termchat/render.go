@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"time"
 )
 
 // indent starts every line of what the model, a tool or an MCP server
@@ -13,8 +14,13 @@ import (
 // the client's own prompts do ("you> ", the decision keys).
 const indent = "  "
 
-// DecisionKeys is the line that asks for a decision on an approval request.
-const DecisionKeys = "[y] approve once  [c] this conversation  [a] always  [n] deny  [r] deny with reason"
+// DecisionKeys is the line that asks for a decision on an approval request:
+// the choices of the web app's card (ApprovalCard.tsx, DecisionMenu.tsx).
+const DecisionKeys = "[y] approve once  [c] this conversation  [h] 1 hour  [a] always  [n] deny  [b] deny always (block)  [r] deny with reason  [e] deny with correction"
+
+// LockedKeys is the line for a request whose tool an admin locked at Ask
+// (ask_lock): every call asks, so it can only be approved once or denied.
+const LockedKeys = "[y] approve once  [n] deny  [r] deny with reason  [e] deny with correction"
 
 // term writes to the terminal and remembers whether the cursor is at the
 // start of a line.
@@ -84,6 +90,83 @@ type approval struct {
 	Redacted    []string        `json:"redacted"`
 	Annotations map[string]any  `json:"annotations"`
 	AsksBecause *asksBecause    `json:"asks_because"`
+	Rules       *ruleCheck      `json:"rules"`
+	ExpiresAt   *time.Time      `json:"expires_at"`
+	// AskLock is the level (tool, server, global) of an admin's lock at Ask
+	// on the tool; null or absent when it is not locked. A locked tool is
+	// approved once or denied: no grant, no remember.
+	AskLock *string `json:"ask_lock"`
+}
+
+// locked says whether an admin locked the tool at Ask.
+func (a approval) locked() bool { return a.AskLock != nil && *a.AskLock != "" }
+
+// keys is the line of choices for a.
+func (a approval) keys() string {
+	if a.locked() {
+		return LockedKeys
+	}
+	return DecisionKeys
+}
+
+// ruleCheck is what the argument rules made of a request the person decides.
+type ruleCheck struct {
+	Checked int    `json:"checked"`
+	Error   string `json:"error"`
+	Clamped bool   `json:"clamped"`
+	Rule    *struct {
+		Scope string `json:"scope"`
+		Index int    `json:"index"`
+		When  string `json:"when"`
+	} `json:"rule"`
+}
+
+// rulesText says what the rules made of it, in the web app's words
+// (ApprovalCard.tsx, rulesCheckedText).
+func rulesText(c *ruleCheck) string {
+	plural := func(n int) string {
+		if n == 1 {
+			return fmt.Sprintf("%d rule checked", n)
+		}
+		return fmt.Sprintf("%d rules checked", n)
+	}
+	switch {
+	case c.Error != "":
+		return fmt.Sprintf("%s; one could not be evaluated (%s), so you decide.", plural(c.Checked), c.Error)
+	case c.Clamped && c.Rule != nil:
+		return fmt.Sprintf("Rule %d would approve (%s), but an admin's setting makes this tool ask.", c.Rule.Index+1, c.Rule.When)
+	case c.Rule != nil:
+		scope := map[string]string{"tool": "this tool's rules", "server": "the server's rules", "workspace": "workspace rules"}[c.Rule.Scope]
+		if scope == "" {
+			scope = c.Rule.Scope + " rules"
+		}
+		return fmt.Sprintf("Rule %d of %s says ask: %s", c.Rule.Index+1, scope, c.Rule.When)
+	}
+	return plural(c.Checked) + "; none decided, so you decide."
+}
+
+// formatLeft is the time left as m:ss, or h:mm:ss from an hour on
+// (ExpiryCountdown.tsx).
+func formatLeft(d time.Duration) string {
+	total := int((d + time.Second - 1) / time.Second)
+	if total < 0 {
+		total = 0
+	}
+	h, m, sec := total/3600, total%3600/60, total%60
+	if h > 0 {
+		return fmt.Sprintf("%d:%02d:%02d", h, m, sec)
+	}
+	return fmt.Sprintf("%d:%02d", m, sec)
+}
+
+// expiryText is the card's countdown at now: "Expires in 29:41 (at
+// 10:24:01 UTC)", or that it expired.
+func expiryText(at, now time.Time) string {
+	left := at.Sub(now)
+	if left <= 0 {
+		return "Expired: nobody decided in time"
+	}
+	return fmt.Sprintf("Expires in %s (at %s)", formatLeft(left), at.Local().Format("15:04:05 MST"))
 }
 
 type asksBecause struct {
@@ -103,6 +186,10 @@ func whyText(ab *asksBecause) string {
 		return "Asks because Toolgate has not seen this tool before (unknown tools always ask)"
 	}
 	switch ab.Reason {
+	case "ask_everything":
+		return "Asks because an admin turned on \u201cask for everything\u201d"
+	case "rules":
+		return "Asks because argument rules apply and none decided"
 	case "not_read_only":
 		return "Asks because it is not read-only"
 	case "new_tool":
@@ -178,6 +265,15 @@ func prettyJSON(raw json.RawMessage) string {
 	return unescapeHTML(b.String())
 }
 
+// compactJSON is a JSON value on one line, for the correction prompt.
+func compactJSON(raw json.RawMessage) string {
+	var b bytes.Buffer
+	if err := json.Compact(&b, raw); err != nil {
+		return string(raw)
+	}
+	return unescapeHTML(b.String())
+}
+
 // unescapeHTML turns the escapes Go's JSON encoder writes for <, > and &
 // (\u003c, \u003e, \u0026) back into the characters, for people to read.
 // Every other escape stays as it was.
@@ -225,6 +321,15 @@ func (t *term) card(a approval, n, of int) {
 		t.linef("%sHints from the MCP server (not verified): %s", indent, strings.Join(h, ", "))
 	}
 	t.linef("%s%s.", indent, line(whyText(a.AsksBecause)))
+	if a.Rules != nil {
+		t.linef("%s%s", indent, line(rulesText(a.Rules)))
+	}
+	if a.ExpiresAt != nil {
+		t.linef("%s%s.", indent, expiryText(*a.ExpiresAt, time.Now()))
+	}
+	if a.locked() {
+		t.linef("%sAn admin locked this tool at Ask (%s): approve once or deny; it cannot be allowed for a while or remembered.", indent, line(*a.AskLock))
+	}
 	t.linef("%sArguments:", indent)
 	for _, l := range strings.Split(prettyJSON(a.Arguments), "\n") {
 		t.linef("%s%s%s", indent, indent, line(l))

@@ -1255,7 +1255,9 @@ export interface paths {
          * Sign in with a one-time link
          * @description Open. The offline demo prints one at every start
          *     (`toolgate: sign in: http://HOST/api/auth/link?token=…`, valid one
-         *     hour, once) for the oldest active admin.
+         *     hour, once) for the oldest active admin, on the terminal only (never
+         *     in the log); `toolgate link [EMAIL]` on the server's machine prints a
+         *     new one at any time (`AUTH_MODE=local`).
          */
         get: operations["useLink"];
         put?: never;
@@ -6231,13 +6233,20 @@ export interface operations {
                 content?: never;
             };
             400: components["responses"]["InvalidText"];
-            /** @description The link is unknown, used or expired (`invalid_link`), or the account is disabled. */
+            /**
+             * @description The link is unknown, used or expired (`invalid_link`), or the
+             *     account is disabled (`account_disabled`). A browser (`Accept`
+             *     naming `text/html`) gets an HTML page saying what to do (run
+             *     `toolgate link` for a new link, or sign in); other clients get
+             *     the JSON error.
+             */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Error"];
+                    "text/html": string;
                 };
             };
             403: components["responses"]["CrossOrigin"];

@@ -1,0 +1,73 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/toolgate/toolgate/internal/testdb"
+)
+
+// TestRun_ShutdownEndsOpenTabStreamsAtOnce: a browser tab keeps a
+// conversation's event stream open (GET /api/conversations/{id}/events).
+// Ctrl-C (the run context ends) must stop the server promptly, ending that
+// stream, not wait out SHUTDOWN_TIMEOUT (30 s here) for it.
+func TestRun_ShutdownEndsOpenTabStreamsAtOnce(t *testing.T) {
+	env := map[string]string{"DATABASE_URL": testdb.URL(t), "SHUTDOWN_TIMEOUT": "30s"}
+	base, _, stop := start(t, env)
+	var out strings.Builder
+	if err := run(context.Background(), []string{"token", "create", testAdminEmail, "tab"}, func(k string) string { return env[k] }, &out); err != nil {
+		t.Fatalf("token create: %v", err)
+	}
+	token := strings.TrimSpace(out.String())
+	call := func(method, path, body string) *http.Response {
+		t.Helper()
+		req, _ := http.NewRequest(method, base+path, strings.NewReader(body))
+		req.Header.Set("Authorization", "Bearer "+token)
+		if body != "" {
+			req.Header.Set("Content-Type", "application/json")
+		}
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.StatusCode != 200 {
+			b, _ := io.ReadAll(res.Body)
+			t.Fatalf("%s %s: %d %s", method, path, res.StatusCode, b)
+		}
+		return res
+	}
+	res := call("POST", "/api/responses", `{"input":"hello"}`)
+	conv := res.Header.Get("X-Conversation-Id")
+	_, _ = io.Copy(io.Discard, res.Body) // the turn runs to its end
+	res.Body.Close()
+
+	tab := call("GET", "/api/conversations/"+conv+"/events", "")
+	defer tab.Body.Close()
+	if _, err := bufio.NewReader(tab.Body).ReadString('\n'); err != nil {
+		t.Fatalf("the tab's stream did not open: %v", err)
+	}
+	ended := make(chan time.Duration, 1)
+	began := time.Now()
+	go func() {
+		_, _ = io.Copy(io.Discard, tab.Body)
+		ended <- time.Since(began)
+	}()
+
+	stop()
+	if d := time.Since(began); d > 5*time.Second {
+		t.Errorf("shutting down with a tab's stream open took %v; want it to end the stream at once, not wait out SHUTDOWN_TIMEOUT", d)
+	}
+	select {
+	case d := <-ended:
+		if d > 5*time.Second {
+			t.Errorf("the tab's stream ended after %v", d)
+		}
+	case <-time.After(10 * time.Second):
+		t.Error("the tab's stream is still open after shutdown")
+	}
+}
