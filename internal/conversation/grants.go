@@ -197,18 +197,21 @@ func covers(d Decision) bool {
 	return d.Remember || (d.Scope != nil && *d.Approve && (*d.Scope == ScopeConversation || *d.Scope == ScopeHour))
 }
 
-// reason is what a request settled by c is told.
+// reason is what a request settled by c is told: the decision and its
+// tool in words, as the person would say it (the card and the terminal show
+// it; an mcpr_… id means nothing to a person).
 func (c covering) reason(now time.Time) string {
+	tool := fmt.Sprintf("%s on %s", c.a.ToolName, c.a.ServerLabel)
 	switch {
 	case c.d.Remember && *c.d.Approve:
-		return fmt.Sprintf("Covered by your decision on approval request %s to always allow %s.", c.a.ID, c.a.ToolName)
+		return fmt.Sprintf("Covered by your decision to always allow %s.", tool)
 	case c.d.Remember:
-		return fmt.Sprintf("Covered by your decision on approval request %s to always block %s.", c.a.ID, c.a.ToolName)
+		return fmt.Sprintf("Covered by your decision to always block %s.", tool)
 	case *c.d.Scope == ScopeHour:
-		return fmt.Sprintf("Covered by your grant for 1 hour (until %s), given on approval request %s.",
-			now.Add(GrantDuration).UTC().Format("15:04 UTC"), c.a.ID)
+		return fmt.Sprintf("Covered by your grant for 1 hour (until %s): %s runs without asking in all your conversations.",
+			now.Add(GrantDuration).UTC().Format("15:04 UTC"), tool)
 	}
-	return fmt.Sprintf("Covered by your grant for this conversation, given on approval request %s.", c.a.ID)
+	return fmt.Sprintf("Covered by your grant for this conversation: %s runs without asking in it.", tool)
 }
 
 // settle decides every other pending request of responses whose tool one

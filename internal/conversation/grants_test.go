@@ -2,7 +2,6 @@ package conversation_test
 
 import (
 	"encoding/json"
-	"strings"
 	"testing"
 
 	"github.com/toolgate/toolgate/internal/apperr"
@@ -94,7 +93,7 @@ func TestGrant_ConversationGrantSettlesTheOtherPendingRequestOfItsTool(t *testin
 	}
 	other := e.approval(conv, aps[1].ID)
 	if other.State != conversation.Approved || deref(other.DecidedByID) != ana.ID ||
-		!strings.Contains(deref(other.DecisionReason), "Covered by your grant for this conversation") {
+		deref(other.DecisionReason) != "Covered by your grant for this conversation: delete_forecast on demo runs without asking in it." {
 		t.Errorf("the other request: %s by %v, reason %q; want approved by ana, covered by the grant",
 			other.State, deref(other.DecidedByID), deref(other.DecisionReason))
 	}
@@ -235,7 +234,7 @@ func TestGrant_DenyAlwaysSettlesTheOtherRequestAndScopeIsValidated(t *testing.T)
 		t.Fatalf("decision turn: %v", rec.names())
 	}
 	other := e.approval(conv, aps[1].ID)
-	if other.State != conversation.Denied || !strings.Contains(deref(other.DecisionReason), "always block") {
+	if other.State != conversation.Denied || deref(other.DecisionReason) != "Covered by your decision to always block delete_forecast on demo." {
 		t.Errorf("the other request %s, reason %q; want denied, covered by always block", other.State, deref(other.DecisionReason))
 	}
 	if bodies := e.up.sent()[n:]; len(bodies) != 1 || len(answers(t, bodies[0])) != 2 {

@@ -1120,7 +1120,8 @@ export interface paths {
          *     transaction, every other pending request of the same tool (server
          *     and tool name) in the same response, the same way, by the same
          *     person, with a reason such as "Covered by your grant for this
-         *     conversation, given on approval request mcpr_…". Each gets its own
+         *     conversation: delete_forecast on demo runs without asking in it."
+         *     (the tool in words, no id). Each gets its own
          *     `decision.recorded` event and `approval.decide` audit entry (with
          *     `covered_by`).
          *

@@ -45,6 +45,9 @@ export const Composer = forwardRef<ComposerHandle, ComposerProps>(function Compo
   useLayoutEffect(() => {
     const el = box.current;
     if (!el) return;
+    // Empty, it keeps its CSS height: Chrome measures the placeholder at the
+    // wrong width (a 390 px window got a 118 px box for two lines).
+    if (draft === "") { el.style.height = ""; return; }
     el.style.height = "auto";
     el.style.height = `${Math.min(el.scrollHeight + 2, 220)}px`;
   }, [draft]);

@@ -3,7 +3,7 @@
 // them instead and can ask again. CorrectionPanel reads the tool's schema;
 // CorrectionEditor is the form itself.
 import { useQuery } from "@tanstack/react-query";
-import { useId, useMemo, useState } from "react";
+import { useEffect, useId, useMemo, useRef, useState } from "react";
 import { useTranslation } from "react-i18next";
 import { api } from "../api/client";
 import { keys } from "../api/query";
@@ -29,9 +29,17 @@ export function CorrectionPanel(props: Omit<CorrectionEditorProps, "schema">) {
     queryFn: () => api.listTools(approval.server_label),
     staleTime: 60_000,
   });
-  if (tools.isPending) return <p className="correction-loading" role="status">{t("correction.loading")}</p>;
+  // It opens below the card's buttons, often past the bottom of the chat: shown whole (as far as it fits) when it opens and when the form replaces "Loading…".
+  const box = useRef<HTMLDivElement>(null);
+  useEffect(() => { box.current?.scrollIntoView?.({ block: "nearest" }); }, [tools.isPending]);
   const schema = tools.data?.find((t) => t.name === approval.tool_name)?.input_schema;
-  return <CorrectionEditor {...props} schema={schema ?? undefined} />;
+  return (
+    <div ref={box} className="correction-panel">
+      {tools.isPending
+        ? <p className="correction-loading" role="status">{t("correction.loading")}</p>
+        : <CorrectionEditor {...props} schema={schema ?? undefined} />}
+    </div>
+  );
 }
 
 export function CorrectionEditor({ approval, schema, disabled, onSubmit, onCancel }: CorrectionEditorProps) {

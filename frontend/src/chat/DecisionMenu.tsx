@@ -3,6 +3,11 @@
 // every choice. Keyboard: Enter, Space or ArrowDown opens the menu on its
 // first item (ArrowUp on the last); ArrowUp/ArrowDown/Home/End move;
 // Enter or Space picks; Escape closes and returns focus; Tab closes.
+// The menu is placed by Floating UI: below the buttons when it fits in the
+// transcript's visible part, else above (flip), kept inside it sideways
+// (shift) and no taller than the room there (size), so it never opens under
+// the composer or past the window's edge, on a phone or a desktop.
+import { autoUpdate, flip, offset, shift, size, useFloating } from "@floating-ui/react-dom";
 import { useEffect, useId, useRef, useState } from "react";
 
 export interface MenuChoice {
@@ -30,9 +35,29 @@ export function DecisionMenu({ label, menuLabel, className, disabled, choices, o
   const toggle = useRef<HTMLButtonElement>(null);
   const items = useRef<(HTMLButtonElement | null)[]>([]);
   const root = useRef<HTMLDivElement>(null);
+  const [anchor, setAnchor] = useState<HTMLElement | null>(null);
+  const [list, setList] = useState<HTMLElement | null>(null);
+  const { floatingStyles } = useFloating({
+    open,
+    elements: { reference: anchor, floating: list },
+    placement: "bottom-start",
+    whileElementsMounted: autoUpdate,
+    middleware: [
+      offset(4),
+      flip({ padding: 8 }),
+      shift({ padding: 8 }),
+      size({
+        padding: 8,
+        apply({ availableWidth, availableHeight, elements }) {
+          elements.floating.style.maxWidth = `${Math.max(availableWidth, 160)}px`;
+          elements.floating.style.maxHeight = `${Math.max(availableHeight, 120)}px`;
+        },
+      }),
+    ],
+  });
 
   useEffect(() => {
-    if (open) items.current[active]?.focus();
+    if (open) items.current[active]?.focus({ preventScroll: true }); // placed in view by Floating UI, not by scrolling
   }, [open, active]);
   useEffect(() => {
     if (!open) return;
@@ -74,7 +99,7 @@ export function DecisionMenu({ label, menuLabel, className, disabled, choices, o
 
   return (
     <div className="decision-menu" ref={root}>
-      <div className="split-button">
+      <div className="split-button" ref={setAnchor}>
         <button type="button" className={className} disabled={disabled} onClick={() => onPick(choices[0].key)}>
           {label}
         </button>
@@ -85,7 +110,8 @@ export function DecisionMenu({ label, menuLabel, className, disabled, choices, o
         </button>
       </div>
       {open && (
-        <div id={`${id}-menu`} role="menu" tabIndex={-1} aria-label={menuLabel} className="decision-menu-list" onKeyDown={onMenuKey}>
+        <div id={`${id}-menu`} ref={setList} style={floatingStyles} role="menu" tabIndex={-1} aria-label={menuLabel}
+          className="decision-menu-list" onKeyDown={onMenuKey}>
           {choices.map((c, i) => (
             <button key={c.key} ref={(el) => { items.current[i] = el; }} type="button" role="menuitem"
               tabIndex={i === active ? 0 : -1}

@@ -104,6 +104,17 @@ export function useDecisionQueue({ start, idle }: Pick<ChatStream, "start" | "id
  * Focus: a new request that can be decided gets it (the first one); when the
  * card that had it is decided, the next card does, or the composer.
  */
+/**
+ * Focuses a card that just appeared; when it is taller than the room for it
+ * (a phone, long arguments), its top is shown: the tool it asks about comes
+ * before the buttons that decide it.
+ */
+function showCard(card: HTMLElement) {
+  card.focus();
+  const box = card.closest(".chat-scroll")?.getBoundingClientRect();
+  if (box && card.getBoundingClientRect().top < box.top) card.scrollIntoView({ block: "start" });
+}
+
 export function useCardFocus(actionable: string[], fallback: RefObject<{ focus(): void } | null>) {
   const cards = useRef(new Map<string, HTMLElement>());
   const seen = useRef(new Set<string>());
@@ -117,8 +128,8 @@ export function useCardFocus(actionable: string[], fallback: RefObject<{ focus()
     const lost = document.activeElement === document.body || document.activeElement === null;
     // A link to one card (a webhook's, "#approval-mcpr_…") focuses that card when it appears.
     const linked = location.hash.startsWith("#approval-") ? cards.current.get(decodeURIComponent(location.hash.slice("#approval-".length))) : undefined;
-    if (fresh.length && linked && fresh.some((id) => cards.current.get(id) === linked)) linked.focus();
-    else if (fresh.length && first) first.focus();
+    if (fresh.length && linked && fresh.some((id) => cards.current.get(id) === linked)) showCard(linked);
+    else if (fresh.length && first) showCard(first);
     else if (lost && ids.length < before.current) (first ?? fallback.current)?.focus();
     before.current = ids.length;
   }, [key, fallback]);

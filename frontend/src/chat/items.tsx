@@ -310,8 +310,11 @@ export function TurnErrorRow({ error, onRetry, retrying, retryError }: {
       {/* Stop is the person's own doing, not a fault: shown calmly. */}
       <div className={stopped ? "alert info" : "alert error"}>
         <p className="turn-error-text">
-          <strong>{stopped ? t("turnError.stopped") : t("turnError.failed")}</strong> {error.message}
-          <span className="turn-error-code"> ({error.code})</span>
+          {/* Stopped: one sentence of ours, in the page's language (the server's "the turn was cancelled…" and its code said it twice). */}
+          {stopped ? <><strong>{t("turnError.stopped")}</strong> {t("turnError.stoppedKept")}</> : <>
+            <strong>{t("turnError.failed")}</strong> {error.message}
+            <span className="turn-error-code"> ({error.code})</span>
+          </>}
         </p>
         {onRetry && (
           <div className="turn-error-actions">

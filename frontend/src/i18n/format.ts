@@ -13,10 +13,16 @@ export function formatNumber(n: number, lng: string, opts?: Intl.NumberFormatOpt
   return new Intl.NumberFormat(lng, opts).format(n);
 }
 
-/** "3 minutes ago", "vor 3 Minuten". */
-export function formatRelative(iso: string | Date, lng: string, now: number = Date.now()): string {
+/**
+ * "3 minutes ago", "vor 3 Minuten". With `past` (something that happened:
+ * a refresh, a check, an audit entry) a time after `now` says "now", never
+ * "in 2 seconds": the page's clock ticks every 30 s and the server's may be
+ * a little ahead.
+ */
+export function formatRelative(iso: string | Date, lng: string, now: number = Date.now(), past = false): string {
   const d = typeof iso === "string" ? new Date(iso) : iso;
-  const secs = Math.round((d.getTime() - now) / 1000);
+  const raw = Math.round((d.getTime() - now) / 1000);
+  const secs = past ? Math.min(raw, 0) : raw;
   const rtf = new Intl.RelativeTimeFormat(lng, { numeric: "auto" });
   const abs = Math.abs(secs);
   if (abs < 60) return rtf.format(secs, "second");

@@ -3,7 +3,13 @@
 // the person picked one in the user menu (kept in localStorage), English for
 // any other language. One JSON file per namespace and language under
 // locales/; `npm test` fails when a key exists in one language only
-// (i18n.test.ts).
+// (i18n.test.ts) and when the code uses a key, named or built, that either
+// language lacks (keys.test.ts).
+//
+// No raw key ever shows: a key German lacks is said in English (fallbackLng);
+// one both lack shows as its last part in words ("item.allowed.source.user"
+// → "user", missingKeyText) and, in development and tests, warns in the
+// console.
 import i18n from "i18next";
 import LanguageDetector from "i18next-browser-languagedetector";
 import { initReactI18next } from "react-i18next";
@@ -28,6 +34,16 @@ export const resources = {
   de: { common: deCommon, chat: deChat, settings: deSettings, account: deAccount },
 } as const;
 
+/** What shows for a key no language has: its last part, in words, never the dotted key. */
+export function missingKeyText(key: string, defaultValue?: string): string {
+  if (defaultValue) return defaultValue;
+  const last = key.slice(key.lastIndexOf(":") + 1).split(".").pop() ?? key;
+  return last.replace(/_/g, " ");
+}
+
+/** Development and tests warn about a missing key; a production build does not ask. */
+const warnMissing = import.meta.env.DEV || import.meta.env.MODE === "test";
+
 /** Where the person's explicit choice is kept. */
 export const languageStorageKey = "toolgate.language";
 
@@ -44,6 +60,11 @@ void i18n
     ns: ["common", "chat", "settings", "account"],
     interpolation: { escapeValue: false }, // React escapes
     returnNull: false,
+    parseMissingKeyHandler: (key, defaultValue) => missingKeyText(key, defaultValue),
+    saveMissing: warnMissing, // only to warn: there is no backend to save to
+    missingKeyHandler: warnMissing
+      ? (lngs, ns, key) => console.warn(`i18n: no translation for ${ns}:${key} (${lngs.join(", ")}); add it to locales/en and locales/de`)
+      : false,
     detection: {
       order: ["localStorage", "navigator"],
       lookupLocalStorage: languageStorageKey,

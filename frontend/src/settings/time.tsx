@@ -20,7 +20,8 @@ export function useTimes() {
   const fmt = useFormat();
   return {
     absolute: (iso: string) => (valid(iso) ? fmt.dateTime(iso, { dateStyle: "medium", timeStyle: "medium" }) : iso),
-    relative: (iso: string, now: number) => (valid(iso) ? formatRelative(iso, fmt.lng, now) : iso),
+    // Every time these pages show has happened; `now` may be up to 30 s old (useNow).
+    relative: (iso: string, now: number) => (valid(iso) ? formatRelative(iso, fmt.lng, Math.max(now, Date.now()), true) : iso),
   };
 }
 
