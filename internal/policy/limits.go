@@ -105,16 +105,15 @@ func ToolNameProblem(name string) string {
 // the bidirectional overrides, embeddings and isolates U+202A-U+202E and
 // U+2066-U+2069, the marks U+200E, U+200F and U+061C, the zero-width
 // U+200B-U+200D, U+2060 and U+FEFF, soft hyphen, tag characters ...), line
-// and paragraph separators, and the invisible fillers and variation
-// selectors. The web app escapes the same set (frontend/src/chat/escape.ts).
+// and paragraph separators, and the invisible fillers (not variation
+// selectors: emoji use them). The web app escapes the same set
+// (frontend/src/chat/escape.ts).
 func HiddenRune(r rune) bool {
 	switch {
 	case unicode.Is(unicode.Cc, r), unicode.Is(unicode.Cf, r), unicode.Is(unicode.Zl, r), unicode.Is(unicode.Zp, r):
 		return true
 	case r == 0x115F, r == 0x1160, r == 0x3164, r == 0xFFA0, r == 0x034F, r == 0x180E:
 		return true // Hangul fillers, combining grapheme joiner, Mongolian vowel separator
-	case r >= 0xFE00 && r <= 0xFE0F, r >= 0xE0100 && r <= 0xE01EF:
-		return true // variation selectors
 	}
 	return r == utf8.RuneError
 }

@@ -9,6 +9,8 @@ import { CorrectionPanel } from "./CorrectionEditor";
 import { CorrectsNote } from "./CorrectsNote";
 import { ExpiryCountdown } from "./ExpiryCountdown";
 import { JsonView, RedactedNote } from "./JsonView";
+import { Escaped } from "./Escaped";
+import { escapedText, hasHidden, hasHiddenDeep } from "./escape";
 
 export interface ApprovalCardProps {
   approval: Approval;
@@ -74,7 +76,8 @@ export const ApprovalCard = forwardRef<HTMLElement, ApprovalCardProps>(function 
   ref,
 ) {
   const { t } = useTranslation("chat");
-  const tool = approval.tool_name;
+  // Hidden characters in the name are shown escaped wherever it is quoted.
+  const tool = escapedText(approval.tool_name);
   const server = approval.server_label;
   const [reason, setReason] = useState("");
   const [correcting, setCorrecting] = useState(false);
@@ -114,6 +117,9 @@ export const ApprovalCard = forwardRef<HTMLElement, ApprovalCardProps>(function 
   };
 
   const title = approval.annotations?.title;
+  // What the card shows is what runs: a name, title or argument holding
+  // bidi overrides, zero-width or other invisible characters gets a warning.
+  const hiddenChars = hasHidden(approval.tool_name) || hasHidden(title ?? "") || hasHiddenDeep(approval.arguments);
 
   return (
     <article
@@ -131,11 +137,12 @@ export const ApprovalCard = forwardRef<HTMLElement, ApprovalCardProps>(function 
           {t("card.eyebrow")}
         </span>
         <h2 className="approval-title">
-          <code className="approval-tool">{tool}</code>
+          <code className="approval-tool"><Escaped text={approval.tool_name} /></code>
           <span className="approval-on"> {t("card.on")} </span>
           <span className="approval-server">{server}</span>
         </h2>
-        {title && <p className="approval-tool-title">{title}</p>}
+        {title && <p className="approval-tool-title"><Escaped text={title} /></p>}
+        {hiddenChars && <p className="approval-hidden-warning" role="note">{t("card.hiddenChars")}</p>}
         <Badges a={approval.annotations} />
         <p className="approval-why">{asksBecauseText(t, approval.asks_because)}.</p>
         {approval.rules && <p className="approval-rules">{rulesCheckedText(t, approval.rules)}</p>}
