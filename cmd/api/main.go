@@ -188,8 +188,13 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, stdout io.W
 	}
 
 	store := postgres.NewStore(pool)
-	discoverer := &mcpclient.Discoverer{Timeout: cfg.DiscoveryTimeout, Guard: guard}
+	d := cfg.Discovery
+	limits := policy.ToolLimits{NameBytes: d.ToolNameMaxBytes, DescriptionBytes: d.ToolDescriptionMaxBytes,
+		SchemaBytes: d.ToolSchemaMaxBytes, ListBytes: d.ToolListMaxBytes}
+	discoverer := &mcpclient.Discoverer{Timeout: cfg.DiscoveryTimeout, Guard: guard, Limits: limits}
 	policies := policy.NewService(store, discoverer, log)
+	policies.SetToolLimits(limits)
+	policies.SetHealthOptions(policy.HealthOptions{ListTimeLimit: d.ListTimeLimit, Failures: d.HealthFailures, CheckEvery: d.HealthCheck})
 	policies.SetURLChecker(guard)
 	policies.SetHookClient(hooks.NewClient(guard.Transport()))
 
@@ -223,8 +228,8 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, stdout io.W
 	rechecked := make(chan struct{})
 	go func() { defer close(rechecked); policies.RunRechecks(rechecks, cfg.HealthRecheck) }()
 	defer func() { stopRechecks(); <-rechecked }()
-	limits := conversation.Limits{MaxConcurrentTurns: cfg.UserMaxConcurrentTurns, MessagesPerMinute: cfg.UserMessagesPerMinute}
-	chat := conversation.NewService(postgres.NewConversationStore(pool), postgres.NewConversationPolicies(policies), responses.New(upCfg), info, limits, log)
+	userLimits := conversation.Limits{MaxConcurrentTurns: cfg.UserMaxConcurrentTurns, MessagesPerMinute: cfg.UserMessagesPerMinute}
+	chat := conversation.NewService(postgres.NewConversationStore(pool), postgres.NewConversationPolicies(policies), responses.New(upCfg), info, userLimits, log)
 	chat.SetReplica(cfg.Replica.ID, cfg.Replica.LeaseTTL)
 	chat.SetApprovalTTL(cfg.ApprovalTTL)
 	// Streamed text is stored on connections of its own (2 more per replica).

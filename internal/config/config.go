@@ -33,6 +33,7 @@ type Config struct {
 	ApprovalTTL      time.Duration // APPROVAL_TTL: how long an approval request waits before it expires (approvals.go)
 	ToolLayout       string        // MCP_TOOL_LAYOUT: default or split
 	HealthRecheck    time.Duration // MCP_HEALTH_RECHECK: how often an unreachable MCP server is checked again (health.go)
+	Discovery        Discovery     // MCP_TOOL_*_MAX_BYTES, MCP_LIST_TIME_LIMIT, MCP_HEALTH_CHECK, MCP_HEALTH_FAILURES (discovery.go)
 	SSEHeartbeat     time.Duration // SSE_HEARTBEAT: interval of heartbeat comments on streams
 	EmulatorAddr     string        // EMULATOR_ADDR: where the in-process emulator listens when offline
 	DemoMCPAddr      string        // DEMO_MCP_ADDR: where the in-process demo MCP server listens when offline
@@ -121,6 +122,7 @@ func Load(getenv func(string) string) (Config, error) {
 		errs = append(errs, fmt.Sprintf("MCP_TOOL_LAYOUT must be default or split (got %q)", c.ToolLayout))
 	}
 	c.HealthRecheck = loadHealthRecheck(get, &errs)
+	c.Discovery = loadDiscovery(get, c.DiscoveryTimeout, &errs)
 	c.ApprovalTTL = loadApprovalTTL(get, &errs)
 	c.SSEHeartbeat = duration(get, "SSE_HEARTBEAT", "15s", &errs)
 	if c.SSEHeartbeat > 15*time.Second {
@@ -190,6 +192,7 @@ func (c Config) LogValue() slog.Value {
 		slog.Duration("approval_ttl", c.ApprovalTTL),
 		slog.String("mcp_tool_layout", c.ToolLayout),
 		slog.Duration("mcp_health_recheck", c.HealthRecheck),
+		slog.Any("discovery", c.Discovery),
 		slog.Duration("sse_heartbeat", c.SSEHeartbeat),
 		slog.String("web_dir", c.WebDir),
 		slog.Int("user_max_concurrent_turns", c.UserMaxConcurrentTurns),

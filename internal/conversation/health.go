@@ -20,7 +20,8 @@ import (
 // Notice codes about MCP servers.
 const (
 	// NoticeServerSkipped: the request left the server out because it is
-	// unreachable (discovery or its last use failed).
+	// unreachable (discovery failed, or calls in a row) or slow to list its
+	// tools (MCP_LIST_TIME_LIMIT).
 	NoticeServerSkipped = "server_skipped"
 	// NoticeServerDropped: the provider could not list the server's tools
 	// (424), so the request was sent again without it.
@@ -92,23 +93,30 @@ func (r *relay) stream(ctx context.Context, req UpstreamRequest) (EventStream, e
 }
 
 // itemHealth records what a finished item says about its server: a
-// listing that failed, or a call the provider could not deliver (an
-// http_error of 502, 503 or 504: nothing answered, or only a gateway).
+// listing that failed (unreachable at once), a call the provider could not
+// deliver (an http_error of 502, 503 or 504: nothing answered, or only a
+// gateway; counted, unreachable after MCP_HEALTH_FAILURES in a row), or a
+// call that reached it (the count starts again).
 func (r *relay) itemHealth(u *UpstreamItem) {
-	var reason string
-	switch {
-	case u.Type == ItemListTools && given(u.ListError):
-		reason = "the model's provider could not list its tools: " + errorText(u.ListError)
-	case u.Type == ItemCall && unreachableCall(u.CallError):
-		reason = fmt.Sprintf("the model's provider could not reach it to call %s: %s", u.Name, errorText(u.CallError))
-	default:
+	i := slices.IndexFunc(r.groups, func(g policy.ServerTools) bool { return g.Server.Label == u.ServerLabel })
+	if i < 0 {
 		return
 	}
-	for _, g := range r.groups {
-		if g.Server.Label == u.ServerLabel {
-			r.serverFailed(g.Server, reason)
-			return
-		}
+	srv, s := r.groups[i].Server, r.t.s
+	var err error
+	switch {
+	case u.Type == ItemListTools && given(u.ListError):
+		r.serverFailed(srv, "the model's provider could not list its tools: "+errorText(u.ListError))
+	case u.Type == ItemCall && unreachableCall(u.CallError):
+		// One call that could not get through (often one that was slow)
+		// does not take the server out for everyone: failures in a row do.
+		err = s.policies.CallFailed(r.store, srv.Label, srv.URL,
+			fmt.Sprintf("the model's provider could not reach it to call %s: %s", u.Name, errorText(u.CallError)))
+	case u.Type == ItemCall:
+		err = s.policies.CallWorked(r.store, srv.Label, srv.URL)
+	}
+	if err != nil {
+		s.log.WarnContext(r.store, "recording an MCP server's health failed", "server_id", srv.Label, "error", err)
 	}
 }
 
@@ -132,7 +140,11 @@ func skippedMessage(sk policy.SkippedServer, now time.Time) string {
 			since = at.Format("2006-01-02 15:04:05 UTC")
 		}
 	}
-	msg := fmt.Sprintf("%s skipped: unreachable since %s", sk.Label, since)
+	state := "unreachable"
+	if sk.Health.Status == policy.HealthSlow {
+		state = "slow to list its tools"
+	}
+	msg := fmt.Sprintf("%s skipped: %s since %s", sk.Label, state, since)
 	if sk.Health.LastError != "" {
 		msg += " (" + clip(sk.Health.LastError) + ")"
 	}

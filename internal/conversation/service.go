@@ -44,6 +44,12 @@ type Policies interface {
 	// provider could not list its tools or reach it for a call); url is the
 	// server's URL as the request offered it.
 	ServerFailed(ctx context.Context, label, url, reason string) error
+	// CallFailed records that the provider could not deliver a call to the
+	// server; the server becomes unreachable only after several in a row.
+	CallFailed(ctx context.Context, label, url, reason string) error
+	// CallWorked records that a call reached the server (the failures in a
+	// row start again).
+	CallWorked(ctx context.Context, label, url string) error
 	// RecordListed stores the tools a response listed for a server that
 	// Toolgate had not discovered yet.
 	RecordListed(ctx context.Context, label string, tools []policy.DiscoveredTool) error

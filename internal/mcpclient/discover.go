@@ -30,6 +30,9 @@ type Discoverer struct {
 	// Guard, redirects to another origin are never followed.
 	Guard         *netguard.Guard
 	Name, Version string // client implementation info sent in initialize; defaults "toolgate", "dev"
+	// Limits bound the listing (zero fields: the defaults); over one the
+	// discovery fails and says which (policy.ToolLimits).
+	Limits policy.ToolLimits
 }
 
 // ListTools connects to the MCP endpoint at serverURL, sending headers on
@@ -42,6 +45,11 @@ func (d *Discoverer) ListTools(ctx context.Context, serverURL string, headers ma
 	}
 	ctx, cancel := context.WithTimeoutCause(ctx, timeout, errTimedOut)
 	defer cancel()
+	// Reading past the list's byte limit ends the whole discovery at once:
+	// the SDK would otherwise wait for an answer that never completes.
+	ctx, stop := context.WithCancelCause(ctx)
+	defer stop(nil)
+	limits := d.Limits.OrDefaults()
 
 	// Copy the caller's client so that wrapping its transport leaves it alone.
 	httpClient := &http.Client{}
@@ -56,7 +64,7 @@ func (d *Discoverer) ListTools(ctx context.Context, serverURL string, headers ma
 		}
 		base = d.Guard.Transport()
 	}
-	rt := newSessionTransport(ctx, base, serverURL, headers)
+	rt := newSessionTransport(ctx, base, serverURL, headers, int64(limits.ListBytes), func() { stop(errTooLarge) })
 	httpClient.Transport = rt
 	callerCheck := httpClient.CheckRedirect
 	httpClient.CheckRedirect = func(req *http.Request, via []*http.Request) error {
@@ -81,20 +89,29 @@ func (d *Discoverer) ListTools(ctx context.Context, serverURL string, headers ma
 	client := mcp.NewClient(&mcp.Implementation{Name: orDefault(d.Name, "toolgate"), Version: orDefault(d.Version, "dev")}, nil)
 	session, err := client.Connect(ctx, transport, nil)
 	if err != nil {
-		return nil, discoveryFailed(ctx, serverURL, timeout, rt, err)
+		return nil, d.failed(ctx, serverURL, timeout, rt, err)
 	}
-	tools, err := listAll(ctx, session)
+	tools, err := listAll(ctx, session, limits)
 	// A failed close (the server's session DELETE) does not make a listing
 	// we already have any less true, so its error is dropped.
 	_ = session.Close()
 	if err != nil {
-		return nil, discoveryFailed(ctx, serverURL, timeout, rt, err)
+		return nil, d.failed(ctx, serverURL, timeout, rt, err)
 	}
 	return tools, nil
 }
 
+func (d *Discoverer) failed(ctx context.Context, serverURL string, timeout time.Duration, rt *sessionTransport, err error) error {
+	if errors.Is(context.Cause(ctx), errTooLarge) {
+		err = listingErrorf("the server's answers to the tool listing are larger than the limit of %s (MCP_TOOL_LIST_MAX_BYTES); "+
+			"Toolgate stopped reading and stored nothing (the server must offer fewer or smaller tools)", policy.FormatBytes(d.Limits.OrDefaults().ListBytes))
+		ctx = context.WithoutCancel(ctx)
+	}
+	return discoveryFailed(ctx, serverURL, timeout, rt, err)
+}
+
 // listAll follows nextCursor through every page of tools/list.
-func listAll(ctx context.Context, session *mcp.ClientSession) ([]policy.DiscoveredTool, error) {
+func listAll(ctx context.Context, session *mcp.ClientSession, limits policy.ToolLimits) ([]policy.DiscoveredTool, error) {
 	tools := []policy.DiscoveredTool{}
 	seen := make(map[string]bool)
 	params := &mcp.ListToolsParams{}
@@ -107,6 +124,9 @@ func listAll(ctx context.Context, session *mcp.ClientSession) ([]policy.Discover
 			tool, err := toDiscovered(t)
 			if err != nil {
 				return nil, err
+			}
+			if msg := limits.CheckTool(tool); msg != "" {
+				return nil, listingErrorf("%s; nothing was stored", msg)
 			}
 			// Tools are keyed by name downstream: a duplicate would make
 			// one definition silently win over the other.

@@ -2,10 +2,12 @@ package mcpclient
 
 import (
 	"context"
+	"errors"
 	"io"
 	"net/http"
 	"net/url"
 	"sync"
+	"sync/atomic"
 )
 
 // sessionTransport is the RoundTripper of one discovery session. It adds the
@@ -19,6 +21,12 @@ type sessionTransport struct {
 	// without this bound closing could outlast the discovery's Timeout.
 	ctx context.Context
 
+	// left is how many more bytes the server's answers may take, all
+	// responses of the session together (MCP_TOOL_LIST_MAX_BYTES); past it
+	// reading stops and overLimit ends the discovery.
+	left      atomic.Int64
+	overLimit func()
+
 	mu   sync.Mutex
 	last observed
 }
@@ -30,11 +38,13 @@ type observed struct {
 	err         error  // the transport error, if the request failed
 }
 
-func newSessionTransport(ctx context.Context, base http.RoundTripper, serverURL string, headers map[string]string) *sessionTransport {
+func newSessionTransport(ctx context.Context, base http.RoundTripper, serverURL string, headers map[string]string,
+	maxBytes int64, overLimit func()) *sessionTransport {
 	if base == nil {
 		base = http.DefaultTransport
 	}
-	t := &sessionTransport{base: base, headers: headers, ctx: ctx}
+	t := &sessionTransport{base: base, headers: headers, ctx: ctx, overLimit: overLimit}
+	t.left.Store(maxBytes)
 	if u, err := url.Parse(serverURL); err == nil {
 		t.origin = u.Scheme + "://" + u.Host
 	}
@@ -63,8 +73,36 @@ func (t *sessionTransport) RoundTrip(req *http.Request) (*http.Response, error) 
 		release()
 		return nil, err
 	}
-	resp.Body = &releasingBody{ReadCloser: resp.Body, release: release}
+	resp.Body = &releasingBody{ReadCloser: &limitedBody{ReadCloser: resp.Body, t: t}, release: release}
 	return resp, nil
+}
+
+// errTooLarge is what reading a response past the session's byte budget
+// returns, and the cause of the discovery context it ends.
+var errTooLarge = errors.New("mcp discovery: the server's answers exceed the tool list byte limit")
+
+// limitedBody reads a response while the session's byte budget lasts: a
+// server cannot make Toolgate read (or buffer) more than the limit, whether
+// it answers with one JSON body or a stream of events.
+type limitedBody struct {
+	io.ReadCloser
+	t *sessionTransport
+}
+
+func (b *limitedBody) Read(p []byte) (int, error) {
+	left := b.t.left.Load()
+	if left < 0 {
+		return 0, errTooLarge
+	}
+	if int64(len(p)) > left+1 {
+		p = p[:left+1] // one byte more than allowed tells that it is over
+	}
+	n, err := b.ReadCloser.Read(p)
+	if b.t.left.Add(-int64(n)) < 0 {
+		b.t.overLimit()
+		return 0, errTooLarge
+	}
+	return n, err
 }
 
 func (t *sessionTransport) observe(resp *http.Response, err error) {

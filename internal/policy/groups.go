@@ -402,7 +402,7 @@ func (s *snapshot) request(mine []UserPolicy, grants map[string]map[string]Grant
 		}
 		switch {
 		case !g.Offered():
-		case g.Server.Health.Status == HealthUnreachable && !keep[label]:
+		case g.Server.Health.Status.LeftOut() && !keep[label]:
 			skipped = append(skipped, SkippedServer{Label: label, Health: g.Server.Health, Tools: g})
 		default:
 			out = append(out, g)
@@ -475,6 +475,12 @@ func (s *Service) RecordListed(ctx context.Context, label string, tools []Discov
 			return err
 		}
 		fresh := slices.DeleteFunc(slices.Clone(tools), func(t DiscoveredTool) bool {
+			// What discovery would refuse (a field over its limit, a name
+			// with hidden characters) is not stored from a listing either.
+			if msg := s.limits.CheckTool(t); msg != "" {
+				s.log.WarnContext(ctx, "a tool the model's provider listed was not recorded", "server_id", label, "reason", msg)
+				return true
+			}
 			return slices.ContainsFunc(known, func(k Tool) bool { return k.Discovered && k.Name == t.Name })
 		})
 		if len(fresh) == 0 {

@@ -2,6 +2,8 @@ package policy
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"net/url"
 	"strings"
 	"time"
@@ -23,7 +25,15 @@ const (
 	// HealthUnreachable: the last check failed; requests leave the server
 	// out until a discovery or re-check reaches it again.
 	HealthUnreachable HealthStatus = "unreachable"
+	// HealthSlow: the last discovery listed the server's tools but took
+	// longer than the listing time limit (MCP_LIST_TIME_LIMIT). The model's
+	// provider lists every offered server's tools in every request, so
+	// requests leave the server out until a check finds it fast again.
+	HealthSlow HealthStatus = "slow"
 )
+
+// LeftOut reports whether requests leave a server in this state out.
+func (s HealthStatus) LeftOut() bool { return s == HealthUnreachable || s == HealthSlow }
 
 // Health is a server's health as stored. Failures come from Toolgate's own
 // discovery and from the turns (the provider could not list the server's
@@ -39,15 +49,70 @@ type Health struct {
 	// CheckedAt is the last check, failed or not; OKAt the last that worked.
 	CheckedAt *time.Time
 	OKAt      *time.Time
+	// ListMS is how long the last discovery that listed the server's tools
+	// took, in milliseconds; nil before one did.
+	ListMS *int
+	// Failures counts the failed calls in a row the turns reported (a call
+	// the model's provider could not deliver); at the threshold
+	// (MCP_HEALTH_FAILURES) the server becomes unreachable.
+	Failures int
 }
 
 // SkippedServer is an enabled server a request left out because it is
-// unreachable.
+// unreachable or slow.
 type SkippedServer struct {
 	Label  string
 	Health Health
 	// Tools are what the server would have offered.
 	Tools ServerTools
+}
+
+// HealthOptions say when a server is left out of requests.
+type HealthOptions struct {
+	// ListTimeLimit (MCP_LIST_TIME_LIMIT): a discovery that lists the
+	// server's tools slower than this makes it slow; 0: never slow.
+	ListTimeLimit time.Duration
+	// Failures (MCP_HEALTH_FAILURES): failed calls in a row that make a
+	// server unreachable; below 1: DefaultHealthFailures.
+	Failures int
+	// CheckEvery (MCP_HEALTH_CHECK): how often the background check lists
+	// a reachable server's tools to measure its listing time; 0: never.
+	CheckEvery time.Duration
+}
+
+// The documented defaults of HealthOptions (README, Configuration).
+const (
+	DefaultListTimeLimit  = 3 * time.Second
+	DefaultHealthFailures = 3
+	DefaultHealthCheck    = 5 * time.Minute
+)
+
+// DefaultHealthOptions are the options without configuration.
+func DefaultHealthOptions() HealthOptions {
+	return HealthOptions{ListTimeLimit: DefaultListTimeLimit, Failures: DefaultHealthFailures, CheckEvery: DefaultHealthCheck}
+}
+
+// SetHealthOptions sets when a server is left out; call it before use.
+// Without it a Service uses DefaultHealthOptions.
+func (s *Service) SetHealthOptions(o HealthOptions) {
+	if o.Failures < 1 {
+		o.Failures = DefaultHealthFailures
+	}
+	s.health = o
+}
+
+// SetToolLimits sets what one server's listing may hold, for the tools a
+// response lists (RecordListed); call it before use.
+func (s *Service) SetToolLimits(l ToolLimits) { s.limits = l.OrDefaults() }
+
+// slowReason says why a listing that took took makes the server slow, or
+// "" when it does not.
+func (s *Service) slowReason(took time.Duration) string {
+	limit := s.health.ListTimeLimit
+	if limit <= 0 || took <= limit {
+		return ""
+	}
+	return fmt.Sprintf("listing its tools took %s, more than the limit of %s (MCP_LIST_TIME_LIMIT)", took.Round(100*time.Millisecond), limit)
 }
 
 // MaxHealthErrorLen bounds the stored reason of a failure.
@@ -106,10 +171,88 @@ func (s *Service) ServerFailed(ctx context.Context, label, serverURL, reason str
 	return err
 }
 
-// RecheckUnreachable runs discovery again for the enabled unreachable
-// servers not checked for every, at most limit of them, and returns their
-// labels. Each server is claimed in the database before it is checked, so
-// of several replicas only one re-checks it per interval.
+// CallFailed records that the model's provider could not deliver a call
+// to the server. One failed call says little (the call may just have been
+// slow), so the server stays offered until HealthOptions.Failures calls in
+// a row failed; then it is unreachable. A call that works, or a discovery,
+// starts the count again.
+func (s *Service) CallFailed(ctx context.Context, label, serverURL, reason string) error {
+	reason = MaskURLIn(reason, serverURL)
+	n, down, err := s.store.Repo().CountFailure(ctx, label, serverURL,
+		healthError(fmt.Sprintf("%d calls in a row failed; the last: %s", s.failures(), reason)), s.now(), s.failures())
+	switch {
+	case err != nil:
+	case down:
+		s.log.WarnContext(ctx, "MCP server unreachable: it is left out of requests until it answers again",
+			"server_id", label, "failures", n, "error", reason)
+	case n > 0:
+		s.log.InfoContext(ctx, "a call to an MCP server failed; it stays offered until more calls in a row fail",
+			"server_id", label, "failures", n, "threshold", s.failures(), "error", reason)
+	}
+	return err
+}
+
+// CallWorked records that a call reached the server: its failures in a
+// row start again from zero.
+func (s *Service) CallWorked(ctx context.Context, label, serverURL string) error {
+	return s.store.Repo().ResetFailures(ctx, label, serverURL)
+}
+
+func (s *Service) failures() int {
+	if s.health.Failures < 1 {
+		return DefaultHealthFailures
+	}
+	return s.health.Failures
+}
+
+// CheckReachable lists the tools of the enabled reachable servers not
+// checked for every, at most limit of them, to measure how long the
+// listing takes: a server slower than the limit becomes slow (left out
+// until it is fast again), one that fails counts a failure. Nothing is
+// stored of what they list (that is Refresh's). It returns their labels.
+func (s *Service) CheckReachable(ctx context.Context, every time.Duration, limit int) ([]string, error) {
+	labels, err := s.store.Repo().ClaimChecks(ctx, every, limit)
+	if err != nil {
+		return nil, err
+	}
+	for _, label := range labels {
+		if err := s.check(ctx, label); err != nil && ctx.Err() == nil {
+			s.log.DebugContext(ctx, "checking an MCP server failed", "server_id", label, "error", err)
+		}
+	}
+	return labels, nil
+}
+
+// check is one background check of a reachable server.
+func (s *Service) check(ctx context.Context, label string) error {
+	srv, err := s.store.Repo().Server(ctx, label, false)
+	if err != nil {
+		return err
+	}
+	start := time.Now()
+	_, discErr := s.discover.ListTools(ctx, srv.URL, srv.Headers)
+	took := time.Since(start)
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	if discErr != nil {
+		reason := discoveryCause(srv, errorMessage(discErr))
+		_, _, err := s.store.Repo().CountFailure(ctx, label, srv.URL,
+			healthError(fmt.Sprintf("%d checks or calls in a row failed; the last: %s", s.failures(), reason)), s.now(), s.failures())
+		return errors.Join(discErr, err)
+	}
+	slow := s.slowReason(took)
+	if slow != "" {
+		s.log.WarnContext(ctx, "MCP server slow to list its tools: it is left out of requests until it is fast again",
+			"server_id", label, "took", took)
+	}
+	return s.store.Repo().MarkListed(ctx, label, srv.URL, s.now(), took, slow)
+}
+
+// RecheckUnreachable runs discovery again for the enabled unreachable and
+// slow servers not checked for every, at most limit of them, and returns
+// their labels. Each server is claimed in the database before it is
+// checked, so of several replicas only one re-checks it per interval.
 func (s *Service) RecheckUnreachable(ctx context.Context, every time.Duration, limit int) ([]string, error) {
 	labels, err := s.store.Repo().ClaimRechecks(ctx, every, limit)
 	if err != nil {
@@ -143,6 +286,11 @@ func (s *Service) RunRechecks(ctx context.Context, every time.Duration) {
 		}
 		if _, err := s.RecheckUnreachable(ctx, every, RecheckBatch); err != nil && ctx.Err() == nil {
 			s.log.WarnContext(ctx, "re-checking unreachable MCP servers failed", "error", err)
+		}
+		if s.health.CheckEvery > 0 {
+			if _, err := s.CheckReachable(ctx, s.health.CheckEvery, RecheckBatch); err != nil && ctx.Err() == nil {
+				s.log.WarnContext(ctx, "checking reachable MCP servers failed", "error", err)
+			}
 		}
 	}
 }

@@ -23,11 +23,13 @@ type Service struct {
 	log        *slog.Logger
 	now        func() time.Time
 	tools      toolCache // the workspace's part of requests, at a version (snapshot.go)
+	health     HealthOptions
+	limits     ToolLimits // what one listing may hold (RecordListed; the Discoverer has its own)
 }
 
 // NewService returns a Service over store that discovers tools with d.
 func NewService(store Store, d Discoverer, log *slog.Logger) *Service {
-	return &Service{store: store, discover: d, log: log, now: time.Now}
+	return &Service{store: store, discover: d, log: log, now: time.Now, health: DefaultHealthOptions(), limits: DefaultToolLimits()}
 }
 
 // ListServers returns every server, ordered by label.
@@ -175,7 +177,9 @@ func (s *Service) refresh(ctx context.Context, label string) ([]Tool, error) {
 	if err != nil {
 		return nil, err
 	}
+	start := time.Now()
 	found, discErr := s.discover.ListTools(ctx, srv.URL, srv.Headers)
+	took := time.Since(start)
 	if discErr != nil && ctx.Err() != nil {
 		return nil, ctx.Err() // the caller went away; that says nothing about the server
 	}
@@ -215,7 +219,7 @@ func (s *Service) refresh(ctx context.Context, label string) ([]Tool, error) {
 		if err := r.MarkDiscovered(ctx, label, at); err != nil {
 			return err
 		}
-		if err := r.MarkHealthy(ctx, label, at); err != nil {
+		if err := r.MarkListed(ctx, label, srv.URL, at, took, s.slowReason(took)); err != nil {
 			return err
 		}
 		before, after := toolDigests(old), toolDigests(toTools(found))

@@ -42,6 +42,19 @@ type Repo interface {
 	MarkDiscovered(ctx context.Context, label string, at time.Time) error
 	// MarkHealthy records that a check at at reached the server.
 	MarkHealthy(ctx context.Context, label string, at time.Time) error
+	// MarkListed records that a discovery at at listed the server's tools
+	// in took: ok, or slow (slow says why) when it took too long. With url
+	// set it only applies while the server still has that URL.
+	MarkListed(ctx context.Context, label, url string, at time.Time, took time.Duration, slow string) error
+	// CountFailure adds one to the server's failures in a row and makes it
+	// unreachable with reason once they reach threshold; it returns the
+	// count and whether the server is unreachable now. With url set it only
+	// applies while the server still has that URL; a server that does not
+	// exist (any more) is not an error.
+	CountFailure(ctx context.Context, label, url, reason string, at time.Time, threshold int) (int, bool, error)
+	// ResetFailures starts the server's failures in a row again from zero
+	// (while it still has url).
+	ResetFailures(ctx context.Context, label, url string) error
 	// MarkUnreachable records that a check at at failed with reason; a
 	// server already unreachable keeps when it began failing. With url set
 	// it only applies while the server still has that URL. A server that
@@ -51,7 +64,11 @@ type Repo interface {
 	// checked for every, oldest check first, marks them checked now and
 	// returns their labels; a server another transaction is claiming is
 	// skipped, so each is claimed once per interval whoever asks.
+	// Slow servers are claimed the same way.
 	ClaimRechecks(ctx context.Context, every time.Duration, limit int) ([]string, error)
+	// ClaimChecks is ClaimRechecks for the enabled servers that are ok:
+	// their listing time is measured again every so often.
+	ClaimChecks(ctx context.Context, every time.Duration, limit int) ([]string, error)
 
 	// Tools lists a server's discovered tools and tool names that only have a
 	// policy, each with its explicit policy (effective policy left unset).

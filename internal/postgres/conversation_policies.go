@@ -41,6 +41,16 @@ func (p ConversationPolicies) ServerFailed(ctx context.Context, label, url, reas
 	return p.svc.ServerFailed(ctx, label, url, reason)
 }
 
+// CallFailed records that the provider could not deliver a call to a server.
+func (p ConversationPolicies) CallFailed(ctx context.Context, label, url, reason string) error {
+	return p.svc.CallFailed(ctx, label, url, reason)
+}
+
+// CallWorked records that a call reached a server.
+func (p ConversationPolicies) CallWorked(ctx context.Context, label, url string) error {
+	return p.svc.CallWorked(ctx, label, url)
+}
+
 // RecordListed stores the tools a response listed that were not discovered yet.
 func (p ConversationPolicies) RecordListed(ctx context.Context, label string, tools []policy.DiscoveredTool) error {
 	return p.svc.RecordListed(ctx, label, tools)

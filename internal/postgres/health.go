@@ -2,7 +2,10 @@ package postgres
 
 import (
 	"context"
+	"errors"
 	"time"
+
+	"github.com/jackc/pgx/v5"
 )
 
 // The health of MCP servers (policy.Health), kept on mcp_servers so every
@@ -10,8 +13,18 @@ import (
 
 func (r repo) MarkHealthy(ctx context.Context, label string, at time.Time) error {
 	_, err := r.q.Exec(ctx, `UPDATE mcp_servers SET health_status = 'ok', health_since = NULL, health_error = NULL,
-		health_checked_at = $2, health_ok_at = $2 WHERE label = $1`, label, at)
+		health_checked_at = $2, health_ok_at = $2, health_failures = 0 WHERE label = $1`, label, at)
 	return translate(err, "record a server reachable")
+}
+
+func (r repo) MarkListed(ctx context.Context, label, url string, at time.Time, took time.Duration, slow string) error {
+	_, err := r.q.Exec(ctx, `UPDATE mcp_servers SET
+		health_status = CASE WHEN $5 = '' THEN 'ok' ELSE 'slow' END,
+		health_since = CASE WHEN $5 = '' THEN NULL WHEN health_status = 'slow' THEN health_since ELSE $3 END,
+		health_error = nullif($5, ''),
+		health_checked_at = $3, health_ok_at = $3, health_failures = 0, health_list_ms = $4
+		WHERE label = $1 AND ($2 = '' OR url = $2)`, label, url, at, took.Milliseconds(), slow)
+	return translate(err, "record a server's listing time")
 }
 
 func (r repo) MarkUnreachable(ctx context.Context, label, url, reason string, at time.Time) error {
@@ -22,16 +35,48 @@ func (r repo) MarkUnreachable(ctx context.Context, label, url, reason string, at
 	return translate(err, "record a server unreachable")
 }
 
+func (r repo) CountFailure(ctx context.Context, label, url, reason string, at time.Time, threshold int) (int, bool, error) {
+	var failures int
+	var down bool
+	err := r.q.QueryRow(ctx, `UPDATE mcp_servers SET health_failures = health_failures + 1,
+		health_status = CASE WHEN health_failures + 1 >= $5 THEN 'unreachable' ELSE health_status END,
+		health_since = CASE WHEN health_status = 'unreachable' THEN health_since WHEN health_failures + 1 >= $5 THEN $4 ELSE health_since END,
+		health_error = CASE WHEN health_failures + 1 >= $5 THEN $3 ELSE health_error END,
+		health_checked_at = $4
+		WHERE label = $1 AND ($2 = '' OR url = $2)
+		RETURNING health_failures, health_status = 'unreachable'`, label, url, reason, at, threshold).Scan(&failures, &down)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return 0, false, nil
+	}
+	return failures, down, translate(err, "count a server's failure")
+}
+
+func (r repo) ResetFailures(ctx context.Context, label, url string) error {
+	_, err := r.q.Exec(ctx, `UPDATE mcp_servers SET health_failures = 0
+		WHERE label = $1 AND url = $2 AND health_failures > 0`, label, url)
+	return translate(err, "reset a server's failures")
+}
+
 func (r repo) ClaimRechecks(ctx context.Context, every time.Duration, limit int) ([]string, error) {
+	return r.claim(ctx, `health_status IN ('unreachable', 'slow')`, every, limit)
+}
+
+func (r repo) ClaimChecks(ctx context.Context, every time.Duration, limit int) ([]string, error) {
+	return r.claim(ctx, `health_status = 'ok'`, every, limit)
+}
+
+// claim takes up to limit enabled servers in the state where says, not
+// checked for every, and marks them checked now.
+func (r repo) claim(ctx context.Context, where string, every time.Duration, limit int) ([]string, error) {
 	rows, err := r.q.Query(ctx, `UPDATE mcp_servers SET health_checked_at = now()
 		WHERE label IN (
 			SELECT label FROM mcp_servers
-			WHERE health_status = 'unreachable' AND enabled
+			WHERE `+where+` AND enabled
 			  AND (health_checked_at IS NULL OR health_checked_at <= now() - make_interval(secs => $1))
 			ORDER BY health_checked_at NULLS FIRST, label
 			LIMIT $2
 			FOR UPDATE SKIP LOCKED)
-		  AND health_status = 'unreachable'
+		  AND `+where+`
 		RETURNING label`, every.Seconds(), limit)
 	if err != nil {
 		return nil, translate(err, "claim servers to re-check")

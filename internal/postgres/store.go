@@ -49,7 +49,7 @@ const serverCols = `s.label, s.url, s.description, s.headers_enc, s.default_poli
 	s.updated_at, s.tools_refreshed_at, coalesce(s.tools_refresh_error, ''),
 	(SELECT count(*) FROM mcp_tools t WHERE t.server_label = s.label), s.default_policy_locked, s.first_discovered_at,
 	s.health_status, s.health_since, coalesce(s.health_error, ''), s.health_checked_at, s.health_ok_at, s.approval_ttl_seconds,
-	s.read_only_hints`
+	s.read_only_hints, s.health_list_ms, s.health_failures`
 
 func scanServer(row pgx.Row) (policy.Server, error) {
 	var s policy.Server
@@ -57,7 +57,7 @@ func scanServer(row pgx.Row) (policy.Server, error) {
 	err := row.Scan(&s.Label, &s.URL, &s.Description, &sealed, &s.DefaultPolicy, &s.Enabled,
 		&s.CreatedAt, &s.UpdatedAt, &s.RefreshedAt, &s.RefreshError, &s.ToolCount, &s.DefaultPolicyLocked, &s.FirstDiscoveredAt,
 		&s.Health.Status, &s.Health.Since, &s.Health.LastError, &s.Health.CheckedAt, &s.Health.OKAt, &s.ApprovalTTLSeconds,
-		&s.ReadOnlyHints)
+		&s.ReadOnlyHints, &s.Health.ListMS, &s.Health.Failures)
 	if err == nil {
 		s.Headers, err = openHeaders(box(), s.Label, sealed)
 	}

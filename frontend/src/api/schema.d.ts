@@ -1703,23 +1703,26 @@ export interface components {
          *     Toolgate's own discovery (registering, changing or refreshing the
          *     server, and the background re-check every `MCP_HEALTH_RECHECK`), or
          *     a turn (the model's provider could not list the server's tools, the
-         *     424 that names it, or could not reach it for a call). While it is
-         *     `unreachable`, requests leave the server out and the turn says so
-         *     with a `notice` (`server_skipped`); a discovery that reaches it makes
+         *     424 that names it, or `MCP_HEALTH_FAILURES` calls in a row it could
+         *     not deliver). Reachable servers are checked every `MCP_HEALTH_CHECK`
+         *     to measure how long listing their tools takes: one slower than
+         *     `MCP_LIST_TIME_LIMIT` is `slow`. While it is `unreachable` or `slow`,
+         *     requests leave the server out and the turn says so with a `notice`
+         *     (`server_skipped`); a discovery that reaches it (fast enough) makes
          *     it `ok` again.
          */
         ServerHealth: {
             /**
-             * @description `unknown`: never checked (discovery has not run yet).
+             * @description `unknown`: never checked (discovery has not run yet). `slow`: the last discovery listed the tools slower than `MCP_LIST_TIME_LIMIT`.
              * @enum {string}
              */
-            status: "ok" | "unreachable" | "unknown";
+            status: "ok" | "unreachable" | "slow" | "unknown";
             /**
              * Format: date-time
-             * @description `unreachable`: when the current run of failures began; `null` otherwise.
+             * @description `unreachable`, `slow`: when the current run of failures (or slowness) began; `null` otherwise.
              */
             since: string | null;
-            /** @description `unreachable`: why the last check failed (query values of URLs masked); `null` otherwise. */
+            /** @description `unreachable`, `slow`: why the last check failed, or how long the listing took (query values of URLs masked); `null` otherwise. */
             last_error: string | null;
             /**
              * Format: date-time
@@ -1731,6 +1734,10 @@ export interface components {
              * @description The last check that reached the server; `null` if none did.
              */
             ok_at: string | null;
+            /** @description How long the last discovery that listed the server's tools took, in milliseconds; `null` before one did. */
+            list_ms?: number | null;
+            /** @description Calls in a row the model's provider could not deliver (or background checks that failed); at `MCP_HEALTH_FAILURES` the server becomes `unreachable`, and a call or discovery that works sets it back to 0. */
+            failures?: number;
         };
         /** @description The input that registers an MCP server. */
         NewServer: {

@@ -9,6 +9,8 @@ import { CorrectionPanel } from "./CorrectionEditor";
 import { CorrectsNote } from "./CorrectsNote";
 import { ExpiryCountdown, useTimeUp } from "./ExpiryCountdown";
 import { JsonView, RedactedNote } from "./JsonView";
+import { Escaped } from "./Escaped";
+import { escapedText, hasHidden, hasHiddenDeep } from "./escape";
 
 export interface ApprovalCardProps {
   approval: Approval;
@@ -75,7 +77,8 @@ export const ApprovalCard = forwardRef<HTMLElement, ApprovalCardProps>(function 
   ref,
 ) {
   const { t } = useTranslation("chat");
-  const tool = approval.tool_name;
+  // Hidden characters in the name are shown escaped wherever it is quoted.
+  const tool = escapedText(approval.tool_name);
   const server = approval.server_label;
   const [reason, setReason] = useState("");
   const [correcting, setCorrecting] = useState(false);
@@ -120,6 +123,9 @@ export const ApprovalCard = forwardRef<HTMLElement, ApprovalCardProps>(function 
   const title = approval.annotations?.title;
   // An admin's lock at Ask: every call asks, so only "approve once" and the denials are offered.
   const lock = approval.ask_lock ?? null;
+  // What the card shows is what runs: a name, title or argument holding
+  // bidi overrides, zero-width or other invisible characters gets a warning.
+  const hiddenChars = hasHidden(approval.tool_name) || hasHidden(title ?? "") || hasHiddenDeep(approval.arguments);
 
   return (
     <article
@@ -137,11 +143,12 @@ export const ApprovalCard = forwardRef<HTMLElement, ApprovalCardProps>(function 
           {t("card.eyebrow")}
         </span>
         <h2 className="approval-title">
-          <code className="approval-tool">{tool}</code>
+          <code className="approval-tool"><Escaped text={approval.tool_name} /></code>
           <span className="approval-on"> {t("card.on")} </span>
           <span className="approval-server">{server}</span>
         </h2>
-        {title && <p className="approval-tool-title">{title}</p>}
+        {title && <p className="approval-tool-title"><Escaped text={title} /></p>}
+        {hiddenChars && <p className="approval-hidden-warning" role="note">{t("card.hiddenChars")}</p>}
         <Badges a={approval.annotations} />
         <p className="approval-why">{asksBecauseText(t, approval.asks_because)}.</p>
         {lock && <p className="approval-lock"><span aria-hidden="true">🔒 </span>{t(`card.askLock.${lock}`)}</p>}

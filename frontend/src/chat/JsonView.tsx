@@ -2,6 +2,7 @@
 // the "[redacted]" placeholder Toolgate stored in their place.
 import type { ReactNode } from "react";
 import { useTranslation } from "react-i18next";
+import { Escaped } from "./Escaped";
 
 export const REDACTED = "[redacted]";
 
@@ -31,7 +32,9 @@ function RedactedChip() {
 function render(value: unknown, path: string, indent: string, hidden: ReadonlySet<string>): ReactNode {
   if (path && hidden.has(path) && value === REDACTED) return <RedactedChip />;
   if (value === null) return <span className="json-null">null</span>;
-  if (typeof value === "string") return <span className="json-string">{JSON.stringify(value)}</span>;
+  // Hidden characters (bidi overrides, zero-width …) show as \uXXXX: what is
+  // shown is what the tool gets (escape.ts).
+  if (typeof value === "string") return <span className="json-string"><Escaped text={JSON.stringify(value)} /></span>;
   if (typeof value === "number" || typeof value === "boolean") return <span className="json-literal">{String(value)}</span>;
   const inner = indent + "  ";
   if (Array.isArray(value)) {
@@ -59,7 +62,7 @@ function render(value: unknown, path: string, indent: string, hidden: ReadonlySe
         {entries.map(([k, v], i) => (
           <span key={k}>
             {inner}
-            <span className="json-key">{JSON.stringify(k)}</span>
+            <span className="json-key"><Escaped text={JSON.stringify(k)} /></span>
             {": "}
             {render(v, childPath(path, k), inner, hidden)}
             {i < entries.length - 1 ? ",\n" : "\n"}

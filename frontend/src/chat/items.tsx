@@ -11,6 +11,8 @@ import { Markdown } from "../markdown/Markdown";
 import { linkProps } from "../router";
 import { JsonView, REDACTED, RedactedNote } from "./JsonView";
 import type { Outcome } from "./transcript";
+import { Escaped } from "./Escaped";
+import { escapedText } from "./escape";
 
 export function UserMessage({ text, sending }: { text: string; sending?: boolean }) {
   const { t } = useTranslation("chat");
@@ -80,7 +82,7 @@ export function ListToolsRow({ item }: { item: ListToolsItem }) {
             <ul className="tool-list">
               {tools.map((x, i) => (
                 <li key={x.name ?? i}>
-                  <code>{x.name}</code>
+                  <code>{x.name !== undefined ? <Escaped text={x.name} /> : x.name}</code>
                   {x.name !== undefined && blocked.has(x.name) && (
                     <>{" "}<span className="badge blocked" title={t("item.blockedTitle")}>{t("policy.blocked")}</span></>
                   )}
@@ -147,7 +149,7 @@ function CallName({ item }: { item: CallItem }) {
     <span className="call-name">
       <span className="call-server">{item.server_label}</span>
       <span aria-hidden="true"> · </span><span className="sr-only"> {t("item.tool")} </span>
-      <code>{item.name}</code>
+      <code><Escaped text={item.name} /></code>
     </span>
   );
 }
@@ -254,7 +256,7 @@ export function DecidedApproval({ approval, outcome, note }: { approval: Decided
   if (approved && scope === "hour") notes.push(t("decided.forHour"));
   if (remember && (approved || state === "denied")) notes.push(t("decided.remembered", { policy: t(approved ? "policy.never" : "policy.blocked") }));
   const ran = state === "approved" && outcome && outcome !== "not_run" && outcome !== "waiting" ? outcome : null;
-  const tool = approval.tool_name;
+  const tool = escapedText(approval.tool_name);
   return (
     <div className={`decided decided-${state}`} title={approval.decided_at ? dateTime(approval.decided_at) : undefined}>
       <span className="decided-icon" aria-hidden="true">{icons[state]}</span>
