@@ -48,16 +48,21 @@ func (r repo) PutSettings(ctx context.Context, s policy.Settings) (policy.Settin
 const serverCols = `s.label, s.url, s.description, s.headers_enc, s.default_policy, s.enabled, s.created_at,
 	s.updated_at, s.tools_refreshed_at, coalesce(s.tools_refresh_error, ''),
 	(SELECT count(*) FROM mcp_tools t WHERE t.server_label = s.label), s.default_policy_locked, s.first_discovered_at,
-	s.health_status, s.health_since, coalesce(s.health_error, ''), s.health_checked_at, s.health_ok_at, s.approval_ttl_seconds`
+	s.health_status, s.health_since, coalesce(s.health_error, ''), s.health_checked_at, s.health_ok_at, s.approval_ttl_seconds,
+	s.url_enc`
 
 func scanServer(row pgx.Row) (policy.Server, error) {
 	var s policy.Server
-	var sealed []byte // headers, encrypted (see secrets.go)
+	var sealed, urlSealed []byte // headers and the URL, encrypted (see secrets.go)
 	err := row.Scan(&s.Label, &s.URL, &s.Description, &sealed, &s.DefaultPolicy, &s.Enabled,
 		&s.CreatedAt, &s.UpdatedAt, &s.RefreshedAt, &s.RefreshError, &s.ToolCount, &s.DefaultPolicyLocked, &s.FirstDiscoveredAt,
-		&s.Health.Status, &s.Health.Since, &s.Health.LastError, &s.Health.CheckedAt, &s.Health.OKAt, &s.ApprovalTTLSeconds)
+		&s.Health.Status, &s.Health.Since, &s.Health.LastError, &s.Health.CheckedAt, &s.Health.OKAt, &s.ApprovalTTLSeconds,
+		&urlSealed)
 	if err == nil {
 		s.Headers, err = openHeaders(box(), s.Label, sealed)
+	}
+	if err == nil {
+		s.URL, err = openURL(box(), s.Label, s.URL, urlSealed)
 	}
 	return s, err
 }
@@ -101,10 +106,11 @@ func (r repo) InsertServer(ctx context.Context, s policy.Server) (policy.Server,
 	if err != nil {
 		return s, err
 	}
+	shownURL, urlSealed := sealURL(box(), s.Label, s.URL)
 	_, err = r.q.Exec(ctx, `INSERT INTO mcp_servers (label, url, description, headers_enc, default_policy, enabled, default_policy_locked,
-			approval_ttl_seconds)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`, s.Label, s.URL, s.Description, sealed, s.DefaultPolicy, s.Enabled, s.DefaultPolicyLocked,
-		s.ApprovalTTLSeconds)
+			approval_ttl_seconds, url_enc)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`, s.Label, shownURL, s.Description, sealed, s.DefaultPolicy, s.Enabled, s.DefaultPolicyLocked,
+		s.ApprovalTTLSeconds, urlSealed)
 	if err := translate(err, "create server"); err != nil {
 		if apperr.KindOf(err) == apperr.Conflict {
 			return s, apperr.Wrap(err, apperr.Conflict, "duplicate_label",
@@ -120,9 +126,11 @@ func (r repo) UpdateServer(ctx context.Context, s policy.Server) (policy.Server,
 	if err != nil {
 		return s, err
 	}
+	shownURL, urlSealed := sealURL(box(), s.Label, s.URL)
 	tag, err := r.q.Exec(ctx, `UPDATE mcp_servers SET url = $2, description = $3, headers_enc = $4,
-		default_policy = $5, enabled = $6, default_policy_locked = $7, approval_ttl_seconds = $8, updated_at = now() WHERE label = $1`,
-		s.Label, s.URL, s.Description, sealed, s.DefaultPolicy, s.Enabled, s.DefaultPolicyLocked, s.ApprovalTTLSeconds)
+		default_policy = $5, enabled = $6, default_policy_locked = $7, approval_ttl_seconds = $8, url_enc = $9, updated_at = now()
+		WHERE label = $1`,
+		s.Label, shownURL, s.Description, sealed, s.DefaultPolicy, s.Enabled, s.DefaultPolicyLocked, s.ApprovalTTLSeconds, urlSealed)
 	if err != nil {
 		return s, translate(err, "update server")
 	}
