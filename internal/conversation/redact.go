@@ -212,12 +212,13 @@ func redact(v any, path string, paths *[]string) any {
 			t[i] = redact(x, path+"["+strconv.Itoa(i)+"]", paths)
 		}
 	case string:
-		if s, hid := hideSecrets(t); hid {
-			if path != "" { // a bare string has no path to name; the marker shows
-				*paths = append(*paths, path)
-			}
-			return s
+		// A string already holding the marker counts as hidden: arguments
+		// stored redacted are redacted again to list their paths.
+		s, hid := hideSecrets(t)
+		if (hid || strings.Contains(t, RedactedValue)) && path != "" { // a bare string has no path to name; the marker shows
+			*paths = append(*paths, path)
 		}
+		return s
 	}
 	return v
 }
