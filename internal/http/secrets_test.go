@@ -10,10 +10,6 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/openai/openai-go/v3"
-	"github.com/openai/openai-go/v3/option"
-	"github.com/openai/openai-go/v3/responses"
-
 	"github.com/toolgate/toolgate/internal/demomcp"
 	"github.com/toolgate/toolgate/internal/termchat"
 )
@@ -148,32 +144,47 @@ func TestSecrets_HiddenByValueEverywhere(t *testing.T) {
 	body, _ = json.Marshal(reqs)
 	assertNoLeak(t, "the decision hook requests", body)
 
-	// Receipts: redacted arguments, the digest of the real ones. The real
+	// Receipts: redacted arguments, the digest of the realArgs ones. The realArgs
 	// arguments are what the provider reports (GET /v1/responses/{id}),
 	// where a user checks the digest.
 	_, rs := e.receipts()
 	if len(rs) != 2 {
 		t.Fatalf("%d receipts, want 2", len(rs))
 	}
-	client := openai.NewClient(option.WithBaseURL(e.up.url+"/v1/"), option.WithAPIKey("test-key"), option.WithMaxRetries(0))
 	for _, rc := range rs {
 		b, _ := json.Marshal(rc)
 		assertNoLeak(t, "the receipt", b)
-		res, err := client.Responses.Get(t.Context(), rc.ResponseID, responses.ResponseGetParams{})
+		// As the README tells a user: GET the provider's response, take the
+		// mcp_call item's arguments as they are.
+		req, _ := http.NewRequestWithContext(t.Context(), "GET", e.up.url+"/v1/responses/"+rc.ResponseID, nil)
+		req.Header.Set("Authorization", "Bearer test-key")
+		res, err := http.DefaultClient.Do(req)
 		if err != nil {
 			t.Fatal(err)
 		}
-		var real string
-		for _, it := range res.Output {
+		var resp struct {
+			Output []struct {
+				Type      string `json:"type"`
+				ID        string `json:"id"`
+				Arguments string `json:"arguments"`
+			} `json:"output"`
+		}
+		err = json.NewDecoder(res.Body).Decode(&resp)
+		_ = res.Body.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var realArgs string
+		for _, it := range resp.Output {
 			if it.Type == "mcp_call" && it.ID == rc.CallID {
-				real = it.Arguments.OfString
+				realArgs = it.Arguments
 			}
 		}
-		if real == "" || !strings.Contains(real, leakSK) {
-			t.Fatalf("the provider's mcp_call %s has arguments %q", rc.CallID, real)
+		if realArgs == "" || !strings.Contains(realArgs, leakSK) {
+			t.Fatalf("the provider's mcp_call %s has arguments %q", rc.CallID, realArgs)
 		}
-		if rc.ArgumentsSHA256 != sha(real) || rc.ArgumentsSHA256 == sha(rc.ArgumentsText) {
-			t.Errorf("receipt arguments_sha256 %s, want %s (the real arguments'), not the redacted text's", rc.ArgumentsSHA256, sha(real))
+		if rc.ArgumentsSHA256 != sha(realArgs) || rc.ArgumentsSHA256 == sha(rc.ArgumentsText) {
+			t.Errorf("receipt arguments_sha256 %s, want %s (the real arguments'), not the redacted text's", rc.ArgumentsSHA256, sha(realArgs))
 		}
 	}
 	assertNoLeak(t, "the audit export", e.must(200, "GET", "/api/audit/export", nil, nil).body)
@@ -181,7 +192,7 @@ func TestSecrets_HiddenByValueEverywhere(t *testing.T) {
 
 // A server URL with a secret in its query: the row holds it encrypted
 // only, the API shows it masked, and the MCP server still receives it
-// (discovery and the provider's calls use the real URL).
+// (discovery and the provider's calls use the realArgs URL).
 func TestSecrets_ServerURLQueryIsEncryptedAndMasked(t *testing.T) {
 	e := newAPI(t)
 	const key = "qk-live-" + "7Hq2mZ9pX4rT0vB3"
@@ -204,7 +215,7 @@ func TestSecrets_ServerURLQueryIsEncryptedAndMasked(t *testing.T) {
 	e.must(201, "POST", "/api/mcp/servers", map[string]any{"label": "keyed", "url": srv.URL + "/mcp?region=eu&api_key=" + key}, &s)
 	wantURL := srv.URL + "/mcp?region=********&api_key=********" + key[len(key)-4:]
 	if s.URL != wantURL || s.ToolCount == 0 {
-		t.Errorf("created: url %q (want %q), %d tools (discovery with the real URL)", s.URL, wantURL, s.ToolCount)
+		t.Errorf("created: url %q (want %q), %d tools (discovery with the realArgs URL)", s.URL, wantURL, s.ToolCount)
 	}
 	var got server
 	e.must(200, "GET", "/api/mcp/servers/keyed", nil, &got)
@@ -237,7 +248,7 @@ func TestSecrets_ServerURLQueryIsEncryptedAndMasked(t *testing.T) {
 	}
 	for _, k := range seen {
 		if k != key {
-			t.Errorf("the MCP server got api_key %q, want the real key", k)
+			t.Errorf("the MCP server got api_key %q, want the realArgs key", k)
 		}
 	}
 	if b := e.must(200, "GET", "/api/audit/export", nil, nil).body; bytes.Contains(b, []byte(key)) {
