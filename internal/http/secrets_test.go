@@ -144,7 +144,7 @@ func TestSecrets_HiddenByValueEverywhere(t *testing.T) {
 	body, _ = json.Marshal(reqs)
 	assertNoLeak(t, "the decision hook requests", body)
 
-	// Receipts: redacted arguments, the digest of the realArgs ones. The realArgs
+	// Receipts: redacted arguments, the digest of the real ones. The real
 	// arguments are what the provider reports (GET /v1/responses/{id}),
 	// where a user checks the digest.
 	_, rs := e.receipts()
@@ -192,7 +192,7 @@ func TestSecrets_HiddenByValueEverywhere(t *testing.T) {
 
 // A server URL with a secret in its query: the row holds it encrypted
 // only, the API shows it masked, and the MCP server still receives it
-// (discovery and the provider's calls use the realArgs URL).
+// (discovery and the provider's calls use the real URL).
 func TestSecrets_ServerURLQueryIsEncryptedAndMasked(t *testing.T) {
 	e := newAPI(t)
 	const key = "qk-live-" + "7Hq2mZ9pX4rT0vB3"
@@ -215,7 +215,7 @@ func TestSecrets_ServerURLQueryIsEncryptedAndMasked(t *testing.T) {
 	e.must(201, "POST", "/api/mcp/servers", map[string]any{"label": "keyed", "url": srv.URL + "/mcp?region=eu&api_key=" + key}, &s)
 	wantURL := srv.URL + "/mcp?region=********&api_key=********" + key[len(key)-4:]
 	if s.URL != wantURL || s.ToolCount == 0 {
-		t.Errorf("created: url %q (want %q), %d tools (discovery with the realArgs URL)", s.URL, wantURL, s.ToolCount)
+		t.Errorf("created: url %q (want %q), %d tools (discovery with the real URL)", s.URL, wantURL, s.ToolCount)
 	}
 	var got server
 	e.must(200, "GET", "/api/mcp/servers/keyed", nil, &got)
@@ -248,7 +248,7 @@ func TestSecrets_ServerURLQueryIsEncryptedAndMasked(t *testing.T) {
 	}
 	for _, k := range seen {
 		if k != key {
-			t.Errorf("the MCP server got api_key %q, want the realArgs key", k)
+			t.Errorf("the MCP server got api_key %q, want the real key", k)
 		}
 	}
 	if b := e.must(200, "GET", "/api/audit/export", nil, nil).body; bytes.Contains(b, []byte(key)) {
