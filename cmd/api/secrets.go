@@ -39,7 +39,7 @@ func useSecrets(ctx context.Context, cfg config.Config, pool *pgxpool.Pool, log 
 		return err
 	}
 	if n > 0 {
-		log.Info("encrypted the header secrets of MCP servers stored before encryption", "servers", n)
+		log.Info("encrypted the header and URL secrets of MCP servers stored before encryption", "servers", n)
 	}
 	postgres.UseSecrets(box)
 	return nil

@@ -11,7 +11,7 @@ import (
 
 // Receipt is what the audit log keeps of one tool call (the After of a
 // tool.call entry): what ran, with which arguments (redacted as on the
-// card), what allowed it, who decided and how it ended. It names the
+// card, and the digest of the real ones), what allowed it, who decided and how it ended. It names the
 // conversation by id only, so it outlives the conversation.
 type Receipt struct {
 	ConversationID    string          `json:"conversation_id"`
@@ -23,8 +23,12 @@ type Receipt struct {
 	Arguments         json.RawMessage `json:"arguments"`
 	Redacted          []string        `json:"redacted"`
 	// ArgumentsText is Arguments exactly as the transcript stores them
-	// (the audit log's JSON column would reorder keys and add spaces);
-	// ArgumentsSHA256 is its hex SHA-256.
+	// (the audit log's JSON column would reorder keys and add spaces).
+	// ArgumentsSHA256 is the hex SHA-256 of the real arguments, secrets
+	// included: the exact text of the provider's mcp_call item's
+	// "arguments", which Toolgate does not keep. Whoever holds the real
+	// arguments (the provider's response, GET /v1/responses/{response_id})
+	// can check that they are what ran; the receipt does not reveal them.
 	ArgumentsText   string     `json:"arguments_text"`
 	ArgumentsSHA256 string     `json:"arguments_sha256"`
 	AllowedBy       *AllowedBy `json:"allowed_by"`
@@ -95,8 +99,12 @@ func receiptOf(conversationID string, it Item) Receipt {
 	if len(args) == 0 {
 		args = json.RawMessage("{}")
 	}
+	sum := it.ArgumentsSHA256
+	if sum == "" { // not read from the provider (cannot happen for a call that ran): the text as stored
+		sum = digest(args)
+	}
 	rc := Receipt{ConversationID: conversationID, ResponseID: it.ResponseID, CallID: it.ID, ServerLabel: it.ServerLabel,
-		ToolName: it.Name, Arguments: args, Redacted: it.Redacted, ArgumentsText: string(args), ArgumentsSHA256: digest(args),
+		ToolName: it.Name, Arguments: args, Redacted: it.Redacted, ArgumentsText: string(args), ArgumentsSHA256: sum,
 		AllowedBy: it.AllowedBy, Outcome: OutcomeOutput}
 	if rc.Redacted == nil {
 		rc.Redacted = []string{}

@@ -282,6 +282,7 @@ func itemOf(u *UpstreamItem, response string, groups []policy.ServerTools) (Item
 	case ItemCall:
 		it.Name, it.Output, it.CallError, it.ApprovalRequestID = u.Name, u.Output, u.CallError, u.ApprovalID
 		it.Arguments, it.Redacted = Redact(u.Arguments)
+		it.ArgumentsSHA256 = digest([]byte(u.Arguments))
 		it.AllowedBy = allowedBy(groups, u)
 	case ItemApprovalRequest:
 		it.Name = u.Name

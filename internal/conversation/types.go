@@ -92,6 +92,9 @@ type Item struct {
 	CallError         json.RawMessage `json:"error,omitempty"` // OpenAI's error object, as sent
 	ApprovalRequestID string          `json:"approval_request_id,omitempty"`
 	AllowedBy         *AllowedBy      `json:"allowed_by,omitempty"`
+	// ArgumentsSHA256 is the hex SHA-256 of the real arguments, the text the
+	// provider sent, for the call's receipt; never stored or shown.
+	ArgumentsSHA256 string `json:"-"`
 	// Interrupted: the call began (tool.started) but the turn ended before
 	// the provider reported its result, so it may or may not have run. Such
 	// an item has neither Output nor CallError, and no Arguments.

@@ -68,8 +68,8 @@ type Request struct {
 	Server string `json:"server"`
 	Tool   string `json:"tool"`
 	// Arguments are the call's arguments redacted as on the card (values
-	// under secret-looking keys replaced by "[redacted]"); Redacted lists
-	// the paths hidden.
+	// under secret-looking keys, and credentials found by their value,
+	// replaced by "[redacted]"); Redacted lists the paths hidden.
 	Arguments         json.RawMessage `json:"arguments"`
 	Redacted          []string        `json:"redacted"`
 	User              User            `json:"user"`

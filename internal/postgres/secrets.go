@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/url"
+	"strings"
 	"sync/atomic"
 
 	"github.com/jackc/pgx/v5"
@@ -57,37 +59,88 @@ func openHeaders(b *secrets.Box, label string, sealed []byte) (map[string]string
 	return h, nil
 }
 
+// urlMask replaces every query value of a URL as stored in the url column
+// when the URL itself is encrypted (url_enc).
+const urlMask = "********"
+
+// sealURL is how a server's URL is stored: a URL with a query (whose values
+// often carry secrets, ?api_key=…) goes encrypted into url_enc, bound to the
+// label, and url keeps it with the query values masked; a URL without one
+// is stored as it is (sealed nil).
+func sealURL(b *secrets.Box, label, raw string) (shown string, sealed []byte) {
+	u, err := url.Parse(raw)
+	if err != nil || u.RawQuery == "" {
+		return raw, nil
+	}
+	parts := strings.Split(u.RawQuery, "&")
+	for i, p := range parts {
+		if name, _, ok := strings.Cut(p, "="); ok {
+			parts[i] = name + "=" + urlMask
+		}
+	}
+	u.RawQuery = strings.Join(parts, "&")
+	return u.String(), b.Seal([]byte(raw), urlAAD(label))
+}
+
+// openURL is the real URL of a server: url_enc decrypted, or url when the
+// URL is not encrypted.
+func openURL(b *secrets.Box, label, shown string, sealed []byte) (string, error) {
+	if sealed == nil {
+		return shown, nil
+	}
+	plain, err := b.Open(sealed, urlAAD(label))
+	if err != nil {
+		return "", fmt.Errorf("the URL of the MCP server %q: %w", label, err)
+	}
+	return string(plain), nil
+}
+
+// urlAAD binds an encrypted URL to its row and column: a header value
+// moved into url_enc does not open.
+func urlAAD(label string) []byte { return []byte("url:" + label) }
+
 // SealHeaders runs at start, after the migrations: it encrypts header
 // values still stored in plain text (from before migration 00004) with b
-// and empties the plaintext column, and it checks that b opens every value
-// already encrypted, so a wrong SECRETS_KEY stops the start instead of
-// failing later, server by server. It returns how many servers it sealed.
+// and empties the plaintext column, encrypts URLs with a query stored in
+// plain text (from before migration 00032), and it checks that b opens
+// every value already encrypted, so a wrong SECRETS_KEY stops the start
+// instead of failing later, server by server. It returns how many servers
+// it sealed.
 func SealHeaders(ctx context.Context, pool *pgxpool.Pool, b *secrets.Box) (int, error) {
 	sealed := 0
 	err := inTx(ctx, pool, func(tx pgx.Tx) error {
-		rows, err := tx.Query(ctx, `SELECT label, headers, headers_enc FROM mcp_servers ORDER BY label FOR UPDATE`)
+		rows, err := tx.Query(ctx, `SELECT label, headers, headers_enc, url, url_enc FROM mcp_servers ORDER BY label FOR UPDATE`)
 		if err != nil {
 			return err
 		}
 		type row struct {
-			label string
-			plain map[string]string
-			enc   []byte
+			label  string
+			plain  map[string]string
+			enc    []byte
+			url    string
+			urlEnc []byte
 		}
 		all, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (row, error) {
 			var x row
-			err := r.Scan(&x.label, &x.plain, &x.enc)
+			err := r.Scan(&x.label, &x.plain, &x.enc, &x.url, &x.urlEnc)
 			return x, err
 		})
 		if err != nil {
 			return err
 		}
 		for _, x := range all {
+			urlSealed, err := sealStoredURL(ctx, tx, b, x.label, x.url, x.urlEnc)
+			if err != nil {
+				return err
+			}
 			if x.enc != nil {
 				if _, err := openHeaders(b, x.label, x.enc); err != nil {
 					return fmt.Errorf("%w: is SECRETS_KEY (or the key file SECRETS_KEY_FILE) the key these secrets were stored with?", err)
 				}
 				if len(x.plain) == 0 {
+					if urlSealed {
+						sealed++
+					}
 					continue
 				}
 				return fmt.Errorf("the MCP server %q has header secrets both encrypted and in plain text; remove its headers column value by hand after checking which is current", x.label)
@@ -107,4 +160,22 @@ func SealHeaders(ctx context.Context, pool *pgxpool.Pool, b *secrets.Box) (int, 
 		return 0, fmt.Errorf("encrypt MCP server header secrets: %w", err)
 	}
 	return sealed, nil
+}
+
+// sealStoredURL checks that b opens a server's encrypted URL, or encrypts
+// its URL when it has a query and is stored in plain text; sealed reports
+// the latter.
+func sealStoredURL(ctx context.Context, tx pgx.Tx, b *secrets.Box, label, shown string, enc []byte) (sealed bool, err error) {
+	if enc != nil {
+		if _, err := openURL(b, label, shown, enc); err != nil {
+			return false, fmt.Errorf("%w: is SECRETS_KEY (or the key file SECRETS_KEY_FILE) the key these secrets were stored with?", err)
+		}
+		return false, nil
+	}
+	masked, urlEnc := sealURL(b, label, shown)
+	if urlEnc == nil {
+		return false, nil
+	}
+	_, err = tx.Exec(ctx, `UPDATE mcp_servers SET url = $2, url_enc = $3 WHERE label = $1`, label, masked, urlEnc)
+	return err == nil, err
 }

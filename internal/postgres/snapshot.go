@@ -99,18 +99,21 @@ func (s *Store) ToolSnapshot(ctx context.Context) (policy.ToolSnapshot, error) {
 	})
 	index := map[string]int{}
 	b.Queue(`SELECT label, url, description, headers_enc, default_policy, default_policy_locked, first_discovered_at,
-			health_status, health_since, coalesce(health_error, ''), approval_ttl_seconds, read_only_hints
+			health_status, health_since, coalesce(health_error, ''), approval_ttl_seconds, read_only_hints, url_enc
 		FROM mcp_servers WHERE enabled ORDER BY label`).Query(func(rows pgx.Rows) error {
 		for rows.Next() {
 			srv := policy.Server{Enabled: true}
-			var sealed []byte
+			var sealed, urlSealed []byte
 			if err := rows.Scan(&srv.Label, &srv.URL, &srv.Description, &sealed, &srv.DefaultPolicy, &srv.DefaultPolicyLocked,
 				&srv.FirstDiscoveredAt, &srv.Health.Status, &srv.Health.Since, &srv.Health.LastError, &srv.ApprovalTTLSeconds,
-				&srv.ReadOnlyHints); err != nil {
+				&srv.ReadOnlyHints, &urlSealed); err != nil {
 				return err
 			}
 			var err error
 			if srv.Headers, err = openHeaders(box(), srv.Label, sealed); err != nil {
+				return err
+			}
+			if srv.URL, err = openURL(box(), srv.Label, srv.URL, urlSealed); err != nil {
 				return err
 			}
 			index[srv.Label] = len(snap.Servers)

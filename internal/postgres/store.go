@@ -49,17 +49,20 @@ const serverCols = `s.label, s.url, s.description, s.headers_enc, s.default_poli
 	s.updated_at, s.tools_refreshed_at, coalesce(s.tools_refresh_error, ''),
 	(SELECT count(*) FROM mcp_tools t WHERE t.server_label = s.label), s.default_policy_locked, s.first_discovered_at,
 	s.health_status, s.health_since, coalesce(s.health_error, ''), s.health_checked_at, s.health_ok_at, s.approval_ttl_seconds,
-	s.read_only_hints, s.health_list_ms, s.health_failures`
+	s.read_only_hints, s.health_list_ms, s.health_failures, s.url_enc`
 
 func scanServer(row pgx.Row) (policy.Server, error) {
 	var s policy.Server
-	var sealed []byte // headers, encrypted (see secrets.go)
+	var sealed, urlSealed []byte // headers and the URL, encrypted (see secrets.go)
 	err := row.Scan(&s.Label, &s.URL, &s.Description, &sealed, &s.DefaultPolicy, &s.Enabled,
 		&s.CreatedAt, &s.UpdatedAt, &s.RefreshedAt, &s.RefreshError, &s.ToolCount, &s.DefaultPolicyLocked, &s.FirstDiscoveredAt,
 		&s.Health.Status, &s.Health.Since, &s.Health.LastError, &s.Health.CheckedAt, &s.Health.OKAt, &s.ApprovalTTLSeconds,
-		&s.ReadOnlyHints, &s.Health.ListMS, &s.Health.Failures)
+		&s.ReadOnlyHints, &s.Health.ListMS, &s.Health.Failures, &urlSealed)
 	if err == nil {
 		s.Headers, err = openHeaders(box(), s.Label, sealed)
+	}
+	if err == nil {
+		s.URL, err = openURL(box(), s.Label, s.URL, urlSealed)
 	}
 	return s, err
 }
@@ -103,10 +106,11 @@ func (r repo) InsertServer(ctx context.Context, s policy.Server) (policy.Server,
 	if err != nil {
 		return s, err
 	}
+	shownURL, urlSealed := sealURL(box(), s.Label, s.URL)
 	_, err = r.q.Exec(ctx, `INSERT INTO mcp_servers (label, url, description, headers_enc, default_policy, enabled, default_policy_locked,
-			approval_ttl_seconds, read_only_hints)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, coalesce(nullif($9, ''), 'claimed'))`, s.Label, s.URL, s.Description, sealed, s.DefaultPolicy, s.Enabled, s.DefaultPolicyLocked,
-		s.ApprovalTTLSeconds, s.ReadOnlyHints)
+			approval_ttl_seconds, url_enc, read_only_hints)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, coalesce(nullif($10, ''), 'claimed'))`, s.Label, shownURL, s.Description, sealed, s.DefaultPolicy, s.Enabled, s.DefaultPolicyLocked,
+		s.ApprovalTTLSeconds, urlSealed, s.ReadOnlyHints)
 	if err := translate(err, "create server"); err != nil {
 		if apperr.KindOf(err) == apperr.Conflict {
 			return s, apperr.Wrap(err, apperr.Conflict, "duplicate_label",
@@ -122,10 +126,11 @@ func (r repo) UpdateServer(ctx context.Context, s policy.Server) (policy.Server,
 	if err != nil {
 		return s, err
 	}
+	shownURL, urlSealed := sealURL(box(), s.Label, s.URL)
 	tag, err := r.q.Exec(ctx, `UPDATE mcp_servers SET url = $2, description = $3, headers_enc = $4,
-		default_policy = $5, enabled = $6, default_policy_locked = $7, approval_ttl_seconds = $8,
-		read_only_hints = coalesce(nullif($9, ''), read_only_hints), updated_at = now() WHERE label = $1`,
-		s.Label, s.URL, s.Description, sealed, s.DefaultPolicy, s.Enabled, s.DefaultPolicyLocked, s.ApprovalTTLSeconds, s.ReadOnlyHints)
+		default_policy = $5, enabled = $6, default_policy_locked = $7, approval_ttl_seconds = $8, url_enc = $9,
+		read_only_hints = coalesce(nullif($10, ''), read_only_hints), updated_at = now() WHERE label = $1`,
+		s.Label, shownURL, s.Description, sealed, s.DefaultPolicy, s.Enabled, s.DefaultPolicyLocked, s.ApprovalTTLSeconds, urlSealed, s.ReadOnlyHints)
 	if err != nil {
 		return s, translate(err, "update server")
 	}

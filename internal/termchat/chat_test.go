@@ -208,7 +208,7 @@ func TestRun_EachKeyMakesItsDecisionAndAllGoTogether(t *testing.T) {
 	h.scr.expect(t, "you> ")
 	h.typeLine("do things")
 	h.scr.expect(t, "  Let me ask.\n")
-	h.scr.expect(t, "── Approval needed (1 of 8): t1 on demo\n  T\n  Hints from the MCP server (not verified): destructive, open-world\n  Asks because this tool's policy is Ask.\n  Arguments:\n    {\n      \"city\": \"Oslo\"\n    }\n  Hidden by Toolgate (the key looks secret): api_token.")
+	h.scr.expect(t, "── Approval needed (1 of 8): t1 on demo\n  T\n  Hints from the MCP server (not verified): destructive, open-world\n  Asks because this tool's policy is Ask.\n  Arguments:\n    {\n      \"city\": \"Oslo\"\n    }\n  Hidden by Toolgate (it looks secret): api_token.")
 	h.scr.expect(t, "\n"+DecisionKeys+"\n> ")
 	h.typeLine("yes")
 	h.scr.expect(t, "Please type one of y, c, h, a, n, b, r or e, then Enter.\n"+DecisionKeys+"\n> ")

@@ -339,6 +339,6 @@ func (t *term) card(a approval, n, of int) {
 		for i, p := range a.Redacted {
 			paths[i] = line(p)
 		}
-		t.linef("%sHidden by Toolgate (the key looks secret): %s. The tool receives the real values.", indent, strings.Join(paths, ", "))
+		t.linef("%sHidden by Toolgate (it looks secret): %s. The tool receives the real values.", indent, strings.Join(paths, ", "))
 	}
 }

@@ -2288,7 +2288,7 @@ export interface components {
             approval_request_id: string | null;
             server_label: string;
             tool_name: string;
-            /** @description The arguments, redacted exactly as on the approval card (secret-looking keys hidden). */
+            /** @description The arguments, redacted exactly as on the approval card (secrets hidden by key and by value). */
             arguments: unknown;
             /** @description The argument paths whose values were hidden. */
             redacted: string[];
@@ -2298,7 +2298,13 @@ export interface components {
              *     column may reorder its keys, so digest this one.
              */
             arguments_text: string;
-            /** @description Hex SHA-256 of `arguments_text`. */
+            /**
+             * @description Hex SHA-256 of the real arguments, secrets included: the exact
+             *     text of the `arguments` string of the provider's `mcp_call` item
+             *     (GET /v1/responses/{response_id}, the item whose id is
+             *     `call_id`). Toolgate does not keep that text; the digest lets
+             *     whoever has it check what ran.
+             */
             arguments_sha256: string;
             /** @description Why the call ran (an `AllowedBy`). */
             allowed_by: {
