@@ -3455,8 +3455,9 @@ export interface components {
          */
         AuditServerId: string;
         /**
-         * @description Only entries with this action (exact match). Empty or absent means
-         *     every action. The actions are `server.create`, `server.update`,
+         * @description Only entries with this action (exact match), or with any of several
+         *     comma-separated ones (`policy.set,policy.delete`). Empty or absent
+         *     means every action. The actions are `server.create`, `server.update`,
          *     `server.delete`, `server.tools_changed`, `policy.set`,
          *     `policy.delete`, `settings.update`, `approval.decide` and
          *     `rules.set`, `tool.call` (receipts), `grant.revoke`, `decision_hook.set` and
@@ -4996,8 +4997,9 @@ export interface operations {
                  */
                 server_id?: components["parameters"]["AuditServerId"];
                 /**
-                 * @description Only entries with this action (exact match). Empty or absent means
-                 *     every action. The actions are `server.create`, `server.update`,
+                 * @description Only entries with this action (exact match), or with any of several
+                 *     comma-separated ones (`policy.set,policy.delete`). Empty or absent
+                 *     means every action. The actions are `server.create`, `server.update`,
                  *     `server.delete`, `server.tools_changed`, `policy.set`,
                  *     `policy.delete`, `settings.update`, `approval.decide` and
                  *     `rules.set`, `tool.call` (receipts), `grant.revoke`, `decision_hook.set` and
@@ -5053,8 +5055,9 @@ export interface operations {
                  */
                 server_id?: components["parameters"]["AuditServerId"];
                 /**
-                 * @description Only entries with this action (exact match). Empty or absent means
-                 *     every action. The actions are `server.create`, `server.update`,
+                 * @description Only entries with this action (exact match), or with any of several
+                 *     comma-separated ones (`policy.set,policy.delete`). Empty or absent
+                 *     means every action. The actions are `server.create`, `server.update`,
                  *     `server.delete`, `server.tools_changed`, `policy.set`,
                  *     `policy.delete`, `settings.update`, `approval.decide` and
                  *     `rules.set`, `tool.call` (receipts), `grant.revoke`, `decision_hook.set` and
