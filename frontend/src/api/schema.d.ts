@@ -371,7 +371,9 @@ export interface paths {
          *     an expression that is not boolean, more than 50 rules, a `when` over
          *     1000 or a `reason` over 500 characters is `400` and nothing is
          *     saved; `error.details` names the rule (`rule_index`) and, for a CEL
-         *     error, its `line`, `column` and `cel_message`.
+         *     error, its `line`, `column` and `cel_message`; `problem` says what is
+         *     wrong without naming the rule or the position (the message is
+         *     `rule <rule_index>: <problem>`).
          *     A rule of a tool that has an input schema with `properties` may
          *     only read the arguments it declares (`args.<name>`, `args["name"]`).
          *     The tool need not have been discovered.
@@ -466,7 +468,9 @@ export interface paths {
          *     an expression that is not boolean, more than 50 rules, a `when` over
          *     1000 or a `reason` over 500 characters is `400` and nothing is
          *     saved; `error.details` names the rule (`rule_index`) and, for a CEL
-         *     error, its `line`, `column` and `cel_message`.
+         *     error, its `line`, `column` and `cel_message`; `problem` says what is
+         *     wrong without naming the rule or the position (the message is
+         *     `rule <rule_index>: <problem>`).
          */
         put: operations["putServerRules"];
         post?: never;
@@ -497,7 +501,9 @@ export interface paths {
          *     an expression that is not boolean, more than 50 rules, a `when` over
          *     1000 or a `reason` over 500 characters is `400` and nothing is
          *     saved; `error.details` names the rule (`rule_index`) and, for a CEL
-         *     error, its `line`, `column` and `cel_message`.
+         *     error, its `line`, `column` and `cel_message`; `problem` says what is
+         *     wrong without naming the rule or the position (the message is
+         *     `rule <rule_index>: <problem>`).
          */
         put: operations["putWorkspaceRules"];
         post?: never;
@@ -2704,7 +2710,7 @@ export interface components {
             policy?: components["schemas"]["Policy"];
             /** @description With `by` `policy`, where the policy came from. */
             source?: string;
-            /** @description Why the rule that would decide could not be evaluated. */
+            /** @description Why the rule that would decide could not be evaluated (`no such key: path`); it does not name the rule, `rule` does. */
             error?: string;
             clamped?: boolean;
         };
