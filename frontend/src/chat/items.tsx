@@ -11,6 +11,7 @@ import { Markdown } from "../markdown/Markdown";
 import { linkProps } from "../router";
 import { JsonView, REDACTED, RedactedNote } from "./JsonView";
 import type { Outcome } from "./transcript";
+import { OutputImages, OutputText } from "./ToolOutput";
 
 export function UserMessage({ text, sending }: { text: string; sending?: boolean }) {
   const { t } = useTranslation("chat");
@@ -192,11 +193,12 @@ export function ToolCallRow({ item }: { item: CallItem }) {
           ) : (
             <>
               <h2>{t("item.output")}</h2>
-              <pre className="call-output">{item.output ?? ""}</pre>
+              <OutputText output={item.output} />
             </>
           )}
         </div>
       </details>
+      {!failed && <OutputImages output={item.output} tool={item.name} />}
       <p className="call-footer">
         <AllowedByLine allowed={item.allowed_by} server={item.server_label} tool={item.name} />
       </p>
