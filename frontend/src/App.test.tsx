@@ -63,6 +63,19 @@ describe("App", () => {
     expect(screen.queryByRole("status", { name: /session ended/ })).toBeNull();
   });
 
+  it("a webhook's link to a card, opened signed out, comes back to that card after signing in", async () => {
+    signedIn = false;
+    history.replaceState(null, "", "/c/conv_1#approval-mcpr_1");
+    renderWithClient(<App />);
+    await screen.findByRole("heading", { name: "Sign in to Toolgate" });
+    await waitFor(() => expect(location.pathname + location.search).toBe("/login?next=%2Fc%2Fconv_1%23approval-mcpr_1"));
+    const user = userEvent.setup();
+    await user.type(screen.getByRole("textbox", { name: "Email" }), "ann@example.com");
+    await user.type(screen.getByLabelText("Password"), "pw");
+    await user.click(screen.getByRole("button", { name: "Sign in" }));
+    await waitFor(() => expect(location.pathname + location.hash).toBe("/c/conv_1#approval-mcpr_1"));
+  });
+
   it("a 401 from any later call sends the app to the login page, saying the session ended", async () => {
     renderWithClient(<App />);
     await screen.findByRole("button", { name: "Account: ann@example.com" });

@@ -20,7 +20,8 @@ import { AuditPage } from "./settings/AuditPage";
 import { SettingsPage } from "./settings/SettingsPage";
 import { linkProps, navigate, safeNext, useRoute, type Route } from "./router";
 
-const here = () => location.pathname + location.search;
+// With the hash: a link to one card (a webhook's) still opens that card after signing in.
+const here = () => location.pathname + location.search + location.hash;
 
 export function App() {
   const { t } = useTranslation("common");
@@ -114,7 +115,7 @@ function Shell({ me, route }: { me: Me; route: ShellRoute }) {
         <UserMenu me={me} />
       </header>
       <main className="content">
-        {route.page === "chat" && <ChatPage conversationId={route.conversationId} />}
+        {route.page === "chat" && <ChatPage conversationId={route.conversationId} linkedApproval={route.approval} />}
         {route.page === "settings" && <SettingsPage focusServer={route.server} focusTool={route.tool} />}
         {route.page === "audit" && <AuditPage />}
         {route.page === "tokens" && <TokensPage />}

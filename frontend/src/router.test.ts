@@ -10,6 +10,13 @@ describe("router", () => {
     expect(href({ page: "login", next: "/settings?server=demo" })).toBe("/login?next=%2Fsettings%3Fserver%3Ddemo");
   });
 
+  it("reads a link to one request of a conversation (a webhook's) and writes it back", () => {
+    const r = parseRoute({ pathname: "/c/conv_1", search: "", hash: "#approval-mcpr_8091" });
+    expect(r).toEqual({ page: "chat", conversationId: "conv_1", approval: "mcpr_8091" });
+    expect(href(r)).toBe("/c/conv_1#approval-mcpr_8091");
+    expect(parseRoute({ pathname: "/c/conv_1", search: "", hash: "#other" })).toEqual({ page: "chat", conversationId: "conv_1" });
+  });
+
   it.each(["https://evil.example/", "//evil.example/x", "/\\evil.example", "javascript:alert(1)", "/login?next=/x", "/setup?token=t", ""])(
     "never returns to %j after signing in", (next) => {
       expect(safeNext(next)).toBeUndefined();

@@ -3,7 +3,8 @@
 import { useEffect, useState } from "react";
 
 export type Route =
-  | { page: "chat"; conversationId?: string }
+  // approval: a link to one request in the conversation (a webhook's, "/c/conv_…#approval-mcpr_…").
+  | { page: "chat"; conversationId?: string; approval?: string }
   | { page: "settings"; server?: string; tool?: string }
   | { page: "audit" }
   | { page: "users" }
@@ -12,10 +13,13 @@ export type Route =
   | { page: "login"; next?: string }
   | { page: "setup"; token?: string };
 
-export function parseRoute(loc: { pathname: string; search: string }): Route {
+export function parseRoute(loc: { pathname: string; search: string; hash?: string }): Route {
   const q = new URLSearchParams(loc.search);
   const m = /^\/c\/([^/]+)$/.exec(loc.pathname);
-  if (m) return { page: "chat", conversationId: decodeURIComponent(m[1]) };
+  if (m) {
+    const a = /^#approval-(.+)$/.exec(loc.hash ?? "");
+    return { page: "chat", conversationId: decodeURIComponent(m[1]), approval: a ? decodeURIComponent(a[1]) : undefined };
+  }
   if (loc.pathname === "/settings") return { page: "settings", server: q.get("server") ?? undefined, tool: q.get("tool") ?? undefined };
   if (loc.pathname === "/audit") return { page: "audit" };
   if (loc.pathname === "/users") return { page: "users" };
@@ -29,7 +33,8 @@ export function parseRoute(loc: { pathname: string; search: string }): Route {
 export function href(r: Route): string {
   switch (r.page) {
     case "chat":
-      return r.conversationId ? `/c/${encodeURIComponent(r.conversationId)}` : "/";
+      if (!r.conversationId) return "/";
+      return `/c/${encodeURIComponent(r.conversationId)}${r.approval ? `#approval-${encodeURIComponent(r.approval)}` : ""}`;
     case "settings": {
       const q = new URLSearchParams();
       if (r.server) q.set("server", r.server);
@@ -75,9 +80,11 @@ export function useRoute(): Route {
     const update = () => setRoute(parseRoute(location));
     listeners.add(update);
     window.addEventListener("popstate", update);
+    window.addEventListener("hashchange", update);
     return () => {
       listeners.delete(update);
       window.removeEventListener("popstate", update);
+      window.removeEventListener("hashchange", update);
     };
   }, []);
   return route;

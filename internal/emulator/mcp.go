@@ -102,7 +102,11 @@ func (c *mcpConn) list(ctx context.Context) ([]ListedTool, error) {
 }
 
 // call runs tools/call. It returns the output text, or the error object the
-// API puts in mcp_call.error.
+// API puts in mcp_call.error. Text content is the text (blocks joined by a
+// newline); a result with other content too (an image, audio, a resource)
+// is the JSON of its whole content list as MCP sent it
+// ([{"type":"text",…},{"type":"image","data":"<base64>","mimeType":"image/png"}]),
+// so a client can show an image.
 func (c *mcpConn) call(ctx context.Context, name, arguments string) (string, *CallError) {
 	var args map[string]any
 	if strings.TrimSpace(arguments) != "" {
@@ -126,10 +130,13 @@ func (c *mcpConn) call(ctx context.Context, name, arguments string) (string, *Ca
 	}
 	var texts []string
 	var blocks []ContentBlock
+	onlyText := true
 	for _, ct := range res.Content {
 		if t, ok := ct.(*mcp.TextContent); ok {
 			texts = append(texts, t.Text)
 			blocks = append(blocks, ContentBlock{Type: "text", Text: t.Text})
+		} else {
+			onlyText = false
 		}
 	}
 	if res.IsError {
@@ -137,6 +144,11 @@ func (c *mcpConn) call(ctx context.Context, name, arguments string) (string, *Ca
 			blocks = []ContentBlock{}
 		}
 		return "", &CallError{Type: "mcp_tool_execution_error", Content: blocks}
+	}
+	if !onlyText {
+		if b, err := json.Marshal(res.Content); err == nil {
+			return string(b), nil
+		}
 	}
 	out := strings.Join(texts, "\n")
 	if out == "" && res.StructuredContent != nil {

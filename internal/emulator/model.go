@@ -135,7 +135,7 @@ func compose(results []callResult, denials []denial, listErrs []string, userText
 		if r.err != nil {
 			parts = append(parts, fmt.Sprintf("The tool %s on %s failed: %s", r.name, r.label, errorText(r.err)))
 		} else {
-			parts = append(parts, fmt.Sprintf("The tool %s on %s returned:\n\n%s", r.name, r.label, r.output))
+			parts = append(parts, fmt.Sprintf("The tool %s on %s returned:\n\n%s", r.name, r.label, readable(r.output)))
 		}
 	}
 	if len(results) == 0 && len(denials) == 0 && hasUser {
@@ -226,4 +226,34 @@ func countWords(s string) int { return len(strings.Fields(s)) }
 func half(text string) string {
 	n := utf8.RuneCountInString(text) / 2
 	return string([]rune(text)[:n])
+}
+
+// readable is tool output as the model quotes it: a content list (output
+// that holds an image or other media, see mcpConn.call) becomes its text with
+// each other block named ("[image/png image, 68 bytes]"), not its base64.
+func readable(out string) string {
+	if !strings.HasPrefix(out, "[{") {
+		return out
+	}
+	var blocks []struct {
+		Type     string `json:"type"`
+		Text     string `json:"text"`
+		Data     []byte `json:"data"`
+		MIMEType string `json:"mimeType"`
+	}
+	if err := json.Unmarshal([]byte(out), &blocks); err != nil {
+		return out
+	}
+	parts := make([]string, 0, len(blocks))
+	for _, b := range blocks {
+		switch {
+		case b.Type == "text":
+			parts = append(parts, b.Text)
+		case b.MIMEType != "":
+			parts = append(parts, fmt.Sprintf("[%s %s, %d bytes]", b.MIMEType, b.Type, len(b.Data)))
+		default:
+			parts = append(parts, "["+b.Type+"]")
+		}
+	}
+	return strings.Join(parts, "\n")
 }

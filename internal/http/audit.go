@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"strconv"
+	"strings"
 
 	"github.com/labstack/echo/v4"
 
@@ -16,13 +17,21 @@ import (
 var auditExportPage = 500
 
 // auditFilters reads the filters GET /api/audit and its export share.
+// action is one action or several, comma-separated (the web app's groups:
+// "policy.set,policy.delete").
 func auditFilters(c echo.Context) policy.AuditQuery {
 	// server_label; server_id is its deprecated alias (README: "Deprecated fields").
 	server := c.QueryParam("server_label")
 	if server == "" {
 		server = c.QueryParam("server_id")
 	}
-	return policy.AuditQuery{ServerLabel: server, Action: c.QueryParam("action")}
+	var actions []string
+	for a := range strings.SplitSeq(c.QueryParam("action"), ",") {
+		if a = strings.TrimSpace(a); a != "" {
+			actions = append(actions, a)
+		}
+	}
+	return policy.AuditQuery{ServerLabel: server, Actions: actions}
 }
 
 func (s *Server) listAudit(c echo.Context) error {

@@ -105,6 +105,40 @@ func TestAudit_PagesWithCursor(t *testing.T) {
 	}
 }
 
+// The web app's filters are groups of actions ("Policy changes":
+// policy.set and policy.delete); action takes them comma-separated, in the
+// list and in the export, which the Export button downloads.
+func TestAudit_ActionListFiltersListAndExport(t *testing.T) {
+	e := newAPI(t)
+	e.createDemo("weather")
+	e.must(200, "PUT", "/api/mcp/servers/weather/tools/send_alert/approval-policy", map[string]string{"policy": "always"}, nil)
+	e.must(200, "DELETE", "/api/mcp/servers/weather/tools/send_alert/approval-policy", nil, nil)
+	e.must(200, "PUT", "/api/settings", map[string]any{"default_policy": "never"}, nil)
+
+	actions := func(es []auditEntry) []string {
+		var out []string
+		for _, en := range es {
+			out = append(out, en.Action)
+		}
+		return out
+	}
+	want := []string{"policy.delete", "policy.set"}
+	var page auditPage
+	e.must(200, "GET", "/api/audit?action=policy.set,%20policy.delete", nil, &page)
+	if got := actions(page.Entries); !cmp.Equal(got, want) {
+		t.Errorf("GET /api/audit?action=policy.set,policy.delete: %v, want %v", got, want)
+	}
+	if got := actions(e.export("?format=jsonl&action=policy.set,policy.delete")); !cmp.Equal(got, want) {
+		t.Errorf("export of policy.set,policy.delete: %v, want %v", got, want)
+	}
+	if got := actions(e.export("?action=settings.update,,")); !cmp.Equal(got, []string{"settings.update"}) {
+		t.Errorf("export of settings.update: %v", got)
+	}
+	if got := e.export("?action=nothing.such"); len(got) != 0 {
+		t.Errorf("an unknown action matches %v", actions(got))
+	}
+}
+
 func TestSettings_ReadAndUpdate(t *testing.T) {
 	e := newAPI(t)
 	var s struct {

@@ -2,6 +2,7 @@ package http_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -30,6 +31,7 @@ type ruleErrorJSON struct {
 			Line       int    `json:"line"`
 			Column     int    `json:"column"`
 			CELMessage string `json:"cel_message"`
+			Problem    string `json:"problem"`
 		} `json:"details"`
 	} `json:"error"`
 }
@@ -105,6 +107,50 @@ func TestRules_PutIsAdminOnlyAndNeedsSignIn(t *testing.T) {
 		}
 	}
 	e.anon().must(401, "POST", "/api/rules/test", map[string]any{"rules": []ruleJSON{}}, nil)
+}
+
+// A refused rule is named once: the message says "rule <index>: <problem>",
+// and details.problem is the problem alone, for the editor, which shows the
+// rule's number and the position itself ("Rule 2, line 1, column 14:
+// Syntax error: …", not "Rule 2, …: rule 1: Syntax error: … (line 1,
+// column 14)").
+func TestRules_ErrorNamesItsRuleOnce(t *testing.T) {
+	e := newAPI(t)
+	e.createDemo("weather")
+	tests := []struct {
+		name    string
+		path    string
+		rules   []ruleJSON
+		problem string
+	}{
+		{"syntax", "/api/rules", []ruleJSON{{When: "true", Decision: "ask"}, {When: `args.city == `, Decision: "deny"}},
+			"Syntax error: mismatched input '<EOF>' expecting {'[', '{', '(', '.', '-', '!', 'true', 'false', 'null', NUM_FLOAT, NUM_INT, NUM_UINT, STRING, BYTES, IDENTIFIER}"},
+		{"not boolean", "/api/mcp/servers/weather/rules", []ruleJSON{{When: `args.city`, Decision: "deny"}},
+			"the expression must be true or false, but it is dyn; compare it, e.g. args.count > 10"},
+		{"decision", "/api/rules", []ruleJSON{{When: `true`, Decision: "ask"}, {When: `true`, Decision: "allow"}},
+			`decision must be approve, deny or ask (got "allow")`},
+		{"empty", "/api/rules", []ruleJSON{{When: ``, Decision: "deny"}},
+			`when is empty: give a CEL expression, e.g. args.city in ["Test"]`},
+		{"not in the input schema", "/api/mcp/servers/weather/tools/get_forecast/rules", []ruleJSON{{When: `args.town == "x"`, Decision: "deny"}},
+			"args.town is not an argument of this tool; its input schema names: city"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var got ruleErrorJSON
+			e.must(400, "PUT", tt.path, rulesJSON{Rules: tt.rules}, &got)
+			d := got.Error.Details
+			if d.Problem != tt.problem {
+				t.Errorf("details.problem = %q, want %q", d.Problem, tt.problem)
+			}
+			want := fmt.Sprintf("rule %d: %s", d.RuleIndex, tt.problem)
+			if d.Line > 0 {
+				want += fmt.Sprintf(" (line %d, column %d)", d.Line, d.Column)
+			}
+			if got.Error.Message != want {
+				t.Errorf("message = %q, want %q", got.Error.Message, want)
+			}
+		})
+	}
 }
 
 func TestRules_SaveTimeErrorsAre400WithThePosition(t *testing.T) {

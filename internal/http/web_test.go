@@ -52,7 +52,8 @@ func TestWeb_ServesTheAppAtItsOwnRoutes(t *testing.T) {
 			}
 		}
 		csp := r.header.Get("Content-Security-Policy")
-		for _, part := range []string{"default-src 'self'", "script-src 'self'", "connect-src 'self'", "frame-ancestors 'none'"} {
+		// img-src: data: for the images tools return (shown as data: URLs), https: for Markdown images on "Load image".
+		for _, part := range []string{"default-src 'self'", "script-src 'self'", "connect-src 'self'", "frame-ancestors 'none'", "img-src 'self' data: https:;"} {
 			if !strings.Contains(csp, part) {
 				t.Errorf("GET %s: CSP %q lacks %q", path, csp, part)
 			}

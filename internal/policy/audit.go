@@ -50,7 +50,8 @@ type AuditQuery struct {
 	Limit       int
 	BeforeID    int64  // 0: from the newest
 	ServerLabel string // "": every server
-	Action      string // "": every action
+	// Actions keeps entries with one of these actions; none: every action.
+	Actions []string
 	// ActorID, when set, keeps only entries that user made (a member's view).
 	ActorID string
 }

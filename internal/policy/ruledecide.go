@@ -66,7 +66,13 @@ func DecideByRules(ctx context.Context, r Repo, u auth.User, label, tool string,
 		// compiles (the tool's schema changed) asks.
 		set, err := compiled(rs)
 		if err != nil {
-			out.Scope, out.Index, out.Error = l.Scope(), 0, err.Error()
+			// The error names the rule; Index and When say which, Error what failed.
+			problem, i := rules.Problem(err)
+			i = max(i, 0)
+			out.Scope, out.Index, out.Error = l.Scope(), i, problem
+			if i < len(rs) {
+				out.When, out.Reason = rs[i].When, rs[i].Reason
+			}
 			continue
 		}
 		res := set.Eval(call)

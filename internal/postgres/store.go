@@ -352,9 +352,9 @@ func (r repo) InsertAudit(ctx context.Context, e policy.AuditEntry) error {
 func (r repo) Audit(ctx context.Context, q policy.AuditQuery) ([]policy.AuditEntry, error) {
 	rows, err := r.q.Query(ctx, `SELECT id, at, actor, coalesce(actor_id, ''), action, server_label, tool_name, before, after
 		FROM audit_log
-		WHERE ($1 = 0 OR id < $1) AND ($2 = '' OR server_label = $2) AND ($3 = '' OR action = $3)
+		WHERE ($1 = 0 OR id < $1) AND ($2 = '' OR server_label = $2) AND (coalesce(cardinality($3::text[]), 0) = 0 OR action = ANY($3::text[]))
 		  AND ($5 = '' OR actor_id = $5)
-		ORDER BY id DESC LIMIT $4`, q.BeforeID, q.ServerLabel, q.Action, q.Limit, q.ActorID)
+		ORDER BY id DESC LIMIT $4`, q.BeforeID, q.ServerLabel, q.Actions, q.Limit, q.ActorID)
 	if err != nil {
 		return nil, translate(err, "read audit log")
 	}

@@ -60,29 +60,29 @@ func Compile(rs []Rule, schema json.RawMessage) (*Set, error) {
 		if iss != nil && iss.Err() != nil {
 			errs := iss.Errors()
 			first := errs[0]
-			e := ruleError("invalid_rule", i, field, "rule %d: %s (line %d, column %d)",
-				i, first.Message, first.Location.Line(), first.Location.Column()+1)
+			e := ruleError("invalid_rule", i, field, "%s (line %d, column %d)",
+				first.Message, first.Location.Line(), first.Location.Column()+1)
 			e.Details = RuleErrorDetails{RuleIndex: i, Line: first.Location.Line(),
-				Column: first.Location.Column() + 1, CELMessage: first.Message}
+				Column: first.Location.Column() + 1, CELMessage: first.Message, Problem: first.Message}
 			return nil, e
 		}
 		if !ast.OutputType().IsExactType(cel.BoolType) {
 			return nil, ruleError("rule_not_boolean", i, field,
-				"rule %d: the expression must be true or false, but it is %s; compare it, e.g. args.count > 10",
-				i, ast.OutputType())
+				"the expression must be true or false, but it is %s; compare it, e.g. args.count > 10",
+				ast.OutputType())
 		}
 		if hasProps {
 			for _, f := range argFields(ast) {
 				if !props[f] {
 					return nil, ruleError("unknown_argument", i, field,
-						"rule %d: args.%s is not an argument of this tool; its input schema names: %s",
-						i, f, strings.Join(sortedKeys(props), ", "))
+						"args.%s is not an argument of this tool; its input schema names: %s",
+						f, strings.Join(sortedKeys(props), ", "))
 				}
 			}
 		}
 		prg, err := env.Program(ast, cel.CostLimit(CostLimit), cel.EvalOptions(cel.OptOptimize))
 		if err != nil {
-			return nil, ruleError("invalid_rule", i, field, "rule %d: %v", i, err)
+			return nil, ruleError("invalid_rule", i, field, "%v", err)
 		}
 		s.rules = append(s.rules, compiled{Rule: r, prg: prg})
 	}

@@ -27,7 +27,8 @@ type Call struct {
 // matched, or Ask with Index -1 when none did. A rule whose evaluation
 // failed (an error, the cost limit, a value that is not a bool) ends the
 // evaluation with Ask and Err set: a later rule must not approve what an
-// earlier one might have denied.
+// earlier one might have denied. Err says what failed without naming the
+// rule (Index does), so a text that names the rule names it once.
 type Result struct {
 	Decision Decision
 	Index    int // -1: no rule matched
@@ -63,7 +64,7 @@ func (s *Set) Eval(c Call) Result {
 		}
 		b, ok := out.(types.Bool)
 		if !ok {
-			return Result{Decision: Ask, Index: i, Rule: r.Rule, Err: fmt.Errorf("rule %d evaluated to %v, not true or false", i, out.Type())}
+			return Result{Decision: Ask, Index: i, Rule: r.Rule, Err: fmt.Errorf("it evaluated to %v, not true or false", out.Type())}
 		}
 		if b {
 			return Result{Decision: r.Decision, Index: i, Rule: r.Rule}

@@ -5,6 +5,7 @@
 package rules
 
 import (
+	"errors"
 	"fmt"
 	"unicode/utf8"
 
@@ -59,13 +60,13 @@ func validateShape(rs []Rule) error {
 		field := fmt.Sprintf("rules[%d]", i)
 		switch {
 		case r.When == "":
-			return ruleError("invalid_rule", i, field+".when", "rule %d has no when: give a CEL expression, e.g. args.city in [\"Test\"]", i)
+			return ruleError("invalid_rule", i, field+".when", "when is empty: give a CEL expression, e.g. args.city in [\"Test\"]")
 		case utf8.RuneCountInString(r.When) > MaxWhenLen:
-			return ruleError("invalid_rule", i, field+".when", "rule %d: when is longer than %d characters", i, MaxWhenLen)
+			return ruleError("invalid_rule", i, field+".when", "when is longer than %d characters", MaxWhenLen)
 		case utf8.RuneCountInString(r.Reason) > MaxReasonLen:
-			return ruleError("invalid_rule", i, field+".reason", "rule %d: reason is longer than %d characters", i, MaxReasonLen)
+			return ruleError("invalid_rule", i, field+".reason", "reason is longer than %d characters", MaxReasonLen)
 		case r.Decision != Approve && r.Decision != Deny && r.Decision != Ask:
-			return ruleError("invalid_rule", i, field+".decision", "rule %d: decision must be approve, deny or ask (got %q)", i, r.Decision)
+			return ruleError("invalid_rule", i, field+".decision", "decision must be approve, deny or ask (got %q)", r.Decision)
 		}
 	}
 	return nil
@@ -78,10 +79,30 @@ type RuleErrorDetails struct {
 	Line       int    `json:"line,omitempty"`
 	Column     int    `json:"column,omitempty"`
 	CELMessage string `json:"cel_message,omitempty"`
+	// Problem is what is wrong, without naming the rule or the position
+	// (the message says "rule 1: <problem>"): for a screen that shows the
+	// rule's number and the position itself, so it names the rule once.
+	Problem string `json:"problem"`
 }
 
+// ruleError is an invalid rule i: its message is "rule <i>: <problem>",
+// and details carry the problem alone.
 func ruleError(code string, i int, field, format string, args ...any) *apperr.Error {
-	e := apperr.Invalidf(code, field, format, args...)
-	e.Details = RuleErrorDetails{RuleIndex: i}
+	problem := fmt.Sprintf(format, args...)
+	e := apperr.Invalidf(code, field, "rule %d: %s", i, problem)
+	e.Details = RuleErrorDetails{RuleIndex: i, Problem: problem}
 	return e
+}
+
+// Problem is what is wrong with the rule err names (RuleErrorDetails),
+// without its name, and the index of that rule; for any other error, its
+// message and -1.
+func Problem(err error) (string, int) {
+	var ae *apperr.Error
+	if errors.As(err, &ae) {
+		if d, ok := ae.Details.(RuleErrorDetails); ok && d.Problem != "" {
+			return d.Problem, d.RuleIndex
+		}
+	}
+	return err.Error(), -1
 }

@@ -371,7 +371,9 @@ export interface paths {
          *     an expression that is not boolean, more than 50 rules, a `when` over
          *     1000 or a `reason` over 500 characters is `400` and nothing is
          *     saved; `error.details` names the rule (`rule_index`) and, for a CEL
-         *     error, its `line`, `column` and `cel_message`.
+         *     error, its `line`, `column` and `cel_message`; `problem` says what is
+         *     wrong without naming the rule or the position (the message is
+         *     `rule <rule_index>: <problem>`).
          *     A rule of a tool that has an input schema with `properties` may
          *     only read the arguments it declares (`args.<name>`, `args["name"]`).
          *     The tool need not have been discovered.
@@ -466,7 +468,9 @@ export interface paths {
          *     an expression that is not boolean, more than 50 rules, a `when` over
          *     1000 or a `reason` over 500 characters is `400` and nothing is
          *     saved; `error.details` names the rule (`rule_index`) and, for a CEL
-         *     error, its `line`, `column` and `cel_message`.
+         *     error, its `line`, `column` and `cel_message`; `problem` says what is
+         *     wrong without naming the rule or the position (the message is
+         *     `rule <rule_index>: <problem>`).
          */
         put: operations["putServerRules"];
         post?: never;
@@ -497,7 +501,9 @@ export interface paths {
          *     an expression that is not boolean, more than 50 rules, a `when` over
          *     1000 or a `reason` over 500 characters is `400` and nothing is
          *     saved; `error.details` names the rule (`rule_index`) and, for a CEL
-         *     error, its `line`, `column` and `cel_message`.
+         *     error, its `line`, `column` and `cel_message`; `problem` says what is
+         *     wrong without naming the rule or the position (the message is
+         *     `rule <rule_index>: <problem>`).
          */
         put: operations["putWorkspaceRules"];
         post?: never;
@@ -2772,7 +2778,7 @@ export interface components {
              * @description With `grant_id`: when that grant ends (`null`: with its conversation).
              */
             grant_expires_at?: string | null;
-            /** @description Why the rule that would decide could not be evaluated. */
+            /** @description Why the rule that would decide could not be evaluated (`no such key: path`); it does not name the rule, `rule` does. */
             error?: string;
             clamped?: boolean;
         };
@@ -3533,8 +3539,9 @@ export interface components {
          */
         AuditServerId: string;
         /**
-         * @description Only entries with this action (exact match). Empty or absent means
-         *     every action. The actions are `server.create`, `server.update`,
+         * @description Only entries with this action (exact match), or with any of several
+         *     comma-separated ones (`policy.set,policy.delete`). Empty or absent
+         *     means every action. The actions are `server.create`, `server.update`,
          *     `server.delete`, `server.tools_changed`, `policy.set`,
          *     `policy.delete`, `settings.update`, `approval.decide` and
          *     `rules.set`, `tool.call` (receipts), `grant.revoke`, `decision_hook.set` and
@@ -5074,8 +5081,9 @@ export interface operations {
                  */
                 server_id?: components["parameters"]["AuditServerId"];
                 /**
-                 * @description Only entries with this action (exact match). Empty or absent means
-                 *     every action. The actions are `server.create`, `server.update`,
+                 * @description Only entries with this action (exact match), or with any of several
+                 *     comma-separated ones (`policy.set,policy.delete`). Empty or absent
+                 *     means every action. The actions are `server.create`, `server.update`,
                  *     `server.delete`, `server.tools_changed`, `policy.set`,
                  *     `policy.delete`, `settings.update`, `approval.decide` and
                  *     `rules.set`, `tool.call` (receipts), `grant.revoke`, `decision_hook.set` and
@@ -5131,8 +5139,9 @@ export interface operations {
                  */
                 server_id?: components["parameters"]["AuditServerId"];
                 /**
-                 * @description Only entries with this action (exact match). Empty or absent means
-                 *     every action. The actions are `server.create`, `server.update`,
+                 * @description Only entries with this action (exact match), or with any of several
+                 *     comma-separated ones (`policy.set,policy.delete`). Empty or absent
+                 *     means every action. The actions are `server.create`, `server.update`,
                  *     `server.delete`, `server.tools_changed`, `policy.set`,
                  *     `policy.delete`, `settings.update`, `approval.decide` and
                  *     `rules.set`, `tool.call` (receipts), `grant.revoke`, `decision_hook.set` and

@@ -28,6 +28,8 @@ type Why = Approval["asks_because"];
 /** Why the card asks: the hint-based default, a new or changed tool, or the policy and where it was set. */
 /** What the argument rules made of a request the person decides: how many were checked, and why none decided. */
 export function rulesCheckedText(t: TFunction<"chat">, c: RuleCheck): string {
+  // The error says what failed; the rule is named here, once.
+  if (c.error && c.rule) return t("rules.errorAt", { count: c.checked, n: c.rule.index + 1, scope: t(`rules.scope.${c.rule.scope}`), error: c.error });
   if (c.error) return t("rules.error", { count: c.checked, error: c.error });
   if (c.clamped && c.rule) return t("rules.clamped", { n: c.rule.index + 1, when: c.rule.when });
   if (c.rule) return t("rules.asked", { n: c.rule.index + 1, when: c.rule.when, scope: t(`rules.scope.${c.rule.scope}`) });

@@ -17,7 +17,7 @@ function ShellMode() {
 
 function Harness() {
   const r = useRoute();
-  return r.page === "chat" ? <ChatPage conversationId={r.conversationId} /> : null;
+  return r.page === "chat" ? <ChatPage conversationId={r.conversationId} linkedApproval={r.approval} /> : null;
 }
 
 const info = { offline: true, model: "gpt-5-mini", tool_layout: "default", base_url: "", version: "dev" };
@@ -71,6 +71,40 @@ describe("ChatPage", () => {
     renderWithClient(<Harness />);
     const linked = await screen.findByRole("article", { name: "Approval request: send_alert on demo" });
     await waitFor(() => expect(linked).toHaveFocus());
+  });
+
+  it("opens a webhook's link to a decided request at that request: in view, focused, highlighted, decided", async () => {
+    history.replaceState(null, "", "/c/conv_1#approval-mcpr_1");
+    const scrolled: Element[] = [];
+    const scrollIntoView = vi.fn(function (this: Element) { scrolled.push(this); });
+    Element.prototype.scrollIntoView = scrollIntoView;
+    const a1 = approval("mcpr_1", "delete_forecast", { state: "approved", decided_at: "t", decided_by: "ana@example.com", decided_by_id: "usr_ana" });
+    const a2 = approval("mcpr_2", "send_alert", { response_id: "resp_2" });
+    const tr: Transcript = {
+      conversation: conversation({ pending_approvals: 1 }),
+      items: [...baseItems, approvalItem(4, a1), approvalItem(5, a2)],
+      pending_approvals: [a2],
+    };
+    mockFetch({
+      "GET /api/info": () => jsonResponse(200, info),
+      "GET /api/conversations": () => jsonResponse(200, { conversations: [tr.conversation] }),
+      "GET /api/conversations/conv_1": () => jsonResponse(200, tr),
+    });
+    try {
+      renderWithClient(<Harness />);
+      await screen.findByRole("article", { name: "Approval request: send_alert on demo" });
+      const linked = document.getElementById("approval-mcpr_1");
+      expect(linked).not.toBeNull();
+      expect(linked).toHaveTextContent("Approval request for delete_forecast on demo: approved by ana@example.com");
+      expect(linked).toHaveClass("is-linked");
+      await waitFor(() => expect(linked).toHaveFocus());
+      expect(scrolled).toEqual([linked]);
+      // The pending card the page opened with leaves the focus where the link put it.
+      await new Promise((r) => setTimeout(r, 50));
+      expect(linked).toHaveFocus();
+    } finally {
+      delete (Element.prototype as { scrollIntoView?: unknown }).scrollIntoView;
+    }
   });
 
   it("shows tool calls with how they were allowed, and a link to change the policy", async () => {

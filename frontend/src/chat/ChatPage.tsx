@@ -27,7 +27,8 @@ import "./chat.css";
 
 const drawerId = "chat-conversations";
 
-export function ChatPage({ conversationId }: { conversationId?: string }) {
+/** linkedApproval: the request a link names (a webhook's "#approval-mcpr_…"), shown in view and highlighted. */
+export function ChatPage({ conversationId, linkedApproval }: { conversationId?: string; linkedApproval?: string }) {
   const { t } = useTranslation("chat");
   const qc = useQueryClient();
   const info = useInfo();
@@ -89,7 +90,7 @@ export function ChatPage({ conversationId }: { conversationId?: string }) {
   const elsewhere = (list.data ?? []).reduce((n, c) => n + (c.id === conversationId ? 0 : c.pending_approvals), 0);
   useAttention(pending, elsewhere); // title badge and a notification while the tab is hidden
   const decidedElsewhere = useDecidedElsewhere(approvals, queue.status);
-  const cardRef = useCardFocus(serverStreaming ? [] : pending.map((a) => a.approval_request_id), composer);
+  const cardRef = useCardFocus(serverStreaming ? [] : pending.map((a) => a.approval_request_id), composer, linkedApproval);
 
   const cancel = useMutation({
     mutationFn: (id: string) => api.cancel(id),
@@ -153,7 +154,7 @@ export function ChatPage({ conversationId }: { conversationId?: string }) {
 
         <Transcript
           transcript={tr} turn={turn} serverStreaming={serverStreaming} stopping={stream.stopping || cancel.isPending}
-          status={queue.status} onDecide={queue.decide} onDecideAll={queue.decideAll} cardRef={cardRef}
+          status={queue.status} onDecide={queue.decide} onDecideAll={queue.decideAll} cardRef={cardRef} linked={linkedApproval}
           onRetry={() => void retry()} retryError={retryError}
           footer={<>
             {notice && <p className="alert info notice">{notice} <button type="button" className="link" onClick={() => setNotice(null)}>{t("notice.dismiss")}</button></p>}

@@ -101,10 +101,6 @@ export function useDecisionQueue({ start, idle }: Pick<ChatStream, "start" | "id
 }
 
 /**
- * Focus: a new request that can be decided gets it (the first one); when the
- * card that had it is decided, the next card does, or the composer.
- */
-/**
  * Focuses a card that just appeared; when it is taller than the room for it
  * (a phone, long arguments), its top is shown: the tool it asks about comes
  * before the buttons that decide it.
@@ -115,24 +111,30 @@ function showCard(card: HTMLElement) {
   if (box && card.getBoundingClientRect().top < box.top) card.scrollIntoView({ block: "start" });
 }
 
-export function useCardFocus(actionable: string[], fallback: RefObject<{ focus(): void } | null>) {
+/**
+ * Focus: a new request that can be decided gets it (the first one); when the
+ * card that had it is decided, the next card does, or the composer. A link
+ * to one request (linked, a webhook's "#approval-mcpr_…") focuses that card
+ * when it appears; when it names a decided request, the cards the page opens
+ * with leave focus where Transcript put it (on the decided one).
+ */
+export function useCardFocus(actionable: string[], fallback: RefObject<{ focus(): void } | null>, linked?: string) {
   const cards = useRef(new Map<string, HTMLElement>());
   const seen = useRef(new Set<string>());
   const before = useRef(0);
   const key = actionable.join(" ");
   useEffect(() => {
     const ids = key ? key.split(" ") : [];
+    const opening = seen.current.size === 0;
     const fresh = ids.filter((id) => !seen.current.has(id));
     fresh.forEach((id) => seen.current.add(id));
     const first = ids.length ? cards.current.get(ids[0]) : undefined;
     const lost = document.activeElement === document.body || document.activeElement === null;
-    // A link to one card (a webhook's, "#approval-mcpr_…") focuses that card when it appears.
-    const linked = location.hash.startsWith("#approval-") ? cards.current.get(decodeURIComponent(location.hash.slice("#approval-".length))) : undefined;
-    if (fresh.length && linked && fresh.some((id) => cards.current.get(id) === linked)) showCard(linked);
-    else if (fresh.length && first) showCard(first);
+    if (fresh.length && linked && fresh.includes(linked) && cards.current.has(linked)) showCard(cards.current.get(linked)!);
+    else if (fresh.length && first && !(opening && linked)) showCard(first);
     else if (lost && ids.length < before.current) (first ?? fallback.current)?.focus();
     before.current = ids.length;
-  }, [key, fallback]);
+  }, [key, fallback, linked]);
   return useCallback((id: string) => (el: HTMLElement | null) => {
     if (el) cards.current.set(id, el);
     else cards.current.delete(id);
@@ -185,8 +187,10 @@ function Progress({ group }: { group: Group }) {
 }
 
 /** One approval request in the transcript: the card while pending, else the decision (and whether the tool ran). */
-export function ApprovalSlot({ approval, outcome, status, statuses, blocked, group, onDecide, onDecideAll, cardRef }: {
+export function ApprovalSlot({ approval, outcome, status, statuses, blocked, group, onDecide, onDecideAll, cardRef, linked }: {
   approval: Approval;
+  /** A link names this request (a webhook's): it is highlighted. */
+  linked?: boolean;
   outcome: Outcome | "running";
   status?: DecisionStatus;
   /** Every request's status, for Approve all / Deny all. */
@@ -210,7 +214,15 @@ export function ApprovalSlot({ approval, outcome, status, statuses, blocked, gro
   const progress = group && group.total > 1 && group.decided < group.total ? <>{bulk}<Progress group={group} /></> : null;
   if (approval.state !== "pending") {
     const note = status?.state === "error" ? status.error : undefined;
-    return <><DecidedApproval approval={approval} outcome={outcome} note={note} />{progress}</>;
+    // The id a link names ("#approval-mcpr_…"), as the pending card has it.
+    return (
+      <>
+        <div id={`approval-${approval.approval_request_id}`} tabIndex={-1} className={`decided-slot${linked ? " is-linked" : ""}`}>
+          <DecidedApproval approval={approval} outcome={outcome} note={note} />
+        </div>
+        {progress}
+      </>
+    );
   }
   const st = status?.state;
   const busy = blocked || st === "queued" || st === "sending";

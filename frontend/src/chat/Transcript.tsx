@@ -77,6 +77,8 @@ export interface TranscriptProps {
   /** Approve all / Deny all: decisions on several requests in one request. */
   onDecideAll?(all: { approval: Approval; decision: Decision }[]): void;
   cardRef(id: string): (el: HTMLElement | null) => void;
+  /** The request a link names (a webhook's "#approval-mcpr_…"): scrolled into view, focused and highlighted once shown. */
+  linked?: string;
   onRetry(): void;
   retryError: string | null;
   /** Shown before the rows: the empty state, loading, errors. */
@@ -102,6 +104,20 @@ export function Transcript(p: TranscriptProps) {
     request.current = turn?.request ?? null;
     if (el && stick.current) el.scrollTop = el.scrollHeight;
   }, [rows, turn]);
+  // A link to one request: once its row is there, it is brought into view (once per link), and the
+  // transcript stops following the bottom so that it stays there.
+  const jumped = useRef<string | null>(null);
+  const linked = p.linked;
+  const linkedShown = linked !== undefined && rows.some((r) => r.kind === "approval" && r.approval.approval_request_id === linked);
+  useEffect(() => {
+    if (!linked || !linkedShown || jumped.current === linked) return;
+    const el = document.getElementById(`approval-${linked}`);
+    if (!el) return;
+    jumped.current = linked;
+    stick.current = false;
+    el.scrollIntoView?.({ block: "center" });
+    el.focus({ preventScroll: true });
+  }, [linked, linkedShown]);
   const onScroll = () => {
     const el = scrollRef.current;
     if (el) stick.current = el.scrollHeight - el.scrollTop - el.clientHeight < 80;
@@ -120,7 +136,7 @@ export function Transcript(p: TranscriptProps) {
         return (
           <ApprovalSlot key={r.key} approval={a} outcome={runningIds.has(id) ? "running" : outcomeOf(tr!, a)}
             status={p.status[id]} statuses={p.status} blocked={p.serverStreaming} group={g && g.last === r.key ? g : undefined}
-            onDecide={p.onDecide} onDecideAll={p.onDecideAll} cardRef={p.cardRef(id)} />
+            onDecide={p.onDecide} onDecideAll={p.onDecideAll} cardRef={p.cardRef(id)} linked={id === linked} />
         );
       }
       case "item": {

@@ -13,6 +13,7 @@ import { JsonView, REDACTED, RedactedNote } from "./JsonView";
 import type { Outcome } from "./transcript";
 import { Escaped } from "./Escaped";
 import { escapedText } from "./escape";
+import { OutputImages, OutputText } from "./ToolOutput";
 
 export function UserMessage({ text, sending }: { text: string; sending?: boolean }) {
   const { t } = useTranslation("chat");
@@ -194,11 +195,12 @@ export function ToolCallRow({ item }: { item: CallItem }) {
           ) : (
             <>
               <h2>{t("item.output")}</h2>
-              <pre className="call-output">{item.output ?? ""}</pre>
+              <OutputText output={item.output} />
             </>
           )}
         </div>
       </details>
+      {!failed && <OutputImages output={item.output} tool={item.name} />}
       <p className="call-footer">
         <AllowedByLine allowed={item.allowed_by} server={item.server_label} tool={item.name} />
       </p>

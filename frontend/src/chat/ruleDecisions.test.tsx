@@ -40,4 +40,11 @@ describe("requests that argument rules answer", () => {
       approval={approval("mcpr_3", "delete_forecast", { rules: { checked: 1, decision: "ask", rule: null, error: "no such key: path" } })} />);
     expect(screen.getByText("1 rule checked; one could not be evaluated (no such key: path), so you decide.")).toBeVisible();
   });
+
+  it("names the rule that could not be evaluated once on the card", () => {
+    render(<ApprovalCard busy={false} onDecide={vi.fn()}
+      approval={approval("mcpr_4", "write_file", { rules: { checked: 3, decision: "ask", error: "no such key: path",
+        rule: { scope: "tool", server_label: "demo", tool_name: "write_file", index: 1, when: 'args.path.startsWith("/etc/")', decision: "ask" } } })} />);
+    expect(screen.getByText("3 rules checked; rule 2 of this tool's rules could not be evaluated (no such key: path), so you decide.")).toBeVisible();
+  });
 });

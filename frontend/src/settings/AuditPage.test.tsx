@@ -66,6 +66,28 @@ describe("AuditPage", () => {
     expect(screen.getByText("That is everything for policy changes.")).toBeInTheDocument();
   });
 
+  it("exports what the filter shows as JSON lines, every page of it (the README's export button)", async () => {
+    const user = userEvent.setup();
+    mockFetch({
+      "GET /api/audit?limit=50": page([set(2), settings(1)]),
+      "GET /api/audit?limit=50&action=policy.set": page([set(2)]),
+      "GET /api/audit?limit=50&action=policy.delete": page([]),
+      "GET /api/audit?limit=50&action=tool.call": page([]),
+    });
+    renderWithClient(<AuditPage />);
+    await screen.findByRole("table");
+    const target = () => {
+      const link = screen.getByRole("link", { name: "Export (JSON lines)" });
+      const url = new URL(link.getAttribute("href")!, "http://toolgate.test");
+      return { path: url.pathname, format: url.searchParams.get("format"), action: url.searchParams.get("action"), file: link.getAttribute("download") };
+    };
+    expect(target()).toEqual({ path: "/api/audit/export", format: "jsonl", action: null, file: "toolgate-audit.jsonl" });
+    await user.selectOptions(screen.getByLabelText("Action"), "Policy changes");
+    expect(target()).toEqual({ path: "/api/audit/export", format: "jsonl", action: "policy.set,policy.delete", file: "toolgate-audit-policy.jsonl" });
+    await user.selectOptions(screen.getByLabelText("Action"), "Tool calls");
+    expect(target()).toMatchObject({ action: "tool.call", file: "toolgate-audit-calls.jsonl" });
+  });
+
   it("shows tool-call receipts under their own filter", async () => {
     const user = userEvent.setup();
     const call = (id: number): AuditEntry => entry({

@@ -16,6 +16,13 @@ import "./settings.css";
 
 const PAGE = 50;
 
+/** The export of what the page shows: every entry of the chosen group (all pages), as JSON lines. */
+export function exportHref(actions?: readonly string[]): string {
+  const q = new URLSearchParams({ format: "jsonl" });
+  if (actions?.length) q.set("action", actions.join(","));
+  return `/api/audit/export?${q}`;
+}
+
 export function AuditPage() {
   const { t } = useTranslation("settings");
   const errorText = useErrorText();
@@ -55,6 +62,10 @@ export function AuditPage() {
             </select>
           </div>
           <button type="button" onClick={() => void audit.refetch()} disabled={audit.isFetching}>{t("audit.reload")}</button>
+          <a className="button" href={exportHref(actions)} download={`toolgate-audit${group === "all" ? "" : `-${group}`}.jsonl`}
+            title={t("audit.exportHint", { group: groupName })}>
+            {t("audit.export")}
+          </a>
         </div>
       </header>
 

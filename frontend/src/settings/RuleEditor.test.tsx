@@ -14,10 +14,14 @@ function renderEditor(admin = true) {
   return renderWithClient(<RuleEditor list={{ server: "demo", tool: "delete_forecast" }} name="delete_forecast" admin={admin} schema={schema} />);
 }
 
-const invalid = (index: number, line: number, column: number, message: string) => jsonResponse(400, {
-  error: { code: "invalid_rule", message, fields: { [`rules[${index}].when`]: message },
-    details: { rule_index: index, line, column, cel_message: "Syntax error" } },
-});
+// As the API answers (internal/rules): the message names the rule and the position, details.problem neither.
+const invalid = (index: number, line: number, column: number, problem: string) => {
+  const message = `rule ${index}: ${problem} (line ${line}, column ${column})`;
+  return jsonResponse(400, {
+    error: { code: "invalid_rule", message, fields: { [`rules[${index}].when`]: message },
+      details: { rule_index: index, line, column, cel_message: problem, problem } },
+  });
+};
 
 afterEach(() => vi.unstubAllGlobals());
 
@@ -29,7 +33,7 @@ describe("RuleEditor", () => {
       [`GET ${RULES}`]: () => jsonResponse(200, { rules: saved }),
       [`PUT ${RULES}`]: ({ body }) => {
         const rs = (body as { rules: Rule[] }).rules;
-        if (rs[1]?.when.endsWith("== ")) return invalid(1, 1, 14, "rule 1: Syntax error: mismatched input (line 1, column 14)");
+        if (rs[1]?.when.endsWith("== ")) return invalid(1, 1, 14, "Syntax error: mismatched input");
         saved = rs;
         return jsonResponse(200, { rules: rs });
       },
@@ -42,7 +46,8 @@ describe("RuleEditor", () => {
     await user.click(screen.getByRole("button", { name: "Save rules" }));
 
     const alert = await screen.findByRole("alert");
-    expect(alert).toHaveTextContent("Rule 2, line 1, column 14: rule 1: Syntax error");
+    // The rule is named once, by its number in the list, and so is the position.
+    expect(alert).toHaveTextContent(/^Rule 2, line 1, column 14: Syntax error: mismatched input$/);
     // It sits in the second rule, whose expression says it is invalid; the first is untouched.
     const items = within(screen.getByRole("list", { name: "Rules for delete_forecast, in order" })).getAllByRole("listitem");
     expect(within(items[1]).getByRole("alert")).toBe(alert);
@@ -129,8 +134,8 @@ describe("RuleEditor", () => {
     const user = userEvent.setup();
     mockFetch({
       [`GET ${RULES}`]: () => jsonResponse(200, { rules: [{ when: "true", decision: "ask" }, { when: "args.city ==", decision: "deny" }] }),
-      ["POST /api/rules/test"]: () => invalid(1, 1, 13, "rule 1: Syntax error"),
-      [`POST ${RULES}/try`]: () => invalid(1, 1, 13, "rule 1: Syntax error"),
+      ["POST /api/rules/test"]: () => invalid(1, 1, 13, "Syntax error"),
+      [`POST ${RULES}/try`]: () => invalid(1, 1, 13, "Syntax error"),
     });
     renderEditor();
     const sample = await screen.findByRole("textbox", { name: "Sample arguments (JSON)" });

@@ -22,13 +22,15 @@ export interface RuleError {
 /** Where err belongs in the editor, when it is an invalid-rule answer; undefined otherwise. */
 export function ruleErrorOf(err: unknown): RuleError | undefined {
   if (!(err instanceof ApiError) || err.status !== 400) return undefined;
-  const d = (err.details ?? {}) as { rule_index?: unknown; line?: unknown; column?: unknown };
+  const d = (err.details ?? {}) as { rule_index?: unknown; line?: unknown; column?: unknown; problem?: unknown };
   const num = (v: unknown) => (typeof v === "number" && v > 0 ? v : undefined);
+  const index = typeof d.rule_index === "number" ? d.rule_index : undefined;
   return {
-    index: typeof d.rule_index === "number" ? d.rule_index : undefined,
+    index,
     line: num(d.line),
     column: num(d.column),
-    message: err.message,
+    // At a rule, the editor names it and the position itself: the problem alone, so the rule is named once.
+    message: index !== undefined && typeof d.problem === "string" && d.problem ? d.problem : err.message,
   };
 }
 
