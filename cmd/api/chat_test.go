@@ -333,6 +333,8 @@ func TestChat_InATerminal(t *testing.T) {
 		tm.send("wrong city\r")
 		tm.expect("· delete_forecast on demo: denied")
 		tm.expect("── Approval needed: delete_forecast on demo")
+		tm.expect("Changed since your correction: It matches your correction.")
+		tm.expect(`city: "Oslo" → "Paris"`)
 		tm.expect(`"city": "Paris"`)
 		tm.expect(termchat.DecisionKeys + "\r\n> ")
 		tm.send("n\r")

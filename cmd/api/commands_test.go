@@ -106,6 +106,7 @@ func TestRun_UsageErrorsNameTheCommands(t *testing.T) {
 		{[]string{"token", "create"}, "token create EMAIL [NAME]"},
 		{[]string{"token", "delete", "a@b.c"}, "token create EMAIL [NAME]"},
 		{[]string{"token", "create", "a@b.c", "name", "extra"}, "token create EMAIL [NAME]"},
+		{[]string{"link", "a@b.c", "extra"}, "link takes at most one argument: link [EMAIL]"},
 	}
 	for _, tt := range tests {
 		var out bytes.Buffer

@@ -92,10 +92,54 @@ type approval struct {
 	AsksBecause *asksBecause    `json:"asks_because"`
 	Rules       *ruleCheck      `json:"rules"`
 	ExpiresAt   *time.Time      `json:"expires_at"`
+	Corrects    *corrects       `json:"corrects"`
 	// AskLock is the level (tool, server, global) of an admin's lock at Ask
 	// on the tool; null or absent when it is not locked. A locked tool is
 	// approved once or denied: no grant, no remember.
 	AskLock *string `json:"ask_lock"`
+}
+
+// corrects is how a request differs from the one the person denied with a
+// correction just before it.
+type corrects struct {
+	Changes []struct {
+		Path   string          `json:"path"`
+		Before json.RawMessage `json:"before"`
+		After  json.RawMessage `json:"after"`
+	} `json:"changes"`
+	MatchesCorrection bool `json:"matches_correction"`
+}
+
+// correctsLines say what changed since the correction, as the web card's
+// note does (CorrectsNote.tsx): "city: "Berlin" → "Hamburg"".
+func correctsLines(c *corrects) []string {
+	head := "Asked again after your correction, with the same arguments."
+	if len(c.Changes) > 0 {
+		head = "Changed since your correction:"
+	}
+	if c.MatchesCorrection {
+		head += " It matches your correction."
+	} else {
+		head += " It does not match your correction: check the arguments."
+	}
+	out := []string{head}
+	value := func(raw json.RawMessage, missing string) string {
+		switch {
+		case len(raw) == 0:
+			return missing
+		case string(raw) == `"[redacted]"`:
+			return "hidden"
+		}
+		return compactJSON(raw)
+	}
+	for _, ch := range c.Changes {
+		path := ch.Path
+		if path == "" {
+			path = "arguments"
+		}
+		out = append(out, fmt.Sprintf("%s: %s → %s", path, value(ch.Before, "(not set)"), value(ch.After, "(removed)")))
+	}
+	return out
 }
 
 // locked says whether an admin locked the tool at Ask.
@@ -326,6 +370,14 @@ func (t *term) card(a approval, n, of int) {
 	}
 	if a.ExpiresAt != nil {
 		t.linef("%s%s.", indent, expiryText(*a.ExpiresAt, time.Now()))
+	}
+	if a.Corrects != nil {
+		for i, l := range correctsLines(a.Corrects) {
+			if i > 0 {
+				l = indent + l
+			}
+			t.linef("%s%s", indent, line(l))
+		}
 	}
 	if a.locked() {
 		t.linef("%sAn admin locked this tool at Ask (%s): approve once or deny; it cannot be allowed for a while or remembered.", indent, line(*a.AskLock))
