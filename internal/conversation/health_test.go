@@ -74,12 +74,12 @@ func (m *mcpSite) up() {
 // register registers a second MCP server as an admin.
 func (e *engine) register(label, url string) policy.Server {
 	e.t.Helper()
-	srv, err := e.policies.CreateServer(as(e.t.Context(), admin), policy.NewServer{Label: label, URL: url})
-	if err != nil {
+	if _, err := e.policies.CreateServer(as(e.t.Context(), admin), policy.NewServer{Label: label, URL: url}); err != nil {
 		e.t.Fatalf("registering %s: %v", label, err)
 	}
 	trusted := policy.HintsTrusted
-	if srv, err = e.policies.UpdateServer(as(e.t.Context(), admin), label, policy.ServerPatch{ReadOnlyHints: &trusted}); err != nil {
+	srv, err := e.policies.UpdateServer(as(e.t.Context(), admin), label, policy.ServerPatch{ReadOnlyHints: &trusted})
+	if err != nil {
 		e.t.Fatalf("trusting %s's hints: %v", label, err)
 	}
 	return srv

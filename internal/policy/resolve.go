@@ -133,8 +133,8 @@ type ResolveInput struct {
 	// HintsTrusted: an admin accepted the server's read-only hints
 	// (read_only_hints "trusted"); until then readOnlyHint runs nothing.
 	HintsTrusted bool
-	Workspace     *Explicit // the workspace tool policy (tool_policies)
-	User          *Explicit // the user's personal policy (user_tool_policies)
+	Workspace    *Explicit // the workspace tool policy (tool_policies)
+	User         *Explicit // the user's personal policy (user_tool_policies)
 
 	// The tool as discovery knows it. Digest "" means never discovered.
 	ReadOnly   *bool // annotations.readOnlyHint
@@ -147,9 +147,9 @@ type ResolveInput struct {
 
 // Resolution is a tool's effective policy for one user and why.
 type Resolution struct {
-	Policy      Policy
-	Source      Source
-	Locked      bool // the workspace setting that applies is locked
+	Policy Policy
+	Source Source
+	Locked bool // the workspace setting that applies is locked
 	// AskLock is the level (tool, server, global) of an admin's lock at
 	// always that the result comes from: every call asks, and nothing a
 	// person or a machine does loosens it (a grant, remember, a rule, a
