@@ -66,10 +66,7 @@ func (s *Service) correction(ctx context.Context, a Approval, d Decision) (json.
 		return nil, bad("correction", "correction must be at most %d bytes of JSON", MaxCorrectionLen)
 	}
 	shown := present(a)
-	hidden := map[string]bool{}
-	for _, p := range shown.Redacted {
-		hidden[p] = true
-	}
+	hidden := hiddenShown(shown)
 	f := apperr.Fields{}
 	kept := map[string]bool{}
 	walk(obj, "", func(path string, x any) {
@@ -77,10 +74,12 @@ func (s *Service) correction(ctx context.Context, a Approval, d Decision) (json.
 		switch {
 		case isStr && strings.ContainsRune(str, 0), strings.ContainsRune(path, 0):
 			f.Add(fieldOf(path), "%s must not contain NUL characters", nameOf(path))
-		case isStr && str == RedactedValue && hidden[path]:
+		case isStr && keepsHidden(hidden, path, str):
 			kept[path] = true
 		case isStr && str == RedactedValue:
 			f.Add(fieldOf(path), "%s holds the placeholder %q, but the request had no hidden value there to keep; type the value, or remove the argument", nameOf(path), RedactedValue)
+		case isStr && strings.Contains(str, RedactedValue):
+			f.Add(fieldOf(path), "%s holds part of a hidden value (%q); send it back exactly as shown to keep the model's value, or type the whole value", nameOf(path), RedactedValue)
 		}
 	})
 	if len(f) > 0 {
@@ -160,13 +159,10 @@ func upstreamReason(a Approval) string {
 	if err != nil {
 		return reason
 	}
-	hidden := map[string]bool{}
-	for _, p := range present(a).Redacted {
-		hidden[p] = true
-	}
+	hidden := hiddenShown(present(a))
 	var kept []string
 	v = prune(v, "", func(path string, x any) bool {
-		if str, ok := x.(string); ok && str == RedactedValue && hidden[path] {
+		if str, ok := x.(string); ok && keepsHidden(hidden, path, str) {
 			kept = append(kept, path)
 			return true
 		}
@@ -182,6 +178,35 @@ func upstreamReason(a Approval) string {
 		lines = append(lines, reason)
 	}
 	return strings.Join(lines, "\n")
+}
+
+// hiddenShown maps each hidden path of a request as shown to the string
+// shown there: "[redacted]", or a string with a credential hidden inside it
+// ("Bearer [redacted]"). Hidden objects show as "[redacted]" too.
+func hiddenShown(shown Approval) map[string]string {
+	out := map[string]string{}
+	hidden := map[string]bool{}
+	for _, p := range shown.Redacted {
+		hidden[p] = true
+	}
+	v, err := decodeStrict(shown.Arguments)
+	if err != nil {
+		return out
+	}
+	walk(v, "", func(path string, x any) {
+		if str, ok := x.(string); ok && hidden[path] {
+			out[path] = str
+		}
+	})
+	return out
+}
+
+// keepsHidden reports whether a correction's string at path means "keep
+// the value the model sent": "[redacted]" where a value was hidden, or the
+// string shown there sent back unchanged.
+func keepsHidden(hidden map[string]string, path, str string) bool {
+	shown, ok := hidden[path]
+	return ok && (str == RedactedValue || str == shown)
 }
 
 // shownCorrection is a stored correction as people see it: redacted.

@@ -63,7 +63,7 @@ var secretValues = []secretValue{
 		re: regexp.MustCompile(`\bsk-[A-Za-z0-9_-]{20,}`)},
 	{name: "stripe key", hint: []string{"k_live_", "k_test_"},
 		re: regexp.MustCompile(`\b[sr]k_(?:live|test)_[A-Za-z0-9]{16,}`)},
-	{name: "github token", hint: []string{"gh", "github_pat_"},
+	{name: "github token", hint: []string{"ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"},
 		re: regexp.MustCompile(`\b(?:gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,})`)},
 	{name: "slack token", hint: []string{"xox"},
 		re: regexp.MustCompile(`\bxox[abposr]-[A-Za-z0-9-]{10,}`)},
@@ -75,23 +75,28 @@ var secretValues = []secretValue{
 		re: regexp.MustCompile(`(?i)\bbearer\s+([A-Za-z0-9._~+/-]+=*)`),
 		ok: func(m []string) bool { return tokenLike(m[1]) }},
 	// Header lines in a command or request text: the whole value.
-	{name: "credential header", hint: []string{"auth", "cookie", "api-key", "token"}, fold: true, group: 1,
+	{name: "credential header", hint: []string{"authorization", "cookie", "api-key", "auth-token"}, fold: true, group: 1,
 		re: regexp.MustCompile(`(?i)\b(?:proxy-)?(?:authorization|set-cookie|cookie|x-api-key|api-key|x-auth-token)\s*:\s*([^\r\n"']+)`),
 		ok: func(m []string) bool { return !placeholder(m[1]) }},
 	// JSON written inside a string (a request body in a command).
-	{name: "quoted secret field", hint: []string{`"`}, group: 2,
+	{name: "quoted secret field", hint: secretHints, fold: true, group: 2,
 		re: regexp.MustCompile(`"([^"\\]{1,64})"\s*:\s*"((?:[^"\\]|\\.)+)"`),
 		ok: func(m []string) bool { return secretKey(m[1]) && !placeholder(m[2]) }},
 	// NAME=value, --name=value and ?name=value with a secret-looking name;
 	// a shell variable ($TOKEN) is not a secret.
-	{name: "secret assignment", hint: []string{"="}, group: 2,
+	{name: "secret assignment", hint: secretHints, fold: true, group: 2,
 		re: regexp.MustCompile(`([A-Za-z][A-Za-z0-9_.-]*)=("[^"]*"|'[^']*'|[^\s"'&;]+)`),
 		ok: func(m []string) bool { return secretKey(m[1]) && !placeholder(strings.Trim(m[2], `"'`)) }},
 	// A password in a URL: scheme://user:password@host.
-	{name: "url password", hint: []string{"://"}, group: 1,
+	{name: "url password", hint: []string{"@"}, group: 1,
 		re: regexp.MustCompile(`\b[A-Za-z][A-Za-z0-9+.-]*://[^/\s:@]*:([^/\s@]+)@`),
 		ok: func(m []string) bool { return !placeholder(m[1]) }},
 }
+
+// secretHints are in every lowercased text that has a secret-looking name
+// (secretKey): the patterns that need one run only then.
+var secretHints = []string{"pass", "pwd", "secret", "token", "key", "auth", "cred", "cookie", "session", "signature",
+	"bearer", "jwt", "pin", "otp"}
 
 // tokenLike tells a bearer token from a word: at least 8 characters with a
 // digit or a symbol in them, or 20 or more.
@@ -115,13 +120,12 @@ func hideSecrets(s string) (string, bool) {
 	if len(s) < 5 { // pin=1 is the shortest
 		return s, false
 	}
-	out := s
-	var lower string
+	out, lower := s, ""
 	for i := range secretValues {
 		p := &secretValues[i]
 		in := out
 		if p.fold {
-			if lower == "" || len(lower) != len(out) {
+			if lower == "" {
 				lower = strings.ToLower(out)
 			}
 			in = lower
@@ -129,8 +133,9 @@ func hideSecrets(s string) (string, bool) {
 		if !slices.ContainsFunc(p.hint, func(h string) bool { return strings.Contains(in, h) }) {
 			continue
 		}
-		out = replaceGroup(out, p)
-		lower = ""
+		if r := replaceGroup(out, p); r != out {
+			out, lower = r, ""
+		}
 	}
 	return out, out != s
 }

@@ -83,6 +83,10 @@ func TestHideSecrets(t *testing.T) {
 		if got != want || hid != (want != tc.in) {
 			t.Errorf("hideSecrets(%q)\n = %q, %v\nwant %q, %v", tc.in, got, hid, want, want != tc.in)
 		}
+		// Stored arguments are redacted again when shown: nothing more goes.
+		if again, hid := hideSecrets(got); again != got || hid {
+			t.Errorf("hideSecrets(%q) again = %q, %v; want it unchanged", got, again, hid)
+		}
 	}
 }
 
@@ -108,6 +112,11 @@ func TestRedact_ByValueNested(t *testing.T) {
 		if strings.Contains(string(got), secret) {
 			t.Errorf("the redacted arguments still hold %q", secret)
 		}
+	}
+	// Redacted again (as stored arguments are when shown), they stay the
+	// same and list the same paths.
+	if again, p := Redact(string(got)); string(again) != want || strings.Join(p, ",") != wantPaths {
+		t.Errorf("Redact again = %s %v", again, p)
 	}
 	// Arguments that are not JSON keep their text, without the credential.
 	if got, _ := Redact("run " + testSK); string(got) != `"run [redacted]"` {

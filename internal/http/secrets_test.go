@@ -255,3 +255,34 @@ func TestSecrets_ServerURLQueryIsEncryptedAndMasked(t *testing.T) {
 		t.Error("the audit export shows the key")
 	}
 }
+
+// A string whose credential was hidden inside it ("use [redacted] now"),
+// sent back unchanged in a correction, keeps the model's value, as
+// "[redacted]" does; changed around the marker it is refused, since the
+// hidden part cannot be typed back.
+func TestSecrets_CorrectionKeepsAPartlyHiddenValue(t *testing.T) {
+	e := newAPI(t)
+	e.askFor("send_alert")
+	s := e.send("", `send_alert {"city": "Oslo", "message": "use `+leakSK+` now"}`).ok(t)
+	conv, ap := s.conv(t), one[approval](t, s, "approval.required")
+	if !bytes.Contains(ap.Arguments, []byte(`"message":"use [redacted] now"`)) || strings.Join(ap.Redacted, ",") != "message" {
+		t.Fatalf("card %s, redacted %v", ap.Arguments, ap.Redacted)
+	}
+	r := e.decide(conv, ap.ID, false, map[string]any{"correction": map[string]any{"city": "Bergen", "message": "use [redacted] later"}})
+	var body apiError
+	if r.status != 400 || json.Unmarshal(r.body, &body) != nil || body.Error.Code != "invalid_correction" || body.Error.Fields["correction.message"] == "" {
+		t.Errorf("a changed partly hidden value: %d %s, want 400 invalid_correction naming correction.message", r.status, r.body)
+	}
+
+	f := e.decide(conv, ap.ID, false, map[string]any{"correction": map[string]any{"city": "Bergen", "message": "use [redacted] now"}}).ok(t)
+	reqs := e.up.sent()
+	in, _ := json.Marshal(reqs[len(reqs)-1]["input"])
+	if !strings.Contains(string(in), `Use these arguments instead: {\"city\":\"Bergen\"}\nKeep the values you sent for these arguments, which the user could not see: message`) {
+		t.Errorf("follow-up input %s: want the message kept, not sent back with the marker", in)
+	}
+	again := one[approval](t, f, "approval.required")
+	e.decide(conv, again.ID, true, nil).ok(t)
+	if got := e.demo.State().Alerts; len(got) != 1 || got[0].City != "Bergen" || got[0].Message != "use "+leakSK+" now" {
+		t.Errorf("alerts %+v; want Bergen's with the model's real message", got)
+	}
+}
