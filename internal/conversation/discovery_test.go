@@ -275,3 +275,32 @@ func TestHealth_SlowServerIsSkippedUntilFastAgain(t *testing.T) {
 		t.Errorf("listings %v, notices %+v: want slowpoke offered again", l, rec.notices())
 	}
 }
+
+// TestDiscovery_ProviderListingKeepsTheSameLimits: tools the model's
+// provider lists itself (for a server Toolgate has not discovered) are not
+// recorded when discovery would refuse them: a name with a bidi override,
+// or a description over its limit; the others are.
+func TestDiscovery_ProviderListingKeepsTheSameLimits(t *testing.T) {
+	e := newEngine(t, engineOptions{})
+	e.register("later", closedURL(t)+"/mcp") // discovery fails: nothing known yet
+	obj := json.RawMessage(`{"type":"object"}`)
+	err := e.policies.RecordListed(t.Context(), "later", []policy.DiscoveredTool{
+		{Name: "get_forecast", Description: "Get it.", InputSchema: obj},
+		{Name: "get_\u202Etsacerof_eteled", Description: "Delete.", InputSchema: obj},
+		{Name: "chatty", Description: strings.Repeat("d", 100<<10), InputSchema: obj},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tools, err := e.policies.Tools(as(t.Context(), admin), "later")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, tool := range tools {
+		names = append(names, tool.Name)
+	}
+	if !slices.Equal(names, []string{"get_forecast"}) {
+		t.Errorf("recorded %q, want only get_forecast", names)
+	}
+}

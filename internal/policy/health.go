@@ -261,6 +261,8 @@ func (s *Service) RecheckUnreachable(ctx context.Context, every time.Duration, l
 	for _, label := range labels {
 		if _, err := s.refresh(auth.WithUser(ctx, auth.System), label); err != nil && ctx.Err() == nil {
 			s.log.DebugContext(ctx, "MCP server still unreachable", "server_id", label, "error", err)
+		} else if srv, rerr := s.store.Repo().Server(ctx, label, false); err == nil && rerr == nil && srv.Health.Status == HealthSlow {
+			s.log.DebugContext(ctx, "MCP server still slow to list its tools", "server_id", label, "error", srv.Health.LastError)
 		} else if err == nil {
 			s.log.InfoContext(ctx, "MCP server reachable again: it is offered to the model again", "server_id", label)
 		}
