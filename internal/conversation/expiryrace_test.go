@@ -81,3 +81,27 @@ func TestExpiry_DecisionRacingTheDeadlineHasOneOutcome(t *testing.T) {
 	}
 	t.Logf("outcomes: %v", won)
 }
+
+// A request left by a response that never completed is superseded when a
+// replica starts (Recover), with its approval.decide entry: Toolgate
+// closed it (by turn_end), with the reason.
+func TestRecover_SupersededOrphanIsAudited(t *testing.T) {
+	e := newEngine(t, engineOptions{})
+	conv, a := e.asking(ana, "")
+	e.exec(`UPDATE conversations SET last_response_id = 'resp_later'`)
+	if err := e.chat.Recover(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if got := e.approval(conv, a.ID); got.State != conversation.Superseded {
+		t.Fatalf("the orphan is %s; want superseded", got.State)
+	}
+	var actor, state, by, reason, convID string
+	if err := e.pool.QueryRow(t.Context(), `SELECT actor, after->>'state', after->>'by', after->>'reason', conversation_id
+		FROM audit_log WHERE action = 'approval.decide' AND after->>'approval_request_id' = $1`, a.ID).
+		Scan(&actor, &state, &by, &reason, &convID); err != nil {
+		t.Fatalf("the superseded orphan's approval.decide entry: %v", err)
+	}
+	if actor != "toolgate" || state != conversation.Superseded || by != conversation.ClosedByTurnEnd || reason == "" || convID != conv {
+		t.Errorf("entry: actor %q state %q by %q reason %q conversation %q", actor, state, by, reason, convID)
+	}
+}
