@@ -230,6 +230,7 @@ type MessageStarted struct {
 	Conversation Conversation
 	Load         *UserLoad  // when asked for
 	Previous     []Approval // of an existing conversation: its last response's approval requests, locked
+	Now          time.Time  // the database's clock once Previous was locked (zero without Previous)
 	Item         Item       // the message as appended
 }
 

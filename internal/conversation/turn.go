@@ -45,6 +45,13 @@ type Turn struct {
 	// policies is the policy read of the turn's first request, made by the
 	// statement that opened the turn (openingRepo); nil once used.
 	policies *policy.Read
+	// dbNow is the database's clock when the message's turn locked the
+	// previous response's requests: a pending one whose time is up then
+	// is expired, not superseded. Zero: not known (none is judged so).
+	dbNow time.Time
+	// expired are the requests closeApprovals expired (for the metric,
+	// once the turn's opening is committed).
+	expired []Approval
 	// opened is the turn's opening events as stored (after commit, Follow
 	// hands them to its stream from memory).
 	opened []StoredEvent
@@ -123,6 +130,7 @@ func (s *Service) StartMessage(ctx context.Context, conversationID, input string
 		t.conv = conv
 		if conv.LastResponseID != nil {
 			t.previous = *conv.LastResponseID
+			t.dbNow = st.Now
 			if err := t.closeApprovals(ctx, r, st.Previous); err != nil {
 				return err
 			}
@@ -140,6 +148,11 @@ func (s *Service) StartMessage(ctx context.Context, conversationID, input string
 	})
 	if err != nil {
 		return nil, err
+	}
+	for _, a := range t.expired {
+		if s.OnApprovalExpired != nil {
+			s.OnApprovalExpired(a.ID, deref(a.DecidedAt))
+		}
 	}
 	return t, nil
 }
@@ -166,6 +179,21 @@ func (t *Turn) closeApprovals(ctx context.Context, r Repo, aps []Approval) error
 		switch {
 		case a.AnsweredIn != nil || a.SentInTurn != nil || a.State == OutcomeUnknown:
 			ans.Reason = interruptedReason
+		case a.State == Pending && !t.dbNow.IsZero() && t.s.timeIsUp(a, t.dbNow):
+			// Its time was up before the message came: expired, as the
+			// sweep (which had not run yet) would have recorded it.
+			reason := t.s.expiredReason(a)
+			a.State, a.DecidedAt, a.DecisionReason = Expired, &now, &reason
+			a.DecidedBy, a.DecidedByID = nil, nil
+			if err := r.Decide(ctx, t.user.ID, a); err != nil {
+				return err
+			}
+			if err := t.s.auditClosed(ctx, r, a, Pending, ClosedByExpiry, nil); err != nil {
+				return err
+			}
+			ans.Reason = reason
+			t.decisions = append(t.decisions, decisionEvent(a, nil))
+			t.expired = append(t.expired, a)
 		case a.State == Pending:
 			reason := SupersededReason
 			a.State, a.DecidedAt, a.DecisionReason = Superseded, &now, &reason

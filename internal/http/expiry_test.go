@@ -217,3 +217,25 @@ func TestGrant_CallOfARuledToolNamesTheGrant(t *testing.T) {
 	}
 	t.Errorf("no receipt for call %s", call.ID)
 }
+
+// A new message after a request's expires_at, before any sweep ran, closes
+// it as expired (what it is), not as superseded by the message: its state,
+// its decision.recorded in the message's stream and its audit entry say so.
+func TestExpiry_MessageAfterExpiresAtExpiresTheRequest(t *testing.T) {
+	e := newAPIWith(t, envOptions{leaseTTL: time.Hour})
+	e.askFor("delete_forecast")
+	_, conv, ap := e.askToDeleteOslo()
+	e.pastDeadline(ap.ID)
+	s := e.send(conv, "never mind").ok(t)
+	ev := one[decisionEvent](t, s, "decision.recorded")
+	if ev.ApprovalRequestID != ap.ID || ev.State != "expired" || ev.Reason == nil || !strings.Contains(*ev.Reason, "APPROVAL_TTL") {
+		t.Errorf("decision.recorded %+v; want it expired with the time limit's reason", ev)
+	}
+	decisions, actors := e.decisionsOf(ap.ID)
+	if len(decisions) != 1 || decisions[0].State != "expired" || decisions[0].By != "expiry" || actors[0] != "toolgate" {
+		t.Errorf("approval.decide entries %+v by %v; want one: expired by expiry, actor toolgate", decisions, actors)
+	}
+	if n := e.demoCalls()["delete_forecast"]; n != 0 {
+		t.Errorf("delete_forecast ran %d times", n)
+	}
+}

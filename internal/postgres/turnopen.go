@@ -173,7 +173,9 @@ func (r convRepo) StartMessage(ctx context.Context, m conversation.MessageStart)
 		id = m.NewID
 		b.Queue(`INSERT INTO conversations AS c (id, title, owner_id) VALUES ($1, $2, $3) RETURNING `+convCols, id, m.Title, m.Owner)
 	} else {
-		b.Queue(`SELECT `+approvalCols+` FROM approval_requests
+		// With the database's clock once they are locked: a pending one
+		// whose time is up expires rather than being superseded.
+		b.Queue(`SELECT `+approvalCols+`, clock_timestamp() FROM approval_requests
 			WHERE conversation_id = $1 AND response_id = (SELECT last_response_id FROM conversations WHERE id = $1 AND owner_id = $2)
 			ORDER BY requested_at, id FOR UPDATE`, id, m.Owner)
 	}
@@ -209,7 +211,9 @@ func (r convRepo) StartMessage(ctx context.Context, m conversation.MessageStart)
 		if err != nil {
 			return out, translate(err, "read a response's approval requests")
 		}
-		if out.Previous, err = pgx.CollectRows(rows, func(row pgx.CollectableRow) (conversation.Approval, error) { return scanApproval(row) }); err != nil {
+		if out.Previous, err = pgx.CollectRows(rows, func(row pgx.CollectableRow) (conversation.Approval, error) {
+			return scanApproval(row, &out.Now)
+		}); err != nil {
 			return out, translate(err, "read a response's approval requests")
 		}
 	}
