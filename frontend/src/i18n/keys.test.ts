@@ -49,6 +49,7 @@ const approvalStates = all<Approval["state"]>()("pending", "approved", "denied",
 const grantStates = all<S["Grant"]["state"]>()("active", "expired", "revoked");
 const deliveryStates = all<S["WebhookDelivery"]["state"]>()("pending", "delivered", "failed");
 const roles = all<S["Me"]["role"]>()("admin", "member");
+const askLocks = all<NonNullable<Approval["ask_lock"]>>()("tool", "server", "global");
 const copyStates = ["copied", "failed"] as const; // TokensPage, WebhooksSection: useState<"" | "copied" | "failed">
 const prefix = (p: string, xs: readonly string[], suffix = "") => xs.map((x) => `${p}${x}${suffix}`);
 const cross = (...parts: (readonly string[])[]) => parts.reduce<string[]>((acc, xs) => acc.flatMap((a) => xs.map((x) => a + x)), [""]);
@@ -64,6 +65,7 @@ const DYNAMIC: Record<string, { ns?: NS; keys: readonly string[] | Partial<Recor
   // The chat names a call's policy (allowed_by.policy); settings any default, the hint-based one too.
   "policy.*": { keys: { chat: prefix("policy.", policies), settings: prefix("policy.", defaultPolicies) } },
   "rules.scope.*": { ns: "chat", keys: prefix("rules.scope.", ruleScopes) },
+  "card.askLock.*": { ns: "chat", keys: prefix("card.askLock.", askLocks) },
   "why.field.*": { keys: prefix("why.field.", changedFields) },
   "why.source.*": { keys: prefix("why.source.", asksSources.filter((s) => s !== "ask_everything")) }, // ask_everything is a reason, said before (asksBecauseText)
   "card.hint.*.title": { keys: prefix("card.hint.", ["readOnlyHint", "destructiveHint", "openWorldHint"], ".title") },
