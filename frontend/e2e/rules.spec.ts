@@ -33,6 +33,9 @@ test("rule editor: an error at its rule, fixed and saved; Try it on a sample and
     const rules = editor.getByRole("list", { name: "Rules for delete_forecast, in order" }).getByRole("listitem");
     const error = rules.nth(1).getByRole("alert");
     await expect(error, "the error sits at rule 2 with its position").toContainText(/Rule 2, line 1, column \d+:/);
+    // It names the rule, and the position, once.
+    await expect(error).toHaveText(/^Rule 2, line 1, column \d+: Syntax error: /);
+    await expect(error).not.toContainText(/rule \d|\(line \d/);
     await expect(second).toHaveAttribute("aria-invalid", "true");
     await expect(rules.nth(0).getByRole("alert"), "rule 1 has no error").toHaveCount(0);
     await shot("error-at-rule");

