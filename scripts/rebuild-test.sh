@@ -40,7 +40,7 @@ cp scripts/web.sh "$tmp/scripts/"
 tar -C frontend --exclude=./node_modules --exclude=./test-results --exclude=./playwright-report -cf - . | tar -C "$tmp" --one-top-level=frontend -xf -
 ln -s "$PWD/frontend/node_modules" "$tmp/frontend/node_modules"
 "$tmp/scripts/web.sh" --check || fail "a copy of the built app is not up to date"
-main=$(find "$tmp/frontend/src" -name '*.tsx' | head -1)
+main=$(find "$tmp/frontend/src" -name '*.tsx' -print -quit) # not | head: with pipefail, find's SIGPIPE fails the script
 echo "// changed" >> "$main"
 if "$tmp/scripts/web.sh" --check; then fail "a changed source file ($main) does not make the app due for a build"; fi
 sed -i '$ d' "$main"
