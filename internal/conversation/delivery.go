@@ -42,5 +42,5 @@ func (r *relay) settleSent(ctx context.Context, repo Repo, e TurnError, st settl
 	if err != nil {
 		return nil, err
 	}
-	return markUnknown(ctx, repo, t.user.ID, aps, r.ran, e.Code)
+	return t.s.markUnknown(ctx, repo, t.user.ID, aps, r.ran, e.Code)
 }

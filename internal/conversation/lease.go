@@ -261,7 +261,7 @@ func (s *Service) takeOver(ctx context.Context, rt RunningTurn) (bool, error) {
 				return err
 			}
 			if !st.finished() {
-				decided, err := markUnknown(ctx, repo, rt.OwnerID, sent, tr.ran, e.Code)
+				decided, err := s.markUnknown(ctx, repo, rt.OwnerID, sent, tr.ran, e.Code)
 				if err != nil {
 					return err
 				}
@@ -286,8 +286,9 @@ func (s *Service) takeOver(ctx context.Context, rt RunningTurn) (bool, error) {
 }
 
 // markUnknown makes the approved requests among aps whose call was not
-// seen to run outcome_unknown.
-func markUnknown(ctx context.Context, repo Repo, owner string, aps []Approval, ran map[string]bool, code string) ([]DecisionEvent, error) {
+// seen to run outcome_unknown, each with its approval.decide audit entry
+// (Toolgate closed it when the turn ended: by turn_end).
+func (s *Service) markUnknown(ctx context.Context, repo Repo, owner string, aps []Approval, ran map[string]bool, code string) ([]DecisionEvent, error) {
 	var out []DecisionEvent
 	for _, a := range aps {
 		if a.State != Approved || ran[a.ID] {
@@ -296,6 +297,9 @@ func markUnknown(ctx context.Context, repo Repo, owner string, aps []Approval, r
 		reason := fmt.Sprintf(outcomeUnknownReason, code)
 		a.State, a.DecisionReason = OutcomeUnknown, &reason
 		if err := repo.Decide(ctx, owner, a); err != nil {
+			return nil, err
+		}
+		if err := s.auditClosed(ctx, repo, a, Approved, ClosedByTurnEnd, nil); err != nil {
 			return nil, err
 		}
 		out = append(out, decisionEvent(a, nil))

@@ -67,7 +67,7 @@ func (s *Service) refuseExpired(ctx context.Context, convID string, late []Appro
 }
 
 // auditClosed records the approval.decide entry of a request closed
-// without anyone deciding on it (superseded, expired), in r's transaction:
+// without anyone deciding on it (superseded, expired, outcome_unknown), in r's transaction:
 // its state and reason, what closed it (by: ClosedBy…) and who: the person
 // whose new message superseded it, or Toolgate (who == nil).
 func (s *Service) auditClosed(ctx context.Context, r Repo, a Approval, was, by string, who *auth.User) error {

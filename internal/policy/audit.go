@@ -52,7 +52,9 @@ type AuditQuery struct {
 	ServerLabel string // "": every server
 	// Actions keeps entries with one of these actions; none: every action.
 	Actions []string
-	// ActorID, when set, keeps only entries that user made (a member's view).
+	// ActorID, when set, keeps only entries that user made and the
+	// approval.decide entries and receipts about that user's conversations,
+	// whoever made them (a member's view).
 	ActorID string
 }
 

@@ -469,7 +469,9 @@ func (s *Service) UpdateSettings(ctx context.Context, p SettingsPatch) (Settings
 }
 
 // Audit returns a page of the audit log, newest first: all of it for an
-// admin, a member's own entries for a member.
+// admin; for a member, their own entries and every decision and receipt
+// about their own conversations (expired, ended with the turn, decided by a
+// rule: Toolgate's entries), never another user's conversations.
 func (s *Service) Audit(ctx context.Context, q AuditQuery) (AuditPage, error) {
 	u, err := caller(ctx)
 	if err != nil {

@@ -350,11 +350,27 @@ func (r repo) InsertAudit(ctx context.Context, e policy.AuditEntry) error {
 }
 
 func (r repo) Audit(ctx context.Context, q policy.AuditQuery) ([]policy.AuditEntry, error) {
-	rows, err := r.q.Query(ctx, `SELECT id, at, actor, coalesce(actor_id, ''), action, server_label, tool_name, before, after
-		FROM audit_log
-		WHERE ($1 = 0 OR id < $1) AND ($2 = '' OR server_label = $2) AND (coalesce(cardinality($3::text[]), 0) = 0 OR action = ANY($3::text[]))
-		  AND ($5 = '' OR actor_id = $5)
-		ORDER BY id DESC LIMIT $4`, q.BeforeID, q.ServerLabel, q.Actions, q.Limit, q.ActorID)
+	const cols = `id, at, actor, coalesce(actor_id, ''), action, server_label, tool_name, before, after`
+	const filters = `($1 = 0 OR id < $1) AND ($2 = '' OR server_label = $2) AND (coalesce(cardinality($3::text[]), 0) = 0 OR action = ANY($3::text[]))`
+	sql := `SELECT ` + cols + ` FROM audit_log WHERE ` + filters + ` ORDER BY id DESC LIMIT $4`
+	args := []any{q.BeforeID, q.ServerLabel, q.Actions, q.Limit}
+	if q.ActorID != "" {
+		// A member's view: what they did, and the decisions and receipts
+		// about their own conversations whoever made them (a request that
+		// expired or a rule decided is Toolgate's entry). Each half reads
+		// its own index (audit_log_actor, audit_log_conversation) newest
+		// first; the union keeps the newest $4.
+		sql = `SELECT ` + cols + ` FROM audit_log WHERE id IN (
+				(SELECT id FROM audit_log WHERE actor_id = $5 AND ` + filters + ` ORDER BY id DESC LIMIT $4)
+				UNION
+				(SELECT a.id FROM conversations c CROSS JOIN LATERAL (
+					SELECT id FROM audit_log WHERE conversation_id = c.id AND action IN ('approval.decide', 'tool.call') AND ` + filters + `
+					ORDER BY id DESC LIMIT $4) a
+				WHERE c.owner_id = $5 ORDER BY a.id DESC LIMIT $4))
+			ORDER BY id DESC LIMIT $4`
+		args = append(args, q.ActorID)
+	}
+	rows, err := r.q.Query(ctx, sql, args...)
 	if err != nil {
 		return nil, translate(err, "read audit log")
 	}

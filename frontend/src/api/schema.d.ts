@@ -689,7 +689,7 @@ export interface paths {
          * @description The whole audit log the caller may read, for compliance: the same
          *     entries as `GET /api/audit` with the same filters (`action`,
          *     `server_label`) and the same visibility (admins every entry, a member
-         *     only their own), newest first, one `AuditEntry` per line
+         *     their own and those about their own conversations), newest first, one `AuditEntry` per line
          *     (`application/x-ndjson`), streamed page by page. Tool-call receipts:
          *     `action=tool.call`.
          */
@@ -715,8 +715,13 @@ export interface paths {
          *     `null`, pass it as `cursor` (with the same filters) to get the next,
          *     older page. Filters match exactly; a filter that matches nothing gives
          *     an empty page, not an error. Admins read every entry; a member reads
-         *     only the entries they made (`actor_id` theirs: their personal policy
-         *     changes, their decisions and the receipts of their tool calls).
+         *     the entries they made (`actor_id` theirs: their personal policy
+         *     changes, their decisions and the receipts of their tool calls) and
+         *     every `approval.decide` entry and receipt about their own
+         *     conversations, whoever or whatever decided (actor `toolgate`: expired,
+         *     ended with the turn, lost by the provider, `outcome_unknown`, decided
+         *     by an argument rule or a decision hook); never entries about another
+         *     user's conversations.
          *     `action=tool.call` lists the receipts (`ToolCallReceipt`).
          */
         get: operations["listAuditEntries"];
