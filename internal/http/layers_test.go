@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -327,6 +328,69 @@ func TestLayers_AnyToolNameCanGetAPolicy(t *testing.T) {
 	wantCode(t, "too long", e.call("PUT", policyPath("weather", strings.Repeat("x", 129), ""), map[string]string{"policy": "never"}), 400, "invalid_tool_name")
 	wantCode(t, "bulk control character", e.call("PUT", "/api/mcp/servers/weather/tools/approval-policies",
 		map[string]any{"policies": map[string]string{"tab\there": "never"}}), 400, "invalid_tool_name")
+}
+
+// A name holding a character that shows differently from what it names
+// (bidi override, zero-width, BOM, line separator, Hangul filler, tag
+// character) gets no policy and no rules: discovery refuses such names too,
+// so a stored policy could only mislead. The 400 shows the name escaped,
+// and nothing is stored.
+func TestLayers_ToolNamesThatHideWhatTheyNameAreRefused(t *testing.T) {
+	e := newAPI(t)
+	e.createDemo("weather")
+	m, _ := e.newUser(auth.Member)
+	hidden := map[string]string{ // name -> how the 400 shows it
+		"get_\u202etsacerof": `"get_\u202Etsacerof"`,
+		"send\u200balert":    `"send\u200Balert"`,
+		"\ufeffget_forecast": `"\uFEFFget_forecast"`,
+		"line\u2028sep":      `"line\u2028sep"`,
+		"fill\u3164er":       `"fill\u3164er"`,
+		"tag\U000E0041":      `"tag\U000E0041"`,
+	}
+	before := len(e.audit())
+	for name, shown := range hidden {
+		for what, res := range map[string]response{
+			"admin PUT":  e.call("PUT", policyPath("weather", name, ""), map[string]string{"policy": "always"}),
+			"member PUT": m.call("PUT", policyPath("weather", name, "user"), map[string]string{"policy": "always"}),
+			"bulk PUT":   e.call("PUT", "/api/mcp/servers/weather/tools/approval-policies", map[string]any{"policies": map[string]string{name: "always", "get_forecast": "never"}}),
+			"rules PUT":  e.call("PUT", "/api/mcp/servers/weather/tools/"+url.PathEscape(name)+"/rules", rulesJSON{Rules: []ruleJSON{{When: "true", Decision: "approve"}}}),
+			"rules try":  e.call("POST", "/api/mcp/servers/weather/tools/"+url.PathEscape(name)+"/rules/try", rulesJSON{Rules: []ruleJSON{{When: "true", Decision: "approve"}}}),
+		} {
+			wantCode(t, shown+" "+what, res, 400, "invalid_tool_name")
+			var body apiError
+			_ = json.Unmarshal(res.body, &body)
+			if all := body.Error.Message + fmt.Sprint(body.Error.Fields); !strings.Contains(all, shown) || !strings.Contains(all, "invisible or control character") {
+				t.Errorf("%s %s: the 400 says %s, want it to show the name as %s and say why", shown, what, res.body, shown)
+			}
+		}
+	}
+	var stored int
+	if err := e.pool.QueryRow(t.Context(), `SELECT (SELECT count(*) FROM tool_policies) + (SELECT count(*) FROM user_tool_policies)
+		+ (SELECT count(*) FROM approval_rules)`).Scan(&stored); err != nil {
+		t.Fatal(err)
+	}
+	if stored != 0 {
+		t.Errorf("%d policies or rule lists stored after the refused requests, want 0", stored)
+	}
+	tools := e.tools("weather")
+	for name := range hidden {
+		if tl, ok := tools[name]; ok {
+			t.Errorf("the server lists %+v after the refused requests", tl)
+		}
+	}
+	if n := len(e.audit()); n != before {
+		t.Errorf("%d audit entries after the refused requests, want %d", n, before)
+	}
+
+	// A policy an earlier version stored for such a name can still be removed.
+	name := "get_\u202etsacerof"
+	if _, err := e.pool.Exec(t.Context(), `INSERT INTO tool_policies (server_label, tool_name, policy, updated_by) VALUES ('weather', $1, 'always', 'old')`, name); err != nil {
+		t.Fatal(err)
+	}
+	e.must(200, "DELETE", policyPath("weather", name, ""), nil, nil)
+	if err := e.pool.QueryRow(t.Context(), `SELECT count(*) FROM tool_policies WHERE tool_name = $1`, name).Scan(&stored); err != nil || stored != 0 {
+		t.Errorf("after DELETE %d policies for %q (err %v), want 0", stored, name, err)
+	}
 }
 
 func TestLayers_AuditActorIsTheSignedInUserAndMembersSeeTheirOwn(t *testing.T) {

@@ -71,18 +71,40 @@ func ValidateLabel(label string) error {
 	return nil
 }
 
-// ValidateToolName checks a tool name used to set a policy: any name a
-// server can list (1-128 characters of valid UTF-8 without control
-// characters), so no tool escapes policy because of its name.
+// ValidateToolName checks a tool name used to set a policy or rules: any
+// name a server can list (ToolNameProblem: 1-128 characters of valid UTF-8
+// without control, bidirectional, zero-width or other invisible characters,
+// HiddenRune), so no tool escapes policy because of its name and no stored
+// policy names a tool differently from how it shows.
 func ValidateToolName(field, name string) error {
+	n := utf8.RuneCountInString(name)
+	if n == 0 || n > MaxToolNameLen || !utf8.ValidString(name) {
+		return apperr.Invalidf("invalid_tool_name", field,
+			"tool name must be 1-%d characters of valid UTF-8 without control or invisible characters (got %s)", MaxToolNameLen, QuoteName(name))
+	}
+	for _, r := range name {
+		if HiddenRune(r) {
+			return apperr.Invalidf("invalid_tool_name", field,
+				"tool name holds the invisible or control character U+%04X, so it would not show what it names; "+
+					"tool names must be 1-%d characters of valid UTF-8 without control or invisible characters (got %s)",
+				r, MaxToolNameLen, QuoteName(name))
+		}
+	}
+	return nil
+}
+
+// validateToolNameToRemove is ValidateToolName for removing a policy: it
+// lets through the invisible characters ValidateToolName refuses but
+// earlier versions stored (only control characters were refused then), so
+// such a policy can still be removed.
+func validateToolNameToRemove(name string) error {
 	n := utf8.RuneCountInString(name)
 	bad := n == 0 || n > MaxToolNameLen || !utf8.ValidString(name)
 	for _, r := range name {
 		bad = bad || unicode.IsControl(r)
 	}
 	if bad {
-		return apperr.Invalidf("invalid_tool_name", field,
-			"tool name must be 1-%d characters of valid UTF-8 without control characters (got %q)", MaxToolNameLen, name)
+		return ValidateToolName("tool_name", name)
 	}
 	return nil
 }

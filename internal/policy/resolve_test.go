@@ -371,14 +371,23 @@ func TestValidateToolName_AnyNameAServerCanList(t *testing.T) {
 	for range MaxToolNameLen {
 		long += "é"
 	}
-	for _, ok := range []string{"search", "a/b", "with space", "100%", "naïve", "日本語", "x.y-z_1", "../../etc", long} {
+	oks := []string{"search", "a/b", "with space", "100%", "naïve", "日本語", "x.y-z_1", "../../etc", "umbrella ☂\ufe0f", long}
+	for _, ok := range oks {
 		if err := ValidateToolName("tool_name", ok); err != nil {
 			t.Errorf("%q refused: %v", ok, err)
 		}
 	}
-	for _, bad := range []string{"", long + "x", "a\x00b", "line\nbreak", "tab\there", "bad\xffutf8", "del\x7f"} {
+	bads := []string{"", long + "x", "a\x00b", "line\nbreak", "tab\there", "bad\xffutf8", "del\x7f",
+		"get_\u202etsacerof", "zero\u200bwidth", "\ufeffbom", "soft\u00adhyphen", "line\u2028sep", "fill\u3164er", "tag\U000E0041"}
+	for _, bad := range bads {
 		if err := ValidateToolName("tool_name", bad); err == nil {
 			t.Errorf("%q accepted", bad)
+		}
+	}
+	// A policy can be set for exactly the names discovery accepts.
+	for _, name := range append(oks, bads...) {
+		if refused, listed := ValidateToolName("tool_name", name) != nil, ToolNameProblem(name) == ""; refused == listed {
+			t.Errorf("%q: policy refused %v, but discovery accepts it %v", name, refused, listed)
 		}
 	}
 }

@@ -311,7 +311,7 @@ func (s *Service) SetPolicy(ctx context.Context, label, tool string, ch PolicyCh
 // DeletePolicy removes a tool's explicit policy in a layer, so what applies
 // without it applies again. Removing a policy that is not there changes nothing.
 func (s *Service) DeletePolicy(ctx context.Context, label, tool string, layer Layer) (Tool, error) {
-	if err := ValidateToolName("tool_name", tool); err != nil {
+	if err := validateToolNameToRemove(tool); err != nil {
 		return Tool{}, err
 	}
 	return s.oneTool(ctx, label, tool, s.change(ctx, label, layer, map[string]*Policy{tool: nil}, nil))

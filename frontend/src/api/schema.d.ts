@@ -270,7 +270,11 @@ export interface paths {
                 /**
                  * @description The tool's name, path-escaped (`a%2Fb` for `a/b`, `%25` for `%`):
                  *     any name a server lists, 1-128 characters of valid UTF-8 without
-                 *     control characters; others give `400 invalid_tool_name`. It need not
+                 *     control, bidirectional, zero-width or other invisible characters
+                 *     (those discovery refuses); others give `400 invalid_tool_name`,
+                 *     the name shown escaped (`"get_\u202Etsacerof"`). `DELETE` of a
+                 *     policy also accepts such a name (an earlier version may have stored
+                 *     it), so it can be removed. It need not
                  *     be a discovered tool.
                  * @example delete_forecast
                  */
@@ -349,7 +353,11 @@ export interface paths {
                 /**
                  * @description The tool's name, path-escaped (`a%2Fb` for `a/b`, `%25` for `%`):
                  *     any name a server lists, 1-128 characters of valid UTF-8 without
-                 *     control characters; others give `400 invalid_tool_name`. It need not
+                 *     control, bidirectional, zero-width or other invisible characters
+                 *     (those discovery refuses); others give `400 invalid_tool_name`,
+                 *     the name shown escaped (`"get_\u202Etsacerof"`). `DELETE` of a
+                 *     policy also accepts such a name (an earlier version may have stored
+                 *     it), so it can be removed. It need not
                  *     be a discovered tool.
                  * @example delete_forecast
                  */
@@ -401,7 +409,11 @@ export interface paths {
                 /**
                  * @description The tool's name, path-escaped (`a%2Fb` for `a/b`, `%25` for `%`):
                  *     any name a server lists, 1-128 characters of valid UTF-8 without
-                 *     control characters; others give `400 invalid_tool_name`. It need not
+                 *     control, bidirectional, zero-width or other invisible characters
+                 *     (those discovery refuses); others give `400 invalid_tool_name`,
+                 *     the name shown escaped (`"get_\u202Etsacerof"`). `DELETE` of a
+                 *     policy also accepts such a name (an earlier version may have stored
+                 *     it), so it can be removed. It need not
                  *     be a discovered tool.
                  * @example delete_forecast
                  */
@@ -1637,7 +1649,7 @@ export interface components {
          * @example weather
          */
         ServerLabel: string;
-        /** @description A tool name as accepted when setting a policy (1-128 characters of valid UTF-8, no control characters). */
+        /** @description A tool name as accepted when setting a policy (1-128 characters of valid UTF-8, no control, bidirectional, zero-width or other invisible characters). */
         ToolNameInput: string;
         /** @description A registered MCP server as the API shows it, with header values masked. */
         Server: {
@@ -2055,7 +2067,8 @@ export interface components {
              * @description Tool name to policy. A policy sets the tool's explicit policy;
              *     `null` removes it. Required and not `null` (send `{}` to change
              *     nothing). Any tool name of 1-128 characters of valid UTF-8 without
-             *     control characters. Applies to the `?layer=` layer, all or nothing.
+             *     control, bidirectional, zero-width or other invisible characters.
+             *     Applies to the `?layer=` layer, all or nothing.
              */
             policies: {
                 [key: string]: components["schemas"]["Policy"] | null;
@@ -3515,7 +3528,11 @@ export interface components {
         /**
          * @description The tool's name, path-escaped (`a%2Fb` for `a/b`, `%25` for `%`):
          *     any name a server lists, 1-128 characters of valid UTF-8 without
-         *     control characters; others give `400 invalid_tool_name`. It need not
+         *     control, bidirectional, zero-width or other invisible characters
+         *     (those discovery refuses); others give `400 invalid_tool_name`,
+         *     the name shown escaped (`"get_\u202Etsacerof"`). `DELETE` of a
+         *     policy also accepts such a name (an earlier version may have stored
+         *     it), so it can be removed. It need not
          *     be a discovered tool.
          * @example delete_forecast
          */
@@ -4007,7 +4024,11 @@ export interface operations {
                 /**
                  * @description The tool's name, path-escaped (`a%2Fb` for `a/b`, `%25` for `%`):
                  *     any name a server lists, 1-128 characters of valid UTF-8 without
-                 *     control characters; others give `400 invalid_tool_name`. It need not
+                 *     control, bidirectional, zero-width or other invisible characters
+                 *     (those discovery refuses); others give `400 invalid_tool_name`,
+                 *     the name shown escaped (`"get_\u202Etsacerof"`). `DELETE` of a
+                 *     policy also accepts such a name (an earlier version may have stored
+                 *     it), so it can be removed. It need not
                  *     be a discovered tool.
                  * @example delete_forecast
                  */
@@ -4079,7 +4100,11 @@ export interface operations {
                 /**
                  * @description The tool's name, path-escaped (`a%2Fb` for `a/b`, `%25` for `%`):
                  *     any name a server lists, 1-128 characters of valid UTF-8 without
-                 *     control characters; others give `400 invalid_tool_name`. It need not
+                 *     control, bidirectional, zero-width or other invisible characters
+                 *     (those discovery refuses); others give `400 invalid_tool_name`,
+                 *     the name shown escaped (`"get_\u202Etsacerof"`). `DELETE` of a
+                 *     policy also accepts such a name (an earlier version may have stored
+                 *     it), so it can be removed. It need not
                  *     be a discovered tool.
                  * @example delete_forecast
                  */
@@ -4209,7 +4234,11 @@ export interface operations {
                 /**
                  * @description The tool's name, path-escaped (`a%2Fb` for `a/b`, `%25` for `%`):
                  *     any name a server lists, 1-128 characters of valid UTF-8 without
-                 *     control characters; others give `400 invalid_tool_name`. It need not
+                 *     control, bidirectional, zero-width or other invisible characters
+                 *     (those discovery refuses); others give `400 invalid_tool_name`,
+                 *     the name shown escaped (`"get_\u202Etsacerof"`). `DELETE` of a
+                 *     policy also accepts such a name (an earlier version may have stored
+                 *     it), so it can be removed. It need not
                  *     be a discovered tool.
                  * @example delete_forecast
                  */
@@ -4252,7 +4281,11 @@ export interface operations {
                 /**
                  * @description The tool's name, path-escaped (`a%2Fb` for `a/b`, `%25` for `%`):
                  *     any name a server lists, 1-128 characters of valid UTF-8 without
-                 *     control characters; others give `400 invalid_tool_name`. It need not
+                 *     control, bidirectional, zero-width or other invisible characters
+                 *     (those discovery refuses); others give `400 invalid_tool_name`,
+                 *     the name shown escaped (`"get_\u202Etsacerof"`). `DELETE` of a
+                 *     policy also accepts such a name (an earlier version may have stored
+                 *     it), so it can be removed. It need not
                  *     be a discovered tool.
                  * @example delete_forecast
                  */
@@ -4309,7 +4342,11 @@ export interface operations {
                 /**
                  * @description The tool's name, path-escaped (`a%2Fb` for `a/b`, `%25` for `%`):
                  *     any name a server lists, 1-128 characters of valid UTF-8 without
-                 *     control characters; others give `400 invalid_tool_name`. It need not
+                 *     control, bidirectional, zero-width or other invisible characters
+                 *     (those discovery refuses); others give `400 invalid_tool_name`,
+                 *     the name shown escaped (`"get_\u202Etsacerof"`). `DELETE` of a
+                 *     policy also accepts such a name (an earlier version may have stored
+                 *     it), so it can be removed. It need not
                  *     be a discovered tool.
                  * @example delete_forecast
                  */
