@@ -6,7 +6,9 @@ package secrets
 import (
 	"crypto/aes"
 	"crypto/cipher"
+	"crypto/hmac"
 	"crypto/rand"
+	"crypto/sha256"
 	"encoding/base64"
 	"errors"
 	"fmt"
@@ -23,7 +25,10 @@ const KeyLen = 32
 const GenerateHint = "generate one with `openssl rand -base64 32`"
 
 // Box seals and opens values with one key.
-type Box struct{ aead cipher.AEAD }
+type Box struct {
+	aead cipher.AEAD
+	key  []byte
+}
 
 // New returns a Box for a 32-byte key.
 func New(key []byte) (*Box, error) {
@@ -38,7 +43,17 @@ func New(key []byte) (*Box, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Box{aead: aead}, nil
+	return &Box{aead: aead, key: append([]byte(nil), key...)}, nil
+}
+
+// Derive returns a 32-byte key for one purpose (such as signing capability
+// tokens), derived from the box's key with HMAC-SHA256: every replica with
+// the same SECRETS_KEY derives the same key, and the derived key reveals
+// nothing of the box's.
+func (b *Box) Derive(purpose string) []byte {
+	m := hmac.New(sha256.New, b.key)
+	m.Write([]byte("toolgate key derivation v1\x00" + purpose))
+	return m.Sum(nil)
 }
 
 // NewRandom returns a Box with a fresh random key, for tests and for a

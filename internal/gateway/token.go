@@ -1,0 +1,117 @@
+// Package gateway is Toolgate's MCP face: every registered MCP server is
+// served at /mcp/{server_label}, so that the model's provider calls
+// Toolgate, which checks each tools/call where it runs and forwards it to
+// the real server with the stored headers.
+//
+// A provider reaches the face with a capability token (tgc_…) that
+// Toolgate puts in the tool entry's headers of one upstream request: it is
+// bound to one conversation, turn and server and expires with the turn.
+package gateway
+
+import (
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"strings"
+	"time"
+)
+
+// TokenPrefix begins every capability token.
+const TokenPrefix = "tgc_"
+
+// Claims are what a capability token is bound to.
+type Claims struct {
+	ConversationID string    `json:"c"`
+	TurnID         string    `json:"t"`
+	ServerLabel    string    `json:"s"`
+	ExpiresAt      time.Time `json:"-"`
+	Exp            int64     `json:"e"` // ExpiresAt in Unix seconds, as signed
+}
+
+// Token errors. Each says what is wrong in words a client's operator can act on.
+var (
+	ErrNoToken      = errors.New("no capability token: send Authorization: Bearer tgc_… as Toolgate put it in the tool entry's headers")
+	ErrMalformed    = errors.New("the capability token is malformed")
+	ErrBadSignature = errors.New("the capability token was not issued by this Toolgate (bad signature)")
+	ErrExpired      = errors.New("the capability token has expired: it lasts for one turn")
+)
+
+// Tokens mints and checks capability tokens with one key (derived from
+// SECRETS_KEY, so every replica accepts what another minted).
+type Tokens struct {
+	key []byte
+	now func() time.Time
+}
+
+// NewTokens returns Tokens that sign with key (at least 32 bytes).
+func NewTokens(key []byte) *Tokens {
+	if len(key) < 32 {
+		panic("gateway: a capability token key must be at least 32 bytes")
+	}
+	return &Tokens{key: append([]byte(nil), key...), now: time.Now}
+}
+
+// SetClock replaces the clock (tests).
+func (t *Tokens) SetClock(now func() time.Time) { t.now = now }
+
+// Mint returns a token for c, valid until c.ExpiresAt.
+func (t *Tokens) Mint(c Claims) string {
+	c.Exp = c.ExpiresAt.Unix()
+	payload, _ := json.Marshal(c)
+	p := base64.RawURLEncoding.EncodeToString(payload)
+	return TokenPrefix + p + "." + base64.RawURLEncoding.EncodeToString(t.sign(p))
+}
+
+func (t *Tokens) sign(p string) []byte {
+	m := hmac.New(sha256.New, t.key)
+	m.Write([]byte("toolgate capability token v1\x00"))
+	m.Write([]byte(p))
+	return m.Sum(nil)
+}
+
+// Verify checks tok's signature and expiry and returns its claims.
+func (t *Tokens) Verify(tok string) (Claims, error) {
+	if tok == "" {
+		return Claims{}, ErrNoToken
+	}
+	rest, ok := strings.CutPrefix(tok, TokenPrefix)
+	if !ok {
+		return Claims{}, ErrMalformed
+	}
+	p, sig, ok := strings.Cut(rest, ".")
+	if !ok || p == "" || sig == "" {
+		return Claims{}, ErrMalformed
+	}
+	got, err := base64.RawURLEncoding.DecodeString(sig)
+	if err != nil {
+		return Claims{}, ErrMalformed
+	}
+	if !hmac.Equal(got, t.sign(p)) {
+		return Claims{}, ErrBadSignature
+	}
+	raw, err := base64.RawURLEncoding.DecodeString(p)
+	if err != nil {
+		return Claims{}, ErrMalformed
+	}
+	var c Claims
+	if err := json.Unmarshal(raw, &c); err != nil || c.ConversationID == "" || c.TurnID == "" || c.ServerLabel == "" || c.Exp == 0 {
+		return Claims{}, ErrMalformed
+	}
+	c.ExpiresAt = time.Unix(c.Exp, 0)
+	if !t.now().Before(c.ExpiresAt) {
+		return Claims{}, ErrExpired
+	}
+	return c, nil
+}
+
+// BearerToken returns the token of an Authorization header value
+// ("Bearer tgc_…"), or "".
+func BearerToken(authorization string) string {
+	scheme, tok, ok := strings.Cut(strings.TrimSpace(authorization), " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") {
+		return ""
+	}
+	return strings.TrimSpace(tok)
+}
