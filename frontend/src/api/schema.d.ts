@@ -2343,6 +2343,17 @@ export interface components {
             output_sha256: string | null;
             /** @description The provider's error object when `outcome` is `error`; else `null`. */
             error: unknown;
+            /**
+             * @description `gateway`: the call passed Toolgate's MCP face, which recorded this receipt (the definition, the result's digest, a refusal); `provider`: as the model's provider reported it (direct mode).
+             * @enum {string}
+             */
+            via?: "gateway" | "provider";
+            /** @description Hex SHA-256 of the tool's definition the call was checked against (gateway); `null` otherwise. */
+            definition_digest?: string | null;
+            /** @description Hex SHA-256 of the MCP result the server sent the face (before redaction); `null` when none came back. */
+            result_sha256?: string | null;
+            /** @description Why the face refused the call (nothing ran); `null` when it was not refused. */
+            refusal?: components["schemas"]["Refusal"] | null;
         };
         /** @description One recorded change. */
         AuditEntry: {
@@ -2584,6 +2595,8 @@ export interface components {
             /** @description `mcp_call`: the approval request the call ran after. */
             approval_request_id?: string;
             allowed_by?: components["schemas"]["AllowedBy"];
+            /** @description `mcp_call`: what Toolgate's MCP face saw of the call (gateway mode): the definition it ran against, its arguments and result (redacted), what allowed it, or why it was refused. Absent in direct mode. */
+            call?: components["schemas"]["GatewayCall"];
             /** @description `mcp_call`: true when the call began (the stream's `tool.started` event) but the turn ended before the provider reported its result, so the tool may or may not have run. Such an item has no `arguments`, `output` or `error`; absent on calls that finished. */
             interrupted?: boolean;
             /** @description `mcp_approval_request` (only when read back): the request with its current state. */
@@ -2919,10 +2932,10 @@ export interface components {
             /** Format: date-time */
             requested_at: string;
             /**
-             * @description `superseded`: closed by a newer message, or the response that asked did not complete. `outcome_unknown`: approved and sent, but Toolgate could not learn whether the tool ran (a crash, a stream cut before the provider said): it may have run, and it is never sent as an approval again. `expired`: it can no longer be answered and did not run: nobody decided within `APPROVAL_TTL`, or the model's provider no longer has the response that asked (`previous_response_not_found`), see `reason`.
+             * @description `superseded`: closed by a newer message, or the response that asked did not complete. `not_run`: approved, but the call provably did not run (its follow-up never reached the provider, or the call was refused or failed before it reached the server; `call` says which when it reached Toolgate's MCP face); the conversation can go on and the model may ask again. `outcome_unknown`: Toolgate crashed between forwarding the call to its server and storing its result: the tool may have run, and it is never sent as an approval again. `expired`: it can no longer be answered and did not run: nobody decided within `APPROVAL_TTL`, or the model's provider no longer has the response that asked (`previous_response_not_found`), see `reason`.
              * @enum {string}
              */
-            state: "pending" | "approved" | "denied" | "superseded" | "outcome_unknown" | "expired";
+            state: "pending" | "approved" | "denied" | "superseded" | "not_run" | "outcome_unknown" | "expired";
             /** Format: date-time */
             decided_at: string | null;
             /** @description The email of the user who decided (the conversation's owner); `null` when Toolgate closed the request itself. */
@@ -2958,6 +2971,20 @@ export interface components {
             /** @description What the argument rules made of the request; `null` when no rules apply to the tool. */
             rules?: components["schemas"]["RuleCheck"] | null;
             /**
+             * @description Hex SHA-256 of the tool's definition (name, description, input and
+             *     output schemas, annotations) the person was shown and approved: a
+             *     call through Toolgate's MCP face runs on this approval only while
+             *     the server lists this definition. `null` when Toolgate held no
+             *     definition of the tool (and for requests recorded before).
+             */
+            definition_digest?: string | null;
+            /**
+             * @description What Toolgate's MCP face saw of the call this approval allowed
+             *     (`MCP_ROUTE=gateway`); `null` until the call reaches the face, and
+             *     in direct mode.
+             */
+            call?: components["schemas"]["GatewayCall"] | null;
+            /**
              * @description The level of the admin's **lock at Ask** that made the tool ask
              *     (its own locked `always`, or a locked server or global default
              *     that is `always` for it): the request can be approved once or
@@ -2967,6 +2994,56 @@ export interface components {
              * @enum {string|null}
              */
             ask_lock?: "tool" | "server" | "global" | null;
+        };
+        /**
+         * @description One `tools/call` as Toolgate's MCP face (`/mcp/{server_label}`) saw
+         *     it: the definition it was checked against, the arguments and result
+         *     (secrets hidden, as on the card), and what allowed it or why it was
+         *     refused. On an `Approval` (`call`) and on an `mcp_call` item
+         *     (`call`).
+         */
+        GatewayCall: {
+            /** @constant */
+            via: "gateway";
+            /**
+             * @description `running`: forwarded, no result stored yet. `done`: the server answered (`is_error` says whether its result is an error). `failed`: forwarded, but no answer came back (a timeout, a broken connection, a result too large): it may have run. `refused`: the check refused it (`refusal`); nothing was forwarded. `not_run`: it provably never reached the server (the connection was refused, the request was never written).
+             * @enum {string}
+             */
+            state: "running" | "done" | "failed" | "refused" | "not_run";
+            /** @description Hex SHA-256 of the tool's definition as the server listed it when the call was checked. */
+            definition_digest: string;
+            /** @description The arguments the call ran with, redacted (see `Item.arguments`). */
+            arguments: unknown;
+            /** @description The argument (and result) paths whose values were hidden. */
+            redacted: string[];
+            /** @description The MCP `CallToolResult` the server sent (`content`, `structuredContent`, `isError`), secret-looking values hidden; `null` when none came back. */
+            result: unknown;
+            is_error: boolean;
+            refusal: components["schemas"]["Refusal"] | null;
+            /** @description What let the call run; `null` when it was refused. */
+            allowed_by: components["schemas"]["AllowedBy"] | null;
+            /**
+             * Format: date-time
+             * @description When the face checked the call.
+             */
+            at: string;
+        };
+        /**
+         * @description Why Toolgate's MCP face refused a call; the model gets `message` as
+         *     the call's MCP error result. Codes: `definition_changed` (the tool
+         *     changed since it was allowed: approve again), `blocked` (blocked by
+         *     the workspace or the person's own policy), `not_approved` (it asks
+         *     and no unused approval of this turn matches the call),
+         *     `unknown_tool` (the server does not list it), `turn_over` (the
+         *     token's turn is no longer running), `server_unavailable` (the server
+         *     is disabled or gone), `gate_unavailable` (Toolgate could not check
+         *     the call: fails closed). Other codes may be added; show `message`.
+         */
+        Refusal: {
+            /** @example definition_changed */
+            code: string;
+            /** @example changed since you allowed it: approve again */
+            message: string;
         };
         /** @description How an approval request differs from the one the person denied with a correction just before it. */
         Corrects: {
