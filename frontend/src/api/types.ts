@@ -61,6 +61,10 @@ export type ConversationTools = S["ConversationTools"];
 export type ServerChoice = S["ServerChoice"];
 export type AllowedBy = S["AllowedBy"];
 export type Approval = S["Approval"];
+/** What Toolgate's MCP face saw of a call (gateway mode): on an approval (`call`) and on an mcp_call item (`call`). */
+export type GatewayCall = S["GatewayCall"];
+/** Why the face refused a call: a code and the sentence the model got. */
+export type Refusal = S["Refusal"];
 /** How a request differs from the one denied with a correction just before it. */
 export type Corrects = S["Corrects"];
 export type ArgChange = S["ArgChange"];
@@ -69,9 +73,10 @@ export type RuleRef = S["RuleRef"];
 /** The decision hook that answered a request (a rules check with by "hook", a call allowed by kind "hook"). */
 export type HookRef = S["HookRef"];
 /**
- * outcome_unknown: approved, but whether the tool ran could not be found out
- * (it may have run; it is never sent again); expired: it can no longer be
- * answered (reason says why).
+ * not_run: approved, but the call provably did not run (the conversation can
+ * go on; the model may ask again); outcome_unknown: Toolgate crashed between
+ * forwarding the call and storing its result (it may have run; it is never
+ * sent again); expired: it can no longer be answered (reason says why).
  */
 export type ApprovalState = Approval["state"];
 export type TurnError = S["TurnError"];

@@ -2,7 +2,7 @@
 // it shows the request and reports the person's decision through onDecide.
 import { forwardRef, useId, useState } from "react";
 import type { TFunction } from "i18next";
-import { useTranslation } from "react-i18next";
+import { Trans, useTranslation } from "react-i18next";
 import type { Approval, Decision, RuleCheck } from "../api/types";
 import { DecisionMenu } from "./DecisionMenu";
 import { CorrectionPanel } from "./CorrectionEditor";
@@ -10,6 +10,7 @@ import { CorrectsNote } from "./CorrectsNote";
 import { ExpiryCountdown, useTimeUp } from "./ExpiryCountdown";
 import { JsonView, RedactedNote } from "./JsonView";
 import { Escaped } from "./Escaped";
+import { Digest } from "./GatewayCall";
 import { escapedText, hasHidden, hasHiddenDeep } from "./escape";
 
 export interface ApprovalCardProps {
@@ -155,6 +156,12 @@ export const ApprovalCard = forwardRef<HTMLElement, ApprovalCardProps>(function 
         <p className="approval-why">{asksBecauseText(t, approval.asks_because)}.</p>
         {lock && <p className="approval-lock"><span aria-hidden="true">🔒 </span>{t(`card.askLock.${lock}`)}</p>}
         {approval.rules && <p className="approval-rules">{rulesCheckedText(t, approval.rules)}</p>}
+        {/* The definition the person approves: through Toolgate's MCP face the call runs only against it. */}
+        {approval.definition_digest && (
+          <p className="approval-definition">
+            <Trans t={t} i18nKey="gate.cardDefinition" components={{ digest: <Digest value={approval.definition_digest} /> }} />
+          </p>
+        )}
         <ExpiryCountdown expiresAt={approval.expires_at} />
       </header>
 

@@ -5,7 +5,7 @@ import { Trans, useTranslation } from "react-i18next";
 import { api } from "../api/client";
 import { keys } from "../api/query";
 import type { TFunction } from "i18next";
-import type { AllowedBy, Approval, CallItem, HookRef, ListToolsItem, Notice, TurnError } from "../api/types";
+import type { AllowedBy, Approval, CallItem, GatewayCall, HookRef, ListToolsItem, Notice, TurnError } from "../api/types";
 import { useFormat } from "../i18n/format";
 import { Markdown } from "../markdown/Markdown";
 import { linkProps } from "../router";
@@ -14,6 +14,7 @@ import type { Outcome } from "./transcript";
 import { Escaped } from "./Escaped";
 import { escapedText } from "./escape";
 import { OutputImages, OutputText } from "./ToolOutput";
+import { Digest, GatewayCallView, GatewayResult } from "./GatewayCall";
 
 export function UserMessage({ text, sending }: { text: string; sending?: boolean }) {
   const { t } = useTranslation("chat");
@@ -122,6 +123,11 @@ export function AllowedByLine({ allowed, server, tool }: { allowed?: AllowedBy; 
   );
 }
 
+/** The "allowed by" of a call the face ran, or nothing when it does not say. */
+function allowedBy(allowed: AllowedBy | null | undefined, server: string, tool: string) {
+  return allowed ? <AllowedByLine allowed={allowed} server={server} tool={tool} /> : undefined;
+}
+
 /** "server demo" or "workspace": which decision hook answered. */
 function hookName(t: TFunction<"chat">, h: HookRef): string {
   return h.scope === "server" ? t("decided.hookServer", { server: h.server_label ?? "" }) : t("decided.hookWorkspace");
@@ -170,9 +176,30 @@ function InterruptedCallRow({ item }: { item: CallItem }) {
   );
 }
 
+/**
+ * A call Toolgate's MCP face did not run: refused ("Refused: changed since
+ * you allowed it: approve again") or provably never sent to the server.
+ */
+function UnrunCallRow({ item, call }: { item: CallItem; call: GatewayCall }) {
+  const { t } = useTranslation("chat");
+  const refused = call.state === "refused";
+  return (
+    <div className={`tool-call ${refused ? "refused" : "not-run"}`}>
+      <p className="call-head">
+        <span className="event-icon" aria-hidden="true">{refused ? "⛔" : "⊘"}</span>
+        <CallName item={item} />
+        <span className={`status ${refused ? "refused" : "not-run"}`}>{t(refused ? "item.statusRefused" : "item.statusNotRun")}</span>
+      </p>
+      <div className="call-footer"><GatewayCallView call={call} /></div>
+    </div>
+  );
+}
+
 export function ToolCallRow({ item }: { item: CallItem }) {
   const { t } = useTranslation("chat");
   if (item.interrupted) return <InterruptedCallRow item={item} />;
+  const call = item.call ?? null;
+  if (call && (call.state === "refused" || call.state === "not_run")) return <UnrunCallRow item={item} call={call} />;
   const failed = item.error !== undefined && item.error !== null;
   const errType = failed && item.error && typeof item.error === "object" ? (item.error as { type?: unknown }).type : undefined;
   return (
@@ -184,10 +211,16 @@ export function ToolCallRow({ item }: { item: CallItem }) {
           <span className={`status ${failed ? "error" : "ok"}`}>{failed ? t("item.statusError") : t("item.statusOk")}</span>
         </summary>
         <div className="event-body">
-          <h2>{t("card.arguments")}</h2>
-          <JsonView value={item.arguments} redacted={item.redacted} />
-          <RedactedNote redacted={item.redacted} />
-          {failed ? (
+          <h2>{t(call ? "gate.arguments" : "card.arguments")}</h2>
+          {/* Through the face: the arguments it ran with and the result it stored, both redacted by the server. */}
+          <JsonView value={call ? call.arguments : item.arguments} redacted={call ? call.redacted : item.redacted} />
+          <RedactedNote redacted={call ? call.redacted : item.redacted} />
+          {call ? (
+            <>
+              <h2>{t("gate.result")}</h2>
+              <GatewayResult call={call} />
+            </>
+          ) : failed ? (
             <>
               <h2>{t("item.error")}{typeof errType === "string" ? <span className="muted"> ({errType})</span> : null}</h2>
               <pre className="call-output error">{errorText(item.error)}</pre>
@@ -201,46 +234,55 @@ export function ToolCallRow({ item }: { item: CallItem }) {
         </div>
       </details>
       {!failed && <OutputImages output={item.output} tool={item.name} />}
-      <p className="call-footer">
-        <AllowedByLine allowed={item.allowed_by} server={item.server_label} tool={item.name} />
-      </p>
+      {call ? (
+        <div className="call-footer">
+          <GatewayCallView call={call} details={false} allowedBy={allowedBy(call.allowed_by ?? item.allowed_by, item.server_label, item.name)} />
+        </div>
+      ) : (
+        <p className="call-footer">
+          <AllowedByLine allowed={item.allowed_by} server={item.server_label} tool={item.name} />
+        </p>
+      )}
     </div>
   );
 }
 
 type Decided = Pick<Approval, "tool_name" | "server_label" | "state" | "reason" | "remember" | "scope" | "decided_at" | "decided_by"> &
-  { rules?: Approval["rules"]; correction?: Approval["correction"] };
+  { rules?: Approval["rules"]; correction?: Approval["correction"]; definition_digest?: Approval["definition_digest"]; call?: Approval["call"] };
+
+/** Approved first, whatever became of the call: it ran, provably did not (not_run), or may have (outcome_unknown). */
+const wasApproved = (s: Decided["state"]) => s === "approved" || s === "not_run" || s === "outcome_unknown";
 
 /**
  * What became of a request, in a few words: "approved by ana@example.com",
  * "denied by … : reason", "superseded: reason", "expired: reason". An
- * approval whose outcome is unknown was approved first: it says so, and
- * DecidedApproval says that the tool may have run and what to do.
+ * approval that did not run, or whose outcome is unknown, was approved
+ * first: it says so, and DecidedApproval says what became of the call.
  */
 export function decidedText(t: TFunction<"chat">, a: Pick<Decided, "state" | "reason" | "decided_by" | "rules">): string {
   const by = a.rules?.by;
-  if (by === "rule" && a.rules?.rule && (a.state === "approved" || a.state === "denied" || a.state === "outcome_unknown")) {
+  if (by === "rule" && a.rules?.rule && (wasApproved(a.state) || a.state === "denied")) {
     const r = a.rules.rule;
     const verb = a.state === "denied" ? "denied" : "approved";
     return t(`decided.${verb}ByRule${r.reason ? "Reason" : ""}`, { n: r.index + 1, scope: t(`rules.scope.${r.scope}`), when: r.when, reason: r.reason });
   }
   if (by === "policy" && a.state === "approved") return t("decided.approvedByPolicy");
-  if (by === "hook" && a.rules?.hook && (a.state === "approved" || a.state === "denied" || a.state === "outcome_unknown")) {
+  if (by === "hook" && a.rules?.hook && (wasApproved(a.state) || a.state === "denied")) {
     const h = a.rules.hook;
     const verb = a.state === "denied" ? "denied" : "approved";
     return t(`decided.${verb}ByHook${h.reason ? "Reason" : ""}`, { hook: hookName(t, h), reason: h.reason });
   }
-  const unknown = a.state === "outcome_unknown";
-  // An unknown outcome's reason is Toolgate's explanation, which DecidedApproval says in the person's language.
-  const reason = unknown ? undefined : a.reason ?? undefined;
-  const state = unknown ? "approved" : a.state;
+  const after = a.state === "outcome_unknown" || a.state === "not_run";
+  // Then the reason is Toolgate's explanation, which DecidedApproval says in the person's language.
+  const reason = after ? undefined : a.reason ?? undefined;
+  const state = after ? "approved" : a.state;
   const who = state === "approved" || state === "denied" ? a.decided_by ?? undefined : undefined;
   const key = `decided.${state}${who ? "By" : ""}${reason ? "Reason" : ""}` as const;
   return t(key, { who, reason });
 }
 
 const icons: Record<Decided["state"], string> = {
-  pending: "…", approved: "✓", denied: "✕", superseded: "↷", outcome_unknown: "?", expired: "⌛",
+  pending: "…", approved: "✓", denied: "✕", superseded: "↷", not_run: "⊘", outcome_unknown: "?", expired: "⌛",
 };
 
 /**
@@ -253,11 +295,13 @@ export function DecidedApproval({ approval, outcome, note }: { approval: Decided
   const { dateTime } = useFormat();
   const { state, remember, scope } = approval;
   const notes: string[] = [];
-  const approved = state === "approved" || state === "outcome_unknown";
+  const approved = wasApproved(state);
   if (approved && scope === "conversation") notes.push(t("decided.forConversation"));
   if (approved && scope === "hour") notes.push(t("decided.forHour"));
   if (remember && (approved || state === "denied")) notes.push(t("decided.remembered", { policy: t(approved ? "policy.never" : "policy.blocked") }));
-  const ran = state === "approved" && outcome && outcome !== "not_run" && outcome !== "waiting" ? outcome : null;
+  // The face's record, when the call reached it, says what happened: the provider's view is not needed then.
+  const call = approval.call ?? null;
+  const ran = state === "approved" && !call && outcome && outcome !== "not_run" && outcome !== "waiting" ? outcome : null;
   const tool = escapedText(approval.tool_name);
   return (
     <div className={`decided decided-${state}`} title={approval.decided_at ? dateTime(approval.decided_at) : undefined}>
@@ -267,10 +311,22 @@ export function DecidedApproval({ approval, outcome, note }: { approval: Decided
       </span>{" "}
       <span className="decided-state">{decidedText(t, approval)}</span>
       {state === "outcome_unknown" && <span className="badge outcome-unknown">{t("decided.unknownBadge")}</span>}
+      {state === "not_run" && <span className="badge not-run">{t("decided.notRunBadge")}</span>}
       {notes.map((n) => <span key={n} className="decided-note">{n}</span>)}
+      {approved && approval.definition_digest && (
+        <span className="decided-note decided-definition">
+          <Trans t={t} i18nKey="gate.approvedDefinition" components={{ digest: <Digest value={approval.definition_digest} /> }} />
+        </span>
+      )}
       {state === "denied" && approval.correction && <CorrectionLine correction={approval.correction} />}
       {ran && <p className={`decided-outcome outcome-${ran}`}>{t(`decided.outcome.${ran}`, { tool })}</p>}
       {state === "outcome_unknown" && <p className="decided-outcome outcome-unknown">{t("decided.outcome.outcome_unknown", { tool })}</p>}
+      {state === "not_run" && <p className="decided-outcome outcome-not-run">{t("decided.outcome.not_run", { tool })}</p>}
+      {call && approved && (
+        <div className="decided-outcome decided-call">
+          <GatewayCallView call={call} allowedBy={allowedBy(call.allowed_by, approval.server_label, approval.tool_name)} />
+        </div>
+      )}
       {state === "expired" && (
         <p className="decided-outcome outcome-expired">{t(approval.reason ? "decided.expiredHint" : "decided.expiredWhy", { tool })}</p>
       )}

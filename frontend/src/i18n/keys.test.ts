@@ -13,6 +13,7 @@ import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 import type { components } from "../api/schema";
 import type { FieldError } from "../chat/correctionForm";
+import { REFUSAL_CODES } from "../api/refusals";
 import type { Outcome } from "../chat/transcript";
 import { ACTION_GROUPS } from "../settings/auditText";
 import { TOOL_FILTERS } from "../settings/filters";
@@ -45,7 +46,7 @@ const changedFields = all<NonNullable<Approval["asks_because"]["fields"]>[number
 const ruleScopes = all<S["RuleRef"]["scope"]>()("tool", "server", "workspace");
 const ruleDecisions = all<S["Rule"]["decision"]>()("approve", "deny", "ask");
 const hookDecisions = all<S["DecisionHookAnswer"]["decision"]>()("approve", "deny", "ask");
-const approvalStates = all<Approval["state"]>()("pending", "approved", "denied", "superseded", "outcome_unknown", "expired");
+const approvalStates = all<Approval["state"]>()("pending", "approved", "denied", "superseded", "not_run", "outcome_unknown", "expired");
 const grantStates = all<S["Grant"]["state"]>()("active", "expired", "revoked");
 const deliveryStates = all<S["WebhookDelivery"]["state"]>()("pending", "delivered", "failed");
 const roles = all<S["Me"]["role"]>()("admin", "member");
@@ -75,14 +76,17 @@ const DYNAMIC: Record<string, { ns?: NS; keys: readonly string[] | Partial<Recor
   "correction.error.*": { keys: prefix("correction.error.", all<FieldError>()("required", "number", "integer", "json")) },
   "decided.*ByRule*": { keys: cross(["decided."], ["approved", "denied"], ["ByRule"], ["", "Reason"]) },
   "decided.*ByHook*": { keys: cross(["decided."], ["approved", "denied"], ["ByHook"], ["", "Reason"]) },
-  // decidedText: an unknown outcome reads as approved; "By" when someone decided (approved, denied), "Reason" with a reason.
+  // decidedText: not_run and an unknown outcome read as approved; "By" when someone decided (approved, denied), "Reason" with a reason.
   "decided.***": {
     keys: [
-      ...cross(["decided."], approvalStates.filter((s) => s !== "outcome_unknown"), ["", "Reason"]),
+      ...cross(["decided."], approvalStates.filter((s) => s !== "outcome_unknown" && s !== "not_run"), ["", "Reason"]),
       ...cross(["decided."], ["approved", "denied"], ["By"], ["", "Reason"]),
     ],
   },
   "decided.outcome.*": { keys: prefix("decided.outcome.", all<Exclude<Outcome, "not_run" | "waiting">>()("ran", "interrupted", "not_sent", "unknown")) },
+  // refusalText: the face's refusal codes the app says itself (others show the server's sentence).
+  "gate.refusal.*": { ns: "chat", keys: prefix("gate.refusal.", REFUSAL_CODES) },
+  "audit.refusal.*": { ns: "settings", keys: prefix("audit.refusal.", REFUSAL_CODES) },
   "item.noticeCode.*": { keys: prefix("item.noticeCode.", ["server_skipped", "server_dropped", "provider_state_lost", "auto_follow_up_limit", "decision_hook_failed"]) },
   // common and account
   "common:role.*": { keys: prefix("common:role.", roles) },

@@ -3,6 +3,7 @@
 // shapes of `before` / `after` per action are in docs/openapi.yaml
 // (AuditAction). Sentences with a link to a server or tool are
 // translations with <ref/> where the link goes (see toParts).
+import { isKnownRefusal } from "../api/refusals";
 import type { AuditEntry } from "../api/types";
 import { isDefaultPolicy, isPolicy, policyLabel, sourceLabel, type SettingsT } from "./policy";
 
@@ -134,6 +135,8 @@ function describeDecision(ref: Part, after: Obj | null, t: SettingsT): Described
     : state === "denied" ? "audit.denied"
     : state === "expired" ? (by === "provider_lost" ? "audit.expiredLost" : "audit.expired")
     : state === "superseded" ? (by === "message" ? "audit.superseded" : "audit.supersededTurnEnd")
+    : state === "not_run" ? "audit.notRun"
+    : state === "outcome_unknown" ? "audit.outcomeUnknown"
     : "audit.decided";
   const parts = toParts(t(key, { state: state ?? "?" }), ref);
   if (remember) parts.push(t(state === "denied" ? "audit.rememberBlocked" : "audit.rememberAllowed"));
@@ -144,24 +147,45 @@ function describeDecision(ref: Part, after: Obj | null, t: SettingsT): Described
   };
 }
 
-/** A receipt (docs/openapi.yaml ToolCallReceipt): what ran, with which arguments, allowed by what, how it ended. */
+/**
+ * A receipt (docs/openapi.yaml ToolCallReceipt): what ran, with which
+ * arguments, allowed by what, how it ended; through Toolgate's MCP face
+ * (via "gateway") also the definition it was checked against and the
+ * result's digest, or why the face refused it (then nothing ran).
+ */
 function describeCall(ref: Part, after: Obj | null, t: SettingsT, pol: (v: unknown) => string): Described {
-  const failed = after?.outcome === "error";
-  const details: string[] = [t("audit.callArguments", { args: str(after?.arguments_text) ?? JSON.stringify(after?.arguments ?? {}) })];
+  const refusal = obj(after?.refusal);
+  const failed = !refusal && after?.outcome === "error";
+  const details: string[] = [];
+  if (refusal) details.push(t("audit.callRefusal", { sentence: refusalSentence(refusal, t) }));
+  details.push(t("audit.callArguments", { args: str(after?.arguments_text) ?? JSON.stringify(after?.arguments ?? {}) }));
   const hidden = Array.isArray(after?.redacted) ? (after.redacted as unknown[]).filter((p) => typeof p === "string") : [];
   if (hidden.length) details.push(t("audit.callRedacted", { paths: hidden.join(", ") }));
-  details.push(allowedByText(obj(after?.allowed_by), after, t, pol));
+  if (!refusal) details.push(allowedByText(obj(after?.allowed_by), after, t, pol));
+  if (after?.via === "gateway") details.push(t("audit.callViaGateway", { digest: str(after.definition_digest) ?? "?" }));
   if (failed) {
     const err = obj(after?.error);
     details.push(t("audit.callError", { message: str(err?.message) ?? JSON.stringify(after?.error) }));
   }
-  details.push(t("audit.callDigests", { args: str(after?.arguments_sha256) ?? "?", output: str(after?.output_sha256) ?? t("audit.callNoOutput") }));
+  if (!refusal) {
+    details.push(t("audit.callDigests", { args: str(after?.arguments_sha256) ?? "?", output: str(after?.output_sha256) ?? t("audit.callNoOutput") }));
+    const result = str(after?.result_sha256);
+    if (result) details.push(t("audit.callResultDigest", { digest: result }));
+  } else {
+    details.push(t("audit.callArgumentsDigest", { args: str(after?.arguments_sha256) ?? "?" }));
+  }
   return {
-    parts: toParts(t(failed ? "audit.toolCallFailed" : "audit.toolCall"), ref),
+    parts: toParts(t(refusal ? "audit.toolCallRefused" : failed ? "audit.toolCallFailed" : "audit.toolCall"), ref),
     details,
     conversationId: str(after?.conversation_id) ?? undefined,
-    tone: failed ? "error" : undefined,
+    tone: refusal || failed ? "error" : undefined,
   };
+}
+
+/** Why the face refused a call, in the page's language for a known code, else the server's sentence. */
+function refusalSentence(r: Obj, t: SettingsT): string {
+  const code = r.code;
+  return isKnownRefusal(code) ? t(`audit.refusal.${code}`) : str(r.message) ?? String(code);
 }
 
 /** "Allowed by …": the person who approved, the rule (which one), the hook, the grant (its id) or the policy. */

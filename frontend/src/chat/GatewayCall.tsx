@@ -1,0 +1,102 @@
+// What Toolgate's MCP face saw of one call (docs/openapi.yaml GatewayCall):
+// the definition it was checked against, the arguments it ran with, its
+// result (secrets already hidden by the server) and what allowed it, or why
+// it was refused. Shown on a decided approval and on a call in the transcript.
+import type { TFunction } from "i18next";
+import type { ReactNode } from "react";
+import { Trans, useTranslation } from "react-i18next";
+import { isKnownRefusal } from "../api/refusals";
+import type { GatewayCall, Refusal } from "../api/types";
+import { JsonView, RedactedNote } from "./JsonView";
+
+/** How many hex digits of a digest are shown; the whole one is in the title. */
+const SHORT = 12;
+
+/** A digest, shortened ("3f9a1c0b7e2d…"), the full value in its title and for screen readers. */
+export function Digest({ value }: { value: string }) {
+  const { t } = useTranslation("chat");
+  const full = t("gate.digestTitle", { digest: value });
+  if (value.length <= SHORT) return <code className="digest" title={full}>{value}</code>;
+  return (
+    <code className="digest" title={full}>
+      <span aria-hidden="true">{value.slice(0, SHORT)}…</span>
+      <span className="sr-only">{value.slice(0, SHORT)}</span>
+    </code>
+  );
+}
+
+/** The refusal as a sentence the person can act on: ours for a known code, else the server's. */
+export function refusalText(t: TFunction<"chat">, r: Refusal | null | undefined): string {
+  if (!r) return t("gate.refusal.unknown");
+  return isKnownRefusal(r.code) ? t(`gate.refusal.${r.code}`) : r.message || r.code;
+}
+
+/** The one sentence: ran / running / failed / refused / not run, with the definition. */
+export function gateSentence(call: GatewayCall): { key: string; tone: "ok" | "error" | "warn" } {
+  switch (call.state) {
+    case "running": return { key: "gate.running", tone: "ok" };
+    case "done": return call.is_error ? { key: "gate.ranError", tone: "error" } : { key: "gate.ran", tone: "ok" };
+    case "failed": return { key: "gate.failed", tone: "warn" };
+    case "refused": return { key: "gate.refused", tone: "error" };
+    case "not_run": return { key: "gate.notRun", tone: "warn" };
+  }
+}
+
+/** The text parts of an MCP result, or null when it has none (then it shows as JSON). */
+function resultTexts(result: unknown): string | null {
+  const content = result && typeof result === "object" ? (result as { content?: unknown }).content : undefined;
+  if (!Array.isArray(content)) return null;
+  const parts = content.map((c) => {
+    const o = c && typeof c === "object" ? (c as { type?: unknown; text?: unknown }) : {};
+    return typeof o.text === "string" ? o.text : `[${typeof o.type === "string" ? o.type : "?"}]`;
+  });
+  return parts.length ? parts.join("\n") : null;
+}
+
+/** The result the face stored: its text, or its JSON; "no result" when none came back. */
+export function GatewayResult({ call }: { call: GatewayCall }) {
+  const { t } = useTranslation("chat");
+  if (call.result === null || call.result === undefined) return <p className="muted">{t("gate.noResult")}</p>;
+  const text = resultTexts(call.result);
+  if (text !== null) return <pre className={`call-output${call.is_error ? " error" : ""}`}>{text}</pre>;
+  return <JsonView value={call.result} />;
+}
+
+/**
+ * The face's record, compactly: one sentence ("Ran through Toolgate against
+ * definition 3f9a1c0b7e2d…" / "Refused: …" / "Not run: …"), what allowed it,
+ * and, on demand, the arguments it ran with and its result.
+ */
+export function GatewayCallView({ call, allowedBy, details = true }: { call: GatewayCall; allowedBy?: ReactNode; details?: boolean }) {
+  const { t } = useTranslation("chat");
+  const { key, tone } = gateSentence(call);
+  const refused = call.state === "refused";
+  return (
+    <div className={`gateway-call gateway-${call.state} tone-${tone}`} data-state={call.state}>
+      <p className="gateway-line">
+        <span className="gateway-icon" aria-hidden="true">{refused ? "⛔" : call.state === "not_run" ? "⊘" : "⇄"}</span>
+        {refused
+          ? <span className="gateway-sentence">{t("gate.refused", { sentence: refusalText(t, call.refusal) })}</span>
+          : <span className="gateway-sentence"><Trans t={t} i18nKey={key} components={{ digest: <Digest value={call.definition_digest} /> }} /></span>}
+        {!refused && allowedBy ? <>{"; "}<span className="gateway-allowed">{t("gate.allowedBy")} {allowedBy}</span></> : null}
+      </p>
+      {details && (
+        <details className="gateway-details">
+          <summary>{t(refused || call.state === "not_run" ? "gate.showArguments" : "gate.showDetails")}</summary>
+          <h3>{t(refused || call.state === "not_run" ? "gate.argumentsAsked" : "gate.arguments")}</h3>
+          <JsonView value={call.arguments} redacted={call.redacted} />
+          <RedactedNote redacted={call.redacted} />
+          {!refused && call.state !== "not_run" && (
+            <>
+              <h3>{t("gate.result")}</h3>
+              <GatewayResult call={call} />
+            </>
+          )}
+          {refused && call.refusal?.message && (
+            <p className="muted gateway-refusal-message">{t("gate.refusalMessage", { message: call.refusal.message, code: call.refusal.code })}</p>
+          )}
+        </details>
+      )}
+    </div>
+  );
+}
