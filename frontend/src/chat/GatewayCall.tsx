@@ -12,17 +12,10 @@ import { JsonView, RedactedNote } from "./JsonView";
 /** How many hex digits of a digest are shown; the whole one is in the title. */
 const SHORT = 12;
 
-/** A digest, shortened ("3f9a1c0b7e2d…"), the full value in its title and for screen readers. */
+/** A digest, shortened ("3f9a1c0b7e2d…"), the whole value in its title (a tooltip). */
 export function Digest({ value }: { value: string }) {
   const { t } = useTranslation("chat");
-  const full = t("gate.digestTitle", { digest: value });
-  if (value.length <= SHORT) return <code className="digest" title={full}>{value}</code>;
-  return (
-    <code className="digest" title={full}>
-      <span aria-hidden="true">{value.slice(0, SHORT)}…</span>
-      <span className="sr-only">{value.slice(0, SHORT)}</span>
-    </code>
-  );
+  return <code className="digest" title={t("gate.digestTitle", { digest: value })}>{value.length > SHORT ? `${value.slice(0, SHORT)}…` : value}</code>;
 }
 
 /** The refusal as a sentence the person can act on: ours for a known code, else the server's. */
@@ -71,6 +64,7 @@ export function GatewayCallView({ call, allowedBy, details = true }: { call: Gat
   const { t } = useTranslation("chat");
   const { key, tone } = gateSentence(call);
   const refused = call.state === "refused";
+  const ran = !refused && call.state !== "not_run";
   return (
     <div className={`gateway-call gateway-${call.state} tone-${tone}`} data-state={call.state}>
       <p className="gateway-line">
@@ -82,11 +76,11 @@ export function GatewayCallView({ call, allowedBy, details = true }: { call: Gat
       </p>
       {details && (
         <details className="gateway-details">
-          <summary>{t(refused || call.state === "not_run" ? "gate.showArguments" : "gate.showDetails")}</summary>
-          <h3>{t(refused || call.state === "not_run" ? "gate.argumentsAsked" : "gate.arguments")}</h3>
+          <summary>{t(ran ? "gate.showDetails" : "gate.showArguments")}</summary>
+          {ran && <h3>{t("gate.arguments")}</h3>}
           <JsonView value={call.arguments} redacted={call.redacted} />
           <RedactedNote redacted={call.redacted} />
-          {!refused && call.state !== "not_run" && (
+          {ran && (
             <>
               <h3>{t("gate.result")}</h3>
               <GatewayResult call={call} />

@@ -157,7 +157,7 @@ describe("the chat follows its conversation live", () => {
     open(transcript([userItem(1, "go"), approvalItem(2, unknown), approvalItem(3, expired)], { last_event_id: 3 }));
     expect(await screen.findByText("approved by ana@example.com")).toBeInTheDocument();
     expect(screen.getByText("may have run")).toBeInTheDocument();
-    expect(screen.getByText(/^This may have run: Toolgate could not find out whether delete_forecast ran/)).toHaveTextContent(
+    expect(screen.getByText(/^Outcome unknown: Toolgate crashed between forwarding delete_forecast to its server and storing its result/)).toHaveTextContent(
       "ask for it again if it should run.");
     expect(screen.getByText("expired: The model's provider no longer has the response that asked (previous_response_not_found).")).toBeInTheDocument();
     expect(screen.getByText("It can no longer be answered: ask for send_alert again if it should run.")).toBeInTheDocument();

@@ -174,3 +174,46 @@ suite("webhook audit entries", () => {
       .toBe("Webhook https://hooks.example.com/x gelöscht");
   });
 });
+
+suite("receipts of calls through Toolgate's MCP face", () => {
+  const DIGEST = "3f9a1c0b7e2d5a4c6b8e0f1d2c3b4a5968778695a4b3c2d1e0f9a8b7c6d5e4f3";
+  const receipt = {
+    conversation_id: "conv_1", response_id: "resp_1", call_id: "call_1", approval_request_id: "mcpr_1",
+    server_label: "demo", tool_name: "delete_forecast", arguments: { city: "Oslo", token: "[redacted]" },
+    arguments_text: '{"city":"Oslo","token":"[redacted]"}', redacted: ["token"], arguments_sha256: "aa11",
+    allowed_by: { kind: "approval" }, decided_by: "ana@example.com", decided_by_id: null,
+    outcome: "output", output_sha256: "bb22", error: null,
+    via: "gateway", definition_digest: DIGEST, result_sha256: "cc33", refusal: null,
+  };
+
+  it("a call that ran: the definition it was checked against and the digest of the result the server sent", () => {
+    expect(text({ action: "tool.call", before: null, after: receipt })).toBe(
+      'Ran demo/delete_forecast | Arguments: {"city":"Oslo","token":"[redacted]"} | Hidden: token | Approved by ana@example.com'
+      + ` | Through Toolgate's MCP face, against definition ${DIGEST} | SHA-256 of the arguments: aa11; of the output: bb22`
+      + " | SHA-256 of the result the server sent Toolgate: cc33");
+    // A receipt from the provider (direct mode) says nothing of the face.
+    expect(text({ action: "tool.call", before: null, after: { ...receipt, via: "provider", definition_digest: null, result_sha256: null } }))
+      .not.toMatch(/MCP face|result the server sent/);
+  });
+
+  it("a refused call: refused, its sentence, nothing ran, no 'allowed by'; an unknown code shows the server's sentence", () => {
+    const refused = { ...receipt, allowed_by: null, decided_by: null, output_sha256: null, result_sha256: null,
+      refusal: { code: "definition_changed", message: "changed since you allowed it: approve again" } };
+    const d = describe(entry({ action: "tool.call", before: null, after: refused }), i18n.getFixedT("en", "settings"));
+    expect(partsText(d.parts)).toBe("Refused a call of demo/delete_forecast: it did not run");
+    expect(d.details[0]).toBe("Refused: changed since it was allowed: approve again");
+    expect(d.details.join(" | ")).not.toMatch(/Allowed by|Approved by|of the output/);
+    expect(d.tone).toBe("error");
+    expect(text({ action: "tool.call", before: null, after: refused }, "de"))
+      .toMatch(/^Einen Aufruf von demo\/delete_forecast abgelehnt: Er lief nicht \| Abgelehnt: seit der Freigabe geändert: erneut genehmigen/);
+    expect(text({ action: "tool.call", before: null, after: { ...refused, refusal: { code: "new_code", message: "a server sentence" } } }))
+      .toContain("Refused: a server sentence");
+  });
+
+  it("approval.decide: not_run and outcome_unknown each in their own words", () => {
+    expect(text({ action: "approval.decide", after: { state: "not_run", scope: "once", reason: null, remember: false } }))
+      .toBe("Approved a call of demo/delete_forecast; it did not run");
+    expect(text({ action: "approval.decide", after: { state: "outcome_unknown", scope: "once", reason: null, remember: false } }))
+      .toBe("Approved a call of demo/delete_forecast; Toolgate crashed between forwarding it and storing its result: it may have run");
+  });
+});
