@@ -70,7 +70,7 @@ export function GatewayCallView({ call, allowedBy, details = true }: { call: Gat
       <p className="gateway-line">
         <span className="gateway-icon" aria-hidden="true">{refused ? "⛔" : call.state === "not_run" ? "⊘" : "⇄"}</span>
         {refused
-          ? <span className="gateway-sentence">{t("gate.refused", { sentence: refusalText(t, call.refusal) })}</span>
+          ? <span className="gateway-sentence">{t(key, { sentence: refusalText(t, call.refusal) })}</span>
           : <span className="gateway-sentence"><Trans t={t} i18nKey={key} components={{ digest: <Digest value={call.definition_digest} /> }} /></span>}
         {!refused && allowedBy ? <>{"; "}<span className="gateway-allowed">{t("gate.allowedBy")} {allowedBy}</span></> : null}
       </p>
