@@ -680,6 +680,7 @@ func (v *viewer) item(data string) {
 			AllowedBy   *struct {
 				Kind string `json:"kind"`
 			} `json:"allowed_by"`
+			Call *faceCall `json:"call"`
 		} `json:"item"`
 	}
 	if json.Unmarshal([]byte(data), &p) != nil {
@@ -709,7 +710,13 @@ func (v *viewer) item(data string) {
 			}
 		}
 		delete(v.running, it.ID)
-		if len(it.Error) > 0 && string(it.Error) != "null" {
+		if it.Call != nil {
+			// Through Toolgate's MCP face: its record says what happened.
+			if it.Call.State == "refused" || it.Call.State == "not_run" {
+				why = ""
+			}
+			t.linef("%s", it.Call.callLine(line(it.Name)+" on "+line(it.ServerLabel), why))
+		} else if len(it.Error) > 0 && string(it.Error) != "null" {
 			t.linef("· %s on %s failed%s", line(it.Name), line(it.ServerLabel), why)
 		} else {
 			t.linef("· ran %s on %s%s", line(it.Name), line(it.ServerLabel), why)
@@ -733,6 +740,11 @@ func (v *viewer) decision(data string) {
 		return
 	}
 	var b strings.Builder
+	if o := decisionOutcome(p.State); o != "" {
+		// Toolgate's reason repeats this; the sentence says what happened and what to do.
+		v.s.out.linef("· %s on %s: %s", line(p.ToolName), line(p.ServerLabel), o)
+		return
+	}
 	fmt.Fprintf(&b, "· %s on %s: %s", line(p.ToolName), line(p.ServerLabel), line(p.State))
 	if p.Scope != nil && *p.Scope == "conversation" {
 		b.WriteString(", for the rest of this conversation")
