@@ -170,5 +170,6 @@ describe("a call in the transcript, as the face saw it", () => {
     show([callItem(1, "a", { call: gw({ is_error: true, result: { content: [{ type: "text", text: "no such city" }], isError: true } }) })]);
     expect(sentence()).toMatch(/; the tool reported an error$/);
     expect(screen.getByText("no such city")).toHaveClass("error");
+    expect(within(row()).getByText("error")).toHaveClass("status"); // the face's record, though the provider reported no error
   });
 });

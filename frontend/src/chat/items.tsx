@@ -200,7 +200,8 @@ export function ToolCallRow({ item }: { item: CallItem }) {
   if (item.interrupted) return <InterruptedCallRow item={item} />;
   const call = item.call ?? null;
   if (call && (call.state === "refused" || call.state === "not_run")) return <UnrunCallRow item={item} call={call} />;
-  const failed = item.error !== undefined && item.error !== null;
+  // Through the face, its record says whether the call failed; else the provider's error does.
+  const failed = call ? call.is_error || call.state === "failed" : item.error !== undefined && item.error !== null;
   const errType = failed && item.error && typeof item.error === "object" ? (item.error as { type?: unknown }).type : undefined;
   return (
     <div className={`tool-call${failed ? " failed" : ""}`}>
