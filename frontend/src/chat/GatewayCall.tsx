@@ -35,6 +35,12 @@ export function gateSentence(call: GatewayCall): { key: string; tone: "ok" | "er
   }
 }
 
+/** The whole digest as text, where details open: for keyboards and screen readers, which do not get titles. */
+export function DigestFull({ value }: { value: string }) {
+  const { t } = useTranslation("chat");
+  return <p className="muted gateway-digest">{t("gate.digestTitle", { digest: value })}</p>;
+}
+
 /** The text parts of an MCP result, or null when it has none (then it shows as JSON). */
 function resultTexts(result: unknown): string | null {
   const content = result && typeof result === "object" ? (result as { content?: unknown }).content : undefined;
@@ -86,6 +92,7 @@ export function GatewayCallView({ call, allowedBy, details = true }: { call: Gat
               <GatewayResult call={call} />
             </>
           )}
+          <DigestFull value={call.definition_digest} />
           {refused && call.refusal?.message && (
             <p className="muted gateway-refusal-message">{t("gate.refusalMessage", { message: call.refusal.message, code: call.refusal.code })}</p>
           )}

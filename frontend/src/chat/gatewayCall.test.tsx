@@ -77,7 +77,8 @@ describe("an approval's state after the face", () => {
     const digests = d.querySelectorAll("code.digest");
     expect([...digests].map((c) => c.getAttribute("title"))).toEqual([
       `Tool definition digest (SHA-256): ${DIGEST}`, `Tool definition digest (SHA-256): ${DIGEST}`]);
-    expect(d).not.toHaveTextContent(DIGEST); // shortened on the card
+    expect(line).not.toHaveTextContent(DIGEST); // shortened in the sentence; whole where the details open
+    expect(within(d).getByText(`Tool definition digest (SHA-256): ${DIGEST}`)).toHaveClass("gateway-digest");
     expect(within(d).getByText(/^for definition/)).toBeInTheDocument();
     expect(within(d).getByText("approved by you")).toBeInTheDocument();
     expect(within(d).getByText("Arguments it ran with")).toBeInTheDocument();

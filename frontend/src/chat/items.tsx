@@ -14,7 +14,7 @@ import type { Outcome } from "./transcript";
 import { Escaped } from "./Escaped";
 import { escapedText } from "./escape";
 import { OutputImages, OutputText } from "./ToolOutput";
-import { Digest, GatewayCallView, GatewayResult } from "./GatewayCall";
+import { Digest, DigestFull, GatewayCallView, GatewayResult } from "./GatewayCall";
 
 export function UserMessage({ text, sending }: { text: string; sending?: boolean }) {
   const { t } = useTranslation("chat");
@@ -220,6 +220,7 @@ export function ToolCallRow({ item }: { item: CallItem }) {
             <>
               <h2>{t("gate.result")}</h2>
               <GatewayResult call={call} />
+              <DigestFull value={call.definition_digest} />
             </>
           ) : failed ? (
             <>
