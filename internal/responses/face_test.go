@@ -249,3 +249,21 @@ func TestFaceURL_EscapesTheLabel(t *testing.T) {
 		t.Errorf("URL = %q, want %q", got, want)
 	}
 }
+
+// A cache that holds an entry rendered for the server itself never hands
+// it to a request through the face (one Client has one route, but the
+// cache must not depend on it).
+func TestBody_ThroughTheFaceNeverServesADirectFragment(t *testing.T) {
+	c, _ := faceClient(t, LayoutDefault)
+	groups := []policy.ServerTools{{Server: secretServer("crm"), Never: grouped("search")}}
+	render(groups, nil, LayoutDefault, c.tools) // direct, into the same cache
+	body, _, err := c.body(conversation.UpstreamRequest{ConversationID: "conv_f", TurnID: "turn_f", UserText: "hi", Tools: groups})
+	if err != nil {
+		t.Fatal(err)
+	}
+	assertNoSecrets(t, body)
+	again := render(groups, nil, LayoutDefault, c.tools)
+	if d := RenderTools(groups, nil, LayoutDefault).JSON; !bytes.Equal(again.appendJSON(nil), d) {
+		t.Error("a direct render after one through the face differs from an uncached one")
+	}
+}
