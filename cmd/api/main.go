@@ -28,6 +28,7 @@ import (
 	"github.com/toolgate/toolgate/internal/auth"
 	"github.com/toolgate/toolgate/internal/config"
 	"github.com/toolgate/toolgate/internal/conversation"
+	"github.com/toolgate/toolgate/internal/gateway"
 	"github.com/toolgate/toolgate/internal/hooks"
 	toolhttp "github.com/toolgate/toolgate/internal/http"
 	"github.com/toolgate/toolgate/internal/mcpclient"
@@ -183,7 +184,9 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, stdout io.W
 	if err != nil {
 		return err
 	}
-	tokens := capabilityTokens(box) // the MCP face's (route.go)
+	// Capability tokens for the MCP face: signed with a key derived from
+	// SECRETS_KEY, so every replica accepts what another minted.
+	tokens := gateway.NewTokens(box.Derive("capability-token"))
 	guard, err := newURLGuard(cfg)
 	if err != nil {
 		return err

@@ -7,15 +7,7 @@ import (
 	"github.com/toolgate/toolgate/internal/config"
 	"github.com/toolgate/toolgate/internal/gateway"
 	"github.com/toolgate/toolgate/internal/responses"
-	"github.com/toolgate/toolgate/internal/secrets"
 )
-
-// capabilityTokens are the MCP face's tokens: minted into the requests to
-// the provider (responses.Face) and checked by the face. The key is derived
-// from SECRETS_KEY, so every replica accepts the tokens another minted.
-func capabilityTokens(box *secrets.Box) *gateway.Tokens {
-	return gateway.NewTokens(box.Derive("capability-token"))
-}
 
 // newFace is what the requests to the provider point their tool entries at
 // in gateway mode (MCP_ROUTE), nil in direct mode. Its BaseURL is

@@ -16,8 +16,8 @@ import (
 // useSecrets sets the key that encrypts header secrets: SECRETS_KEY, or
 // offline without it the key file (created on first run). It encrypts
 // values still stored in plain text and fails when the key does not open
-// what is stored, before anything reads a server. It returns the box, from
-// which the keys of other purposes are derived (the capability tokens').
+// what is stored, before anything reads a server. It returns the box, whose
+// derived keys sign other secrets (capability tokens).
 func useSecrets(ctx context.Context, cfg config.Config, pool *pgxpool.Pool, log *slog.Logger) (*secrets.Box, error) {
 	key := cfg.Secrets.Key
 	if key == nil { // config.Load refuses this online
