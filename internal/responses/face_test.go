@@ -267,3 +267,17 @@ func TestBody_ThroughTheFaceNeverServesADirectFragment(t *testing.T) {
 		t.Error("a direct render after one through the face differs from an uncached one")
 	}
 }
+
+// BenchmarkRequestBody_ThroughTheFace_1000x100 is BenchmarkRequestBody's
+// cached case through the face: 1,000 tokens minted per request.
+func BenchmarkRequestBody_ThroughTheFace_1000x100(b *testing.B) {
+	req := scaleRequest()
+	c := New(Config{BaseURL: "http://127.0.0.1:1/v1/", APIKey: "sk", Model: "gpt-5", MaxTools: 100000,
+		Face: &Face{BaseURL: "https://toolgate.example.com", Tokens: faceTokens(b)}})
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, _, err := c.body(req); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
