@@ -28,6 +28,7 @@ import (
 	"github.com/toolgate/toolgate/internal/auth"
 	"github.com/toolgate/toolgate/internal/config"
 	"github.com/toolgate/toolgate/internal/conversation"
+	"github.com/toolgate/toolgate/internal/gateway"
 	"github.com/toolgate/toolgate/internal/hooks"
 	toolhttp "github.com/toolgate/toolgate/internal/http"
 	"github.com/toolgate/toolgate/internal/mcpclient"
@@ -179,9 +180,13 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, stdout io.W
 	if len(applied) > 0 {
 		log.Info("applied migrations", "migrations", applied)
 	}
-	if err := useSecrets(ctx, cfg, pool, log); err != nil {
+	box, err := useSecrets(ctx, cfg, pool, log)
+	if err != nil {
 		return err
 	}
+	// Capability tokens for the MCP face: signed with a key derived from
+	// SECRETS_KEY, so every replica accepts what another minted.
+	tokens := gateway.NewTokens(box.Derive("capability-token"))
 	guard, err := newURLGuard(cfg)
 	if err != nil {
 		return err
@@ -204,7 +209,8 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, stdout io.W
 		FirstByteTimeout: cfg.Upstream.FirstByteTimeout, IdleTimeout: cfg.Upstream.IdleTimeout, Logger: log,
 		MaxTools: cfg.Upstream.MaxToolEntries,
 		Transport: responses.Transport{MaxIdleConnsPerHost: cfg.Upstream.MaxIdleConns, MaxConnsPerHost: cfg.Upstream.MaxConnsPerHost,
-			IdleConnTimeout: cfg.Upstream.IdleConnTimeout}}
+			IdleConnTimeout: cfg.Upstream.IdleConnTimeout},
+		Face: newFace(cfg, tokens)} // nil in direct mode (MCP_ROUTE)
 	if cfg.Offline() {
 		off, err := startOffline(cfg, log)
 		if err != nil {
@@ -290,6 +296,12 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, stdout io.W
 	if cfg.Webhooks.PublicURL == config.DefaultPublicURL(cfg.ListenAddr) { // PUBLIC_URL unset: the port really listened on
 		hooks.PublicURL = config.DefaultPublicURL(linkCfg.ListenAddr)
 	}
+	if upCfg.Face != nil {
+		// The face is where the port really listened on is, too; no turn
+		// runs before the server serves, so none has read the old one.
+		upCfg.Face.BaseURL = hooks.PublicURL
+	}
+	logRoute(log, cfg, upCfg.Face)
 	// Every replica sends the webhook deliveries that are due; the store's
 	// claims keep two from sending the same attempt.
 	dispatched := make(chan struct{})

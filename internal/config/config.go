@@ -56,6 +56,7 @@ type Config struct {
 	MCPNet    MCPNet   // MCP_ALLOWED_HOSTS, MCP_ALLOW_PRIVATE (secrets.go)
 	Secrets   Secrets  // SECRETS_KEY, SECRETS_KEY_FILE (secrets.go)
 	Webhooks  Webhooks // PUBLIC_URL, WEBHOOK_MAX_ATTEMPTS, WEBHOOK_RETRY_BASE, WEBHOOK_TIMEOUT (webhooks.go)
+	Route     Route    // MCP_ROUTE, MCP_TOKEN_TTL (route.go)
 }
 
 // Offline reports whether Toolgate talks to its built-in emulator instead of
@@ -152,6 +153,7 @@ func Load(getenv func(string) string) (Config, error) {
 	c.MCPNet = loadMCPNet(get, &errs)
 	c.Secrets = loadSecrets(get, c.Offline(), &errs)
 	c.Webhooks = loadWebhooks(get, c.ListenAddr, &errs)
+	c.Route = loadRoute(get, c.Offline(), c.Webhooks.PublicURL, &errs)
 	if len(errs) > 0 {
 		return c, fmt.Errorf("invalid configuration:\n  %s", strings.Join(errs, "\n  "))
 	}
@@ -208,6 +210,7 @@ func (c Config) LogValue() slog.Value {
 		slog.Int("webhook_max_attempts", c.Webhooks.MaxAttempts),
 		slog.Duration("webhook_retry_base", c.Webhooks.RetryBase),
 		slog.Duration("webhook_timeout", c.Webhooks.Timeout),
+		slog.Any("mcp_route", c.Route),
 	)
 }
 

@@ -35,6 +35,7 @@ func TestLoad_Defaults(t *testing.T) {
 	want.Auth = Auth{Mode: "local", IdleTimeout: 12 * time.Hour, MaxAge: 7 * 24 * time.Hour,
 		OIDCRedirectURL: "http://127.0.0.1:8080/api/auth/oidc/callback", OIDCGroupsClaim: "groups"}
 	want.Webhooks = Webhooks{PublicURL: "http://127.0.0.1:8080", MaxAttempts: 6, RetryBase: 30 * time.Second, Timeout: 10 * time.Second}
+	want.Route = Route{Mode: RouteGateway, Reason: "offline: the built-in emulator calls Toolgate's MCP face on this machine", TokenTTL: 15 * time.Minute}
 	if !got.Offline() {
 		t.Error("no OPENAI_API_KEY must mean offline")
 	}

@@ -107,11 +107,20 @@ func (c *mcpConn) list(ctx context.Context) ([]ListedTool, error) {
 // is the JSON of its whole content list as MCP sent it
 // ([{"type":"text",…},{"type":"image","data":"<base64>","mimeType":"image/png"}]),
 // so a client can show an image.
+//
+// The arguments go to the server as the model wrote them (json.RawMessage),
+// not decoded and encoded again: a number such as 12345678901234567890
+// must arrive as written, so that the server (or a gateway that matches a
+// call to an approval by its arguments) sees the call the model made.
 func (c *mcpConn) call(ctx context.Context, name, arguments string) (string, *CallError) {
-	var args map[string]any
+	var args any // nil: none (the SDK sends {})
 	if strings.TrimSpace(arguments) != "" {
-		if err := json.Unmarshal([]byte(arguments), &args); err != nil {
+		var obj map[string]json.RawMessage
+		if err := json.Unmarshal([]byte(arguments), &obj); err != nil {
 			return "", protocolError(-32602, "Invalid arguments: "+err.Error())
+		}
+		if obj != nil { // null is none
+			args = json.RawMessage(arguments)
 		}
 	}
 	s, err := c.connect(ctx)

@@ -67,6 +67,7 @@ type envOptions struct {
 	leaseTTL   time.Duration       // TURN_LEASE_TTL (0: the default)
 	writeLimit time.Duration       // Options.StreamWriteTimeout (0: the default)
 	statements *testdb.Statements  // sees every statement the pool sends (nil: none)
+	face       *responses.Face     // MCP_ROUTE=gateway: tool entries point at this face (nil: direct)
 }
 
 const demoToken = "demo-secret-token-0123456789"
@@ -150,7 +151,7 @@ func (e *apiEnv) start() {
 		e.opts.retries = 2
 	}
 	up := responses.New(responses.Config{APIKey: "test-key", BaseURL: e.up.url + "/v1/", Model: "gpt-5-mini",
-		Layout: responses.Layout(e.opts.layout), MaxRetries: e.opts.retries, Logger: e.log})
+		Layout: responses.Layout(e.opts.layout), MaxRetries: e.opts.retries, Logger: e.log, Face: e.opts.face})
 	e.chat = conversation.NewService(postgres.NewConversationStore(e.pool), postgres.NewConversationPolicies(svc), up,
 		conversation.Info{Offline: true, Model: "gpt-5-mini", Layout: e.opts.layout}, e.opts.limits, e.log)
 	e.chat.SetReplica(fmt.Sprintf("rep_test_%d", replicaSeq.Add(1)), e.opts.leaseTTL)

@@ -22,6 +22,7 @@ type upstreamTap struct {
 	mu       sync.Mutex
 	behavior string
 	requests []map[string]any // decoded bodies of POST /v1/responses, in order
+	raw      [][]byte         // the same bodies as they arrived
 	arrived  []time.Time      // when each of requests arrived
 }
 
@@ -44,6 +45,7 @@ func newUpstreamTap(t testing.TB) *upstreamTap {
 			_ = json.Unmarshal(raw, &body)
 			tap.mu.Lock()
 			tap.requests = append(tap.requests, body)
+			tap.raw = append(tap.raw, raw)
 			tap.arrived = append(tap.arrived, at)
 			if tap.behavior != "" {
 				r.Header.Set(emulator.BehaviorHeader, tap.behavior)
@@ -69,6 +71,13 @@ func (u *upstreamTap) sent() []map[string]any {
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	return append([]map[string]any(nil), u.requests...)
+}
+
+// sentRaw returns the bodies of the requests received so far, as sent.
+func (u *upstreamTap) sentRaw() [][]byte {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	return append([][]byte(nil), u.raw...)
 }
 
 // arrivedAt is when request i (from 0) arrived, waiting up to 10 s for it.

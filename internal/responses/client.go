@@ -55,6 +55,10 @@ type Config struct {
 	// request with more is refused before it is sent.
 	MaxTools int
 	Logger   *slog.Logger // nil discards
+	// Face, when set, sends every tool call through Toolgate's MCP face
+	// (MCP_ROUTE=gateway): entries name the face with a capability token
+	// instead of the server's URL and headers (face.go). nil is direct.
+	Face *Face
 }
 
 // Client sends responses.create requests; it implements conversation.Upstream.
@@ -67,6 +71,7 @@ type Client struct {
 	idle       time.Duration
 	maxTools   int
 	tools      *toolCache // the entries of earlier requests, rendered
+	face       *Face      // nil: direct
 	log        *slog.Logger
 }
 
@@ -95,7 +100,11 @@ func New(cfg Config) *Client {
 		idle:       cfg.IdleTimeout,
 		maxTools:   cfg.MaxTools,
 		tools:      newToolCache(),
+		face:       cfg.Face,
 		log:        cfg.Logger,
+	}
+	if c.face != nil && c.face.Tokens == nil {
+		panic("responses: a Face needs Tokens to mint capability tokens")
 	}
 	if c.maxTools <= 0 {
 		c.maxTools = MaxTools
@@ -117,7 +126,10 @@ func New(cfg Config) *Client {
 // byte timeout (conversation.CodeFirstByteTimeout), or wraps ctx.Err(). ctx
 // bounds the whole stream: cancelling it ends the stream.
 func (c *Client) Stream(ctx context.Context, req conversation.UpstreamRequest) (conversation.EventStream, error) {
-	body, labels, err := c.body(req)
+	// The tokens of a request sent again (by the transport, or a retry)
+	// expire when the first one's do: the same bytes.
+	at := time.Now()
+	body, labels, err := c.bodyAt(req, at)
 	if err != nil {
 		return nil, err
 	}
@@ -132,7 +144,7 @@ func (c *Client) Stream(ctx context.Context, req conversation.UpstreamRequest) (
 	// here (stream.go), not decoded into openai-go's event union.
 	var httpRes *http.Response
 	err = c.sdk.Post(w.ctx, "responses", body, &httpRes, option.WithMaxRetries(retries), option.WithMiddleware(w.middleware()),
-		option.WithMiddleware(letGo(body, func() ([]byte, error) { b, _, err := c.body(req); return b, err })))
+		option.WithMiddleware(letGo(body, func() ([]byte, error) { b, _, err := c.bodyAt(req, at); return b, err })))
 	if err == nil {
 		s := &eventStream{body: httpRes.Body, sse: newSSEReader(httpRes.Body), labels: labels.mapped(), w: w}
 		data, ok := s.sse.next() // the first-byte timeout runs
@@ -164,8 +176,20 @@ func (c *Client) Stream(ctx context.Context, req conversation.UpstreamRequest) (
 // the tools, which are rendered (render.go, from the cache of entries
 // already rendered) straight into the body, with "stream": true. A request
 // with more tools entries than the provider accepts is refused (limits.go).
+// Through the face, its tokens expire MCP_TOKEN_TTL after now.
 func (c *Client) body(req conversation.UpstreamRequest) ([]byte, Labels, error) {
-	tools := render(req.Tools, req.Answers, c.layout, c.tools)
+	return c.bodyAt(req, time.Now())
+}
+
+func (c *Client) bodyAt(req conversation.UpstreamRequest, now time.Time) ([]byte, Labels, error) {
+	var face *faceRequest
+	if c.face != nil && len(req.Tools) > 0 {
+		var err error
+		if face, err = c.face.request(req.ConversationID, req.TurnID, now); err != nil {
+			return nil, nil, err
+		}
+	}
+	tools := renderVia(req.Tools, req.Answers, c.layout, c.tools, face)
 	if err := c.checkSize(len(tools.entries)); err != nil {
 		return nil, nil, err
 	}

@@ -122,7 +122,8 @@ func RenderTools(groups []policy.ServerTools, answers []conversation.Answer, lay
 // rendered is a request's tools, ready to be written.
 type rendered struct {
 	entries []entry
-	frags   [][]byte // each entry's JSON after its server_label
+	heads   [][]byte // through the face: each entry's server_url and headers (nil: direct)
+	frags   [][]byte // each entry's JSON after its server_label (and head)
 	labels  Labels
 	size    int // of the JSON array
 }
@@ -131,6 +132,15 @@ type rendered struct {
 // and renders each: from cache when it holds the entry as rendered before
 // (nil: no cache).
 func render(groups []policy.ServerTools, answers []conversation.Answer, layout Layout, cache *toolCache) rendered {
+	return renderVia(groups, answers, layout, cache, nil)
+}
+
+// renderVia is render with the entries pointing at face (nil: at the
+// servers themselves). Through the face an entry's fragment leaves out
+// server_url and headers, so that it is the same for every request and
+// cached as it is; the head, with the request's token, is written per
+// request in front of it.
+func renderVia(groups []policy.ServerTools, answers []conversation.Answer, layout Layout, cache *toolCache, face *faceRequest) rendered {
 	var servers map[string]*policy.ServerTools
 	var reserved map[string]string // labels the answers need, with the server each belongs to
 	if len(answers) > 0 {
@@ -190,13 +200,21 @@ func render(groups []policy.ServerTools, answers []conversation.Answer, layout L
 		defer cache.end(n, len(entries))
 	}
 	r := rendered{entries: entries, frags: make([][]byte, len(entries)), labels: make(Labels, len(entries)), size: 2}
+	viaFace := face != nil
+	if viaFace {
+		r.heads = make([][]byte, len(entries))
+	}
 	for i := range entries {
 		e := &entries[i]
 		if e.custom || cache == nil {
 			e.materialize()
-			r.frags[i] = e.appendFrag(make([]byte, 0, e.fragSize()))
+			r.frags[i] = e.appendFrag(make([]byte, 0, e.fragSize()), viaFace)
 		} else {
-			r.frags[i] = cache.frag(e, n)
+			r.frags[i] = cache.frag(e, n, viaFace)
+		}
+		if viaFace {
+			r.heads[i] = face.head(e.g.Server.Label)
+			r.size += len(r.heads[i])
 		}
 		r.labels[e.label] = e.g.Server.Label
 		r.size += len(entryStart) + len(e.label) + 2 + 1 + len(r.frags[i]) + 2 // escapes in the label may add more
@@ -217,6 +235,9 @@ func (r *rendered) appendJSON(b []byte) []byte {
 		b = append(b, entryStart...)
 		b = appendString(b, r.entries[i].label)
 		b = append(b, ',')
+		if r.heads != nil {
+			b = append(b, r.heads[i]...)
+		}
 		b = append(b, r.frags[i]...)
 		b = append(b, '}')
 	}
@@ -363,9 +384,19 @@ func (e *entry) fragSize() int {
 
 // appendFrag appends the materialized entry's JSON after its server_label
 // (no braces): server_url, server_description, headers, allowed_tools,
-// require_approval.
-func (e *entry) appendFrag(b []byte) []byte {
+// require_approval. Through the face (viaFace) it leaves out server_url and
+// headers: the server's real URL and stored headers stay in Toolgate, and
+// the face's URL and token are written in front (faceRequest.head).
+func (e *entry) appendFrag(b []byte, viaFace bool) []byte {
 	srv := &e.g.Server
+	if viaFace {
+		if srv.Description != "" {
+			b = append(b, `"server_description":`...)
+			b = appendString(b, srv.Description)
+			b = append(b, ',')
+		}
+		return e.appendTools(b)
+	}
 	b = append(b, `"server_url":`...)
 	b = appendString(b, srv.URL)
 	if srv.Description != "" {
@@ -384,12 +415,18 @@ func (e *entry) appendFrag(b []byte) []byte {
 		}
 		b = append(b, '}')
 	}
+	return e.appendTools(append(b, ','))
+}
+
+// appendTools appends the entry's allowed_tools and require_approval.
+func (e *entry) appendTools(b []byte) []byte {
 	if !e.allowAll {
 		// Never empty here: entries are only made for tools to offer.
-		b = append(b, `,"allowed_tools":`...)
+		b = append(b, `"allowed_tools":`...)
 		b = appendStrings(b, e.allowed)
+		b = append(b, ',')
 	}
-	b = append(b, `,"require_approval":`...)
+	b = append(b, `"require_approval":`...)
 	if e.approval != "" {
 		return appendString(b, e.approval)
 	}

@@ -38,6 +38,7 @@ type cachedFrag struct {
 	url, description string
 	headers          map[string]string
 	offerUnknown     bool
+	viaFace          bool                    // rendered for the face: without server_url and headers
 	never, always    []string                // the group's names, in its order
 	lists            [2][]policy.GroupedTool // the group's Never and Always it was last found the same as
 	json             []byte                  // never changed once cached
@@ -74,8 +75,8 @@ func (c *toolCache) end(n uint64, entries int) {
 }
 
 // frag returns the JSON of e (not custom) in render n: the cached one when
-// e's group is the one it was rendered from.
-func (c *toolCache) frag(e *entry, n uint64) []byte {
+// e's group is the one it was rendered from (and for the face when viaFace).
+func (c *toolCache) frag(e *entry, n uint64, viaFace bool) []byte {
 	k := fragKey{e.g.Server.Label, e.kind}
 	c.mu.Lock()
 	f := c.frags[k]
@@ -84,20 +85,20 @@ func (c *toolCache) frag(e *entry, n uint64) []byte {
 	}
 	c.mu.Unlock()
 	g := e.g
-	if f != nil && f.server(g) {
+	if f != nil && f.viaFace == viaFace && f.server(g) {
 		if sameSlice(g.Never, f.lists[0]) && sameSlice(g.Always, f.lists[1]) {
 			return f.json
 		}
 		if sameNames(g.Never, f.never) && sameNames(g.Always, f.always) {
-			c.put(k, &cachedFrag{url: f.url, description: f.description, headers: f.headers, offerUnknown: f.offerUnknown,
+			c.put(k, &cachedFrag{url: f.url, description: f.description, headers: f.headers, offerUnknown: f.offerUnknown, viaFace: viaFace,
 				never: f.never, always: f.always, lists: [2][]policy.GroupedTool{g.Never, g.Always}, json: f.json, used: n})
 			return f.json
 		}
 	}
 	e.materialize()
 	f = &cachedFrag{url: g.Server.URL, description: g.Server.Description, headers: maps.Clone(g.Server.Headers),
-		offerUnknown: g.OfferUnknown, never: inOrder(g.Never), always: inOrder(g.Always),
-		lists: [2][]policy.GroupedTool{g.Never, g.Always}, json: e.appendFrag(make([]byte, 0, e.fragSize())), used: n}
+		offerUnknown: g.OfferUnknown, viaFace: viaFace, never: inOrder(g.Never), always: inOrder(g.Always),
+		lists: [2][]policy.GroupedTool{g.Never, g.Always}, json: e.appendFrag(make([]byte, 0, e.fragSize()), viaFace), used: n}
 	c.put(k, f)
 	return f.json
 }
