@@ -40,7 +40,7 @@ type hostileMCP struct {
 	hangNext bool                // the next tools/list hangs until its client gives up
 }
 
-func newHostileMCP(t *testing.T, tools ...string) *hostileMCP {
+func newHostileMCP(t testing.TB, tools ...string) *hostileMCP {
 	t.Helper()
 	h := &hostileMCP{srv: mcp.NewServer(&mcp.Implementation{Name: "hostile", Version: "1"}, nil), calls: map[string][]string{}}
 	for _, name := range tools {
