@@ -238,6 +238,10 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, stdout io.W
 	chat := conversation.NewService(postgres.NewConversationStore(pool), postgres.NewConversationPolicies(policies), responses.New(upCfg), info, userLimits, log)
 	chat.SetReplica(cfg.Replica.ID, cfg.Replica.LeaseTTL)
 	chat.SetApprovalTTL(cfg.ApprovalTTL)
+	// Direct mode: the provider calls the MCP servers itself, so what would
+	// run unasked is listed first (README, "Direct mode"). In gateway mode
+	// (MCP_ROUTE=gateway) this stays off: every call is checked at the face.
+	chat.SetPrelist(conversation.Prelist{Lister: discoverer, Recorder: policies, MaxAge: d.PrelistMaxAge, TimeLimit: d.PrelistTimeLimit})
 	// Streamed text is stored on connections of its own (2 more per replica).
 	eventStore, closeEventStore, err := postgres.NewEventWriterStore(ctx, pool)
 	if err != nil {

@@ -18,6 +18,8 @@ type Discovery struct {
 	ListTimeLimit           time.Duration // MCP_LIST_TIME_LIMIT: slower listing makes a server slow (0: off)
 	HealthCheck             time.Duration // MCP_HEALTH_CHECK: how often reachable servers are checked (0: off)
 	HealthFailures          int           // MCP_HEALTH_FAILURES: failed calls in a row that make a server unreachable
+	PrelistMaxAge           time.Duration // MCP_PRELIST_MAX_AGE: direct mode reuses a server's listing this long (prelist.go)
+	PrelistTimeLimit        time.Duration // MCP_PRELIST_TIME_LIMIT: direct mode waits this long for one server's listing
 }
 
 func loadDiscovery(get func(string, string) string, discoveryTimeout time.Duration, errs *[]string) Discovery {
@@ -61,6 +63,7 @@ func loadDiscovery(get func(string, string) string, discoveryTimeout time.Durati
 	if d.HealthFailures, err = strconv.Atoi(raw); err != nil || d.HealthFailures < 1 || d.HealthFailures > 100 {
 		*errs = append(*errs, fmt.Sprintf("MCP_HEALTH_FAILURES must be a whole number from 1 to 100 (got %q)", raw))
 	}
+	loadPrelist(get, discoveryTimeout, &d, errs)
 	return d
 }
 
@@ -74,5 +77,7 @@ func (d Discovery) LogValue() slog.Value {
 		slog.Duration("mcp_list_time_limit", d.ListTimeLimit),
 		slog.Duration("mcp_health_check", d.HealthCheck),
 		slog.Int("mcp_health_failures", d.HealthFailures),
+		slog.Duration("mcp_prelist_max_age", d.PrelistMaxAge),
+		slog.Duration("mcp_prelist_time_limit", d.PrelistTimeLimit),
 	)
 }

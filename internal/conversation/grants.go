@@ -137,7 +137,7 @@ func grantRefs(gs []Grant) map[string]map[string]policy.GrantRef {
 		if out[g.ServerLabel] == nil {
 			out[g.ServerLabel] = map[string]policy.GrantRef{}
 		}
-		ref := policy.GrantRef{ID: g.ID, Conversation: g.ConversationID != nil, ExpiresAt: g.ExpiresAt}
+		ref := policy.GrantRef{ID: g.ID, Conversation: g.ConversationID != nil, ExpiresAt: g.ExpiresAt, CreatedAt: g.CreatedAt}
 		if old, ok := out[g.ServerLabel][g.ToolName]; ok && outlasts(old, ref) {
 			continue
 		}

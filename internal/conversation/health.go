@@ -54,6 +54,11 @@ func (r *relay) requestTools() error {
 	}
 	// What the person turned off for this conversation is not offered at all (tools.go).
 	groups, skipped = t.conv.Tools.Apply(groups, keep), t.conv.Tools.ApplySkipped(skipped)
+	if p := s.prelist; p != nil { // direct mode: what would run unasked is listed first (prelist.go)
+		if groups, skipped, err = r.prelisted(p, groups, skipped, keep); err != nil {
+			return err
+		}
+	}
 	r.groups = groups
 	for _, sk := range skipped {
 		r.notice(Notice{Code: NoticeServerSkipped, ServerLabel: sk.Label, Message: skippedMessage(sk, s.now())})

@@ -140,6 +140,7 @@ type Service struct {
 	// turn did not see waits for it to finish (reconcile.go).
 	readBackWait time.Duration
 	hub          hub
+	prelist      *prelister  // direct mode: list before each request (SetPrelist)
 	writer       deltaWriter // stores the running turns' text deltas together
 	eventStore   Store       // where writer stores them (SetEventStore; store by default)
 	// OnTakeover, when set, is called for each turn this replica closed

@@ -25,6 +25,16 @@ type GrantRef struct {
 	ID           string
 	Conversation bool
 	ExpiresAt    *time.Time
+	// CreatedAt is when the person granted it: a tool whose definition
+	// changed after it is not covered (zero: not known, covered).
+	CreatedAt time.Time
+}
+
+// covers reports whether g, given at g.CreatedAt, still covers t: not
+// when t's definition changed after the grant (the person approved
+// another definition), so a changed tool asks again.
+func (g GrantRef) covers(t Tool) bool {
+	return g.CreatedAt.IsZero() || !t.Discovered || t.ChangedAt == nil || !t.ChangedAt.After(g.CreatedAt)
 }
 
 // source is the source a tool allowed by g runs with.
@@ -221,6 +231,8 @@ func GroupTools(srv Server, set Settings, tools []Tool, mine []UserPolicy, allow
 			g.Never = append(g.Never, GroupedTool{Name: t.Name, Source: res.Source})
 		// The admin's switch outranks a grant, and so does an admin's
 		// lock at Ask: a locked Ask asks every time.
+		case hasGrant(allowed, t.Name) && !set.AskEverything && res.AskLock == "" && !allowed[t.Name].covers(t):
+			g.Always = append(g.Always, GroupedTool{Name: t.Name, Source: FromChanged, AsksBecause: &AsksBecause{Reason: ReasonChanged}})
 		case hasGrant(allowed, t.Name) && !set.AskEverything && res.AskLock == "":
 			gr := allowed[t.Name]
 			g.Never = append(g.Never, GroupedTool{Name: t.Name, Source: gr.source(), Grant: &gr})
