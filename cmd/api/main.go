@@ -241,7 +241,9 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, stdout io.W
 	// Direct mode: the provider calls the MCP servers itself, so what would
 	// run unasked is listed first (README, "Direct mode"). In gateway mode
 	// (MCP_ROUTE=gateway) this stays off: every call is checked at the face.
-	chat.SetPrelist(conversation.Prelist{Lister: discoverer, Recorder: policies, MaxAge: d.PrelistMaxAge, TimeLimit: d.PrelistTimeLimit})
+	if !cfg.Route.Gateway() {
+		chat.SetPrelist(conversation.Prelist{Lister: discoverer, Recorder: policies, MaxAge: d.PrelistMaxAge, TimeLimit: d.PrelistTimeLimit})
+	}
 	// Streamed text is stored on connections of its own (2 more per replica).
 	eventStore, closeEventStore, err := postgres.NewEventWriterStore(ctx, pool)
 	if err != nil {
