@@ -44,6 +44,7 @@ export function asksBecauseText(t: TFunction<"chat">, why: Why | undefined): str
     case "read_only_changed": return t("why.readOnlyChanged");
     case "read_only_claimed": return t("why.readOnlyClaimed");
     case "ask_everything": return t("why.askEverything");
+    case "unverified": return t("why.unverified");
     case "rules": return t("why.rules");
     case "changed": {
       const fields = (why.fields ?? []).map((f) => t(`why.field.${f}`)).join(", ");
