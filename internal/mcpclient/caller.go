@@ -106,7 +106,7 @@ func (c *Caller) ListTools(ctx context.Context, serverURL string, headers map[st
 			}
 			c.drop(serverURL, headers, s)
 		}
-		err = c.explain(opCtx, timeout, p, err, "list the server's tools")
+		err = c.explain(opCtx, timeout, p, err)
 		stop(nil)
 		// A listing changes nothing: a failure on a session kept from
 		// before (the server may have restarted) is worth one retry.
@@ -138,7 +138,7 @@ func (c *Caller) CallTool(ctx context.Context, serverURL string, headers map[str
 		s, fresh, err := c.session(opCtx, serverURL, headers)
 		if err != nil {
 			// Opening the session failed, so the tools/call was never sent.
-			res = gateway.Result{IsError: true, NotRun: true, Failure: c.explain(opCtx, timeout, p, err, "reach the server").Error()}
+			res = gateway.Result{IsError: true, NotRun: true, Failure: c.explain(opCtx, timeout, p, err).Message}
 			stop(nil)
 			return res
 		}
@@ -160,7 +160,7 @@ func (c *Caller) CallTool(ctx context.Context, serverURL string, headers map[str
 		// MCP means it did not handle the request. Once, on a new session.
 		gone := callProbe.lastObserved().status == http.StatusNotFound && !fresh
 		res = gateway.Result{IsError: true, NotRun: notSent,
-			Failure: c.explain(opCtx, timeout, callProbe, err, "call the tool").Error()}
+			Failure: c.explain(opCtx, timeout, callProbe, err).Message}
 		stop(nil)
 		if fresh || ctx.Err() != nil || !(notSent || gone) {
 			break
@@ -178,9 +178,9 @@ func resultOf(out *mcp.CallToolResult) gateway.Result {
 	return gateway.Result{JSON: raw, IsError: out.IsError}
 }
 
-// explain turns an operation's error into a sentence without the server's
-// URL.
-func (c *Caller) explain(ctx context.Context, timeout time.Duration, p *probe, err error, what string) error {
+// explain turns an operation's error into a sentence (what went wrong, for
+// a caller to put in context) without the server's URL.
+func (c *Caller) explain(ctx context.Context, timeout time.Duration, p *probe, err error) *apperr.Error {
 	var msg string
 	switch cause := context.Cause(ctx); {
 	case errors.Is(cause, errCallTooLarge):
@@ -192,7 +192,7 @@ func (c *Caller) explain(ctx context.Context, timeout time.Duration, p *probe, e
 	default:
 		msg = cause0(p.lastObserved(), err)
 	}
-	return apperr.Wrap(err, apperr.Upstream, "upstream_failed", "Toolgate could not %s: %s", what, msg)
+	return apperr.Wrap(err, apperr.Upstream, "upstream_failed", "%s", msg)
 }
 
 // cause0 is cause without a context: the context cases are explain's.
