@@ -16,13 +16,14 @@ import (
 // useSecrets sets the key that encrypts header secrets: SECRETS_KEY, or
 // offline without it the key file (created on first run). It encrypts
 // values still stored in plain text and fails when the key does not open
-// what is stored, before anything reads a server.
-func useSecrets(ctx context.Context, cfg config.Config, pool *pgxpool.Pool, log *slog.Logger) error {
+// what is stored, before anything reads a server. It returns the box, whose
+// derived keys sign other secrets (capability tokens).
+func useSecrets(ctx context.Context, cfg config.Config, pool *pgxpool.Pool, log *slog.Logger) (*secrets.Box, error) {
 	key := cfg.Secrets.Key
 	if key == nil { // config.Load refuses this online
 		k, created, err := secrets.LoadOrCreateKeyFile(cfg.Secrets.KeyFile)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		if created {
 			log.Warn("created a key for the MCP servers' header secrets; a real deployment sets SECRETS_KEY instead ("+secrets.GenerateHint+")",
@@ -32,17 +33,17 @@ func useSecrets(ctx context.Context, cfg config.Config, pool *pgxpool.Pool, log 
 	}
 	box, err := secrets.New(key)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	n, err := postgres.SealHeaders(ctx, pool, box)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if n > 0 {
 		log.Info("encrypted the header and URL secrets of MCP servers stored before encryption", "servers", n)
 	}
 	postgres.UseSecrets(box)
-	return nil
+	return box, nil
 }
 
 // newURLGuard is the URL policy of discovery: offline, loopback is allowed
