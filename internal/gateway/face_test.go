@@ -96,8 +96,9 @@ func TestFace_TheProviderNeverSeesTheRealURLOrHeaders(t *testing.T) {
 	h := newHarness(t, harnessOptions{})
 	url, _, _ := serveDemo(t)
 	h.addServer("demo", url, map[string]string{"Authorization": "Bearer " + demoSecret, "X-Api-Key": "key-7781"})
-	// A second server whose URL answers nothing: its error must not name it.
-	h.addServer("gone", "http://127.0.0.1:1/mcp?key=k-secret-9", map[string]string{"X-Api-Key": "key-7781"})
+	// A second server whose host does not resolve: the error, which names
+	// the host, must not name it to the provider.
+	h.addServer("gone", "http://no-such-host-7f3a.invalid/mcp?key=k-secret-9", map[string]string{"X-Api-Key": "key-7781"})
 	var seen strings.Builder
 	for _, label := range []string{"demo", "gone"} {
 		tok := h.token(label)
@@ -118,10 +119,10 @@ func TestFace_TheProviderNeverSeesTheRealURLOrHeaders(t *testing.T) {
 		seen.Write(b)
 	}
 	got := seen.String()
-	if !strings.Contains(got, "Forecast for Oslo") || !strings.Contains(got, "could not list the tools of gone") {
+	if !strings.Contains(got, "Forecast for Oslo") || !strings.Contains(got, "could not list the tools of gone") || !strings.Contains(got, "[hidden]") {
 		t.Fatalf("answers = %s", got)
 	}
-	for _, secret := range []string{url, strings.TrimSuffix(strings.TrimPrefix(url, "http://"), "/mcp"), demoSecret, "key-7781", "127.0.0.1:1", "k-secret-9"} {
+	for _, secret := range []string{url, strings.TrimSuffix(strings.TrimPrefix(url, "http://"), "/mcp"), demoSecret, "key-7781", "no-such-host-7f3a", "k-secret-9"} {
 		if strings.Contains(got, secret) {
 			t.Errorf("the face's answers contain %q:\n%s", secret, got)
 		}
