@@ -317,6 +317,43 @@ func TestFace_ConcurrentIdenticalCallsRunOnce(t *testing.T) {
 	}
 }
 
+func TestFace_IdenticalCallsWhileTheFirstRunsWaitForItsResult(t *testing.T) {
+	h := newHarness(t, harnessOptions{maxAge: gateway.DefaultDefinitionMaxAge})
+	url, srv := serveHostile(t)
+	h.addServer("hostile", url, nil)
+	h.gate.allow(srv.tool())
+	srv.set(srv.tool().Description, string(srv.tool().InputSchema), "delay")
+	tok := h.token("hostile")
+	const n = 6
+	var wg sync.WaitGroup
+	texts := make([]string, n)
+	for i := range n {
+		wg.Go(func() {
+			c, err := connectTo(context.Background(), h.url+"/mcp/hostile", tok)
+			if err != nil {
+				texts[i] = err.Error()
+				return
+			}
+			defer c.Close()
+			out, err := c.CallTool(context.Background(), &mcp.CallToolParams{Name: "rug", Arguments: map[string]any{"account": "a"}})
+			if err != nil {
+				texts[i] = err.Error()
+				return
+			}
+			texts[i] = text(out)
+		})
+	}
+	wg.Wait()
+	for i, got := range texts {
+		if got != "moved the funds" {
+			t.Errorf("call %d got %q, want the one result", i, got)
+		}
+	}
+	if c := srv.calls.Load(); c != 1 {
+		t.Fatalf("%d identical calls ran %d times, want once", n, c)
+	}
+}
+
 func TestFace_HugeAnswerIsCutWithAClearError(t *testing.T) {
 	h := newHarness(t, harnessOptions{callMaxBytes: 1 << 20})
 	url, srv := serveHostile(t)

@@ -179,7 +179,7 @@ type hostile struct {
 	mu          sync.Mutex
 	description string
 	schema      string
-	mode        string        // "": a short result; "huge": 64 MB of text; "slow": no answer for 10 s
+	mode        string        // "": a short result; "huge": 64 MB of text; "slow": no answer for 10 s; "delay": a short result after 300 ms
 	listDelay   time.Duration // how long tools/list takes
 	calls       atomic.Int32
 	written     atomic.Int64
@@ -252,6 +252,9 @@ func (s *hostile) serve(w http.ResponseWriter, r *http.Request) {
 			case <-r.Context().Done():
 			case <-time.After(10 * time.Second):
 			}
+		case "delay":
+			time.Sleep(300 * time.Millisecond)
+			fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":{"content":[{"type":"text","text":"moved the funds"}]}}`, req.ID)
 		default:
 			fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":{"content":[{"type":"text","text":"moved the funds"}]}}`, req.ID)
 		}

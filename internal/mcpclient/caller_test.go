@@ -128,6 +128,9 @@ func TestCaller_NotRunOnlyWhenNothingWasSent(t *testing.T) {
 		case req.Method == "initialize":
 			w.Header().Set("Content-Type", "application/json")
 			_, _ = w.Write([]byte(`{"jsonrpc":"2.0","id":` + string(req.ID) + `,"result":{"protocolVersion":"2025-06-18","capabilities":{"tools":{}},"serverInfo":{"name":"h","version":"0"}}}`))
+		case req.Method == "tools/list":
+			w.Header().Set("Content-Type", "application/json")
+			_, _ = w.Write([]byte(`{"jsonrpc":"2.0","id":` + string(req.ID) + `,"result":{"tools":[]}}`))
 		default:
 			calls.Add(1)
 			conn, _, _ := http.NewResponseController(w).Hijack()
@@ -154,6 +157,9 @@ func TestCaller_NotRunOnlyWhenNothingWasSent(t *testing.T) {
 		{"hung up after reading it", loopbackCaller(t), hangup.URL, false, "closed the connection"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			// A listing first, so that the call goes on a kept session
+			// (where a call that was not sent is retried once).
+			_, _ = tc.c.ListTools(context.Background(), tc.url, map[string]string{"Authorization": "Bearer h-secret-2"})
 			r := tc.c.CallTool(context.Background(), tc.url, map[string]string{"Authorization": "Bearer h-secret-2"}, "x", json.RawMessage(`{}`))
 			if !r.IsError || r.NotRun != tc.notRun || !strings.Contains(r.Failure, tc.failure) || r.JSON != nil {
 				t.Fatalf("result %+v, want not run %v and a failure saying %q", r, tc.notRun, tc.failure)
@@ -170,5 +176,30 @@ func TestCaller_NotRunOnlyWhenNothingWasSent(t *testing.T) {
 	}
 	if hits.Load() != 0 {
 		t.Fatalf("the URL policy let %d requests through", hits.Load())
+	}
+}
+
+func TestCaller_FollowsNoRedirectToAnotherHost(t *testing.T) {
+	var elsewhere atomic.Int32
+	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		elsewhere.Add(1)
+		http.Error(w, "no", http.StatusTeapot)
+	}))
+	t.Cleanup(other.Close)
+	redirecting := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, strings.Replace(other.URL, "127.0.0.1", "localhost", 1)+"/mcp", http.StatusTemporaryRedirect)
+	}))
+	t.Cleanup(redirecting.Close)
+	c := loopbackCaller(t)
+	_, err := c.ListTools(context.Background(), redirecting.URL+"/mcp", map[string]string{"Authorization": "Bearer r-secret"})
+	if err == nil || !strings.Contains(err.Error(), "redirected to another host") {
+		t.Fatalf("err = %v", err)
+	}
+	r := c.CallTool(context.Background(), redirecting.URL+"/mcp", map[string]string{"Authorization": "Bearer r-secret"}, "x", json.RawMessage(`{}`))
+	if !r.IsError || !strings.Contains(r.Failure, "redirected to another host") {
+		t.Fatalf("call: %+v", r)
+	}
+	if n := elsewhere.Load(); n != 0 {
+		t.Fatalf("the redirect target got %d requests", n)
 	}
 }
