@@ -23,6 +23,9 @@ const (
 	RefusedInvalidArguments = "invalid_arguments"
 	// The real server could not be listed, so the call could not be checked.
 	RefusedUnreachable = "server_unreachable"
+	// An identical call of this turn is still running and its result did
+	// not come while this request waited.
+	RefusedPending = "pending"
 )
 
 // RefusalMetaKey is the _meta key of a refused call's result that holds
@@ -80,7 +83,7 @@ func (f *face) callTool(ctx context.Context, fr *faceRequest, p *mcp.CallToolPar
 		r, err := f.gate.Await(ctx, v.CallID)
 		if err != nil {
 			f.log.WarnContext(ctx, "mcp face: gave up waiting for an identical call", append(attrs, "error", err)...)
-			return refused(&Refusal{Code: "pending", Message: "An identical call is still running; its result is not known yet. Do not call again: its result will be recorded."})
+			return refused(&Refusal{Code: RefusedPending, Message: "An identical call is still running; its result is not known yet. Do not call again: its result will be recorded."})
 		}
 		return rendered(r)
 	case v.Run:
@@ -88,7 +91,10 @@ func (f *face) callTool(ctx context.Context, fr *faceRequest, p *mcp.CallToolPar
 		// its result must be recorded.
 		res := f.upstream.CallTool(context.WithoutCancel(ctx), srv.URL, srv.Headers, p.Name, canonical)
 		res.Failure = scrub(srv, res.Failure)
-		if err := f.gate.Finish(gctx, v.CallID, res); err != nil {
+		// A context of its own: the call may have outlasted gctx.
+		fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), gateTimeout)
+		defer cancel()
+		if err := f.gate.Finish(fctx, v.CallID, res); err != nil {
 			f.log.ErrorContext(ctx, "mcp face: could not record a call's result", append(attrs, "error", err)...)
 		}
 		f.log.InfoContext(ctx, "mcp face: call forwarded", append(attrs, "allowed_by", v.AllowedBy, "is_error", res.IsError,
