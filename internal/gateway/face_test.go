@@ -273,8 +273,8 @@ func TestFace_ChangedDefinitionReachesAdmit(t *testing.T) {
 	if !out.IsError || out.Meta[gateway.RefusalMetaKey] != gateway.RefusedChanged || !strings.Contains(text(out), "approve again") {
 		t.Fatalf("result = %+v %q", out, text(out))
 	}
-	if n := srv.calls.Load(); n != 0 {
-		t.Fatalf("the changed tool ran %d times", n)
+	if n := srv.calls.Load(); n != 0 || srv.rec.count("tools/call") != 0 || srv.rec.count("tools/list") < 2 {
+		t.Fatalf("the changed tool ran %d times (tools/call %d); tools/list %d, want a listing at the call", n, srv.rec.count("tools/call"), srv.rec.count("tools/list"))
 	}
 }
 

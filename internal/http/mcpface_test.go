@@ -71,7 +71,7 @@ func TestMCPFace_OnlyTheCapabilityTokenAuthorizes(t *testing.T) {
 	face := gateway.NewFace(gateway.FaceOptions{Tokens: tokens, Gate: openGate{}, Upstream: caller,
 		Servers: oneServer{policy.Server{Label: "demo", URL: demoSrv.URL + "/mcp", Headers: map[string]string{"Authorization": "Bearer demo-secret"}, Enabled: true}}})
 	e := newAPIWith(t, envOptions{mcpFace: face})
-	cap := tokens.Mint(gateway.Claims{ConversationID: "c", TurnID: "t", ServerLabel: "demo", ExpiresAt: time.Now().Add(time.Hour)})
+	capTok := tokens.Mint(gateway.Claims{ConversationID: "c", TurnID: "t", ServerLabel: "demo", ExpiresAt: time.Now().Add(time.Hour)})
 	with := func(extra map[string]string) map[string]string {
 		h := map[string]string{}
 		for k, v := range mcpHeaders {
@@ -99,18 +99,18 @@ func TestMCPFace_OnlyTheCapabilityTokenAuthorizes(t *testing.T) {
 	}
 	// The capability token works from anywhere: the provider sends no
 	// Origin of ours and reaches Toolgate under PUBLIC_URL's name.
-	res, _ := anon.raw("POST", "/mcp/demo", listTools, with(map[string]string{"Authorization": "Bearer " + cap,
+	res, _ := anon.raw("POST", "/mcp/demo", listTools, with(map[string]string{"Authorization": "Bearer " + capTok,
 		"Origin": "https://provider.example", "Sec-Fetch-Site": "cross-site", "Host": "toolgate.example.com"}))
 	if res.status != 200 || !strings.Contains(string(res.body), "get_forecast") {
 		t.Fatalf("capability token: %d %s", res.status, res.body)
 	}
 	// A body over MAX_BODY_BYTES is refused before it is read whole.
 	big := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x","arguments":{"a":"` + strings.Repeat("a", 70<<10) + `"}}}`
-	if res, _ := anon.raw("POST", "/mcp/demo", big, with(map[string]string{"Authorization": "Bearer " + cap})); res.status != http.StatusRequestEntityTooLarge {
+	if res, _ := anon.raw("POST", "/mcp/demo", big, with(map[string]string{"Authorization": "Bearer " + capTok})); res.status != http.StatusRequestEntityTooLarge {
 		t.Fatalf("big body: %d %s", res.status, res.body)
 	}
 	// The stateless face has no GET stream (after the token check).
-	if res, _ := anon.raw("GET", "/mcp/demo", "", map[string]string{"Authorization": "Bearer " + cap, "Accept": "text/event-stream"}); res.status != 405 {
+	if res, _ := anon.raw("GET", "/mcp/demo", "", map[string]string{"Authorization": "Bearer " + capTok, "Accept": "text/event-stream"}); res.status != 405 {
 		t.Fatalf("GET: %d %s", res.status, res.body)
 	}
 	if res, _ := anon.raw("GET", "/mcp/demo", "", map[string]string{"Accept": "text/event-stream"}); res.status != 401 {
