@@ -106,7 +106,7 @@ func (c *Caller) ListTools(ctx context.Context, serverURL string, headers map[st
 			}
 			c.drop(serverURL, headers, s)
 		}
-		err = c.explain(opCtx, timeout, p, err)
+		err = c.explain(opCtx, serverURL, timeout, p, err)
 		stop(nil)
 		// A listing changes nothing: a failure on a session kept from
 		// before (the server may have restarted) is worth one retry.
@@ -138,7 +138,7 @@ func (c *Caller) CallTool(ctx context.Context, serverURL string, headers map[str
 		s, fresh, err := c.session(opCtx, serverURL, headers)
 		if err != nil {
 			// Opening the session failed, so the tools/call was never sent.
-			res = gateway.Result{IsError: true, NotRun: true, Failure: c.explain(opCtx, timeout, p, err).Message}
+			res = gateway.Result{IsError: true, NotRun: true, Failure: c.explain(opCtx, serverURL, timeout, p, err).Message}
 			stop(nil)
 			return res
 		}
@@ -160,7 +160,7 @@ func (c *Caller) CallTool(ctx context.Context, serverURL string, headers map[str
 		// MCP means it did not handle the request. Once, on a new session.
 		gone := callProbe.lastObserved().status == http.StatusNotFound && !fresh
 		res = gateway.Result{IsError: true, NotRun: notSent,
-			Failure: c.explain(opCtx, timeout, callProbe, err).Message}
+			Failure: c.explain(opCtx, serverURL, timeout, callProbe, err).Message}
 		stop(nil)
 		if fresh || ctx.Err() != nil || !(notSent || gone) {
 			break
@@ -180,7 +180,12 @@ func resultOf(out *mcp.CallToolResult) gateway.Result {
 
 // explain turns an operation's error into a sentence (what went wrong, for
 // a caller to put in context) without the server's URL.
-func (c *Caller) explain(ctx context.Context, timeout time.Duration, p *probe, err error) *apperr.Error {
+func (c *Caller) explain(ctx context.Context, serverURL string, timeout time.Duration, p *probe, err error) *apperr.Error {
+	// The cause reaches the logs: the URL's query values (often a key) are
+	// masked there too, as in discovery.
+	if policy.MaskURL(serverURL) != serverURL {
+		err = &maskedError{err: err, replacer: queryReplacer(serverURL)}
+	}
 	var msg string
 	switch cause := context.Cause(ctx); {
 	case errors.Is(cause, errCallTooLarge):

@@ -169,6 +169,11 @@ func TestCaller_NotRunOnlyWhenNothingWasSent(t *testing.T) {
 					t.Errorf("the failure names %q: %s", secret, r.Failure)
 				}
 			}
+			// The listing's error (whose cause is logged) masks the URL's query.
+			_, err := tc.c.ListTools(context.Background(), tc.url, nil)
+			if err != nil && strings.Contains(err.Error(), "q-secret-1") {
+				t.Errorf("the listing error shows the URL's query: %v", err)
+			}
 		})
 	}
 	if calls.Load() != 1 {
