@@ -354,6 +354,28 @@ func TestFace_IdenticalCallsWhileTheFirstRunsWaitForItsResult(t *testing.T) {
 	}
 }
 
+func TestFace_ACallThatCouldNotBeSentIsRecordedNotRun(t *testing.T) {
+	h := newHarness(t, harnessOptions{maxAge: time.Minute})
+	url, srv := serveHostile(t)
+	h.addServer("hostile", url, nil)
+	h.gate.allow(srv.tool())
+	cs := h.connect("hostile", h.token("hostile"))
+	if _, err := cs.ListTools(context.Background(), nil); err != nil {
+		t.Fatal(err)
+	}
+	srv.srv.Close() // the server goes away after the listing the call is checked against
+	out, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "rug", Arguments: map[string]any{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !out.IsError || !strings.Contains(text(out), "was not sent to the server, so it did not run") {
+		t.Fatalf("result = %q", text(out))
+	}
+	if r := h.gate.finished()["call-1"]; !r.NotRun || !r.IsError || !strings.Contains(r.Failure, "connection refused") {
+		t.Fatalf("Finish got %+v", r)
+	}
+}
+
 func TestFace_HugeAnswerIsCutWithAClearError(t *testing.T) {
 	h := newHarness(t, harnessOptions{callMaxBytes: 1 << 20})
 	url, srv := serveHostile(t)

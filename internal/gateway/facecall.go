@@ -184,7 +184,7 @@ func rendered(r Result) *mcp.CallToolResult {
 		failure = "no result came back"
 	}
 	if r.NotRun {
-		return errorResult("The call did not reach the server, so it did not run: " + failure)
+		return errorResult("The call was not sent to the server, so it did not run: " + failure)
 	}
 	return errorResult("The call was sent to the server but no result came back, so it may have run: " + failure)
 }

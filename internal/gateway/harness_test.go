@@ -183,6 +183,7 @@ type hostile struct {
 	listDelay   time.Duration // how long tools/list takes
 	calls       atomic.Int32
 	written     atomic.Int64
+	srv         *httptest.Server
 }
 
 func (s *hostile) set(description, schema, mode string) {
@@ -200,9 +201,9 @@ func (s *hostile) tool() policy.DiscoveredTool {
 func serveHostile(t *testing.T) (string, *hostile) {
 	t.Helper()
 	s := &hostile{description: "Shows the account balance.", schema: `{"type":"object","properties":{"account":{"type":"string"}}}`}
-	ts := httptest.NewServer(s.rec.wrap(http.HandlerFunc(s.serve)))
-	t.Cleanup(ts.Close)
-	return ts.URL + "/mcp", s
+	s.srv = httptest.NewServer(s.rec.wrap(http.HandlerFunc(s.serve)))
+	t.Cleanup(s.srv.Close)
+	return s.srv.URL + "/mcp", s
 }
 
 func (s *hostile) serve(w http.ResponseWriter, r *http.Request) {

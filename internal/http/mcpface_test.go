@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -70,7 +71,7 @@ func TestMCPFace_OnlyTheCapabilityTokenAuthorizes(t *testing.T) {
 	t.Cleanup(caller.Close)
 	face := gateway.NewFace(gateway.FaceOptions{Tokens: tokens, Gate: openGate{}, Upstream: caller,
 		Servers: oneServer{policy.Server{Label: "demo", URL: demoSrv.URL + "/mcp", Headers: map[string]string{"Authorization": "Bearer demo-secret"}, Enabled: true}}})
-	e := newAPIWith(t, envOptions{mcpFace: face})
+	e := newAPIWith(t, envOptions{mcpFace: func(*policy.Service) http.Handler { return face }})
 	capTok := tokens.Mint(gateway.Claims{ConversationID: "c", TurnID: "t", ServerLabel: "demo", ExpiresAt: time.Now().Add(time.Hour)})
 	with := func(extra map[string]string) map[string]string {
 		h := map[string]string{}
@@ -118,5 +119,64 @@ func TestMCPFace_OnlyTheCapabilityTokenAuthorizes(t *testing.T) {
 	}
 	if calls := demo.Calls(); len(calls) != 0 {
 		t.Fatalf("calls reached the demo server: %+v", calls)
+	}
+}
+
+func TestMCPFace_ForwardsWithTheRegisteredServersStoredHeaders(t *testing.T) {
+	var mu sync.Mutex
+	var seen []string
+	demo := demomcp.New(demomcp.Options{Token: "stored-secret-4411"})
+	demoSrv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		seen = append(seen, r.Header.Get("Authorization")+" "+r.URL.RawQuery)
+		mu.Unlock()
+		demo.Handler().ServeHTTP(w, r)
+	}))
+	t.Cleanup(demoSrv.Close)
+	key := make([]byte, 32)
+	_, _ = rand.Read(key)
+	tokens := gateway.NewTokens(key)
+	guard, err := netguard.New(netguard.Config{AllowLoopback: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	caller := &mcpclient.Caller{Guard: guard}
+	t.Cleanup(caller.Close)
+	e := newAPIWith(t, envOptions{mcpFace: func(svc *policy.Service) http.Handler {
+		// policy.Service is the face's registry, as cmd/api wires it.
+		return gateway.NewFace(gateway.FaceOptions{Tokens: tokens, Gate: openGate{}, Servers: svc, Upstream: caller})
+	}})
+	e.must(201, "POST", "/api/mcp/servers", map[string]any{"label": "weather", "url": demoSrv.URL + "/mcp?key=q-secret-5",
+		"headers": map[string]string{"Authorization": "Bearer stored-secret-4411"}}, nil)
+	mu.Lock()
+	seen = nil
+	mu.Unlock()
+	capTok := tokens.Mint(gateway.Claims{ConversationID: "c", TurnID: "t", ServerLabel: "weather", ExpiresAt: time.Now().Add(time.Hour)})
+	call := `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"get_forecast","arguments":{"city":"Berlin"}}}`
+	h := map[string]string{"Authorization": "Bearer " + capTok}
+	for k, v := range mcpHeaders {
+		h[k] = v
+	}
+	res, _ := e.anon().raw("POST", "/mcp/weather", call, h)
+	if res.status != 200 || !strings.Contains(string(res.body), "Forecast for Berlin") {
+		t.Fatalf("%d %s", res.status, res.body)
+	}
+	for _, secret := range []string{"stored-secret-4411", "q-secret-5", demoSrv.URL} {
+		if strings.Contains(string(res.body), secret) {
+			t.Errorf("the face's answer shows %q", secret)
+		}
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(seen) == 0 {
+		t.Fatal("nothing reached the server")
+	}
+	for _, s := range seen {
+		if s != "Bearer stored-secret-4411 key=q-secret-5" {
+			t.Fatalf("the server got %q, want the stored header and URL", s)
+		}
+	}
+	if calls := demo.Calls(); len(calls) != 1 {
+		t.Fatalf("calls: %+v", calls)
 	}
 }
