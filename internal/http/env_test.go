@@ -53,21 +53,23 @@ type apiEnv struct {
 
 // envOptions vary the API under test.
 type envOptions struct {
-	layout     string                             // MCP_TOOL_LAYOUT
-	heartbeat  time.Duration                      // SSE_HEARTBEAT
-	retries    int                                // OPENAI_MAX_RETRIES
-	webDir     string                             // WEB_DIR
-	web        fs.FS                              // the web app embedded in the binary (frontend.App())
-	version    string                             // the binary's version
-	limits     conversation.Limits                // USER_MAX_CONCURRENT_TURNS, USER_MESSAGES_PER_MINUTE (zero: none)
-	authMode   auth.Mode                          // AUTH_MODE ("": local)
-	trustProxy bool                               // TRUST_PROXY_HEADERS
-	metrics    *metrics.Metrics                   // the server's metrics (nil: none)
-	metricsTok string                             // METRICS_TOKEN
-	leaseTTL   time.Duration                      // TURN_LEASE_TTL (0: the default)
-	writeLimit time.Duration                      // Options.StreamWriteTimeout (0: the default)
-	statements *testdb.Statements                 // sees every statement the pool sends (nil: none)
-	mcpFace    func(*policy.Service) http.Handler // builds Options.MCPFace over the API's servers (nil: the face is off)
+	layout     string              // MCP_TOOL_LAYOUT
+	heartbeat  time.Duration       // SSE_HEARTBEAT
+	retries    int                 // OPENAI_MAX_RETRIES
+	webDir     string              // WEB_DIR
+	web        fs.FS               // the web app embedded in the binary (frontend.App())
+	version    string              // the binary's version
+	limits     conversation.Limits // USER_MAX_CONCURRENT_TURNS, USER_MESSAGES_PER_MINUTE (zero: none)
+	authMode   auth.Mode           // AUTH_MODE ("": local)
+	trustProxy bool                // TRUST_PROXY_HEADERS
+	metrics    *metrics.Metrics    // the server's metrics (nil: none)
+	metricsTok string              // METRICS_TOKEN
+	leaseTTL   time.Duration       // TURN_LEASE_TTL (0: the default)
+	writeLimit time.Duration       // Options.StreamWriteTimeout (0: the default)
+	statements *testdb.Statements  // sees every statement the pool sends (nil: none)
+
+	// mcpFace builds Options.MCPFace over the API's servers (nil: the face is off).
+	mcpFace func(*policy.Service) http.Handler
 }
 
 const demoToken = "demo-secret-token-0123456789"
