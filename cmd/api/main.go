@@ -202,6 +202,11 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, stdout io.W
 	policies.SetHealthOptions(policy.HealthOptions{ListTimeLimit: d.ListTimeLimit, Failures: d.HealthFailures, CheckEvery: d.HealthCheck})
 	policies.SetURLChecker(guard)
 	policies.SetHookClient(hooks.NewClient(guard.Transport()))
+	// The MCP face's way to the real servers: the same URL policy as
+	// discovery, one kept session per server.
+	caller := &mcpclient.Caller{Guard: guard, CallTimeout: cfg.Face.CallTimeout, CallMaxBytes: cfg.Face.CallMaxBytes,
+		ListTimeout: cfg.DiscoveryTimeout, Limits: limits}
+	defer caller.Close()
 
 	info := conversation.Info{Offline: cfg.Offline(), Model: cfg.OpenAIModel, Layout: cfg.ToolLayout, BaseURL: cfg.OpenAIBaseURL}
 	upCfg := responses.Config{APIKey: cfg.OpenAIAPIKey, BaseURL: cfg.OpenAIBaseURL, Model: cfg.OpenAIModel,
@@ -341,10 +346,14 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, stdout io.W
 	mets.WatchGauge("toolgate_event_streams_following", "Conversation event streams open in this replica (POST streams and GET /api/conversations/{id}/events).", func() float64 {
 		return float64(chat.Subscribers())
 	})
+	// The gate at the call decides on every call through the MCP face
+	// (internal/conversation implements it); without one the face is off.
+	var mcpGate gateway.Gate
 	api := toolhttp.NewServer(log, policies, chat, authn, store, toolhttp.Options{MaxBodyBytes: cfg.MaxBodyBytes, Heartbeat: cfg.SSEHeartbeat,
 		WebDir: cfg.WebDir, Web: frontend.App(), Version: build.Version,
 		TrustProxyHeaders: cfg.Auth.TrustProxy, AllowedHosts: cfg.AllowedHosts, Idempotency: postgres.NewIdempotencyStore(pool),
-		Metrics: mets, MetricsToken: cfg.MetricsToken, Webhooks: webhooks})
+		Metrics: mets, MetricsToken: cfg.MetricsToken, Webhooks: webhooks,
+		MCPFace: newMCPFace(cfg, tokens, mcpGate, policies, caller, log)})
 
 	// No WriteTimeout: streamed responses live as long as their turn.
 	srv := &http.Server{Handler: api, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute,

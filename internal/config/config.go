@@ -34,6 +34,7 @@ type Config struct {
 	ToolLayout       string        // MCP_TOOL_LAYOUT: default or split
 	HealthRecheck    time.Duration // MCP_HEALTH_RECHECK: how often an unreachable MCP server is checked again (health.go)
 	Discovery        Discovery     // MCP_TOOL_*_MAX_BYTES, MCP_LIST_TIME_LIMIT, MCP_HEALTH_CHECK, MCP_HEALTH_FAILURES (discovery.go)
+	Face             Face          // MCP_DEFINITION_MAX_AGE, MCP_CALL_TIMEOUT, MCP_CALL_MAX_BYTES (face.go)
 	SSEHeartbeat     time.Duration // SSE_HEARTBEAT: interval of heartbeat comments on streams
 	EmulatorAddr     string        // EMULATOR_ADDR: where the in-process emulator listens when offline
 	DemoMCPAddr      string        // DEMO_MCP_ADDR: where the in-process demo MCP server listens when offline
@@ -124,6 +125,7 @@ func Load(getenv func(string) string) (Config, error) {
 	}
 	c.HealthRecheck = loadHealthRecheck(get, &errs)
 	c.Discovery = loadDiscovery(get, c.DiscoveryTimeout, &errs)
+	c.Face = loadFace(get, &errs)
 	c.ApprovalTTL = loadApprovalTTL(get, &errs)
 	c.SSEHeartbeat = duration(get, "SSE_HEARTBEAT", "15s", &errs)
 	if c.SSEHeartbeat > 15*time.Second {
@@ -195,6 +197,7 @@ func (c Config) LogValue() slog.Value {
 		slog.String("mcp_tool_layout", c.ToolLayout),
 		slog.Duration("mcp_health_recheck", c.HealthRecheck),
 		slog.Any("discovery", c.Discovery),
+		slog.Any("face", c.Face),
 		slog.Duration("sse_heartbeat", c.SSEHeartbeat),
 		slog.String("web_dir", c.WebDir),
 		slog.Int("user_max_concurrent_turns", c.UserMaxConcurrentTurns),

@@ -68,6 +68,9 @@ type envOptions struct {
 	writeLimit time.Duration       // Options.StreamWriteTimeout (0: the default)
 	statements *testdb.Statements  // sees every statement the pool sends (nil: none)
 	face       *responses.Face     // MCP_ROUTE=gateway: tool entries point at this face (nil: direct)
+
+	// mcpFace builds Options.MCPFace over the API's servers (nil: the face is off).
+	mcpFace func(*policy.Service) http.Handler
 }
 
 const demoToken = "demo-secret-token-0123456789"
@@ -131,6 +134,13 @@ func (e *apiEnv) newUser(role auth.Role) (*apiEnv, auth.User) {
 	return &c, u
 }
 
+func (e *apiEnv) mcpFace(svc *policy.Service) http.Handler {
+	if e.opts.mcpFace == nil {
+		return nil
+	}
+	return e.opts.mcpFace(svc)
+}
+
 // anon returns a shallow copy of the env whose requests carry no credentials.
 func (e *apiEnv) anon() *apiEnv {
 	c := *e
@@ -184,7 +194,7 @@ func (e *apiEnv) start() {
 	e.api = toolhttp.NewServer(e.log, svc, e.chat, e.auth, store, toolhttp.Options{MaxBodyBytes: 64 << 10, Heartbeat: e.opts.heartbeat, WebDir: e.opts.webDir,
 		Web: e.opts.web, Version: e.opts.version, TrustProxyHeaders: e.opts.trustProxy,
 		Metrics: e.opts.metrics, MetricsToken: e.opts.metricsTok, Idempotency: postgres.NewIdempotencyStore(e.pool),
-		StreamWriteTimeout: e.opts.writeLimit, Webhooks: webhook.NewService(e.hooks, guard, e.log)})
+		StreamWriteTimeout: e.opts.writeLimit, Webhooks: webhook.NewService(e.hooks, guard, e.log), MCPFace: e.mcpFace(svc)})
 	if e.opts.authMode == auth.ModeNone {
 		if _, err := e.auth.EnsureLocalUser(context.Background()); err != nil {
 			e.t.Fatal(err)

@@ -44,16 +44,23 @@ const bodyChecked = "toolgate.body_checked"
 //
 // /healthz, /readyz and /metrics skip the Host check: probes and
 // Prometheus use pod IPs (/metrics needs METRICS_TOKEN, which no page has).
+// The MCP face (/mcp/) skips the Host and Origin checks: the model's
+// provider reaches it under PUBLIC_URL's name, and it is authorized by a
+// capability token in the Authorization header, which no page on another
+// site (rebound or cross-origin) has or gets sent by a browser.
 func (s *Server) guard(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		r := c.Request()
-		if r.URL.Path != "/healthz" && r.URL.Path != "/readyz" && r.URL.Path != "/metrics" {
+		face := strings.HasPrefix(r.URL.Path, "/mcp/")
+		if r.URL.Path != "/healthz" && r.URL.Path != "/readyz" && r.URL.Path != "/metrics" && !face {
 			if err := s.checkHost(r.Host); err != nil {
 				return err
 			}
 		}
-		if err := s.checkOrigin(r); err != nil {
-			return err
+		if !face {
+			if err := s.checkOrigin(r); err != nil {
+				return err
+			}
 		}
 		if err := checkURLText(r.URL); err != nil {
 			return err

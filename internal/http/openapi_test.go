@@ -41,7 +41,7 @@ func TestOpenAPI_DescribesEveryRoute(t *testing.T) {
 	e := newAPI(t)
 	served := map[string]bool{}
 	for _, r := range e.api.Routes() {
-		if strings.HasPrefix(r.Path, "/api/") || r.Path == "/healthz" || r.Path == "/readyz" {
+		if strings.HasPrefix(r.Path, "/api/") || strings.HasPrefix(r.Path, "/mcp/") || r.Path == "/healthz" || r.Path == "/readyz" {
 			served[strings.ToLower(r.Method)+" "+echoParam.ReplaceAllString(r.Path, "{$1}")] = true
 		}
 	}

@@ -105,6 +105,11 @@ func (s *Server) routes() {
 	// from whichever replica runs its turn (sse.go). Owner only.
 	e.GET("/api/conversations/:conversationId/events", s.conversationEvents)
 
+	// The MCP face (mcpface.go): each registered server at /mcp/{label}
+	// for the model's provider, by capability token only, never by a
+	// session.
+	e.Match(mcpFaceMethods, "/mcp/:label", s.serveMCPFace)
+
 	// The web app (embedded in the binary, or WEB_DIR; web.go): files, and
 	// index.html for its own routes.
 	e.GET("/*", s.webApp)

@@ -56,6 +56,8 @@ type Server struct {
 
 	webhooks *webhook.Service // outbound webhooks (webhooks.go); nil: the routes answer 404
 
+	mcpFace http.Handler // the MCP face at /mcp/:label (mcpface.go); nil: 404
+
 	// closing ends the streams that follow a conversation (they run no
 	// turn) when CloseStreams is called at shutdown (sse.go).
 	closing      context.Context
@@ -93,6 +95,10 @@ type Options struct {
 	MetricsToken string
 	// Webhooks manages outbound webhooks (nil: /api/webhooks answers 404).
 	Webhooks *webhook.Service
+	// MCPFace serves /mcp/{server_label} (gateway.NewFace): machine
+	// requests authenticated by a capability token only. nil: /mcp/
+	// answers 404 saying the face is off.
+	MCPFace http.Handler
 }
 
 // NewServer returns the API with every dependency explicit.
@@ -132,6 +138,7 @@ func NewServer(log *slog.Logger, policies *policy.Service, chat *conversation.Se
 	s.auth, s.trustProxy = authn, opts.TrustProxyHeaders
 	s.idem = opts.Idempotency
 	s.webhooks = opts.Webhooks
+	s.mcpFace = opts.MCPFace
 	s.metrics, s.metricsToken = opts.Metrics, opts.MetricsToken
 	// The client address keys the sign-in rate limit: a header only when a
 	// proxy we trust sets it.

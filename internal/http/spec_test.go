@@ -91,7 +91,7 @@ func (specTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 
 // specCovers says whether the spec describes path's answers.
 func specCovers(path string) bool {
-	return strings.HasPrefix(path, "/api/") || path == "/healthz" || path == "/readyz"
+	return strings.HasPrefix(path, "/api/") || strings.HasPrefix(path, "/mcp/") || path == "/healthz" || path == "/readyz"
 }
 
 func isEventStream(h http.Header) bool {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"net/http/httptrace"
 	"net/url"
 	"sync"
 	"sync/atomic"
@@ -21,11 +22,12 @@ type sessionTransport struct {
 	// without this bound closing could outlast the discovery's Timeout.
 	ctx context.Context
 
-	// left is how many more bytes the server's answers may take, all
+	// budget is how many more bytes the server's answers may take, all
 	// responses of the session together (MCP_TOOL_LIST_MAX_BYTES); past it
-	// reading stops and overLimit ends the discovery.
-	left      atomic.Int64
-	overLimit func()
+	// reading stops and its over ends the discovery. A request whose
+	// context carries a probe (a call of the Caller) is bounded by the
+	// probe's budget instead.
+	budget *budget
 
 	mu   sync.Mutex
 	last observed
@@ -43,8 +45,7 @@ func newSessionTransport(ctx context.Context, base http.RoundTripper, serverURL 
 	if base == nil {
 		base = http.DefaultTransport
 	}
-	t := &sessionTransport{base: base, headers: headers, ctx: ctx, overLimit: overLimit}
-	t.left.Store(maxBytes)
+	t := &sessionTransport{base: base, headers: headers, ctx: ctx, budget: newBudget(maxBytes, overLimit)}
 	if u, err := url.Parse(serverURL); err == nil {
 		t.origin = u.Scheme + "://" + u.Host
 	}
@@ -56,6 +57,12 @@ func (t *sessionTransport) RoundTrip(req *http.Request) (*http.Response, error) 
 	stop := context.AfterFunc(t.ctx, cancel)
 	release := func() { stop(); cancel() }
 
+	p := probeFrom(req.Context())
+	b := t.budget
+	if p != nil {
+		b = p.budget
+		ctx = httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{WroteHeaders: func() { p.wrote.Store(true) }})
+	}
 	r := req.Clone(ctx) // a RoundTripper must not modify the caller's request
 	// The headers often carry credentials: send them only to the server's
 	// own origin, never to a host it redirects to.
@@ -68,12 +75,13 @@ func (t *sessionTransport) RoundTrip(req *http.Request) (*http.Response, error) 
 	resp, err := t.base.RoundTrip(r)
 	if req.Method == http.MethodPost {
 		t.observe(resp, err)
+		p.observe(resp, err)
 	}
 	if err != nil {
 		release()
 		return nil, err
 	}
-	resp.Body = &releasingBody{ReadCloser: &limitedBody{ReadCloser: resp.Body, t: t}, release: release}
+	resp.Body = &releasingBody{ReadCloser: &limitedBody{ReadCloser: resp.Body, b: b}, release: release}
 	return resp, nil
 }
 
@@ -81,16 +89,29 @@ func (t *sessionTransport) RoundTrip(req *http.Request) (*http.Response, error) 
 // returns, and the cause of the discovery context it ends.
 var errTooLarge = errors.New("mcp discovery: the server's answers exceed the tool list byte limit")
 
-// limitedBody reads a response while the session's byte budget lasts: a
-// server cannot make Toolgate read (or buffer) more than the limit, whether
-// it answers with one JSON body or a stream of events.
+// budget is how many bytes answers may still take; over is called once
+// they take more.
+type budget struct {
+	left atomic.Int64
+	over func()
+}
+
+func newBudget(maxBytes int64, over func()) *budget {
+	b := &budget{over: over}
+	b.left.Store(maxBytes)
+	return b
+}
+
+// limitedBody reads a response while its byte budget lasts: a server
+// cannot make Toolgate read (or buffer) more than the limit, whether it
+// answers with one JSON body or a stream of events.
 type limitedBody struct {
 	io.ReadCloser
-	t *sessionTransport
+	b *budget
 }
 
 func (b *limitedBody) Read(p []byte) (int, error) {
-	left := b.t.left.Load()
+	left := b.b.left.Load()
 	if left < 0 {
 		return 0, errTooLarge
 	}
@@ -98,11 +119,54 @@ func (b *limitedBody) Read(p []byte) (int, error) {
 		p = p[:left+1] // one byte more than allowed tells that it is over
 	}
 	n, err := b.ReadCloser.Read(p)
-	if b.t.left.Add(-int64(n)) < 0 {
-		b.t.overLimit()
+	if b.b.left.Add(-int64(n)) < 0 {
+		b.b.over()
 		return 0, errTooLarge
 	}
 	return n, err
+}
+
+// probe follows one operation of the Caller (a call or a listing) through
+// the requests it makes on a shared session: whether any request was
+// written, how the server last answered, and the operation's own byte
+// budget.
+type probe struct {
+	budget *budget
+	wrote  atomic.Bool // some request's headers were written to a connection
+
+	mu   sync.Mutex
+	last observed
+}
+
+type probeKey struct{}
+
+func withProbe(ctx context.Context, p *probe) context.Context {
+	return context.WithValue(ctx, probeKey{}, p)
+}
+
+func probeFrom(ctx context.Context) *probe {
+	p, _ := ctx.Value(probeKey{}).(*probe)
+	return p
+}
+
+func (p *probe) observe(resp *http.Response, err error) {
+	if p == nil {
+		return
+	}
+	o := observed{err: err}
+	if resp != nil {
+		o.status = resp.StatusCode
+		o.contentType = resp.Header.Get("Content-Type")
+	}
+	p.mu.Lock()
+	p.last = o
+	p.mu.Unlock()
+}
+
+func (p *probe) lastObserved() observed {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.last
 }
 
 func (t *sessionTransport) observe(resp *http.Response, err error) {
