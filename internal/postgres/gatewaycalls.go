@@ -32,7 +32,7 @@ func (r convRepo) BeginCall(ctx context.Context, k conversation.CallKey) (string
 	if !inTransaction(r.q) {
 		return "", nil, errors.New("BeginCall must run in a transaction: its locks end with it")
 	}
-	key := k.ConversationID + "\x00" + k.TurnID + "\x00" + k.ServerLabel + "\x00" + k.ToolName + "\x00" + k.ArgumentsSHA256
+	key := k.ConversationID + "\x1f" + k.TurnID + "\x1f" + k.ServerLabel + "\x1f" + k.ToolName + "\x1f" + k.ArgumentsSHA256
 	if _, err := r.q.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtextextended('toolgate.call:' || $1::text, 0))`, key); err != nil {
 		return "", nil, translate(err, "lock the call")
 	}
