@@ -459,3 +459,22 @@ func TestGate_DatabaseDownFailsClosed(t *testing.T) {
 		t.Fatalf("Admit without a database: %+v, %v; want an error and nothing run", v, err)
 	}
 }
+
+// An approval is for the turn whose follow-up carried it: approved and
+// never used in that turn, it does not let the same call run in a later
+// one.
+func TestGate_AnApprovalIsOnlyForTheTurnThatCarriedIt(t *testing.T) {
+	t.Parallel()
+	e := newEngine(t, engineOptions{})
+	g := conversation.NewCallGate(e.chat)
+	conv, a, _, turn := approvedTurn(t, e)
+	e.up.setBehavior("mcp-error=call") // the provider's call never got anywhere
+	e.run(ana, turn)
+	e.up.setBehavior("")
+	if got := e.approval(conv, a.ID); got.State != conversation.Approved {
+		t.Fatalf("direct mode: the approval is %s; want approved, as before", got.State)
+	}
+	next := e.message(ana, conv, "try again")
+	later := gateway.Claims{ConversationID: conv, TurnID: next.ID(), ServerLabel: "demo"}
+	wantRefused(t, admit(t, g, gateCall(t, e, later, "delete_forecast", approvedArgs)), gateway.RefusedNotApproved)
+}

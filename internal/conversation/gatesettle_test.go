@@ -61,12 +61,30 @@ func TestGateSettle_FollowUpThatNeverReachedTheProviderIsNotRun(t *testing.T) {
 		if again.ID == a.ID || again.State != conversation.Pending {
 			t.Fatalf("asking again gave %+v", again)
 		}
-		for _, req := range e.requestsSince(n) {
-			for _, in := range req.Input {
-				if in.ApprovalRequestID == a.ID && (in.Approve == nil || *in.Approve) {
-					t.Fatalf("the model was told the not-run approval %s is approved", a.ID)
-				}
+		told := false
+		for _, body := range e.up.sent()[n:] {
+			var req struct {
+				Input []struct {
+					ApprovalRequestID string `json:"approval_request_id"`
+					Approve           *bool  `json:"approve"`
+					Reason            string `json:"reason"`
+				} `json:"input"`
 			}
+			if err := json.Unmarshal(body, &req); err != nil {
+				t.Fatal(err)
+			}
+			for _, in := range req.Input {
+				if in.ApprovalRequestID != a.ID {
+					continue
+				}
+				if in.Approve == nil || *in.Approve || !strings.Contains(in.Reason, "did not run") {
+					t.Fatalf("the model was told of the not-run approval %s: approve %v, %q", a.ID, in.Approve, in.Reason)
+				}
+				told = true
+			}
+		}
+		if !told {
+			t.Fatal("the next request did not tell the model that the approval did not run")
 		}
 	}
 }
@@ -158,3 +176,44 @@ func TestGateSettle_OutcomeUnknownOnlyForAdmittedButUnfinished(t *testing.T) {
 	}
 }
 
+
+// The follow-up completes, but the one call the provider made on the
+// approval was refused at the face (its definition changed): the approval
+// did not run, and the provider's mcp_call item is linked to the refusal.
+func TestGateSettle_CompletedFollowUpWhoseCallTheFaceRefusedIsNotRun(t *testing.T) {
+	t.Parallel()
+	e := newEngine(t, engineOptions{})
+	e.chat.SetRoute(true)
+	g := conversation.NewCallGate(e.chat)
+	conv, a, claims, turn := approvedTurn(t, e)
+	call := gateCall(t, e, claims, "delete_forecast", approvedArgs)
+	changed := *call.Definition
+	changed.Description = "Deletes every forecast"
+	call.Definition = &changed
+	refused := admit(t, g, call)
+	wantRefused(t, refused, gateway.RefusedChanged)
+	e.up.setBehavior("mcp-error=call") // what the provider reports of the refused call
+	rec := e.run(ana, turn)
+	if rec.last() != conversation.EventNameCompleted {
+		t.Fatalf("the follow-up ended with %v", rec.names())
+	}
+	got := e.approval(conv, a.ID)
+	if got.State != conversation.NotRun || !strings.Contains(deref(got.DecisionReason), "did not run") {
+		t.Fatalf("the approval is %s (%s); want not_run", got.State, deref(got.DecisionReason))
+	}
+	notRun := 0
+	rec.mu.Lock()
+	for _, ev := range rec.events {
+		if d, ok := ev.data.(conversation.DecisionEvent); ok && d.State == conversation.NotRun && d.ApprovalRequestID == a.ID {
+			notRun++
+		}
+	}
+	rec.mu.Unlock()
+	if notRun != 1 {
+		t.Errorf("%d decision events say it did not run; want 1 (events %v)", notRun, rec.names())
+	}
+	item := find(e.transcript(ana, conv).Items, conversation.ItemCall)
+	if item == nil || item.GatewayCallID != refused.CallID || item.Refusal == nil || item.Refusal.Code != gateway.RefusedChanged || item.AllowedBy != nil {
+		t.Fatalf("the transcript's call: %+v", item)
+	}
+}
