@@ -176,7 +176,6 @@ func TestGateSettle_OutcomeUnknownOnlyForAdmittedButUnfinished(t *testing.T) {
 	}
 }
 
-
 // The follow-up completes, but the one call the provider made on the
 // approval was refused at the face (its definition changed): the approval
 // did not run, and the provider's mcp_call item is linked to the refusal.
