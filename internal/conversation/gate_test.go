@@ -244,8 +244,15 @@ func TestGate_ConcurrentIdenticalCallsRunOnce(t *testing.T) {
 	e := newEngine(t, engineOptions{})
 	g := conversation.NewCallGate(e.chat)
 	_, _, claims, _ := approvedTurn(t, e)
-	call := gateCall(t, e, claims, "delete_forecast", approvedArgs)
+	// On an approval, and unasked (no approval row to lock).
+	for _, call := range []gateway.Call{gateCall(t, e, claims, "delete_forecast", approvedArgs),
+		gateCall(t, e, claims, "get_forecast", `{"city": "Oslo"}`)} {
+		runOnce(t, e, g, call)
+	}
+}
 
+func runOnce(t *testing.T, e *engine, g *conversation.CallGate, call gateway.Call) {
+	t.Helper()
 	const n = 8
 	verdicts := make([]gateway.Verdict, n)
 	errs := make([]error, n)
@@ -285,7 +292,8 @@ func TestGate_ConcurrentIdenticalCallsRunOnce(t *testing.T) {
 		}
 	}
 	var rows int
-	if err := e.pool.QueryRow(t.Context(), `SELECT count(*) FROM gateway_calls WHERE conversation_id = $1`, claims.ConversationID).Scan(&rows); err != nil || rows != 1 {
+	if err := e.pool.QueryRow(t.Context(), `SELECT count(*) FROM gateway_calls WHERE conversation_id = $1 AND tool_name = $2`,
+		call.Claims.ConversationID, call.ToolName).Scan(&rows); err != nil || rows != 1 {
 		t.Fatalf("%d call records (%v); want 1", rows, err)
 	}
 }
