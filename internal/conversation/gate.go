@@ -291,14 +291,9 @@ func resultOf(c GatewayCall) gateway.Result {
 // approvalAllowedBy says what let a call run on approval a: the person, or
 // the rule, hook or policy that answered the request without a card.
 func approvalAllowedBy(a Approval) *AllowedBy {
-	if c := a.Rules; c != nil {
-		switch c.By {
-		case ByRule:
-			return &AllowedBy{Kind: "rule", Rule: c.Rule}
-		case ByHook:
-			return &AllowedBy{Kind: "hook", Hook: c.Hook}
-		case ByPolicy:
-			return &AllowedBy{Kind: "policy", Policy: c.Policy, Source: c.Source}
+	if a.Rules != nil {
+		if by := checkAllowedBy(a.Rules); by != nil {
+			return by
 		}
 	}
 	return &AllowedBy{Kind: "approval"}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"log/slog"
+	"net/http"
 	"strings"
 	"sync"
 	"testing"
@@ -16,6 +17,7 @@ import (
 	"github.com/toolgate/toolgate/internal/gateway"
 	"github.com/toolgate/toolgate/internal/policy"
 	"github.com/toolgate/toolgate/internal/postgres"
+	"github.com/toolgate/toolgate/internal/rules"
 )
 
 // The call check behind the MCP face (conversation.CallGate), driven as
@@ -485,4 +487,59 @@ func TestGate_AnApprovalIsOnlyForTheTurnThatCarriedIt(t *testing.T) {
 	next := e.message(ana, conv, "try again")
 	later := gateway.Claims{ConversationID: conv, TurnID: next.ID(), ServerLabel: "demo"}
 	wantRefused(t, admit(t, g, gateCall(t, e, later, "delete_forecast", approvedArgs)), gateway.RefusedNotApproved)
+}
+
+// A call a rule approved runs at the face on that approval, in the same
+// turn (the turn's own follow-up carried the rule's answer): allowed by
+// the rule, and once the turn completed the approval stays approved, its
+// call holding the result.
+func TestGate_ARuleApprovedCallRunsInTheTurnThatCarriedIt(t *testing.T) {
+	t.Parallel()
+	e := newEngine(t, engineOptions{})
+	e.chat.SetRoute(true)
+	g := conversation.NewCallGate(e.chat)
+	e.setRules(deleteForecast, rules.Rule{When: `args.city == "Test"`, Decision: rules.Approve, Reason: "test data"})
+	var (
+		mu      sync.Mutex
+		posts   int
+		verdict gateway.Verdict
+		admitE  error
+	)
+	e.up.mu.Lock()
+	e.up.wrap = func(w http.ResponseWriter, r *http.Request) (http.ResponseWriter, func()) {
+		mu.Lock()
+		defer mu.Unlock()
+		if posts++; posts != 2 {
+			return w, nil
+		}
+		// The follow-up carrying the rule's answer: the provider calls the
+		// face before it answers.
+		var conv, turn string
+		if err := e.pool.QueryRow(context.Background(), `SELECT id, active_turn FROM conversations WHERE active_turn IS NOT NULL`).Scan(&conv, &turn); err != nil {
+			admitE = err
+			return w, nil
+		}
+		call := gateCall(t, e, gateway.Claims{ConversationID: conv, TurnID: turn, ServerLabel: "demo"}, "delete_forecast", `{"city": "Test"}`)
+		if verdict, admitE = g.Admit(context.Background(), call); admitE == nil && verdict.Run {
+			admitE = g.Finish(context.Background(), verdict.CallID, gateway.Result{JSON: json.RawMessage(`{"content":[{"type":"text","text":"Deleted the forecast for Test."}]}`)})
+		}
+		return w, nil
+	}
+	e.up.mu.Unlock()
+	conv, _ := e.send(ana, "", `delete_forecast {"city": "Test"}`)
+	mu.Lock()
+	defer mu.Unlock()
+	if admitE != nil || !verdict.Run || verdict.AllowedBy != "rule" {
+		t.Fatalf("the call at the face: %+v, %v; want run, allowed by the rule", verdict, admitE)
+	}
+	tr := e.transcript(ana, conv)
+	var a *conversation.Approval
+	for _, it := range tr.Items {
+		if it.Type == conversation.ItemApprovalRequest {
+			a = it.Approval
+		}
+	}
+	if a == nil || a.State != conversation.Approved || a.Call == nil || a.Call.ID != verdict.CallID || a.Call.AllowedBy == nil || a.Call.AllowedBy.Rule == nil {
+		t.Fatalf("the rule's approval after the turn: %+v", a)
+	}
 }
