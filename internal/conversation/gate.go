@@ -314,4 +314,3 @@ func (g *CallGate) refuse(ctx context.Context, sc GateScope, rec GatewayCall, re
 	}
 	return gateway.Verdict{CallID: rec.ID, Refusal: ref}, nil
 }
-
