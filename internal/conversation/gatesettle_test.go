@@ -90,20 +90,22 @@ func TestGateSettle_FollowUpThatNeverReachedTheProviderIsNotRun(t *testing.T) {
 }
 
 // The follow-up fails with a 500 (it may or may not have reached the
-// provider): with the face, no call on the approval passed it, so it did
-// not run.
+// provider), or the provider ends its response as failed: with the face,
+// no call on the approval passed it, so it did not run.
 func TestGateSettle_FailedFollowUpWithoutACallIsNotRun(t *testing.T) {
 	t.Parallel()
-	e := newEngine(t, engineOptions{})
-	e.chat.SetRoute(true)
-	conv, a, _, turn := approvedTurn(t, e)
-	e.up.setBehavior("status=500")
-	rec := e.run(ana, turn)
-	if rec.last() != conversation.EventNameError {
-		t.Fatalf("the follow-up ended with %v; want an error", rec.names())
-	}
-	if got := e.approval(conv, a.ID); got.State != conversation.NotRun {
-		t.Fatalf("the approval is %s (%s); want not_run", got.State, deref(got.DecisionReason))
+	for _, behavior := range []string{"status=500", "failed=server_error; mcp-error=call"} {
+		e := newEngine(t, engineOptions{})
+		e.chat.SetRoute(true)
+		conv, a, _, turn := approvedTurn(t, e)
+		e.up.setBehavior(behavior)
+		rec := e.run(ana, turn)
+		if last := rec.last(); last != conversation.EventNameError && last != conversation.EventNameFailed {
+			t.Fatalf("%s: the follow-up ended with %v; want it to fail", behavior, rec.names())
+		}
+		if got := e.approval(conv, a.ID); got.State != conversation.NotRun {
+			t.Fatalf("%s: the approval is %s (%s); want not_run", behavior, got.State, deref(got.DecisionReason))
+		}
 	}
 }
 
