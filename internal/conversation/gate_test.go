@@ -543,3 +543,24 @@ func TestGate_ARuleApprovedCallRunsInTheTurnThatCarriedIt(t *testing.T) {
 		t.Fatalf("the rule's approval after the turn: %+v", a)
 	}
 }
+
+// A tool's result may hold \u0000, which the audit log's jsonb refuses:
+// it is stored, the receipt written, and a retry gets it as it was stored.
+func TestGate_AResultWithANULIsStored(t *testing.T) {
+	t.Parallel()
+	e := newEngine(t, engineOptions{})
+	g := conversation.NewCallGate(e.chat)
+	turn := e.message(ana, "", "hello")
+	call := gateCall(t, e, gateway.Claims{ConversationID: turn.ConversationID(), TurnID: turn.ID(), ServerLabel: "demo"}, "get_forecast", `{"city": "Oslo"}`)
+	v := admit(t, g, call)
+	if err := g.Finish(t.Context(), v.CallID, gateway.Result{JSON: json.RawMessage(`{"content":[{"type":"text","text":"a\u0000b"}]}`)}); err != nil {
+		t.Fatalf("Finish of a result with \\u0000: %v", err)
+	}
+	if rc := receipt(t, e.pool, v.CallID); rc.OutputSHA256 == nil || !strings.Contains(string(rc.Result), "a\ufffdb") {
+		t.Errorf("receipt %+v", rc)
+	}
+	again := admit(t, g, call)
+	if again.Stored == nil || !strings.Contains(string(again.Stored.JSON), `a\u0000b`) {
+		t.Fatalf("retry: %+v", again)
+	}
+}

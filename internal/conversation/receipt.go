@@ -1,6 +1,7 @@
 package conversation
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -78,6 +79,10 @@ func gatewayReceipt(c GatewayCall) Receipt {
 		ArgumentsText: c.StoredArguments, ArgumentsSHA256: c.ArgumentsSHA256, AllowedBy: c.AllowedBy, Outcome: OutcomeOutput,
 		OutputSHA256: c.OutputSHA256, Via: ViaGateway, DefinitionDigest: c.DefinitionDigest, State: c.State,
 		Result: c.Result, Refusal: c.Refusal, Failure: c.Failure}
+	// The audit log's column is jsonb, which refuses the escape \u0000 (a
+	// tool's output may hold it): the receipt's copies show U+FFFD there;
+	// output_sha256 digests the result as it came.
+	rc.Arguments, rc.Result = jsonbSafe(rc.Arguments), jsonbSafe(rc.Result)
 	switch {
 	case c.State == CallRefused:
 		rc.Outcome = OutcomeRefused
@@ -190,6 +195,14 @@ func receiptOf(conversationID string, it Item) Receipt {
 		rc.OutputSHA256 = &d
 	}
 	return rc
+}
+
+// jsonbSafe is JSON text raw with every \u0000 escape replaced by \ufffd.
+func jsonbSafe(raw json.RawMessage) json.RawMessage {
+	if !bytes.Contains(raw, []byte(`\u0000`)) {
+		return raw
+	}
+	return bytes.ReplaceAll(raw, []byte(`\u0000`), []byte(`\ufffd`))
 }
 
 func digest(b []byte) string {
