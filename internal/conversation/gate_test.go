@@ -564,3 +564,27 @@ func TestGate_AResultWithANULIsStored(t *testing.T) {
 		t.Fatalf("retry: %+v", again)
 	}
 }
+
+// A tool turned off in the conversation (not in the request's allowed
+// tools) is hidden from the listing and refused at the call.
+func TestGate_AToolTurnedOffInTheConversationIsRefused(t *testing.T) {
+	t.Parallel()
+	e := newEngine(t, engineOptions{})
+	g := conversation.NewCallGate(e.chat)
+	turn := e.message(ana, "", "hello")
+	conv := turn.ConversationID()
+	if _, err := e.pool.Exec(t.Context(), `UPDATE conversations SET tools = '{"servers":{"demo":{"enabled":true,"tools":["delete_forecast"]}}}' WHERE id = $1`, conv); err != nil {
+		t.Fatal(err)
+	}
+	claims := gateway.Claims{ConversationID: conv, TurnID: turn.ID(), ServerLabel: "demo"}
+	call := gateCall(t, e, claims, "get_forecast", `{"city": "Oslo"}`)
+	seen, err := g.Listed(t.Context(), claims, []policy.DiscoveredTool{*call.Definition})
+	if err != nil || len(seen) != 0 {
+		t.Fatalf("Listed shows %v (%v); want nothing: get_forecast is turned off here", names(seen), err)
+	}
+	v := admit(t, g, call)
+	wantRefused(t, v, gateway.RefusedBlocked)
+	if v.Refusal.Message != "blocked: turned off in this conversation" {
+		t.Errorf("refusal says %q", v.Refusal.Message)
+	}
+}
