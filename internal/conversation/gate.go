@@ -216,6 +216,11 @@ func (g *CallGate) Admit(ctx context.Context, call gateway.Call) (gateway.Verdic
 			}
 			if a == nil {
 				refusal = &gateway.Refusal{Code: gateway.RefusedNotApproved, Message: msgNotApproved}
+				if changedSinceAllowed(grp, call.ToolName) {
+					// It would run unasked but for the change (recorded
+					// when the face listed it): say so.
+					refusal = &gateway.Refusal{Code: gateway.RefusedChanged, Message: msgChanged}
+				}
 				return nil
 			}
 			if a.DefinitionDigest != rec.DefinitionDigest {
@@ -251,6 +256,14 @@ func (g *CallGate) Admit(ctx context.Context, call gateway.Call) (gateway.Verdic
 		return g.refuse(ctx, sc, rec, refusal)
 	}
 	return v, nil
+}
+
+// changedSinceAllowed reports whether tool asks only because its
+// definition changed since it was allowed (or since its read-only hint was
+// trusted).
+func changedSinceAllowed(grp policy.ServerTools, tool string) bool {
+	ab := grp.AsksBecause(tool)
+	return ab != nil && (ab.Reason == policy.ReasonChanged || ab.Reason == policy.ReasonReadOnlyChanged)
 }
 
 // errRaced: an identical call was stored by another transaction.

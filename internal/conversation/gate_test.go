@@ -343,8 +343,14 @@ func TestGate_ChangedDefinitionIsRefusedAndAsksFromTheNextRequest(t *testing.T) 
 			}
 		}
 	}
-	// The changed tool now asks, so the same call is not approved.
-	wantRefused(t, admit(t, g, rug), gateway.RefusedNotApproved)
+	// The changed tool now asks: the same call again (the face lists the
+	// new definition, which Toolgate now holds) is still refused as
+	// changed, so the person knows to approve it again.
+	again := admit(t, g, rug)
+	wantRefused(t, again, gateway.RefusedChanged)
+	if again.Refusal.Message != "changed since you allowed it: approve again" {
+		t.Errorf("refusal says %q", again.Refusal.Message)
+	}
 
 	// An approval given for delete_forecast's definition does not let a
 	// changed one run, even once Toolgate holds the change.
