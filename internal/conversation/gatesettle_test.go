@@ -1,9 +1,12 @@
 package conversation_test
 
 import (
+	"context"
 	"encoding/json"
+	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/toolgate/toolgate/internal/conversation"
 	"github.com/toolgate/toolgate/internal/gateway"
@@ -217,4 +220,51 @@ func TestGateSettle_CompletedFollowUpWhoseCallTheFaceRefusedIsNotRun(t *testing.
 	if item == nil || item.GatewayCallID != refused.CallID || item.Refusal == nil || item.Refusal.Code != gateway.RefusedChanged || item.AllowedBy != nil {
 		t.Fatalf("the transcript's call: %+v", item)
 	}
+}
+
+// A replica dies while its follow-up streams, after response.created; the
+// provider ends the response as failed before any call. The replica that
+// takes the turn over reads the response back (it finished): with the
+// face, the approval no call used is not_run, and the conversation goes on.
+func TestGateSettle_TakeoverWithAResponseReadBackIsNotRun(t *testing.T) {
+	t.Parallel()
+	e := newEngine(t, engineOptions{})
+	e.chat.SetRoute(true)
+	conv, a := e.askToDelete()
+	stored, released := newGate(), newGate()
+	t.Cleanup(released.open)
+	e.up.setBehavior("failed=server_error; at=1")
+	e.up.setWrap(func(w http.ResponseWriter, r *http.Request) (http.ResponseWriter, func()) {
+		return &pass{ResponseWriter: w, left: 1}, func() { stored.open(); released.wait() }
+	})
+	turn, err := e.decide(ana, conv, a.ID, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		turn.Run(as(context.Background(), ana), nil)
+	}()
+	t.Cleanup(func() { released.open(); <-done })
+	stored.wait()
+	for deadline := time.Now().Add(10 * time.Second); e.approval(conv, a.ID).AnsweredIn == nil; time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("replica a never recorded the response that took the answer")
+		}
+	}
+	expireLease(t, e, conv)
+	b := e.replica("rep_b")
+	b.SetRoute(true)
+	if n := b.Sweep(t.Context()); n != 1 {
+		t.Fatalf("replica b closed %d turns, want 1", n)
+	}
+	if got := e.approval(conv, a.ID); got.State != conversation.NotRun {
+		t.Fatalf("the approval is %s (%s); want not_run", got.State, deref(got.DecisionReason))
+	}
+	released.open()
+	<-done
+	e.up.setWrap(nil)
+	e.up.setBehavior("")
+	e.send(ana, conv, "thanks")
 }
