@@ -127,7 +127,13 @@ func (r *relay) ruleAllowedBy(id string) *AllowedBy {
 	if err != nil || len(aps) != 1 || aps[0].Rules == nil {
 		return nil
 	}
-	switch c := aps[0].Rules; c.By {
+	return checkAllowedBy(aps[0].Rules)
+}
+
+// checkAllowedBy is what let a call run on a request that c (the rules, a
+// hook or the policy) answered without a card; nil when the person did.
+func checkAllowedBy(c *RuleCheck) *AllowedBy {
+	switch c.By {
 	case ByRule:
 		return &AllowedBy{Kind: "rule", Rule: c.Rule}
 	case ByPolicy:

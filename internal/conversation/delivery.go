@@ -35,7 +35,7 @@ func (r *relay) settleSent(ctx context.Context, repo Repo, e TurnError, st settl
 	if err := repo.MarkAnswered(ctx, t.answerIDs, answered); err != nil {
 		return nil, err
 	}
-	if r.delivery == deliveryFinished || st.finished() {
+	if !t.s.gateway && (r.delivery == deliveryFinished || st.finished()) {
 		return nil, nil
 	}
 	aps, err := repo.SentApprovals(ctx, t.conv.ID, t.id)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/toolgate/toolgate/internal/apperr"
 	"github.com/toolgate/toolgate/internal/conversation"
+	"github.com/toolgate/toolgate/internal/gateway"
 	"github.com/toolgate/toolgate/internal/policy"
 )
 
@@ -512,6 +513,20 @@ var refusalCases = []refusalCase{
 				e.t.Errorf("after the refused decision the request is %s; want expired", got.State)
 			}
 			return err
+		}},
+	{name: "a call's result stored twice through the MCP face", code: "call_not_running", kind: apperr.Conflict,
+		do: func(e *engine) error {
+			g := conversation.NewCallGate(e.chat)
+			turn := e.message(ana, "", "hello")
+			v, err := g.Admit(e.t.Context(), gateCall(e.t, e, gateway.Claims{ConversationID: turn.ConversationID(), TurnID: turn.ID(),
+				ServerLabel: "demo"}, "get_forecast", `{"city": "Oslo"}`))
+			if err != nil || !v.Run {
+				e.t.Fatalf("Admit: %+v, %v", v, err)
+			}
+			if err := g.Finish(e.t.Context(), v.CallID, gateway.Result{JSON: []byte(`{"content":[]}`)}); err != nil {
+				e.t.Fatal(err)
+			}
+			return g.Finish(e.t.Context(), v.CallID, gateway.Result{JSON: []byte(`{"content":[]}`)})
 		}},
 	{name: "approving a tool blocked since it asked", code: "tool_blocked", kind: apperr.Conflict,
 		do: func(e *engine) error {

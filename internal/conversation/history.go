@@ -143,7 +143,7 @@ func requestRecord(a Approval) string {
 		if reason != "" {
 			fmt.Fprintf(&b, " The user's reason: %s", reason)
 		}
-	case Superseded, Expired:
+	case Superseded, Expired, NotRun:
 		fmt.Fprintf(&b, "It did not run: %s", reason)
 	case OutcomeUnknown:
 		b.WriteString("The user approved it, but whether it ran is unknown.")

@@ -260,7 +260,7 @@ func (s *Service) takeOver(ctx context.Context, rt RunningTurn) (bool, error) {
 			if err := repo.MarkAnswered(ctx, ids, answered); err != nil {
 				return err
 			}
-			if !st.finished() {
+			if s.gateway || !st.finished() {
 				decided, err := s.markUnknown(ctx, repo, rt.OwnerID, sent, tr.ran, e.Code)
 				if err != nil {
 					return err
@@ -288,7 +288,13 @@ func (s *Service) takeOver(ctx context.Context, rt RunningTurn) (bool, error) {
 // markUnknown makes the approved requests among aps whose call was not
 // seen to run outcome_unknown, each with its approval.decide audit entry
 // (Toolgate closed it when the turn ended: by turn_end).
+//
+// In gateway mode the MCP face's records say what ran instead (settleCalls):
+// outcome_unknown is left only for a call forwarded and never finished.
 func (s *Service) markUnknown(ctx context.Context, repo Repo, owner string, aps []Approval, ran map[string]bool, code string) ([]DecisionEvent, error) {
+	if s.gateway {
+		return s.settleCalls(ctx, repo, owner, aps, code)
+	}
 	var out []DecisionEvent
 	for _, a := range aps {
 		if a.State != Approved || ran[a.ID] {

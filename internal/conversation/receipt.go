@@ -1,11 +1,13 @@
 package conversation
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 
+	"github.com/toolgate/toolgate/internal/gateway"
 	"github.com/toolgate/toolgate/internal/policy"
 )
 
@@ -41,13 +43,59 @@ type Receipt struct {
 	Outcome      string          `json:"outcome"`
 	OutputSHA256 *string         `json:"output_sha256"`
 	Error        json.RawMessage `json:"error"`
+
+	// What Toolgate's MCP face saw, for a call that passed it (via
+	// "gateway"; absent otherwise): CallID is then the face's record
+	// (gateway_calls.id) and ArgumentsSHA256 the digest of the canonical
+	// arguments (gateway.ArgumentsDigest). DefinitionDigest is the tool's
+	// definition as the server listed it at the call; State the call's
+	// state (done, failed, not_run, refused); Result the server's result
+	// with secrets hidden (OutputSHA256 digests it as it came); Refusal
+	// why the face refused it; Failure why no result came back.
+	Via              string           `json:"via,omitempty"`
+	DefinitionDigest string           `json:"definition_digest,omitempty"`
+	State            string           `json:"state,omitempty"`
+	Result           json.RawMessage  `json:"result,omitempty"`
+	Refusal          *gateway.Refusal `json:"refusal,omitempty"`
+	Failure          string           `json:"failure,omitempty"`
 }
 
 // Receipt outcomes.
 const (
 	OutcomeOutput = "output"
 	OutcomeError  = "error"
+	// OutcomeRefused and OutcomeNotRun: calls through the MCP face that
+	// the gate refused, or that provably never reached the server.
+	OutcomeRefused = "refused"
+	OutcomeNotRun  = "not_run"
 )
+
+// gatewayReceipt is the receipt of a call through the MCP face, as its
+// record stands (refused or finished), without the decider.
+func gatewayReceipt(c GatewayCall) Receipt {
+	c = shownCall(c)
+	rc := Receipt{ConversationID: c.ConversationID, ResponseID: c.ResponseID, CallID: c.ID, ApprovalRequestID: c.ApprovalRequestID,
+		ServerLabel: c.ServerLabel, ToolName: c.ToolName, Arguments: c.Arguments, Redacted: c.Redacted,
+		ArgumentsText: c.StoredArguments, ArgumentsSHA256: c.ArgumentsSHA256, AllowedBy: c.AllowedBy, Outcome: OutcomeOutput,
+		OutputSHA256: c.OutputSHA256, Via: ViaGateway, DefinitionDigest: c.DefinitionDigest, State: c.State,
+		Result: c.Result, Refusal: c.Refusal, Failure: c.Failure}
+	// The audit log's column is jsonb, which refuses the escape \u0000 (a
+	// tool's output may hold it): the receipt's copies show U+FFFD there;
+	// output_sha256 digests the result as it came.
+	rc.Arguments, rc.Result = jsonbSafe(rc.Arguments), jsonbSafe(rc.Result)
+	switch {
+	case c.State == CallRefused:
+		rc.Outcome = OutcomeRefused
+	case c.State == CallNotRun:
+		rc.Outcome = OutcomeNotRun
+	case c.State == CallFailed || c.IsError:
+		rc.Outcome = OutcomeError
+		if c.Failure != "" {
+			rc.Error, _ = json.Marshal(map[string]string{"message": c.Failure})
+		}
+	}
+	return rc
+}
 
 // storeItem appends it to the transcript; a finished call is stored
 // together with its receipt, in one transaction.
@@ -58,13 +106,39 @@ func (r *relay) storeItem(it Item) (Item, error) {
 	}
 	var stored Item
 	err := s.store.Tx(r.store, func(repo Repo) error {
-		var err error
-		if stored, err = repo.AppendItem(r.store, t.conv.ID, it); err != nil {
+		it := it
+		linked, err := s.linkCall(r.store, repo, t.conv.ID, t.id, &it)
+		if err != nil {
 			return err
+		}
+		if stored, err = repo.AppendItem(r.store, t.conv.ID, it); err != nil || linked {
+			return err // a call through the MCP face has its receipt from the face
 		}
 		return s.recordCall(r.store, repo, t.user.ID, t.user.Email, t.conv.ID, it)
 	})
 	return stored, err
+}
+
+// linkCall, in gateway mode, finds the MCP face's record of the call the
+// provider reports in item it (same turn, or any when turn is "", server,
+// tool and canonical arguments digest, not yet reported by another item),
+// records that it reported it, and adds to it what the face saw. false
+// when there is none: the call did not pass the face.
+func (s *Service) linkCall(ctx context.Context, repo Repo, conversationID, turn string, it *Item) (bool, error) {
+	if !s.gateway || it.Type != ItemCall || it.Interrupted || it.CanonicalSHA256 == "" {
+		return false, nil
+	}
+	k := CallKey{ConversationID: conversationID, TurnID: turn, ServerLabel: it.ServerLabel, ToolName: it.Name, ArgumentsSHA256: it.CanonicalSHA256}
+	c, ok, err := repo.LinkGatewayCall(ctx, k, it.ID, it.ResponseID)
+	if err != nil || !ok {
+		return false, err
+	}
+	it.Via, it.GatewayCallID, it.DefinitionDigest, it.Result = ViaGateway, c.ID, c.DefinitionDigest, c.Result
+	it.AllowedBy, it.Refusal = c.AllowedBy, c.Refusal
+	if c.ApprovalRequestID != nil {
+		it.ApprovalRequestID = *c.ApprovalRequestID
+	}
+	return true, nil
 }
 
 // recordCall writes the receipt of call item it in repo's transaction; a
@@ -121,6 +195,14 @@ func receiptOf(conversationID string, it Item) Receipt {
 		rc.OutputSHA256 = &d
 	}
 	return rc
+}
+
+// jsonbSafe is JSON text raw with every \u0000 escape replaced by \ufffd.
+func jsonbSafe(raw json.RawMessage) json.RawMessage {
+	if !bytes.Contains(raw, []byte(`\u0000`)) {
+		return raw
+	}
+	return bytes.ReplaceAll(raw, []byte(`\u0000`), []byte(`\ufffd`))
 }
 
 func digest(b []byte) string {

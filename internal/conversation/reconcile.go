@@ -147,8 +147,15 @@ func (s *Service) applyReadBack(ctx context.Context, repo Repo, owner, conversat
 		}
 		// Every call read back has a receipt, also one the transcript holds
 		// (as run or as interrupted): a second receipt for a call is dropped.
-		if err := s.recordCall(ctx, repo, owner, "", conversationID, it); err != nil {
+		// A call that passed the MCP face has the face's.
+		linked, err := s.linkCall(ctx, repo, conversationID, "", &it)
+		if err != nil {
 			return st, nil, err
+		}
+		if !linked {
+			if err := s.recordCall(ctx, repo, owner, "", conversationID, it); err != nil {
+				return st, nil, err
+			}
 		}
 		if have[u.ID] {
 			continue

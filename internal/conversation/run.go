@@ -10,6 +10,7 @@ import (
 
 	"github.com/toolgate/toolgate/internal/apperr"
 	"github.com/toolgate/toolgate/internal/faults"
+	"github.com/toolgate/toolgate/internal/gateway"
 	"github.com/toolgate/toolgate/internal/policy"
 	"github.com/toolgate/toolgate/internal/rules"
 )
@@ -187,25 +188,47 @@ func (r *relay) handle(ctx context.Context, ev Event) (done bool, err error) {
 		// turn's deltas.
 		r.log.flush()
 		terminal := mustEvent(EventNameCompleted, done)
-		var last int64
+		var (
+			last    int64
+			evs     []NewEvent
+			decided []DecisionEvent
+		)
 		s.hub.begin(t.conv.ID)
 		err := s.store.Tx(r.store, func(repo Repo) error {
-			last = 0
+			last, evs, decided = 0, nil, nil
 			if still, err := r.stillOurs(repo); err != nil || !still {
 				return err
+			}
+			if s.gateway {
+				// The responses of the turn ended: an approval it carried
+				// whose call did not pass the MCP face did not run.
+				sent, err := repo.SentApprovals(r.store, t.conv.ID, t.id)
+				if err != nil {
+					return err
+				}
+				if decided, err = s.settleCalls(r.store, repo, t.user.ID, sent, ""); err != nil {
+					return err
+				}
+				for _, d := range decided {
+					evs = append(evs, mustEvent(EventNameDecision, d))
+				}
 			}
 			if err := repo.EndTurn(r.store, t.conv.ID, t.id, ev.ResponseID); err != nil {
 				return err
 			}
+			evs = append(evs, terminal)
 			var err error
-			last, err = repo.AppendEvents(r.store, t.conv.ID, t.id, []NewEvent{terminal})
+			last, err = repo.AppendEvents(r.store, t.conv.ID, t.id, evs)
 			return err
 		})
 		if err != nil || last == 0 {
 			s.hub.end(t.conv.ID)
 			return true, err
 		}
-		s.hub.publish(t.conv.ID, stored(t.id, last, []NewEvent{terminal})) // committed
+		s.hub.publish(t.conv.ID, stored(t.id, last, evs)) // committed
+		for _, d := range decided {
+			r.log.observe(EventNameDecision, d)
+		}
 		r.log.observe(EventNameCompleted, done)
 		return true, nil
 	case EventFailed, EventIncomplete:
@@ -283,6 +306,9 @@ func itemOf(u *UpstreamItem, response string, groups []policy.ServerTools) (Item
 		it.Name, it.Output, it.CallError, it.ApprovalRequestID = u.Name, u.Output, u.CallError, u.ApprovalID
 		it.Arguments, it.Redacted = Redact(u.Arguments)
 		it.ArgumentsSHA256 = digest([]byte(u.Arguments))
+		if _, sha, err := gateway.ArgumentsDigest([]byte(u.Arguments)); err == nil {
+			it.CanonicalSHA256 = sha
+		}
 		it.AllowedBy = allowedBy(groups, u)
 	case ItemApprovalRequest:
 		it.Name = u.Name
@@ -383,7 +409,12 @@ func (r *relay) approval(ctx context.Context, u *UpstreamItem, it Item) error {
 		State: Pending, RequestedAt: s.now(), ServerTTLSeconds: r.serverTTL(u.ServerLabel)}
 	a.StoredArguments = string(mustRedacted(u.Arguments))
 	a.AskLock = r.askLock(u.ServerLabel, u.Name)
-	a.Annotations = r.annotations(u.ServerLabel, u.Name)
+	a.Annotations, a.DefinitionDigest = r.annotations(u.ServerLabel, u.Name)
+	// Bound to the real arguments: a call through the MCP face runs on
+	// this approval only with arguments of this digest.
+	if _, sha, err := gateway.ArgumentsDigest([]byte(u.Arguments)); err == nil {
+		a.ArgumentsSHA256 = sha
+	}
 	a.Corrects = r.corrects(u.ServerLabel, u.Name, a.StoredArguments)
 	// A decision hook is asked first; when it approves or denies, the rules
 	// are not consulted (hookdecide.go).
@@ -450,15 +481,16 @@ func mustRedacted(raw string) []byte {
 }
 
 // annotations are what the tool declared, as discovery stored it: shown to
-// the person deciding. A tool Toolgate has not discovered declared nothing.
-func (r *relay) annotations(server, tool string) []byte {
+// the person deciding, with the definition's digest (what an approval is
+// given for). A tool Toolgate has not discovered declared nothing.
+func (r *relay) annotations(server, tool string) ([]byte, string) {
 	t, ok, err := r.t.s.policies.DiscoveredTool(r.store, server, tool)
 	if err == nil && ok {
 		if b, err := json.Marshal(t.Annotations); err == nil {
-			return b
+			return b, t.Digest()
 		}
 	}
-	return []byte("{}")
+	return []byte("{}"), ""
 }
 
 // upstreamError turns the way a stream or request ended into the error event.
@@ -687,9 +719,17 @@ func (r *relay) storeKept(ctx context.Context, repo Repo) ([]NewEvent, map[strin
 		if have[it.ID] {
 			continue
 		}
+		linked, err := s.linkCall(ctx, repo, t.conv.ID, t.id, &it)
+		if err != nil {
+			return nil, nil, err
+		}
 		stored, err := repo.AppendItem(ctx, t.conv.ID, it)
 		if err != nil {
 			return nil, nil, err
+		}
+		if linked {
+			evs = append(evs, mustEvent(EventNameItem, ItemEvent{Item: stored}))
+			continue
 		}
 		if err := s.recordCall(ctx, repo, t.user.ID, t.user.Email, t.conv.ID, it); err != nil {
 			return nil, nil, err

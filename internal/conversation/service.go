@@ -50,6 +50,10 @@ type Policies interface {
 	// CallWorked records that a call reached the server (the failures in a
 	// row start again).
 	CallWorked(ctx context.Context, label, url string) error
+	// RecordDefinitions stores the definitions a server lists now (at the
+	// MCP face) and returns the names of the tools whose stored definition
+	// changed: from the next request on they ask.
+	RecordDefinitions(ctx context.Context, label string, tools []policy.DiscoveredTool) ([]string, error)
 	// RecordListed stores the tools a response listed for a server that
 	// Toolgate had not discovered yet.
 	RecordListed(ctx context.Context, label string, tools []policy.DiscoveredTool) error
@@ -131,6 +135,10 @@ type Service struct {
 	endRetry [2]time.Duration // keepEnding's first and longest delay
 	stopping chan struct{}
 	stopOnce sync.Once
+
+	// gateway: the provider reaches the MCP servers through Toolgate's MCP
+	// face (SetRoute), so the face's records say which calls ran.
+	gateway bool
 
 	replica  string        // this process among the replicas (SetReplica)
 	leaseTTL time.Duration // TURN_LEASE_TTL
@@ -322,10 +330,23 @@ func (s *Service) Get(ctx context.Context, id string) (Transcript, error) {
 		if err != nil {
 			return err
 		}
+		calls, err := r.ConversationCalls(ctx, u.ID, id)
+		if err != nil {
+			return err
+		}
+		ranOn := map[string]GatewayCall{}
+		for _, c := range calls {
+			if c.ApprovalRequestID != nil {
+				ranOn[*c.ApprovalRequestID] = shownCall(c)
+			}
+		}
 		byID := map[string]*Approval{}
 		t.Pending = []Approval{}
 		for i := range aps {
 			aps[i] = s.withExpiry(present(aps[i]))
+			if c, ok := ranOn[aps[i].ID]; ok {
+				aps[i].Call = &c
+			}
 			byID[aps[i].ID] = &aps[i]
 			if aps[i].State == Pending {
 				t.Pending = append(t.Pending, aps[i])

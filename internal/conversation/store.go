@@ -165,6 +165,8 @@ type Repo interface {
 	// had already ended (revoked or expired). NotFound for a grant of
 	// another owner or none.
 	RevokeGrant(ctx context.Context, owner, id string, now time.Time) (g Grant, revoked bool, err error)
+
+	GatewayRepo
 }
 
 // RunningTurn is a turn some replica holds (or held) a lease on.

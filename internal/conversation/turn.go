@@ -177,6 +177,10 @@ func (t *Turn) closeApprovals(ctx context.Context, r Repo, aps []Approval) error
 	for _, a := range aps {
 		ans := Answer{ApprovalRequestID: a.ID, ServerLabel: a.ServerLabel, UpstreamLabel: a.UpstreamLabel, ToolName: a.ToolName}
 		switch {
+		case a.State == NotRun:
+			// It provably did not run (gateway mode): the model is told so,
+			// and may ask again.
+			ans.Reason = deref(a.DecisionReason)
 		case a.AnsweredIn != nil || a.SentInTurn != nil || a.State == OutcomeUnknown:
 			ans.Reason = interruptedReason
 		case a.State == Pending && !t.dbNow.IsZero() && t.s.timeIsUp(a, t.dbNow):

@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"time"
 
+	"github.com/toolgate/toolgate/internal/gateway"
 	"github.com/toolgate/toolgate/internal/policy"
 )
 
@@ -95,6 +96,20 @@ type Item struct {
 	// ArgumentsSHA256 is the hex SHA-256 of the real arguments, the text the
 	// provider sent, for the call's receipt; never stored or shown.
 	ArgumentsSHA256 string `json:"-"`
+	// Via is "gateway" for a call that passed Toolgate's MCP face: the
+	// fields below say what the face saw (GatewayCallID names its record).
+	Via              string `json:"via,omitempty"`
+	GatewayCallID    string `json:"gateway_call_id,omitempty"`
+	DefinitionDigest string `json:"definition_digest,omitempty"`
+	// Result is the call's result as the face stored it (the MCP
+	// CallToolResult, secrets hidden); only with via "gateway".
+	Result json.RawMessage `json:"result,omitempty"`
+	// Refusal is why the face refused the call (it did not run).
+	Refusal *gateway.Refusal `json:"refusal,omitempty"`
+	// CanonicalSHA256 is the digest of the canonical arguments
+	// (gateway.ArgumentsDigest): how the call is matched to the face's
+	// record; never stored or shown.
+	CanonicalSHA256 string `json:"-"`
 	// Interrupted: the call began (tool.started) but the turn ended before
 	// the provider reported its result, so it may or may not have run. Such
 	// an item has neither Output nor CallError, and no Arguments.
@@ -199,6 +214,10 @@ const (
 	// Expired: the request can no longer be answered (the provider lost the
 	// response that asked, or it waited too long).
 	Expired = "expired"
+	// NotRun: approved, but the call provably never ran (MCP_ROUTE=gateway:
+	// no call using it passed Toolgate's MCP face, or the face refused it,
+	// or it failed before reaching the server). The model can ask again.
+	NotRun = "not_run"
 )
 
 // Decision scopes.
@@ -256,6 +275,18 @@ type Approval struct {
 	// Ask that made the tool ask when it asked: it can be approved once or
 	// denied, never for a while or always. Null when it was not locked.
 	AskLock *policy.Source `json:"ask_lock"`
+	// ArgumentsSHA256 is the digest of the real arguments the model asked
+	// with, canonical (gateway.ArgumentsDigest): a call through the MCP
+	// face runs on this approval only with arguments of the same digest.
+	// "" for a request stored before it was recorded, or whose arguments
+	// are not a JSON object.
+	ArgumentsSHA256 string `json:"arguments_sha256,omitempty"`
+	// DefinitionDigest is the tool's definition digest when it asked (as
+	// Toolgate had stored it): the approval lets only that definition run.
+	DefinitionDigest string `json:"definition_digest,omitempty"`
+	// Call is what Toolgate's MCP face saw of the call this approval let
+	// run (MCP_ROUTE=gateway); null when none ran through it.
+	Call *GatewayCall `json:"call,omitempty"`
 }
 
 // Corrects says how a new approval request differs from the one the person

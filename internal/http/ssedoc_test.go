@@ -20,7 +20,7 @@ var (
 		conversation.Corrects{}, conversation.ArgChange{},
 		conversation.DecisionEvent{}, conversation.PolicyChange{}, conversation.CompletedEvent{},
 		conversation.FailedEvent{}, conversation.TurnError{}, conversation.NoticeEvent{}, conversation.Notice{},
-		conversation.DeletedEvent{}}
+		conversation.DeletedEvent{}, conversation.GatewayCall{}}
 )
 
 // jsonFields yields each JSON field name of each value's struct type, with the type's name.

@@ -56,6 +56,12 @@ func (p ConversationPolicies) RecordListed(ctx context.Context, label string, to
 	return p.svc.RecordListed(ctx, label, tools)
 }
 
+// RecordDefinitions stores what a server lists at the MCP face and
+// returns the tools whose definition changed.
+func (p ConversationPolicies) RecordDefinitions(ctx context.Context, label string, tools []policy.DiscoveredTool) ([]string, error) {
+	return p.svc.RecordDefinitions(ctx, label, tools)
+}
+
 // DiscoveredTool returns a tool as discovery stored it.
 func (p ConversationPolicies) DiscoveredTool(ctx context.Context, label, tool string) (policy.DiscoveredTool, bool, error) {
 	return p.svc.DiscoveredTool(ctx, label, tool)

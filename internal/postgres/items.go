@@ -7,6 +7,7 @@ import (
 
 	"github.com/toolgate/toolgate/internal/apperr"
 	"github.com/toolgate/toolgate/internal/conversation"
+	"github.com/toolgate/toolgate/internal/gateway"
 	"github.com/toolgate/toolgate/internal/policy"
 )
 
@@ -50,6 +51,19 @@ type storedItem struct {
 	TurnError   *storedTurnError `json:"turn_error,omitempty"`
 	// Notice (added in layout 1; absent in older rows): a notice item's.
 	Notice *storedNotice `json:"notice,omitempty"`
+	// What the MCP face saw of a call (added with gateway_calls, 00037;
+	// absent in older rows and for calls that did not pass the face).
+	Via              string          `json:"via,omitempty"`
+	GatewayCallID    string          `json:"gateway_call_id,omitempty"`
+	DefinitionDigest string          `json:"definition_digest,omitempty"`
+	Result           json.RawMessage `json:"result,omitempty"`
+	Refusal          *storedRefusal  `json:"refusal,omitempty"`
+}
+
+// storedRefusal is a stored call's gateway.Refusal.
+type storedRefusal struct {
+	Code    string `json:"code"`
+	Message string `json:"message"`
 }
 
 // storedNotice is a stored notice item's conversation.Notice.
@@ -121,7 +135,11 @@ func toStored(it conversation.Item) storedItem {
 	s := storedItem{V: storedItemVersion, Type: it.Type, ID: it.ID, ResponseID: it.ResponseID, Text: it.Text,
 		Partial: it.Partial, ServerLabel: it.ServerLabel, UpstreamLabel: it.UpstreamLabel, ListError: it.ListError,
 		Name: it.Name, Arguments: it.Arguments, Redacted: it.Redacted, Output: it.Output, CallError: it.CallError,
-		ApprovalRequestID: it.ApprovalRequestID, Interrupted: it.Interrupted}
+		ApprovalRequestID: it.ApprovalRequestID, Interrupted: it.Interrupted,
+		Via: it.Via, GatewayCallID: it.GatewayCallID, DefinitionDigest: it.DefinitionDigest, Result: it.Result}
+	if r := it.Refusal; r != nil {
+		s.Refusal = &storedRefusal{Code: r.Code, Message: r.Message}
+	}
 	if it.Tools != nil {
 		s.Tools = make([]storedTool, len(it.Tools))
 		for i, t := range it.Tools {
@@ -157,7 +175,11 @@ func fromStored(s storedItem) conversation.Item {
 	it := conversation.Item{Type: s.Type, ID: s.ID, ResponseID: s.ResponseID, Text: s.Text, Partial: s.Partial,
 		ServerLabel: s.ServerLabel, UpstreamLabel: s.UpstreamLabel, ListError: s.ListError, Name: s.Name,
 		Arguments: s.Arguments, Redacted: s.Redacted, Output: s.Output, CallError: s.CallError,
-		ApprovalRequestID: s.ApprovalRequestID, Interrupted: s.Interrupted}
+		ApprovalRequestID: s.ApprovalRequestID, Interrupted: s.Interrupted,
+		Via: s.Via, GatewayCallID: s.GatewayCallID, DefinitionDigest: s.DefinitionDigest, Result: s.Result}
+	if r := s.Refusal; r != nil {
+		it.Refusal = &gateway.Refusal{Code: r.Code, Message: r.Message}
+	}
 	if s.Tools != nil {
 		it.Tools = make([]policy.DiscoveredTool, len(s.Tools))
 		for i, t := range s.Tools {

@@ -88,6 +88,8 @@ func TestItems_EveryFieldSurvivesStoreAndLoad(t *testing.T) {
 		// The digest of the real arguments goes into the call's receipt
 		// (stored with it); the item keeps only the redacted arguments.
 		"ArgumentsSHA256": "the receipt's arguments_sha256, not the item's",
+		// The canonical digest finds the MCP face's record of the call.
+		"CanonicalSHA256": "how the call is matched to gateway_calls, not the item's",
 	}
 	store, _ := newConversations(t)
 	r := store.Repo()
@@ -116,7 +118,7 @@ func TestItems_EveryFieldSurvivesStoreAndLoad(t *testing.T) {
 	if got[0].Seq != stored.Seq || !got[0].CreatedAt.Equal(stored.CreatedAt) || got[0].Seq == 0 || got[0].CreatedAt.IsZero() {
 		t.Errorf("seq %d, created %v; want the row's %d, %v", got[0].Seq, got[0].CreatedAt, stored.Seq, stored.CreatedAt)
 	}
-	stored.ArgumentsSHA256 = "" // kept in memory for the receipt, never stored with the item
+	stored.ArgumentsSHA256, stored.CanonicalSHA256 = "", "" // kept in memory for the receipt, never stored with the item
 	if diff := cmp.Diff(got[0], stored); diff != "" {
 		t.Errorf("AppendItem returned the item otherwise than it is stored (-loaded +returned):\n%s", diff)
 	}

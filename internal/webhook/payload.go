@@ -86,7 +86,7 @@ func text(event string, ev map[string]any, title, link string) string {
 		return "Approval needed: " + tool + where + open
 	case EventDecisionRecorded:
 		what := map[string]string{"approved": "Approved", "denied": "Denied", "expired": "Expired", "superseded": "Superseded",
-			"outcome_unknown": "Outcome unknown"}[str("state")]
+			"outcome_unknown": "Outcome unknown", "not_run": "Not run"}[str("state")]
 		if what == "" {
 			what = "Decided"
 		}

@@ -64,7 +64,7 @@ export type Approval = S["Approval"];
 /** What Toolgate's MCP face saw of a call (gateway mode): on an approval (`call`) and on an mcp_call item (`call`). */
 export type GatewayCall = S["GatewayCall"];
 /** Why the face refused a call: a code and the sentence the model got. */
-export type Refusal = S["Refusal"];
+export type Refusal = S["GatewayRefusal"];
 /** How a request differs from the one denied with a correction just before it. */
 export type Corrects = S["Corrects"];
 export type ArgChange = S["ArgChange"];
