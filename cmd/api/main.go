@@ -243,6 +243,9 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, stdout io.W
 	chat := conversation.NewService(postgres.NewConversationStore(pool), postgres.NewConversationPolicies(policies), responses.New(upCfg), info, userLimits, log)
 	chat.SetReplica(cfg.Replica.ID, cfg.Replica.LeaseTTL)
 	chat.SetApprovalTTL(cfg.ApprovalTTL)
+	// Gateway mode: whether an approved call ran is known from the face's
+	// records (not_run, outcome_unknown only for a crash in between).
+	chat.SetRoute(cfg.Route.Gateway())
 	// Direct mode: the provider calls the MCP servers itself, so what would
 	// run unasked is listed first (README, "Direct mode"). In gateway mode
 	// (MCP_ROUTE=gateway) this stays off: every call is checked at the face.
@@ -349,6 +352,9 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, stdout io.W
 	// The gate at the call decides on every call through the MCP face
 	// (internal/conversation implements it); without one the face is off.
 	var mcpGate gateway.Gate
+	if cfg.Route.Gateway() {
+		mcpGate = conversation.NewCallGate(chat)
+	}
 	api := toolhttp.NewServer(log, policies, chat, authn, store, toolhttp.Options{MaxBodyBytes: cfg.MaxBodyBytes, Heartbeat: cfg.SSEHeartbeat,
 		WebDir: cfg.WebDir, Web: frontend.App(), Version: build.Version,
 		TrustProxyHeaders: cfg.Auth.TrustProxy, AllowedHosts: cfg.AllowedHosts, Idempotency: postgres.NewIdempotencyStore(pool),

@@ -334,10 +334,12 @@ func (s *Service) Get(ctx context.Context, id string) (Transcript, error) {
 		if err != nil {
 			return err
 		}
-		ranOn := map[string]GatewayCall{}
+		ranOn, byCall := map[string]GatewayCall{}, map[string]GatewayCall{}
 		for _, c := range calls {
+			shown := shownCall(c)
+			byCall[c.ID] = shown
 			if c.ApprovalRequestID != nil {
-				ranOn[*c.ApprovalRequestID] = shownCall(c)
+				ranOn[*c.ApprovalRequestID] = shown
 			}
 		}
 		byID := map[string]*Approval{}
@@ -355,6 +357,11 @@ func (s *Service) Get(ctx context.Context, id string) (Transcript, error) {
 		for i := range t.Items {
 			if t.Items[i].Type == ItemApprovalRequest {
 				t.Items[i].Approval = byID[t.Items[i].ID]
+			}
+			// A call that passed the MCP face carries the face's record as
+			// it is now (its state, result, refusal).
+			if c, ok := byCall[t.Items[i].GatewayCallID]; ok && t.Items[i].GatewayCallID != "" {
+				t.Items[i].Call = &c
 			}
 		}
 		if t.Items == nil {

@@ -106,6 +106,9 @@ type Item struct {
 	Result json.RawMessage `json:"result,omitempty"`
 	// Refusal is why the face refused the call (it did not run).
 	Refusal *gateway.Refusal `json:"refusal,omitempty"`
+	// Call is the face's record of the call as it is when the transcript
+	// is read (GET /api/conversations/{id}); never stored with the item.
+	Call *GatewayCall `json:"call,omitempty"`
 	// CanonicalSHA256 is the digest of the canonical arguments
 	// (gateway.ArgumentsDigest): how the call is matched to the face's
 	// record; never stored or shown.

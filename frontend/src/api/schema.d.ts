@@ -1535,10 +1535,94 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/mcp/{label}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The registered MCP server's label. */
+                label: string;
+            };
+            cookie?: never;
+        };
+        /**
+         * Server-initiated stream (not offered)
+         * @description The face is stateless and offers no server-initiated stream; after the token checks it answers 405.
+         */
+        get: operations["getMcpFace"];
+        put?: never;
+        /**
+         * The MCP face of one registered server (streamable HTTP)
+         * @description Toolgate's **MCP face**: in gateway mode (`MCP_ROUTE=gateway`) every
+         *     registered server is served here, and the tool entries Toolgate sends
+         *     the model's provider carry `server_url = PUBLIC_URL + /mcp/{label}`
+         *     instead of the server's real URL. The provider speaks MCP over
+         *     streamable HTTP (JSON-RPC 2.0 in the body, one message per request;
+         *     Toolgate answers statelessly with `application/json`, so any replica
+         *     answers any request). Toolgate forwards `tools/list` and `tools/call`
+         *     to the real server with the server's stored headers; the real URL and
+         *     the stored headers never leave Toolgate.
+         *
+         *     **Authorization** is the capability token (`tgc_…`) Toolgate put in
+         *     the tool entry's `headers` as `Authorization: Bearer tgc_…`. It is
+         *     bound to one conversation, one turn and this server, and expires with
+         *     the turn. A session cookie or a personal API token does not authorize
+         *     this route, and the `Host`/`Origin` checks of the rest of the API do
+         *     not apply (the token is the only credential).
+         *
+         *     **Every `tools/call` is checked where it runs**: the tool's definition
+         *     as the real server lists it now (at most `MCP_DEFINITION_MAX_AGE`, 2 s
+         *     by default, old) must be the one its policy, grant, rule or approval
+         *     was given for, and the call must be allowed unasked or match an
+         *     unused approval of this turn (tool name and arguments digest). A
+         *     refused call is answered as an MCP tool result with `isError: true`,
+         *     a sentence the model and the person can act on as its text, and the
+         *     refusal code in `_meta["toolgate/refusal"]` (`definition_changed`,
+         *     `blocked`, `not_approved`, `unknown_tool`, `turn_over`,
+         *     `server_unavailable`, `gate_unavailable`, `server_unreachable`,
+         *     `invalid_arguments`, `pending`); nothing reaches the real server. An identical
+         *     call in the same turn (a provider's retry) gets the stored result and
+         *     does not run again. A forwarded call is bounded by `MCP_CALL_TIMEOUT`
+         *     (60 s) and `MCP_CALL_MAX_BYTES` (8 MiB).
+         *
+         *     **`tools/list`** lists only the tools the conversation's owner may see
+         *     (blocked ones are left out). It answers from the definitions Toolgate
+         *     listed last when they are at most 5 minutes old, and lists the real
+         *     server again in the background when they are older than
+         *     `MCP_DEFINITION_MAX_AGE`, so a slow server does not slow every
+         *     listing.
+         */
+        post: operations["postMcpFace"];
+        /**
+         * End a session (not needed)
+         * @description The face keeps no sessions; after the token checks it answers 405.
+         */
+        delete: operations["deleteMcpFace"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
+        /**
+         * @description One JSON-RPC 2.0 message of the Model Context Protocol (a request,
+         *     notification or response); see the MCP specification. Described
+         *     loosely: the MCP SDK checks the shape.
+         */
+        McpMessage: {
+            /** @enum {string} */
+            jsonrpc: "2.0";
+            id?: string | number | null;
+            method?: string;
+            params?: Record<string, never>;
+            result?: Record<string, never>;
+            error?: Record<string, never>;
+        } & {
+            [key: string]: unknown;
+        };
         Webhook: {
             id: string;
             /** @description query values masked */
@@ -2279,6 +2363,15 @@ export interface components {
          *     model's provider reported it. Recorded when the call's `mcp_call`
          *     item arrives (or when Toolgate reads a response back after a turn
          *     was cut short), once per `call_id`.
+         *
+         *     With `MCP_ROUTE=gateway` the receipt is the MCP face's instead
+         *     (`via: gateway`): written when the face refused the call or stored
+         *     its result, with `call_id` the face's record (`gwc_…`),
+         *     `arguments_sha256` the digest of the canonical arguments, and
+         *     `definition_digest`, `state`, `result`, `refusal` and `failure`
+         *     saying what the face saw. The provider's `mcp_call` item is then
+         *     linked to it (the item's `gateway_call_id`) and gets no receipt of
+         *     its own; `response_id` is empty.
          * @example {
          *       "conversation_id": "conv_db5d2caa30c1c1dc7ab3158e",
          *       "response_id": "resp_123",
@@ -2337,23 +2430,96 @@ export interface components {
             /** @description The email of the person who approved the call (`approval` only). */
             decided_by: string | null;
             decided_by_id: string | null;
-            /** @enum {string} */
-            outcome: "output" | "error";
-            /** @description Hex SHA-256 of the tool's output; `null` when there was none. */
+            /**
+             * @description `refused` and `not_run` only `via: gateway`: the face refused the call, or it never reached the server.
+             * @enum {string}
+             */
+            outcome: "output" | "error" | "refused" | "not_run";
+            /** @description Hex SHA-256 of the tool's output (`via: gateway`: of the result as the server sent it); `null` when there was none. */
             output_sha256: string | null;
             /** @description The provider's error object when `outcome` is `error`; else `null`. */
             error: unknown;
             /**
-             * @description `gateway`: the call passed Toolgate's MCP face, which recorded this receipt (the definition, the result's digest, a refusal); `provider`: as the model's provider reported it (direct mode).
+             * @description Present when the call passed Toolgate's MCP face.
              * @enum {string}
              */
-            via?: "gateway" | "provider";
-            /** @description Hex SHA-256 of the tool's definition the call was checked against (gateway); `null` otherwise. */
-            definition_digest?: string | null;
-            /** @description Hex SHA-256 of the MCP result the server sent the face (before redaction); `null` when none came back. */
-            result_sha256?: string | null;
-            /** @description Why the face refused the call (nothing ran); `null` when it was not refused. */
-            refusal?: components["schemas"]["Refusal"] | null;
+            via?: "gateway";
+            /** @description `via: gateway`: the tool's definition digest as the server listed it at the call. */
+            definition_digest?: string;
+            /**
+             * @description `via: gateway`: how the call ended (see `GatewayCall.state`).
+             * @enum {string}
+             */
+            state?: "done" | "failed" | "refused" | "not_run";
+            /** @description `via: gateway`: the server's result, secrets hidden. */
+            result?: unknown;
+            refusal?: components["schemas"]["GatewayRefusal"];
+            /** @description `via: gateway`, `failed` or `not_run`: why no result came back. */
+            failure?: string;
+        };
+        /**
+         * @description Why Toolgate's MCP face refused a call; the model gets `message` as
+         *     the call's MCP error result, a sentence the model and the person can
+         *     act on. Codes: `definition_changed` (the tool changed since it was
+         *     allowed: approve again), `blocked` (blocked by the workspace or the
+         *     person's own policy), `not_approved` (it asks and no unused approval
+         *     of this turn matches the call), `unknown_tool` (the server does not
+         *     list it), `turn_over` (the token's turn is no longer running),
+         *     `server_unavailable` (the server is disabled or gone),
+         *     `gate_unavailable` (Toolgate could not check the call: fails closed).
+         *     Other codes may be added; show `message`.
+         */
+        GatewayRefusal: {
+            /** @example definition_changed */
+            code: string;
+            /** @example changed since you allowed it: approve again */
+            message: string;
+        };
+        /**
+         * @description One `tools/call` that reached Toolgate's MCP face
+         *     (`MCP_ROUTE=gateway`), as recorded: the receipt at the call. It is
+         *     written, `running`, in the transaction that uses its approval,
+         *     before the call is forwarded; its result is stored with it.
+         */
+        GatewayCall: {
+            /** @description `gwc_…` */
+            id: string;
+            /** @enum {string} */
+            via: "gateway";
+            conversation_id: string;
+            turn_id: string;
+            server_label: string;
+            tool_name: string;
+            /** @description The canonical arguments the call ran with, secret-looking values replaced by `"[redacted]"`. */
+            arguments: unknown;
+            redacted: string[];
+            /** @description Hex SHA-256 of the real canonical arguments. */
+            arguments_sha256: string;
+            /** @description The tool's definition digest as the server listed it at the call. */
+            definition_digest: string;
+            /** @description What let it run (an `AllowedBy`); `null` for a refused call. */
+            allowed_by: components["schemas"]["AllowedBy"] | null;
+            /** @description The approval the call used (once); `null` when it ran unasked or was refused. */
+            approval_request_id: string | null;
+            /**
+             * @description `running`: forwarded, no result stored (left so only when Toolgate stopped in between). `done`: the server answered (`is_error` says whether the tool reported an error). `failed`: no answer came back (`failure`). `refused`: the face refused it (`refusal`); it never reached the server. `not_run`: it provably never reached the server.
+             * @enum {string}
+             */
+            state: "running" | "done" | "failed" | "refused" | "not_run";
+            /** @description The MCP `CallToolResult`, secrets hidden; `null` without one. */
+            result: unknown;
+            is_error: boolean;
+            failure?: string;
+            /** @description Hex SHA-256 of the result as the server sent it. */
+            output_sha256: string | null;
+            refusal: components["schemas"]["GatewayRefusal"] | null;
+            /** @description The provider's `mcp_call` item that reported the call, once it arrived. */
+            item_id?: string;
+            response_id?: string;
+            /** Format: date-time */
+            created_at: string;
+            /** Format: date-time */
+            finished_at: string | null;
         };
         /** @description One recorded change. */
         AuditEntry: {
@@ -2595,7 +2761,20 @@ export interface components {
             /** @description `mcp_call`: the approval request the call ran after. */
             approval_request_id?: string;
             allowed_by?: components["schemas"]["AllowedBy"];
-            /** @description `mcp_call`: what Toolgate's MCP face saw of the call (gateway mode): the definition it ran against, its arguments and result (redacted), what allowed it, or why it was refused. Absent in direct mode. */
+            /**
+             * @description `mcp_call`: `gateway` when the call passed Toolgate's MCP face (`MCP_ROUTE=gateway`): `gateway_call_id`, `definition_digest`, `result` and `refusal` say what the face saw, and `allowed_by` is what the face allowed it by. Absent for calls the provider made directly.
+             * @enum {string}
+             */
+            via?: "gateway";
+            /** @description `mcp_call` via `gateway`: the face's record of the call (`gwc_…`; the `call_id` of its `tool.call` receipt). */
+            gateway_call_id?: string;
+            /** @description `mcp_call` via `gateway`: the digest of the tool's definition as the server listed it when the call ran. */
+            definition_digest?: string;
+            /** @description `mcp_call` via `gateway`: the MCP `CallToolResult` the server sent (`content`, `structuredContent`, `isError`), secret-looking values replaced by `"[redacted]"`. */
+            result?: unknown;
+            /** @description `mcp_call` via `gateway`: why the face refused the call (it did not run). */
+            refusal?: components["schemas"]["GatewayRefusal"];
+            /** @description `mcp_call` via `gateway`, in `GET /api/conversations/{id}` only: the face's record of the call as it is when the transcript is read (its state, the definition it ran against, its arguments and result with secrets hidden, what allowed it or why it was refused). Not in stream events. */
             call?: components["schemas"]["GatewayCall"];
             /** @description `mcp_call`: true when the call began (the stream's `tool.started` event) but the turn ended before the provider reported its result, so the tool may or may not have run. Such an item has no `arguments`, `output` or `error`; absent on calls that finished. */
             interrupted?: boolean;
@@ -2620,11 +2799,13 @@ export interface components {
          *     sent once more without it). `decision_hook_failed`: a decision
          *     hook asked about an approval request failed (timeout, error status,
          *     bad answer), so the request asks; `message` says what went wrong.
+         *     `server_unchecked` (direct mode): Toolgate could not list the server
+         *     before the request, so its tools that would run unasked ask.
          *     Other codes may be added; show `message`.
          */
         Notice: {
             /**
-             * @description `server_skipped`, `server_dropped`, `provider_state_lost`, `decision_hook_failed`, ...
+             * @description `server_skipped`, `server_dropped`, `server_unchecked`, `provider_state_lost`, `decision_hook_failed`, ...
              * @example server_skipped
              */
             code: string;
@@ -2923,19 +3104,19 @@ export interface components {
                 /** @enum {string} */
                 source: "tool" | "server" | "global" | "user" | "locked" | "new" | "changed" | "ask_everything" | "unknown";
                 /**
-                 * @description `not_read_only`: the default `ask_unless_read_only` asks because the tool does not declare `readOnlyHint: true`. `rules`: argument rules apply to the tool and none decided (see `rules`). `read_only_claimed`: the tool declares `readOnlyHint: true`, but no admin has accepted its server's read-only hints yet.
+                 * @description `not_read_only`: the default `ask_unless_read_only` asks because the tool does not declare `readOnlyHint: true`. `rules`: argument rules apply to the tool and none decided (see `rules`). `read_only_claimed`: the tool declares `readOnlyHint: true`, but no admin has accepted its server's read-only hints yet. `unverified` (direct mode, source `unknown`): the tool would run unasked, but Toolgate could not list its server before the request (failed, or slower than `MCP_PRELIST_TIME_LIMIT`) or the listing left the tool out, so it asks.
                  * @enum {string}
                  */
-                reason?: "not_read_only" | "new_tool" | "changed" | "read_only_changed" | "policy" | "ask_everything" | "rules" | "read_only_claimed";
+                reason?: "not_read_only" | "new_tool" | "changed" | "read_only_changed" | "policy" | "ask_everything" | "rules" | "read_only_claimed" | "unverified";
                 fields?: ("title" | "description" | "input_schema" | "annotations")[];
             };
             /** Format: date-time */
             requested_at: string;
             /**
-             * @description `superseded`: closed by a newer message, or the response that asked did not complete. `not_run`: approved, but the call provably did not run (its follow-up never reached the provider, or the call was refused or failed before it reached the server; `call` says which when it reached Toolgate's MCP face); the conversation can go on and the model may ask again. `outcome_unknown`: Toolgate crashed between forwarding the call to its server and storing its result: the tool may have run, and it is never sent as an approval again. `expired`: it can no longer be answered and did not run: nobody decided within `APPROVAL_TTL`, or the model's provider no longer has the response that asked (`previous_response_not_found`), see `reason`.
+             * @description `superseded`: closed by a newer message, or the response that asked did not complete. `outcome_unknown`: approved and sent, but Toolgate could not learn whether the tool ran (a crash, a stream cut before the provider said): it may have run, and it is never sent as an approval again. With `MCP_ROUTE=gateway` only one case is left: Toolgate forwarded the call through its MCP face and stopped before storing the result (`call` is then `running`). `not_run` (`MCP_ROUTE=gateway`): approved, but it provably did not run: no call on it passed Toolgate's MCP face (the follow-up never reached the provider, the provider did not call it, the face refused the call), or the call failed before it reached the server; `reason` says which; the model is told, and can ask again. `expired`: it can no longer be answered and did not run: nobody decided within `APPROVAL_TTL`, or the model's provider no longer has the response that asked (`previous_response_not_found`), see `reason`.
              * @enum {string}
              */
-            state: "pending" | "approved" | "denied" | "superseded" | "not_run" | "outcome_unknown" | "expired";
+            state: "pending" | "approved" | "denied" | "superseded" | "outcome_unknown" | "expired" | "not_run";
             /** Format: date-time */
             decided_at: string | null;
             /** @description The email of the user who decided (the conversation's owner); `null` when Toolgate closed the request itself. */
@@ -2971,20 +3152,6 @@ export interface components {
             /** @description What the argument rules made of the request; `null` when no rules apply to the tool. */
             rules?: components["schemas"]["RuleCheck"] | null;
             /**
-             * @description Hex SHA-256 of the tool's definition (name, description, input and
-             *     output schemas, annotations) the person was shown and approved: a
-             *     call through Toolgate's MCP face runs on this approval only while
-             *     the server lists this definition. `null` when Toolgate held no
-             *     definition of the tool (and for requests recorded before).
-             */
-            definition_digest?: string | null;
-            /**
-             * @description What Toolgate's MCP face saw of the call this approval allowed
-             *     (`MCP_ROUTE=gateway`); `null` until the call reaches the face, and
-             *     in direct mode.
-             */
-            call?: components["schemas"]["GatewayCall"] | null;
-            /**
              * @description The level of the admin's **lock at Ask** that made the tool ask
              *     (its own locked `always`, or a locked server or global default
              *     that is `always` for it): the request can be approved once or
@@ -2994,56 +3161,30 @@ export interface components {
              * @enum {string|null}
              */
             ask_lock?: "tool" | "server" | "global" | null;
-        };
-        /**
-         * @description One `tools/call` as Toolgate's MCP face (`/mcp/{server_label}`) saw
-         *     it: the definition it was checked against, the arguments and result
-         *     (secrets hidden, as on the card), and what allowed it or why it was
-         *     refused. On an `Approval` (`call`) and on an `mcp_call` item
-         *     (`call`).
-         */
-        GatewayCall: {
-            /** @constant */
-            via: "gateway";
             /**
-             * @description `running`: forwarded, no result stored yet. `done`: the server answered (`is_error` says whether its result is an error). `failed`: forwarded, but no answer came back (a timeout, a broken connection, a result too large): it may have run. `refused`: the check refused it (`refusal`); nothing was forwarded. `not_run`: it provably never reached the server (the connection was refused, the request was never written).
-             * @enum {string}
+             * @description Hex SHA-256 of the real arguments the model asked with, in
+             *     canonical form (JSON with sorted keys, no insignificant
+             *     whitespace, numbers as written). A call through Toolgate's MCP
+             *     face runs on this approval only with arguments of this digest:
+             *     one byte different is refused. Absent for requests stored before
+             *     it was recorded, or whose arguments are not a JSON object.
              */
-            state: "running" | "done" | "failed" | "refused" | "not_run";
-            /** @description Hex SHA-256 of the tool's definition as the server listed it when the call was checked. */
-            definition_digest: string;
-            /** @description The arguments the call ran with, redacted (see `Item.arguments`). */
-            arguments: unknown;
-            /** @description The argument (and result) paths whose values were hidden. */
-            redacted: string[];
-            /** @description The MCP `CallToolResult` the server sent (`content`, `structuredContent`, `isError`), secret-looking values hidden; `null` when none came back. */
-            result: unknown;
-            is_error: boolean;
-            refusal: components["schemas"]["Refusal"] | null;
-            /** @description What let the call run; `null` when it was refused. */
-            allowed_by: components["schemas"]["AllowedBy"] | null;
+            arguments_sha256?: string;
             /**
-             * Format: date-time
-             * @description When the face checked the call.
+             * @description The tool's definition digest (`sha256:…` of name, title,
+             *     description, input schema and annotations) as Toolgate held it
+             *     when the request asked: the approval lets only that definition
+             *     run (a changed one is refused: "changed since you allowed it:
+             *     approve again"). Absent when Toolgate had not discovered the tool.
              */
-            at: string;
-        };
-        /**
-         * @description Why Toolgate's MCP face refused a call; the model gets `message` as
-         *     the call's MCP error result. Codes: `definition_changed` (the tool
-         *     changed since it was allowed: approve again), `blocked` (blocked by
-         *     the workspace or the person's own policy), `not_approved` (it asks
-         *     and no unused approval of this turn matches the call),
-         *     `unknown_tool` (the server does not list it), `turn_over` (the
-         *     token's turn is no longer running), `server_unavailable` (the server
-         *     is disabled or gone), `gate_unavailable` (Toolgate could not check
-         *     the call: fails closed). Other codes may be added; show `message`.
-         */
-        Refusal: {
-            /** @example definition_changed */
-            code: string;
-            /** @example changed since you allowed it: approve again */
-            message: string;
+            definition_digest?: string;
+            /**
+             * @description `MCP_ROUTE=gateway`: what Toolgate's MCP face saw of the call
+             *     this approval let run (the definition it ran against, the
+             *     arguments it ran with, its result, secrets hidden, and what
+             *     allowed it). Absent when no call ran on it through the face.
+             */
+            call?: components["schemas"]["GatewayCall"];
         };
         /** @description How an approval request differs from the one the person denied with a correction just before it. */
         Corrects: {
@@ -3194,6 +3335,87 @@ export interface components {
         };
     };
     responses: {
+        /**
+         * @description The MCP request is malformed (not JSON-RPC, a wrong `Content-Type` or
+         *     `Accept`, a body over `MAX_BODY_BYTES`, an unsupported protocol
+         *     version) or uses a method the stateless face does not offer; answered
+         *     by the MCP SDK, as a JSON-RPC error or plain text.
+         */
+        McpBadRequest: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["McpMessage"];
+                "text/plain": string;
+            };
+        };
+        /**
+         * @description No capability token, or one that is malformed, not issued by this
+         *     Toolgate (`token_missing`, `token_invalid`) or expired
+         *     (`token_expired`); the answer carries `WWW-Authenticate: Bearer`.
+         */
+        McpNoToken: {
+            headers: {
+                /** @example Bearer realm="toolgate", error="invalid_token" */
+                "WWW-Authenticate"?: string;
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "error": {
+                 *         "code": "token_expired",
+                 *         "message": "the capability token has expired: it lasts for one turn"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /**
+         * @description The token is for another server (`token_other_server`), its turn is
+         *     no longer running (`turn_over`), or the server is disabled
+         *     (`server_unavailable`).
+         */
+        McpForbidden: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "error": {
+                 *         "code": "token_other_server",
+                 *         "message": "this capability token is for another MCP server: send each server the token Toolgate put in that server's tool entry"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /**
+         * @description No server with this label is registered (`server_not_found`), or the
+         *     face is off because Toolgate runs with `MCP_ROUTE=direct`
+         *     (`mcp_face_off`).
+         */
+        McpNotFound: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description Toolgate could not check the request (its database did not answer); nothing ran (`gate_unavailable`). */
+        McpUnavailable: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
         /** @description No webhook with that id (`webhook_not_found`). */
         WebhookNotFound: {
             headers: {
@@ -7066,6 +7288,116 @@ export interface operations {
             404: components["responses"]["WebhookNotFound"];
             421: components["responses"]["MisdirectedHost"];
             500: components["responses"]["Internal"];
+        };
+    };
+    getMcpFace: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The registered MCP server's label. */
+                label: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            401: components["responses"]["McpNoToken"];
+            403: components["responses"]["McpForbidden"];
+            404: components["responses"]["McpNotFound"];
+            405: components["responses"]["McpBadRequest"];
+            503: components["responses"]["McpUnavailable"];
+        };
+    };
+    postMcpFace: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The registered MCP server's label. */
+                label: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "jsonrpc": "2.0",
+                 *       "id": 2,
+                 *       "method": "tools/call",
+                 *       "params": {
+                 *         "name": "get_forecast",
+                 *         "arguments": {
+                 *           "city": "Berlin"
+                 *         }
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["McpMessage"];
+            };
+        };
+        responses: {
+            /** @description The JSON-RPC response (a refused call is a tool result with `isError` true). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "jsonrpc": "2.0",
+                     *       "id": 2,
+                     *       "result": {
+                     *         "isError": true,
+                     *         "content": [
+                     *           {
+                     *             "type": "text",
+                     *             "text": "get_forecast changed since you allowed it: approve again."
+                     *           }
+                     *         ],
+                     *         "_meta": {
+                     *           "toolgate/refusal": "definition_changed"
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["McpMessage"];
+                };
+            };
+            /** @description A notification (such as `notifications/initialized`) was accepted; no body. */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["McpBadRequest"];
+            401: components["responses"]["McpNoToken"];
+            403: components["responses"]["McpForbidden"];
+            404: components["responses"]["McpNotFound"];
+            413: components["responses"]["McpBadRequest"];
+            415: components["responses"]["McpBadRequest"];
+            503: components["responses"]["McpUnavailable"];
+        };
+    };
+    deleteMcpFace: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The registered MCP server's label. */
+                label: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            401: components["responses"]["McpNoToken"];
+            403: components["responses"]["McpForbidden"];
+            404: components["responses"]["McpNotFound"];
+            405: components["responses"]["McpBadRequest"];
+            503: components["responses"]["McpUnavailable"];
         };
     };
 }

@@ -19,7 +19,9 @@ function gw(over: Partial<GatewayCall> = {}): GatewayCall {
   return {
     via: "gateway", state: "done", definition_digest: DIGEST, arguments: { city: "Oslo", token: "[redacted]" }, redacted: ["token"],
     result: { content: [{ type: "text", text: "deleted the Oslo forecast" }], isError: false }, is_error: false, refusal: null,
-    allowed_by: { kind: "approval" }, at: "2026-11-28T10:00:00Z", ...over,
+    allowed_by: { kind: "approval" }, id: "gwc_1", conversation_id: "conv_1", turn_id: "turn_1", server_label: "demo",
+    tool_name: "delete_forecast", arguments_sha256: "a".repeat(64), approval_request_id: null, output_sha256: null,
+    created_at: "2026-11-28T10:00:00Z", finished_at: "2026-11-28T10:00:01Z", ...over,
   };
 }
 

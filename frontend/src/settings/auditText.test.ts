@@ -183,21 +183,20 @@ suite("receipts of calls through Toolgate's MCP face", () => {
     arguments_text: '{"city":"Oslo","token":"[redacted]"}', redacted: ["token"], arguments_sha256: "aa11",
     allowed_by: { kind: "approval" }, decided_by: "ana@example.com", decided_by_id: null,
     outcome: "output", output_sha256: "bb22", error: null,
-    via: "gateway", definition_digest: DIGEST, result_sha256: "cc33", refusal: null,
+    via: "gateway", definition_digest: DIGEST, refusal: null,
   };
 
   it("a call that ran: the definition it was checked against and the digest of the result the server sent", () => {
     expect(text({ action: "tool.call", before: null, after: receipt })).toBe(
       'Ran demo/delete_forecast | Arguments: {"city":"Oslo","token":"[redacted]"} | Hidden: token | Approved by ana@example.com'
-      + ` | Through Toolgate's MCP face, against definition ${DIGEST} | SHA-256 of the arguments: aa11; of the output: bb22`
-      + " | SHA-256 of the result the server sent Toolgate: cc33");
+      + ` | Through Toolgate's MCP face, against definition ${DIGEST} | SHA-256 of the arguments: aa11; of the output: bb22`);
     // A receipt from the provider (direct mode) says nothing of the face.
-    expect(text({ action: "tool.call", before: null, after: { ...receipt, via: "provider", definition_digest: null, result_sha256: null } }))
+    expect(text({ action: "tool.call", before: null, after: { ...receipt, via: "provider", definition_digest: null } }))
       .not.toMatch(/MCP face|result the server sent/);
   });
 
   it("a refused call: refused, its sentence, nothing ran, no 'allowed by'; an unknown code shows the server's sentence", () => {
-    const refused = { ...receipt, allowed_by: null, decided_by: null, output_sha256: null, result_sha256: null,
+    const refused = { ...receipt, allowed_by: null, decided_by: null, output_sha256: null,
       refusal: { code: "definition_changed", message: "changed since you allowed it: approve again" } };
     const d = describe(entry({ action: "tool.call", before: null, after: refused }), i18n.getFixedT("en", "settings"));
     expect(partsText(d.parts)).toBe("Refused a call of demo/delete_forecast: it did not run");

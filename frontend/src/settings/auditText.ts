@@ -169,8 +169,6 @@ function describeCall(ref: Part, after: Obj | null, t: SettingsT, pol: (v: unkno
   }
   if (!refusal) {
     details.push(t("audit.callDigests", { args: str(after?.arguments_sha256) ?? "?", output: str(after?.output_sha256) ?? t("audit.callNoOutput") }));
-    const result = str(after?.result_sha256);
-    if (result) details.push(t("audit.callResultDigest", { digest: result }));
   } else {
     details.push(t("audit.callArgumentsDigest", { args: str(after?.arguments_sha256) ?? "?" }));
   }
