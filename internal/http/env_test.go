@@ -3,6 +3,7 @@ package http_test
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -11,6 +12,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -20,6 +22,7 @@ import (
 	"github.com/toolgate/toolgate/internal/auth"
 	"github.com/toolgate/toolgate/internal/conversation"
 	"github.com/toolgate/toolgate/internal/demomcp"
+	"github.com/toolgate/toolgate/internal/gateway"
 	toolhttp "github.com/toolgate/toolgate/internal/http"
 	"github.com/toolgate/toolgate/internal/mcpclient"
 	"github.com/toolgate/toolgate/internal/metrics"
@@ -49,6 +52,10 @@ type apiEnv struct {
 	admin   auth.User // the admin created with the env
 	token   string    // the bearer token every request helper sends ("" sends none)
 	hooks   *postgres.WebhookStore
+	// gateway mode (envOptions.gateway): the capability tokens and what
+	// reached the face.
+	tokens   *gateway.Tokens
+	faceHits *faceHits
 }
 
 // envOptions vary the API under test.
@@ -71,6 +78,36 @@ type envOptions struct {
 
 	// mcpFace builds Options.MCPFace over the API's servers (nil: the face is off).
 	mcpFace func(*policy.Service) http.Handler
+	// gateway runs MCP_ROUTE=gateway as cmd/api wires it: the tool entries
+	// name this API's own face (/mcp/{label}) with capability tokens, the
+	// face asks the real gate (conversation.CallGate), and approvals are
+	// settled from its records. definitionMaxAge is MCP_DEFINITION_MAX_AGE
+	// (0: list at every call).
+	gateway          bool
+	definitionMaxAge time.Duration
+}
+
+// faceHits counts the requests that reached the MCP face, by server label.
+type faceHits struct {
+	mu   sync.Mutex
+	hits map[string]int
+}
+
+func (f *faceHits) count(label string) int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.hits[label]
+}
+
+func (f *faceHits) wrap(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if label, ok := strings.CutPrefix(r.URL.Path, "/mcp/"); ok {
+			f.mu.Lock()
+			f.hits[label]++
+			f.mu.Unlock()
+		}
+		h.ServeHTTP(w, r)
+	})
 }
 
 const demoToken = "demo-secret-token-0123456789"
@@ -160,11 +197,21 @@ func (e *apiEnv) start() {
 	if e.opts.retries == 0 {
 		e.opts.retries = 2
 	}
+	face := e.opts.face
+	if e.opts.gateway {
+		if e.tokens == nil {
+			key := make([]byte, 32)
+			_, _ = rand.Read(key)
+			e.tokens, e.faceHits = gateway.NewTokens(key), &faceHits{hits: map[string]int{}}
+		}
+		face = &responses.Face{Tokens: e.tokens, TTL: 2 * time.Minute} // BaseURL: once listening
+	}
 	up := responses.New(responses.Config{APIKey: "test-key", BaseURL: e.up.url + "/v1/", Model: "gpt-5-mini",
-		Layout: responses.Layout(e.opts.layout), MaxRetries: e.opts.retries, Logger: e.log, Face: e.opts.face})
+		Layout: responses.Layout(e.opts.layout), MaxRetries: e.opts.retries, Logger: e.log, Face: face})
 	e.chat = conversation.NewService(postgres.NewConversationStore(e.pool), postgres.NewConversationPolicies(svc), up,
 		conversation.Info{Offline: true, Model: "gpt-5-mini", Layout: e.opts.layout}, e.opts.limits, e.log)
 	e.chat.SetReplica(fmt.Sprintf("rep_test_%d", replicaSeq.Add(1)), e.opts.leaseTTL)
+	e.chat.SetRoute(e.opts.gateway)
 	// As cmd/api wires it: notifications from every replica on the database.
 	lctx, stop := context.WithCancel(context.Background())
 	e.t.Cleanup(stop)
@@ -191,16 +238,25 @@ func (e *apiEnv) start() {
 		e.t.Fatal(err)
 	}
 	e.hooks = postgres.NewWebhookStore(e.pool)
+	mcpFace := e.mcpFace(svc)
+	if e.opts.gateway {
+		caller := &mcpclient.Caller{CallTimeout: 10 * time.Second}
+		e.t.Cleanup(caller.Close)
+		mcpFace = gateway.NewFace(gateway.FaceOptions{Tokens: e.tokens, Gate: conversation.NewCallGate(e.chat), Servers: svc,
+			Upstream: caller, DefinitionMaxAge: e.opts.definitionMaxAge, Logger: e.log}) // 0: list at every call
+	}
 	e.api = toolhttp.NewServer(e.log, svc, e.chat, e.auth, store, toolhttp.Options{MaxBodyBytes: 64 << 10, Heartbeat: e.opts.heartbeat, WebDir: e.opts.webDir,
 		Web: e.opts.web, Version: e.opts.version, TrustProxyHeaders: e.opts.trustProxy,
 		Metrics: e.opts.metrics, MetricsToken: e.opts.metricsTok, Idempotency: postgres.NewIdempotencyStore(e.pool),
-		StreamWriteTimeout: e.opts.writeLimit, Webhooks: webhook.NewService(e.hooks, guard, e.log), MCPFace: e.mcpFace(svc)})
-	if e.opts.authMode == auth.ModeNone {
-		if _, err := e.auth.EnsureLocalUser(context.Background()); err != nil {
-			e.t.Fatal(err)
-		}
+		StreamWriteTimeout: e.opts.writeLimit, Webhooks: webhook.NewService(e.hooks, guard, e.log), MCPFace: mcpFace})
+	var srv *httptest.Server
+	if e.opts.gateway {
+		srv = httptest.NewServer(e.faceHits.wrap(e.api))
+		face.BaseURL = srv.URL
 	}
-	srv := httptest.NewServer(e.api)
+	if srv == nil {
+		srv = httptest.NewServer(e.api)
+	}
 	e.t.Cleanup(srv.Close)
 	e.url = srv.URL
 	specWatch(e.t, e.url) // every answer is checked against docs/openapi.yaml

@@ -202,6 +202,28 @@ type (
 		Tools    []struct{ Name string } `json:"tools"`
 		Approval *approval               `json:"approval"`
 		TurnErr  *turnError              `json:"turn_error"`
+		// Through the MCP face (gateway mode): what the face saw.
+		Via     string       `json:"via"`
+		Refusal *refusal     `json:"refusal"`
+		Call    *gatewayCall `json:"call"`
+	}
+	refusal struct {
+		Code    string `json:"code"`
+		Message string `json:"message"`
+	}
+	gatewayCall struct {
+		ID                string          `json:"id"`
+		TurnID            string          `json:"turn_id"`
+		State             string          `json:"state"`
+		DefinitionDigest  string          `json:"definition_digest"`
+		Arguments         json.RawMessage `json:"arguments"`
+		Result            json.RawMessage `json:"result"`
+		IsError           bool            `json:"is_error"`
+		Refusal           *refusal        `json:"refusal"`
+		ApprovalRequestID *string         `json:"approval_request_id"`
+		AllowedBy         *struct {
+			Kind string `json:"kind"`
+		} `json:"allowed_by"`
 	}
 	approval struct {
 		ID          string          `json:"approval_request_id"`
@@ -221,6 +243,9 @@ type (
 		Scope    *string `json:"scope"`
 		Remember bool    `json:"remember"`
 		AskLock  *string `json:"ask_lock"`
+		// Gateway mode: the definition approved and the face's record of the call.
+		DefinitionDigest string       `json:"definition_digest"`
+		Call             *gatewayCall `json:"call"`
 	}
 	decisionEvent struct {
 		ApprovalRequestID string   `json:"approval_request_id"`
