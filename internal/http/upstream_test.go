@@ -24,6 +24,9 @@ type upstreamTap struct {
 	requests []map[string]any // decoded bodies of POST /v1/responses, in order
 	raw      [][]byte         // the same bodies as they arrived
 	arrived  []time.Time      // when each of requests arrived
+	// before, when set, sees each request's body before the emulator
+	// does (a hostile provider acting on what Toolgate sent it).
+	before func(raw []byte)
 }
 
 func newUpstreamTap(t testing.TB) *upstreamTap {
@@ -50,13 +53,25 @@ func newUpstreamTap(t testing.TB) *upstreamTap {
 			if tap.behavior != "" {
 				r.Header.Set(emulator.BehaviorHeader, tap.behavior)
 			}
+			before := tap.before
 			tap.mu.Unlock()
+			if before != nil {
+				before(raw)
+			}
 		}
 		h.ServeHTTP(w, r)
 	}))
 	t.Cleanup(srv.Close)
 	tap.url = srv.URL
 	return tap
+}
+
+// onRequest calls f with each following request's body before the
+// emulator answers it (nil: none).
+func (u *upstreamTap) onRequest(f func(raw []byte)) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	u.before = f
 }
 
 // setBehavior applies behavior to every following request ("" for none).
