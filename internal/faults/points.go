@@ -12,4 +12,8 @@ const (
 	// FollowUpBeforeSend is after a follow-up's turn was claimed (its
 	// answers recorded as sent, committed), before the request leaves.
 	FollowUpBeforeSend = "follow-up-before-send"
+	// GatewayAfterForward is in the MCP face, after the real server
+	// answered a call and before its result is stored (the only crash
+	// that leaves an approved call outcome_unknown in gateway mode).
+	GatewayAfterForward = "gateway-after-forward"
 )

@@ -13,6 +13,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/toolgate/toolgate/internal/apperr"
+	"github.com/toolgate/toolgate/internal/faults"
 	"github.com/toolgate/toolgate/internal/policy"
 )
 
@@ -90,6 +91,7 @@ func (f *face) callTool(ctx context.Context, fr *faceRequest, p *mcp.CallToolPar
 		// Forwarded whatever the client does now: the call is admitted, so
 		// its result must be recorded.
 		res := f.upstream.CallTool(context.WithoutCancel(ctx), srv.URL, srv.Headers, p.Name, canonical)
+		faults.Crash(faults.GatewayAfterForward)
 		res.Failure = scrub(srv, res.Failure)
 		// A context of its own: the call may have outlasted gctx.
 		fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), gateTimeout)
