@@ -249,6 +249,11 @@ func (e *apiEnv) start() {
 		Web: e.opts.web, Version: e.opts.version, TrustProxyHeaders: e.opts.trustProxy,
 		Metrics: e.opts.metrics, MetricsToken: e.opts.metricsTok, Idempotency: postgres.NewIdempotencyStore(e.pool),
 		StreamWriteTimeout: e.opts.writeLimit, Webhooks: webhook.NewService(e.hooks, guard, e.log), MCPFace: mcpFace})
+	if e.opts.authMode == auth.ModeNone {
+		if _, err := e.auth.EnsureLocalUser(context.Background()); err != nil {
+			e.t.Fatal(err)
+		}
+	}
 	var srv *httptest.Server
 	if e.opts.gateway {
 		srv = httptest.NewServer(e.faceHits.wrap(e.api))

@@ -90,6 +90,7 @@ func TestItems_EveryFieldSurvivesStoreAndLoad(t *testing.T) {
 		"ArgumentsSHA256": "the receipt's arguments_sha256, not the item's",
 		// The canonical digest finds the MCP face's record of the call.
 		"CanonicalSHA256": "how the call is matched to gateway_calls, not the item's",
+		"Call":            "the MCP face's record of the call, joined in from gateway_calls when the transcript is read",
 	}
 	store, _ := newConversations(t)
 	r := store.Repo()
@@ -119,6 +120,7 @@ func TestItems_EveryFieldSurvivesStoreAndLoad(t *testing.T) {
 		t.Errorf("seq %d, created %v; want the row's %d, %v", got[0].Seq, got[0].CreatedAt, stored.Seq, stored.CreatedAt)
 	}
 	stored.ArgumentsSHA256, stored.CanonicalSHA256 = "", "" // kept in memory for the receipt, never stored with the item
+	stored.Call = nil                                       // joined in when the transcript is read
 	if diff := cmp.Diff(got[0], stored); diff != "" {
 		t.Errorf("AppendItem returned the item otherwise than it is stored (-loaded +returned):\n%s", diff)
 	}

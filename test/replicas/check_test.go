@@ -165,6 +165,7 @@ func checkAll(ctx context.Context, ev *evidence, l *load) []*invariant {
 	}
 
 	approvedRan := &invariant{name: "every approved tool ran or is outcome_unknown; none ran that was denied, superseded, expired or pending"}
+	known := &invariant{name: "gateway: every approved call ran once and is recorded with its result, or is recorded as not run (outcome_unknown only for a call the face forwarded and never finished)"}
 	matches := &invariant{name: "every transcript matches what the provider did (MCP call log, stored responses, response chain)"}
 	for _, cid := range sortedKeys(ev.transcripts) {
 		tr := ev.transcripts[cid]
@@ -177,6 +178,19 @@ func checkAll(ctx context.Context, ev *evidence, l *load) []*invariant {
 			a := *it.Approval
 			k := canon(a.ToolName, a.Arguments)
 			approvals[k], byID[a.ID] = a, a
+			if l.plan.gateway {
+				n := ev.calls[k]
+				switch a.State {
+				case "approved":
+					known.check(n == 1 && a.Call != nil && a.Call.State == "done" && shownWithOutput(tr, a.ID),
+						"%s: %s approved, ran %d times, face record %v, the transcript's call with its output: %v", cid, k, n, a.Call, shownWithOutput(tr, a.ID))
+				case "not_run":
+					known.check(n == 0, "%s: %s is recorded as not run, but the MCP server ran it %d times", cid, k, n)
+				case "outcome_unknown":
+					known.check(a.Call != nil && a.Call.State == "running" && n <= 1,
+						"%s: %s is outcome_unknown (%s), but the face's record is %v (ran %d times)", cid, k, deref(a.Reason), a.Call, n)
+				}
+			}
 			switch n := ev.calls[k]; a.State {
 			case "approved":
 				approvedRan.check(n >= 1, "%s: %s approved (answered_in %s) but it never ran, and the approval does not say outcome_unknown", cid, k, deref(a.AnsweredIn))
@@ -269,13 +283,28 @@ func checkAll(ctx context.Context, ev *evidence, l *load) []*invariant {
 		why, bad := l.unusable[cv.id]
 		usable.check(!bad, "%s did not answer: %s", cv.id, why)
 	}
-	return []*invariant{twice, approvedRan, matches, blocked, decidable, usable}
+	invs := []*invariant{twice, approvedRan, matches, blocked, decidable, usable}
+	if l.plan.gateway {
+		invs = append(invs, known)
+	}
+	return invs
 }
 
 // blindlyInterrupted says whether the turn that sent tag's message ended
 // as interrupted before Toolgate learnt anything of its response: then
 // nobody can know which of its calls ran, and the transcript saying the
 // turn was interrupted is all it can say.
+// shownWithOutput: the transcript holds the call approval id let run, with
+// its output.
+func shownWithOutput(tr transcript, approvalID string) bool {
+	for _, it := range tr.Items {
+		if it.Type == "mcp_call" && it.ApprovalRequestID == approvalID && !it.Interrupted && it.Output != nil {
+			return true
+		}
+	}
+	return false
+}
+
 func blindlyInterrupted(tr transcript, tag string) bool {
 	var seg []item
 	for _, it := range tr.Items {

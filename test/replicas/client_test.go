@@ -210,6 +210,11 @@ type approval struct {
 	Arguments  json.RawMessage `json:"arguments"`
 	State      string          `json:"state"`
 	AnsweredIn *string         `json:"answered_in"`
+	Reason     *string         `json:"reason"`
+	// Call is the MCP face's record of the call it let run (gateway).
+	Call *struct {
+		State string `json:"state"`
+	} `json:"call"`
 }
 
 func (c *client) transcript(ctx context.Context, id string) (transcript, error) {

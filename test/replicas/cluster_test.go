@@ -100,7 +100,10 @@ type cluster struct {
 	emulator string // its base URL, …/v1/
 	demo     string // the demo MCP server's base URL
 	proxy    string // HAProxy's base URL: every client request goes here
-	replicas []*replica
+	// proxyAddr is the address HAProxy listens on, chosen before the
+	// replicas start (their PUBLIC_URL).
+	proxyAddr string
+	replicas  []*replica
 
 	mu    sync.Mutex
 	procs []*proc // every process started, for the cleanup
@@ -278,7 +281,7 @@ func (c *cluster) startProxy(ctx context.Context) {
 		c.t.Fatalf("HAProxy is not installed (%v): this test runs the replicas behind the real proxy "+
 			"from Debian's packages; install it with apt-get install -y haproxy (.ci/run does)", err)
 	}
-	addr := freeAddr(c.t)
+	addr := c.reserveProxy()
 	env := append(baseEnv(), "TOOLGATE_PROXY_BIND="+addr)
 	for i, r := range c.replicas {
 		env = append(env, fmt.Sprintf("TOOLGATE_API_%d=%s", i+1, r.addr))
@@ -292,6 +295,14 @@ func (c *cluster) startProxy(ctx context.Context) {
 	c.add(p)
 	c.proxy = "http://" + addr
 	waitHTTP(ctx, c.t, p, c.proxy+"/readyz")
+}
+
+// reserveProxy picks the address HAProxy will listen on, once.
+func (c *cluster) reserveProxy() string {
+	if c.proxyAddr == "" {
+		c.proxyAddr = freeAddr(c.t)
+	}
+	return c.proxyAddr
 }
 
 // waitHTTP fails the test unless url answers 200 within 30 seconds.

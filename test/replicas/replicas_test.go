@@ -47,6 +47,9 @@ type plan struct {
 	margin        time.Duration // allowed on top of the lease before a blocked conversation counts
 	streamLimit   time.Duration // one chat stream, at most
 	blockCap      time.Duration // how long a blocked conversation is waited for
+	// gateway: MCP_ROUTE=gateway, the provider calls the demo server
+	// through the replicas' MCP face (behind HAProxy, PUBLIC_URL).
+	gateway bool
 }
 
 // emulatorBehavior slows every upstream answer a little, so that kills land
@@ -72,9 +75,24 @@ func newPlan(t *testing.T) plan {
 
 // TestReplicas_KilledUnderLoad_NothingRunsTwiceNothingIsLostNothingStaysBlocked
 // is issue 13's replica test (point 11): see the package comment.
+// TestReplicas_KilledUnderLoad_NothingRunsTwiceNothingIsLostNothingStaysBlocked
+// runs the load with MCP_ROUTE=gateway: every call the provider makes
+// reaches the demo server through the replicas' MCP face behind HAProxy,
+// so for every approved call the record says truthfully whether it ran.
 func TestReplicas_KilledUnderLoad_NothingRunsTwiceNothingIsLostNothingStaysBlocked(t *testing.T) {
 	p := newPlan(t)
-	t.Logf("seed %d (REPLICA_TEST_SEED=%d replays this plan)", p.seed, p.seed)
+	p.gateway = true
+	runReplicas(t, p)
+}
+
+// TestReplicas_Direct_KilledUnderLoad is the same load with
+// MCP_ROUTE=direct: the provider calls the demo server itself.
+func TestReplicas_Direct_KilledUnderLoad(t *testing.T) {
+	runReplicas(t, newPlan(t))
+}
+
+func runReplicas(t *testing.T, p plan) {
+	t.Logf("seed %d (REPLICA_TEST_SEED=%d replays this plan), gateway %v", p.seed, p.seed, p.gateway)
 	dbURL := testdb.URL(t) // before the cluster: its processes die before the database is dropped
 	cl := newCluster(t)
 	buildCtx, cancelBuild := context.WithTimeout(context.Background(), buildDeadline)
@@ -104,6 +122,7 @@ func TestReplicas_KilledUnderLoad_NothingRunsTwiceNothingIsLostNothingStaysBlock
 		"TURN_LEASE_TTL":            p.leaseTTL.String(),
 		"USER_MAX_CONCURRENT_TURNS": "100", "USER_MESSAGES_PER_MINUTE": "10000",
 		"TRUST_PROXY_HEADERS": "true", "SSE_HEARTBEAT": "5s", "METRICS_TOKEN": metricsToken,
+		"MCP_ROUTE": map[bool]string{true: "gateway", false: "direct"}[p.gateway], "PUBLIC_URL": "http://" + cl.reserveProxy(),
 	})
 	// The first one migrates the database and creates the admin; the
 	// others then start together.
