@@ -182,8 +182,11 @@ func checkAll(ctx context.Context, ev *evidence, l *load) []*invariant {
 				n := ev.calls[k]
 				switch a.State {
 				case "approved":
-					known.check(n == 1 && a.Call != nil && a.Call.State == "done" && shownWithOutput(tr, a.ID),
-						"%s: %s approved, ran %d times, face record %v, the transcript's call with its output: %v", cid, k, n, a.Call, shownWithOutput(tr, a.ID))
+					// Recorded with its result: the face's record of the call is
+					// done (its result stored; the card shows it, whether or not
+					// the provider's own item reached the transcript).
+					known.check(n == 1 && a.Call != nil && a.Call.State == "done",
+						"%s: %s approved (%s), ran %d times, face record %v", cid, k, a.ID, n, a.Call)
 				case "not_run":
 					known.check(n == 0, "%s: %s is recorded as not run, but the MCP server ran it %d times", cid, k, n)
 				case "outcome_unknown":
@@ -229,7 +232,11 @@ func checkAll(ctx context.Context, ev *evidence, l *load) []*invariant {
 			if asked {
 				state = a.State
 			}
-			matches.check(shown[k] || mayHave[k] || (asked && a.State == "outcome_unknown") || blindlyInterrupted(tr, tagRE.FindString(k)),
+			// Gateway mode: an approved call the face ran is shown on its
+			// approval with the face's record (its result), even when the
+			// provider's item never reached the transcript (a cut stream).
+			recorded := l.plan.gateway && asked && a.State == "approved" && a.Call != nil && a.Call.State == "done"
+			matches.check(shown[k] || mayHave[k] || recorded || (asked && a.State == "outcome_unknown") || blindlyInterrupted(tr, tagRE.FindString(k)),
 				"%s: the MCP server ran %s, but the transcript neither shows the call nor says it may have run (its approval: %s)", cid, k, state)
 		}
 		if last := tr.Conversation.LastResponseID; last != nil {
@@ -294,17 +301,6 @@ func checkAll(ctx context.Context, ev *evidence, l *load) []*invariant {
 // as interrupted before Toolgate learnt anything of its response: then
 // nobody can know which of its calls ran, and the transcript saying the
 // turn was interrupted is all it can say.
-// shownWithOutput: the transcript holds the call approval id let run, with
-// its output.
-func shownWithOutput(tr transcript, approvalID string) bool {
-	for _, it := range tr.Items {
-		if it.Type == "mcp_call" && it.ApprovalRequestID == approvalID && !it.Interrupted && it.Output != nil {
-			return true
-		}
-	}
-	return false
-}
-
 func blindlyInterrupted(tr transcript, tag string) bool {
 	var seg []item
 	for _, it := range tr.Items {
