@@ -123,16 +123,18 @@ slowTest("after Stop, the transcript says whether the approved tool ran, from wh
     await expect(page.getByRole("status").filter({ hasText: "Running delete_forecast…" })).toBeVisible();
     await page.getByRole("button", { name: "Stop" }).click();
     await expect(page.getByText("Stopped.")).toBeVisible();
-    // The answer had gone to the model's provider, which may have run the tool; no result came back.
-    const outcome = page.getByText(/^This may have run: Toolgate could not find out whether delete_forecast ran/);
+    // Offline every call passes Toolgate's MCP face, so Toolgate knows: Stop ended the turn before
+    // the provider called the tool through the face, so it provably did not run (not "may have run").
+    const outcome = page.getByText(/^delete_forecast did not run: Toolgate knows the call never reached its server/);
     await expect(outcome).toBeVisible();
-    await expect(page.getByText("may have run", { exact: true })).toBeVisible();
+    await expect(page.getByText("not run", { exact: true })).toBeVisible();
+    await expect(page.getByText("may have run", { exact: true })).toHaveCount(0);
     await shot("stopped");
     const id = new URL(page.url()).pathname.split("/").pop()!;
     const tr = await ok(api.GET("/api/conversations/{conversationId}", { params: { path: { conversationId: id } } }));
     const approval = tr.items.find((i) => i.type === "mcp_approval_request")?.approval;
-    expect(approval?.state).toBe("outcome_unknown");
-    expect(approval?.answered_in).not.toBeNull();
+    expect(approval?.state).toBe("not_run");
+    expect(approval?.call ?? null, "no call on it reached the face").toBeNull();
     expect(tr.items.some((i) => i.type === "mcp_call" && i.approval_request_id === approval?.approval_request_id)).toBe(false);
     // The same after a reload: it comes from the server, not from this page.
     await page.reload();

@@ -60,7 +60,29 @@ test("a conversation title cut off in the sidebar shows in full in its tooltip",
   await expect(link, "the tooltip holds the full title").toHaveAttribute("title", title);
 });
 
-test("a tool blocked for me carries a Blocked badge in the chat's list of tools", scenario("blocked-badge"), async ({ page, api }) => {
+test.describe("direct mode (MCP_ROUTE=direct)", () => {
+  test.use({ toolgateEnv: { MCP_ROUTE: "direct" } });
+  test("a tool blocked for me carries a Blocked badge in the chat's list of tools", scenario("blocked-badge"), async ({ page, api }) => {
+    await setPolicy(api, "demo", "delete_forecast", "blocked", { layer: "workspace" });
+    await page.goto("/");
+    const chat = new ChatPage(page);
+    await chat.send("list_forecasts");
+    await chat.idle();
+
+    const listing = page.locator("details.list-tools").last();
+    await listing.locator("summary").click();
+    const blocked = listing.getByRole("listitem").filter({ hasText: "delete_forecast" });
+    await blocked.getByText("Blocked", { exact: true }).waitFor();
+    const open = listing.getByRole("listitem").filter({ hasText: "get_forecast" });
+    await open.waitFor();
+    await expect(open.getByText("Blocked", { exact: true }), "an allowed tool has no badge").toHaveCount(0);
+    await expect(listing.getByText("Blocked", { exact: true }), "only the blocked tool is badged").toHaveCount(1);
+  });
+});
+
+// Through Toolgate's MCP face (the offline default) the provider's listing
+// leaves a blocked tool out altogether: the model never learns of it.
+test("through the MCP face a blocked tool is not even listed", scenario("blocked-unlisted"), async ({ page, api }) => {
   await setPolicy(api, "demo", "delete_forecast", "blocked", { layer: "workspace" });
   await page.goto("/");
   const chat = new ChatPage(page);
@@ -69,12 +91,8 @@ test("a tool blocked for me carries a Blocked badge in the chat's list of tools"
 
   const listing = page.locator("details.list-tools").last();
   await listing.locator("summary").click();
-  const blocked = listing.getByRole("listitem").filter({ hasText: "delete_forecast" });
-  await blocked.getByText("Blocked", { exact: true }).waitFor();
-  const open = listing.getByRole("listitem").filter({ hasText: "get_forecast" });
-  await open.waitFor();
-  await expect(open.getByText("Blocked", { exact: true }), "an allowed tool has no badge").toHaveCount(0);
-  await expect(listing.getByText("Blocked", { exact: true }), "only the blocked tool is badged").toHaveCount(1);
+  await listing.getByRole("listitem").filter({ hasText: "get_forecast" }).waitFor();
+  await expect(listing.getByRole("listitem").filter({ hasText: "delete_forecast" }), "the blocked tool is not listed").toHaveCount(0);
 });
 
 test("the chat names policies as settings do: Auto, not never", scenario("one-vocabulary"), async ({ page }) => {

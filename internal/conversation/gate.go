@@ -103,7 +103,10 @@ func selected(sel policy.Selection, label, tool string) bool {
 
 // Listed records what the real server lists (a changed definition asks from
 // the next request on) and returns the tools the conversation's owner may
-// see: blocked ones, and ones turned off in the conversation, are left out.
+// see: blocked ones are left out. Tools turned off in the conversation are
+// listed: each request's allowed_tools leaves them out, Admit refuses them,
+// and the provider keeps a listing in its context for the conversation's
+// later requests, in which the person may turn them on again.
 func (g *CallGate) Listed(ctx context.Context, c gateway.Claims, tools []policy.DiscoveredTool) ([]policy.DiscoveredTool, error) {
 	sc, ref, err := g.scope(ctx, c)
 	if err != nil {
@@ -121,7 +124,7 @@ func (g *CallGate) Listed(ctx context.Context, c gateway.Claims, tools []policy.
 	}
 	out := make([]policy.DiscoveredTool, 0, len(tools))
 	for _, t := range tools {
-		if p, _ := grp.Lookup(t.Name); p == policy.Blocked || !selected(sc.Conversation.Tools, c.ServerLabel, t.Name) {
+		if p, _ := grp.Lookup(t.Name); p == policy.Blocked {
 			continue
 		}
 		out = append(out, t)
@@ -208,6 +211,20 @@ func (g *CallGate) Admit(ctx context.Context, call gateway.Call) (gateway.Verdic
 			refusal = &gateway.Refusal{Code: gateway.RefusedBlocked, Message: msgTurnedOff}
 			return nil
 		case p == policy.Never:
+			// A tool that runs unasked may still be the call an approval of
+			// this turn was sent for (approved "for this conversation": the
+			// grant makes it never, and the follow-up carries the approval):
+			// the call is that approval's, so the approval is known to have
+			// run.
+			a, err := r.UsableApproval(ctx, key)
+			if err != nil {
+				return err
+			}
+			if a != nil && a.DefinitionDigest == rec.DefinitionDigest {
+				id := a.ID
+				run.ApprovalRequestID, run.AllowedBy = &id, approvalAllowedBy(*a)
+				break
+			}
 			run.AllowedBy = allowedBy([]policy.ServerTools{grp}, &UpstreamItem{ServerLabel: c.ServerLabel, Name: call.ToolName})
 		default:
 			a, err := r.UsableApproval(ctx, key)

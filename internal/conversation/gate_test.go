@@ -572,7 +572,9 @@ func TestGate_AResultWithANULIsStored(t *testing.T) {
 }
 
 // A tool turned off in the conversation (not in the request's allowed
-// tools) is hidden from the listing and refused at the call.
+// tools) is refused at the call. It stays in the listing: the provider
+// keeps the listing for the conversation's later requests, in which the
+// person may turn the tool on again (the e2e conversation-tools test).
 func TestGate_AToolTurnedOffInTheConversationIsRefused(t *testing.T) {
 	t.Parallel()
 	e := newEngine(t, engineOptions{})
@@ -585,8 +587,8 @@ func TestGate_AToolTurnedOffInTheConversationIsRefused(t *testing.T) {
 	claims := gateway.Claims{ConversationID: conv, TurnID: turn.ID(), ServerLabel: "demo"}
 	call := gateCall(t, e, claims, "get_forecast", `{"city": "Oslo"}`)
 	seen, err := g.Listed(t.Context(), claims, []policy.DiscoveredTool{*call.Definition})
-	if err != nil || len(seen) != 0 {
-		t.Fatalf("Listed shows %v (%v); want nothing: get_forecast is turned off here", names(seen), err)
+	if err != nil || len(seen) != 1 {
+		t.Fatalf("Listed shows %v (%v); want get_forecast: turned off here, not blocked", names(seen), err)
 	}
 	v := admit(t, g, call)
 	wantRefused(t, v, gateway.RefusedBlocked)

@@ -328,3 +328,35 @@ func TestGateway_AHostileProviderRunsNothingItWasNotAllowed(t *testing.T) {
 		t.Errorf("%d refusal receipts, want 3", n)
 	}
 }
+
+// TestGateway_ApprovedForTheConversationIsKnownToHaveRun: approved "for
+// this conversation", the tool runs unasked in the follow-up (the grant),
+// but the call the provider makes is the approved one: the face spends the
+// approval on it, so the approval is recorded as approved with the call's
+// result, not as "not run"; the second card, settled by the grant, too.
+func TestGateway_ApprovedForTheConversationIsKnownToHaveRun(t *testing.T) {
+	e := newAPIWith(t, envOptions{gateway: true})
+	e.createDemo("demo")
+	e.setPolicy("demo", "delete_forecast", "always")
+	s := e.send("", `delete_forecast {"city":"Oslo"} and delete_forecast {"city":"Lisbon"}`).ok(t)
+	conv := s.conv(t)
+	cards := all[approval](t, s, "approval.required")
+	if len(cards) != 2 {
+		t.Fatalf("%d cards, want 2", len(cards))
+	}
+	e.decide(conv, cards[0].ID, true, map[string]any{"scope": "conversation"}).ok(t)
+	st := e.demo.State()
+	if st.Calls["delete_forecast"] != 2 {
+		t.Fatalf("delete_forecast ran %d times, want twice (Oslo, then Lisbon by the grant)", st.Calls["delete_forecast"])
+	}
+	for _, it := range e.transcript(conv).Items {
+		if a := it.Approval; a != nil {
+			if a.State != "approved" || a.Call == nil || a.Call.State != "done" {
+				t.Errorf("approval %s: %s, face record %+v; want approved with its call done", a.ID, a.State, a.Call)
+			}
+		}
+	}
+	if got := e.faceRecords(conv); strings.Join(got, "|") != "delete_forecast done|delete_forecast done" {
+		t.Errorf("the face's records: %v", got)
+	}
+}
