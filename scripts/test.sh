@@ -26,6 +26,12 @@ fi
 echo "== golangci-lint"
 "$golangci_lint" run ./...
 
+# The npm packages first: Go tests run third-party MCP clients (the MCP
+# TypeScript SDK, the OpenAI Agents SDK) from frontend/node_modules against
+# Toolgate's MCP face.
+echo "== npm packages"
+./scripts/web.sh --deps-only
+
 echo "== go test"
 go test -race -count=1 ./...
 # The race detector inflates stacks and heap: the per-stream memory bound

@@ -195,7 +195,7 @@ func (f *face) server(r *http.Request) *mcp.Server {
 				return f.listTools(ctx, fr)
 			case "tools/call":
 				p, _ := req.GetParams().(*mcp.CallToolParamsRaw)
-				return f.callTool(ctx, fr, p), nil
+				return completeFor(req, f.callTool(ctx, fr, p)), nil
 			}
 			return next(ctx, method, req)
 		}
@@ -210,4 +210,41 @@ func writeError(w http.ResponseWriter, status int, code, message string) {
 	w.Header().Set("Cache-Control", "no-store")
 	w.WriteHeader(status)
 	_ = json.NewEncoder(w).Encode(map[string]any{"error": map[string]string{"code": code, "message": message}})
+}
+
+// newProtocol is the first MCP revision whose clients need a tools/call
+// result's resultType; the SDK assumes its latest when a stateless request
+// carries no initialize.
+const newProtocol = "2026-07-28"
+
+// completeFor marks r complete ("resultType": "complete") for a client of
+// revision 2026-07-28 or later, as the SDK does for the tool handlers it
+// runs itself; the face answers tools/call in a middleware, before them.
+// The field is not exported: it is set the one way the SDK reads it, from
+// JSON. Older clients get r as it is.
+func completeFor(req mcp.Request, r *mcp.CallToolResult) *mcp.CallToolResult {
+	v := newProtocol
+	if ss, ok := req.GetSession().(*mcp.ServerSession); ok && ss.InitializeParams() != nil {
+		v = ss.InitializeParams().ProtocolVersion
+	}
+	if v < newProtocol {
+		return r
+	}
+	b, err := json.Marshal(r)
+	if err != nil {
+		return r
+	}
+	var m map[string]json.RawMessage
+	if json.Unmarshal(b, &m) != nil {
+		return r
+	}
+	m["resultType"] = json.RawMessage(`"complete"`)
+	if b, err = json.Marshal(m); err != nil {
+		return r
+	}
+	var out mcp.CallToolResult
+	if json.Unmarshal(b, &out) != nil {
+		return r
+	}
+	return &out
 }

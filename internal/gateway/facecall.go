@@ -126,7 +126,13 @@ func (f *face) listTools(ctx context.Context, fr *faceRequest) (*mcp.ListToolsRe
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError,
 			Message: "Toolgate could not check which tools you may see (its database did not answer); try again later"}
 	}
-	out := &mcp.ListToolsResult{Tools: make([]*mcp.Tool, 0, len(visible))}
+	// The listing is this conversation owner's (blocked tools left out): a
+	// client may cache it for this caller only, and should not rely on it
+	// (a policy can change at any time). Set here, since the face answers
+	// tools/list itself: an empty cacheScope is invalid on the wire (the
+	// OpenAI Agents SDK's MCP client refuses it).
+	out := &mcp.ListToolsResult{Tools: make([]*mcp.Tool, 0, len(visible)),
+		Cacheable: mcp.Cacheable{TTLMs: 0, CacheScope: "private"}}
 	for _, t := range visible {
 		out.Tools = append(out.Tools, toMCP(t))
 	}

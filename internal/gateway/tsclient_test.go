@@ -15,15 +15,34 @@ import (
 // TestFace_TypeScriptSDKClient lists and calls through the face with the
 // official MCP TypeScript SDK client (frontend/scripts/mcp-face-client.mjs),
 // as a provider built on it would. It needs node and the frontend's
-// devDependencies (npm install in frontend/).
+// devDependencies (npm install in frontend/; make test installs them first).
 func TestFace_TypeScriptSDKClient(t *testing.T) {
+	nodeClient(t, "@modelcontextprotocol/sdk", "scripts/mcp-face-client.mjs")
+}
+
+// TestFace_OpenAIAgentsSDK does the same with the OpenAI Agents SDK's MCP
+// client (MCPServerStreamableHttp, frontend/scripts/agents-face-client.mjs),
+// as an agent built on it would.
+func TestFace_OpenAIAgentsSDK(t *testing.T) {
+	nodeClient(t, "@openai/agents", "scripts/agents-face-client.mjs")
+}
+
+func nodeClient(t *testing.T, pkg, script string) {
 	frontend, _ := filepath.Abs("../../frontend")
-	if _, err := os.Stat(filepath.Join(frontend, "node_modules", "@modelcontextprotocol", "sdk")); err != nil {
-		t.Skip("the MCP TypeScript SDK is not installed: run npm install in frontend/")
+	missing := func(what string) {
+		// Under CI (make test installs the packages before the Go tests) a
+		// missing client is a failure, never a silent skip.
+		if os.Getenv("CI") != "" {
+			t.Fatalf("%s: this test runs a third-party MCP client against the face", what)
+		}
+		t.Skip(what)
+	}
+	if _, err := os.Stat(filepath.Join(frontend, "node_modules", filepath.FromSlash(pkg))); err != nil {
+		missing(pkg + " is not installed: run npm install in frontend/")
 	}
 	node, err := exec.LookPath("node")
 	if err != nil {
-		t.Skip("node is not installed")
+		missing("node is not installed")
 	}
 	h := newHarness(t, harnessOptions{})
 	url, demo, rec := serveDemo(t)
@@ -36,7 +55,7 @@ func TestFace_TypeScriptSDKClient(t *testing.T) {
 		t.Helper()
 		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 		defer cancel()
-		cmd := exec.CommandContext(ctx, node, "scripts/mcp-face-client.mjs", h.url+"/mcp/demo", tok, tool, args)
+		cmd := exec.CommandContext(ctx, node, script, h.url+"/mcp/demo", tok, tool, args)
 		cmd.Dir = frontend
 		out, err := cmd.Output()
 		if err != nil {
