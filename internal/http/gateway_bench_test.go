@@ -42,12 +42,11 @@ func BenchmarkGateway_ToolCall(b *testing.B) {
 			if _, err := e.pool.Exec(context.Background(), `UPDATE conversations SET active_turn = $2 WHERE id = $1`, conv, turn); err != nil {
 				b.Fatal(err)
 			}
-			endpoint, hc := e.demoURL, http.DefaultClient
+			// The same client both ways; the demo server needs no token.
+			endpoint, hc := e.demoURL, &http.Client{Transport: &faceClient{t: b}}
 			if mode.face {
 				tok := e.tokens.Mint(gateway.Claims{ConversationID: conv, TurnID: turn, ServerLabel: "demo", ExpiresAt: time.Now().Add(time.Hour)})
 				endpoint, hc = e.url+"/mcp/demo", &http.Client{Transport: &faceClient{t: b, token: tok}}
-			} else {
-				hc = &http.Client{Transport: &faceClient{t: b}} // the same client, no token: the demo server needs none
 			}
 			ctx := context.Background()
 			client := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "1"}, nil)
