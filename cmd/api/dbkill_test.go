@@ -93,7 +93,10 @@ func TestDBKill_ApprovedCallThatRanIsKept(t *testing.T) {
 	upSrv := httptest.NewServer(up)
 	t.Cleanup(upSrv.Close)
 
-	base, logs, stop := start(t, map[string]string{"DATABASE_URL": dbURL, "OPENAI_BASE_URL": upSrv.URL + "/v1/",
+	base, logs, stop := start(t, map[string]string{
+		// Direct mode: the provider calls the MCP server itself (the
+		// gateway-mode counterpart is TestKill_GatewayFollowUpAtEachStep).
+		"MCP_ROUTE": "direct", "DATABASE_URL": dbURL, "OPENAI_BASE_URL": upSrv.URL + "/v1/",
 		"OFFLINE_DEMO": "false", "MCP_ALLOWED_HOSTS": "127.0.0.1", "USER_MESSAGES_PER_MINUTE": "1000", "LOG_LEVEL": "debug"})
 	defer stop()
 	defer func() {

@@ -40,7 +40,10 @@ func TestKill_FollowUpAtEachStep(t *testing.T) {
 	t.Cleanup(upSrv.Close)
 	t.Cleanup(up.releaseAll) // before the servers close: nothing stays held
 
-	env := map[string]string{"DATABASE_URL": testdb.URL(t), "LISTEN_ADDR": freeAddr(t),
+	env := map[string]string{
+		// Direct mode: the provider calls the MCP server itself (the
+		// gateway-mode counterpart is TestKill_GatewayFollowUpAtEachStep).
+		"MCP_ROUTE": "direct", "DATABASE_URL": testdb.URL(t), "LISTEN_ADDR": freeAddr(t),
 		"OPENAI_BASE_URL": upSrv.URL + "/v1/", "OFFLINE_DEMO": "false", "MCP_ALLOWED_HOSTS": "127.0.0.1",
 		"SECRETS_KEY_FILE":     filepath.Join(t.TempDir(), "secrets.key"),
 		"TOOLGATE_ADMIN_EMAIL": testAdminEmail, "TOOLGATE_ADMIN_PASSWORD": testAdminPassword,

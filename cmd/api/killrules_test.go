@@ -36,7 +36,10 @@ func TestKill_RuleFollowUpAtEachStep(t *testing.T) {
 	t.Cleanup(upSrv.Close)
 	t.Cleanup(up.releaseAll)
 
-	env := map[string]string{"DATABASE_URL": testdb.URL(t), "LISTEN_ADDR": freeAddr(t),
+	env := map[string]string{
+		// Direct mode: the provider calls the MCP server itself (the
+		// gateway-mode counterpart is TestKill_GatewayFollowUpAtEachStep).
+		"MCP_ROUTE": "direct", "DATABASE_URL": testdb.URL(t), "LISTEN_ADDR": freeAddr(t),
 		"OPENAI_BASE_URL": upSrv.URL + "/v1/", "OFFLINE_DEMO": "false", "MCP_ALLOWED_HOSTS": "127.0.0.1",
 		"SECRETS_KEY_FILE":     filepath.Join(t.TempDir(), "secrets.key"),
 		"TOOLGATE_ADMIN_EMAIL": testAdminEmail, "TOOLGATE_ADMIN_PASSWORD": testAdminPassword,
