@@ -138,3 +138,21 @@ func (s *Server) putPolicies(c echo.Context) error {
 	}
 	return c.JSON(http.StatusOK, toolsResponse{Tools: tools})
 }
+
+// clearPolicies removes every tool policy of a server in one layer: the
+// caller's own by default, the workspace's with ?layer=workspace (admins).
+func (s *Server) clearPolicies(c echo.Context) error {
+	u, ok := auth.UserFrom(c.Request().Context())
+	if !ok {
+		return auth.Unauthenticated()
+	}
+	l, err := policy.ParseClearLayer(u, c.QueryParam("layer"))
+	if err != nil {
+		return err
+	}
+	out, err := s.policies.ClearPolicies(c.Request().Context(), c.Param("serverId"), l)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, out)
+}

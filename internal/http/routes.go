@@ -37,6 +37,7 @@ func (s *Server) routes() {
 	e.GET("/api/mcp/servers/:serverId/tools", s.listTools)
 	e.GET("/api/mcp/servers/:serverId/tools/approval-policies", s.listPolicies)
 	e.PUT("/api/mcp/servers/:serverId/tools/approval-policies", s.putPolicies)
+	e.DELETE("/api/mcp/servers/:serverId/tools/approval-policies", s.clearPolicies)
 	e.PUT("/api/mcp/servers/:serverId/tools/:toolName/approval-policy", s.putPolicy)
 	e.DELETE("/api/mcp/servers/:serverId/tools/:toolName/approval-policy", s.deletePolicy)
 

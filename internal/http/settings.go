@@ -5,6 +5,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/toolgate/toolgate/internal/apperr"
 	"github.com/toolgate/toolgate/internal/policy"
 )
 
@@ -16,12 +17,35 @@ func (s *Server) getSettings(c echo.Context) error {
 	return c.JSON(http.StatusOK, set)
 }
 
+// putSettingsRequest is a settings patch, or {"reset": true} alone.
+type putSettingsRequest struct {
+	policy.SettingsPatch
+	Reset *bool `json:"reset"`
+}
+
 func (s *Server) putSettings(c echo.Context) error {
-	var p policy.SettingsPatch
-	if err := s.decode(c, &p); err != nil {
+	var req putSettingsRequest
+	if err := s.decode(c, &req); err != nil {
 		return err
 	}
-	set, err := s.policies.UpdateSettings(c.Request().Context(), p)
+	ctx := c.Request().Context()
+	if req.Reset != nil {
+		p := req.SettingsPatch
+		if p.DefaultPolicy != nil || p.DefaultPolicyLocked != nil || p.AskEverything != nil {
+			return apperr.Invalidf("invalid_reset", "reset",
+				"reset puts every setting back to the install's defaults, so it cannot come with other fields; send {\"reset\": true} alone, or the fields without reset")
+		}
+		if !*req.Reset {
+			return apperr.Invalidf("invalid_reset", "reset",
+				"reset can only be true (send {\"reset\": true} to put the settings back to the install's defaults)")
+		}
+		set, err := s.policies.ResetSettings(ctx)
+		if err != nil {
+			return err
+		}
+		return c.JSON(http.StatusOK, set)
+	}
+	set, err := s.policies.UpdateSettings(ctx, req.SettingsPatch)
 	if err != nil {
 		return err
 	}
