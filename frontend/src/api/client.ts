@@ -163,6 +163,11 @@ export const api = {
     ok(http.DELETE("/api/mcp/servers/{serverId}/tools/{toolName}/approval-policy", {
       params: { path: { serverId: label, toolName: tool }, query: layer ? { layer } : {} },
     })),
+  /** Removes every tool policy of the server in one layer ("user": the caller's own). Says how many and which. */
+  clearPolicies: (label: string, layer: PolicyLayer) =>
+    ok(http.DELETE("/api/mcp/servers/{serverId}/tools/approval-policies", {
+      params: { path: { serverId: label }, query: { layer: layer === "user" ? "mine" : layer } },
+    })),
   /** All or nothing; null removes a tool's policy. Returns every tool of the server. */
   setPolicies: (label: string, policies: Record<string, Policy | null>) =>
     ok(http.PUT("/api/mcp/servers/{serverId}/tools/approval-policies", {

@@ -242,7 +242,24 @@ export interface paths {
          */
         put: operations["putToolPolicies"];
         post?: never;
-        delete?: never;
+        /**
+         * Remove every tool policy of the server in one layer
+         * @description Removes every explicit tool policy of the server in one layer, so
+         *     what applies without them (the server's default, else the global
+         *     default) applies again; the server and its tools stay. One
+         *     transaction, one audit entry (`policy.clear`, `tool_name` null)
+         *     listing what was removed.
+         *
+         *     The layer is `?layer=mine` (also `user`, or no `layer` at all: the
+         *     caller's **own** personal policies, for an admin too; other users'
+         *     and the workspace's are never touched) or `?layer=workspace` (the
+         *     workspace's policies, admins only; locked ones included, since the
+         *     admins set the locks; personal policies are not touched).
+         *
+         *     Nothing to remove is not an error: `200` with `removed: 0`, no
+         *     audit entry.
+         */
+        delete: operations["clearToolPolicies"];
         options?: never;
         head?: never;
         patch?: never;
@@ -329,6 +346,13 @@ export interface paths {
          *     fields stay as they are. Admins only (`403 admin_only` otherwise). A
          *     request that changes nothing returns the settings unchanged and
          *     records no audit entry.
+         *
+         *     `{"reset": true}` (alone) puts every global setting back to a fresh
+         *     install's defaults (`default_policy` `ask_unless_read_only`,
+         *     `default_policy_locked` false, `ask_everything` false) in one
+         *     transaction with one `settings.update` entry (none when they
+         *     already are the defaults). `reset` with any other field, or
+         *     `reset: false`, is `400 invalid_reset`.
          */
         put: operations["updateSettings"];
         post?: never;
@@ -2293,6 +2317,15 @@ export interface components {
             default_policy_locked?: boolean | null;
             /** @description Turn the "ask for everything" switch on or off. */
             ask_everything?: boolean | null;
+            /** @description `true`, alone: put every setting back to the install's defaults. */
+            reset?: boolean | null;
+        };
+        /** @description What a clear of a server's tool policies removed. */
+        ClearedPolicies: {
+            /** @description How many policies were removed (0 when there were none). */
+            removed: number;
+            /** @description The tools whose policy was removed, sorted. */
+            tools: string[];
         };
         /**
          * @description What changed, and the shape of `before` / `after` (header values
@@ -2313,6 +2346,11 @@ export interface components {
          *       `"layer": "user"` added for a personal policy, whose owner is the
          *       actor).
          *     * `policy.delete`: `before` `{"policy": p}`; `after` null.
+         *     * `policy.clear` (every tool policy of a server in one layer
+         *       removed at once; `tool_name` null): `before` `{"layer":
+         *       "workspace"|"user", "policies": {tool: policy}}` (with `"locked":
+         *       [tool]` for locked workspace policies); `after` `{"layer",
+         *       "policies": {}}`. A `user` layer's owner is the actor.
          *     * `settings.update` (`server_label` null): `before` and `after`
          *       `{default_policy, default_policy_locked, ask_everything}`.
          *     * `approval.decide` (a person's decision on an approval request;
@@ -2357,7 +2395,7 @@ export interface components {
          *       `after` null.
          * @enum {string}
          */
-        AuditAction: "server.create" | "server.update" | "server.delete" | "server.tools_changed" | "policy.set" | "policy.delete" | "settings.update" | "approval.decide" | "rules.set" | "tool.call" | "grant.revoke" | "webhook.create" | "webhook.update" | "webhook.delete" | "decision_hook.set" | "decision_hook.delete";
+        AuditAction: "policy.clear" | "server.create" | "server.update" | "server.delete" | "server.tools_changed" | "policy.set" | "policy.delete" | "settings.update" | "approval.decide" | "rules.set" | "tool.call" | "grant.revoke" | "webhook.create" | "webhook.update" | "webhook.delete" | "decision_hook.set" | "decision_hook.delete";
         /**
          * @description The `after` of a `tool.call` audit entry: one tool call as the
          *     model's provider reported it. Recorded when the call's `mcp_call`
@@ -3864,7 +3902,7 @@ export interface components {
          *     comma-separated ones (`policy.set,policy.delete`). Empty or absent
          *     means every action. The actions are `server.create`, `server.update`,
          *     `server.delete`, `server.tools_changed`, `policy.set`,
-         *     `policy.delete`, `settings.update`, `approval.decide` and
+         *     `policy.delete`, `policy.clear`, `settings.update`, `approval.decide` and
          *     `rules.set`, `tool.call` (receipts), `grant.revoke`, `decision_hook.set` and
          *     `decision_hook.delete`; other values are accepted
          *     and match nothing.
@@ -4301,6 +4339,59 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable"];
         };
     };
+    clearToolPolicies: {
+        parameters: {
+            query?: {
+                /** @description `mine` (default; `user` is the same) or `workspace` (admins only). */
+                layer?: "mine" | "user" | "workspace";
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description The server's label. Matched exactly (case-sensitively); a value that
+                 *     names no server, including one that does not fit the pattern, gives
+                 *     `404 server_not_found`.
+                 * @example weather
+                 */
+                serverId: components["parameters"]["ServerId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description What was removed. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "removed": 2,
+                     *       "tools": [
+                     *         "delete_forecast",
+                     *         "get_forecast"
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ClearedPolicies"];
+                };
+            };
+            /** @description `invalid_layer`: layer is not mine, user or workspace. */
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            /**
+             * @description `admin_only`: a member asked for `layer=workspace` (leave out
+             *     `layer` to clear their own); or `cross_origin`: the request came
+             *     from another site.
+             */
+            403: components["responses"]["AdminOnly"];
+            404: components["responses"]["NotFound"];
+            421: components["responses"]["MisdirectedHost"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
     putToolPolicy: {
         parameters: {
             query?: {
@@ -4506,7 +4597,8 @@ export interface operations {
             };
             /**
              * @description Codes: `empty_body`, `malformed_json`, `unknown_field`,
-             *     `invalid_type`, `invalid_policy` (default_policy).
+             *     `invalid_type`, `invalid_policy` (default_policy),
+             *     `invalid_reset` (`reset` with other fields, or `reset: false`).
              */
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthenticated"];
@@ -5426,7 +5518,7 @@ export interface operations {
                  *     comma-separated ones (`policy.set,policy.delete`). Empty or absent
                  *     means every action. The actions are `server.create`, `server.update`,
                  *     `server.delete`, `server.tools_changed`, `policy.set`,
-                 *     `policy.delete`, `settings.update`, `approval.decide` and
+                 *     `policy.delete`, `policy.clear`, `settings.update`, `approval.decide` and
                  *     `rules.set`, `tool.call` (receipts), `grant.revoke`, `decision_hook.set` and
                  *     `decision_hook.delete`; other values are accepted
                  *     and match nothing.
@@ -5484,7 +5576,7 @@ export interface operations {
                  *     comma-separated ones (`policy.set,policy.delete`). Empty or absent
                  *     means every action. The actions are `server.create`, `server.update`,
                  *     `server.delete`, `server.tools_changed`, `policy.set`,
-                 *     `policy.delete`, `settings.update`, `approval.decide` and
+                 *     `policy.delete`, `policy.clear`, `settings.update`, `approval.decide` and
                  *     `rules.set`, `tool.call` (receipts), `grant.revoke`, `decision_hook.set` and
                  *     `decision_hook.delete`; other values are accepted
                  *     and match nothing.

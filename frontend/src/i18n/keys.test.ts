@@ -164,7 +164,7 @@ const keyShape = /^(?:(\w+):)?([a-z]\w*)((?:\.\w+)+)$/;
 /** Strings in code that look like keys but are not: audit actions ("policy.set"), event names. */
 const notKeys = new Set<string>([
   ...all<S["AuditAction"]>()("server.create", "server.update", "server.delete", "server.tools_changed", "policy.set", "policy.delete",
-    "settings.update", "approval.decide", "rules.set", "tool.call", "grant.revoke", "webhook.create", "webhook.update", "webhook.delete",
+    "policy.clear", "settings.update", "approval.decide", "rules.set", "tool.call", "grant.revoke", "webhook.create", "webhook.update", "webhook.delete",
     "decision_hook.set", "decision_hook.delete"),
 ]);
 

@@ -8,6 +8,7 @@ import { useErrorText } from "../auth/errorText";
 import { destructiveTargets, toolMatches, type ToolFilter } from "./filters";
 import { isDestructive } from "./policy";
 import { toolsQuery, useAskForDestructive } from "./queries";
+import { ResetTools } from "./ResetTools";
 import { ToolRow } from "./ToolRow";
 
 interface Props {
@@ -92,13 +93,14 @@ export function ServerTools({ server, admin, globalDefault, query, filter, now, 
       <div className="tools-head">
         <h4>{t("tools.heading")}</h4>
         {tools.data && filtering && <span className="muted small">{t("tools.showing", { shown: shown.length, total: list.length })}</span>}
-        {admin && (
-          <div className="tools-head-actions">
+        <div className="tools-head-actions">
+          {admin && (
             <button type="button" onClick={askForDestructive} disabled={bulk.isPending || !tools.data} title={t("bulk.title")}>
               {bulk.isPending ? t("bulk.setting") : t("bulk.button")}
             </button>
-          </div>
-        )}
+          )}
+          {tools.data && <ResetTools label={label} tools={list} admin={admin} />}
+        </div>
       </div>
       <p className={`bulk-status${bulkMsg?.error ? " status-error" : ""}`} role="status">{bulkMsg?.text ?? ""}</p>
       {body}

@@ -21,6 +21,15 @@ suite("audit entries in plain words", () => {
       .toBe("Removed the policy of demo/delete_forecast (was Ask); it uses the default again");
   });
 
+  it("policy.clear, per layer, in English and German", () => {
+    const cleared = (layer: string): Partial<AuditEntry> => ({ action: "policy.clear", tool_name: null,
+      before: { layer, policies: { get_forecast: "never", delete_forecast: "blocked" } }, after: { layer, policies: {} } });
+    expect(text(cleared("workspace")))
+      .toBe("Removed 2 workspace tool policies of demo; its tools use the defaults again | delete_forecast: Blocked, get_forecast: Auto");
+    expect(text(cleared("user"))).toBe("Removed 2 personal tool policies of demo | delete_forecast: Blocked, get_forecast: Auto");
+    expect(text(cleared("user"), "de")).toMatch(/^2 persönliche Tool-Richtlinien von demo entfernt/);
+  });
+
   it("links the tool where the sentence names it", () => {
     const d = describe(entry({ before: { policy: "never" }, after: { policy: "always" } }), i18n.getFixedT("en", "settings"));
     expect(d.parts).toEqual(["Set ", { server: "demo", tool: "delete_forecast" }, " to Ask (was Auto)"]);

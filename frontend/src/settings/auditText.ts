@@ -24,7 +24,7 @@ export type ActionGroup = "all" | "policy" | "approval" | "calls" | "servers" | 
 
 export const ACTION_GROUPS: { value: ActionGroup; actions?: string[] }[] = [
   { value: "all" },
-  { value: "policy", actions: ["policy.set", "policy.delete"] },
+  { value: "policy", actions: ["policy.set", "policy.delete", "policy.clear"] },
   { value: "approval", actions: ["approval.decide"] },
   { value: "calls", actions: ["tool.call"] },
   { value: "servers", actions: ["server.create", "server.update", "server.delete", "server.tools_changed"] },
@@ -71,6 +71,15 @@ export function describe(e: AuditEntry, t: SettingsT): Described {
           : say("audit.policyDeletedNone", ref),
         details: [],
       };
+    case "policy.clear": {
+      const policies = obj(before?.policies) ?? {};
+      const names = Object.keys(policies).sort();
+      const key = before?.layer === "user" ? "audit.policiesClearedPersonal" : "audit.policiesCleared";
+      return {
+        parts: say(key, srv, { count: names.length }),
+        details: names.length ? [list(names.map((n) => `${n}: ${pol(policies[n])}`))] : [],
+      };
+    }
     case "approval.decide":
       return describeDecision(ref, after, t);
     case "tool.call":

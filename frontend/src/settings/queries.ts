@@ -80,6 +80,16 @@ export function usePolicyMutation(label: string, tool: string, layer: PolicyLaye
   });
 }
 
+/** Removes every tool policy of a server in one layer; the tools are read again afterwards. */
+export function useClearPolicies(label: string) {
+  const qc = useQueryClient();
+  return useMutation({
+    mutationKey: [...toolsChange(label), "clear"],
+    mutationFn: (layer: PolicyLayer) => api.clearPolicies(label, layer),
+    onSettled: () => settleTools(qc, label),
+  });
+}
+
 /** Sets Ask on the named tools of a server (all or nothing). */
 export function useAskForDestructive(label: string) {
   const qc = useQueryClient();
