@@ -2,7 +2,7 @@
 // layer (the workspace's for an admin, the person's own for anyone) after a
 // confirmation that says how many go. The count is what the tool list
 // shows; the answer says what was actually removed.
-import { useCallback, useState, type KeyboardEvent } from "react";
+import { useCallback, useState, type KeyboardEvent, type ReactNode } from "react";
 import { useTranslation } from "react-i18next";
 import type { PolicyLayer, Tool } from "../api/types";
 import { useErrorText } from "../auth/errorText";
@@ -19,7 +19,11 @@ export function policyCount(tools: Tool[], layer: PolicyLayer): number {
   return tools.filter((x) => (layer === "workspace" ? x.policy : x.user_policy) != null).length;
 }
 
-export function ResetTools({ label, tools, admin }: Props) {
+/**
+ * The reset buttons (for the tools' head) and the confirmation and outcome
+ * (for below it), apart so the confirmation spans the tool list.
+ */
+export function useResetTools({ label, tools, admin }: Props): { buttons: ReactNode; panel: ReactNode } {
   const { t } = useTranslation("settings");
   const errorText = useErrorText();
   const clear = useClearPolicies(label);
@@ -43,14 +47,14 @@ export function ResetTools({ label, tools, admin }: Props) {
     if (e.key === "Escape" && !clear.isPending) setAsking(null);
   };
 
-  return (
+  const buttons = layers.map((layer) => (
+    <button key={layer} type="button" onClick={() => open(layer)} title={t(layer === "workspace" ? "reset.workspaceTitle" : "reset.mineTitle")}
+      disabled={clear.isPending || asking !== null || policyCount(tools, layer) === 0}>
+      {t(layer === "workspace" ? "reset.workspace" : "reset.mine")}
+    </button>
+  ));
+  const panel = (
     <>
-      {layers.map((layer) => (
-        <button key={layer} type="button" onClick={() => open(layer)} title={t(layer === "workspace" ? "reset.workspaceTitle" : "reset.mineTitle")}
-          disabled={clear.isPending || asking !== null || policyCount(tools, layer) === 0}>
-          {t(layer === "workspace" ? "reset.workspace" : "reset.mine")}
-        </button>
-      ))}
       {asking && (
         <div className="confirm-delete reset-confirm" role="group" aria-label={t("reset.confirmLabel", { label })}>
           <p>
@@ -70,4 +74,5 @@ export function ResetTools({ label, tools, admin }: Props) {
       {msg && <p className={`bulk-status${msg.error ? " status-error" : ""}`} role="status">{msg.text}</p>}
     </>
   );
+  return { buttons, panel };
 }

@@ -8,7 +8,7 @@ import { useErrorText } from "../auth/errorText";
 import { destructiveTargets, toolMatches, type ToolFilter } from "./filters";
 import { isDestructive } from "./policy";
 import { toolsQuery, useAskForDestructive } from "./queries";
-import { ResetTools } from "./ResetTools";
+import { useResetTools } from "./ResetTools";
 import { ToolRow } from "./ToolRow";
 
 interface Props {
@@ -35,6 +35,7 @@ export function ServerTools({ server, admin, globalDefault, query, filter, now, 
   const list = tools.data ?? [];
   const shown = list.filter((x) => toolMatches(x, query, filter));
   const filtering = query.trim() !== "" || filter !== "all";
+  const reset = useResetTools({ label, tools: list, admin });
 
   const askForDestructive = () => {
     const destructive = list.filter((x) => isDestructive(x.annotations));
@@ -99,10 +100,11 @@ export function ServerTools({ server, admin, globalDefault, query, filter, now, 
               {bulk.isPending ? t("bulk.setting") : t("bulk.button")}
             </button>
           )}
-          {tools.data && <ResetTools label={label} tools={list} admin={admin} />}
+          {tools.data && reset.buttons}
         </div>
       </div>
       <p className={`bulk-status${bulkMsg?.error ? " status-error" : ""}`} role="status">{bulkMsg?.text ?? ""}</p>
+      {reset.panel}
       {body}
     </>
   );
