@@ -56,6 +56,7 @@ describe("AuditPage", () => {
       "GET /api/audit?limit=50": page([set(5), del(4), settings(3), set(2), del(1)]),
       "GET /api/audit?limit=50&action=policy.set": page([set(5), set(2)]),
       "GET /api/audit?limit=50&action=policy.delete": page([del(4), del(1)]),
+      "GET /api/audit?limit=50&action=policy.clear": page([]),
     });
     renderWithClient(<AuditPage />);
     await screen.findByRole("table");
@@ -72,6 +73,7 @@ describe("AuditPage", () => {
       "GET /api/audit?limit=50": page([set(2), settings(1)]),
       "GET /api/audit?limit=50&action=policy.set": page([set(2)]),
       "GET /api/audit?limit=50&action=policy.delete": page([]),
+      "GET /api/audit?limit=50&action=policy.clear": page([]),
       "GET /api/audit?limit=50&action=tool.call": page([]),
     });
     renderWithClient(<AuditPage />);
@@ -83,7 +85,7 @@ describe("AuditPage", () => {
     };
     expect(target()).toEqual({ path: "/api/audit/export", format: "jsonl", action: null, file: "toolgate-audit.jsonl" });
     await user.selectOptions(screen.getByLabelText("Action"), "Policy changes");
-    expect(target()).toEqual({ path: "/api/audit/export", format: "jsonl", action: "policy.set,policy.delete", file: "toolgate-audit.jsonl" });
+    expect(target()).toEqual({ path: "/api/audit/export", format: "jsonl", action: "policy.set,policy.delete,policy.clear", file: "toolgate-audit.jsonl" });
     await user.selectOptions(screen.getByLabelText("Action"), "Tool calls");
     expect(target()).toMatchObject({ action: "tool.call" });
   });
