@@ -196,3 +196,26 @@ func TestSettings_ResetRefusals(t *testing.T) {
 		t.Errorf("settings after refused resets = %v, want ask_everything still on", set)
 	}
 }
+
+// A clear whose audit entry cannot be written removes nothing: the removals
+// and the entry are one transaction. The database itself refuses the entry
+// (a trigger), as a full disk or a lost connection would.
+func TestClearPolicies_AllOrNothing(t *testing.T) {
+	e := newAPI(t)
+	e.createDemo("demo")
+	e.must(200, "PUT", clearPath+"?layer=workspace", map[string]any{"policies": map[string]string{"get_forecast": "always", "send_alert": "never"}}, nil)
+	if _, err := e.pool.Exec(t.Context(), `
+		CREATE FUNCTION refuse_clear() RETURNS trigger LANGUAGE plpgsql AS
+			$$ BEGIN RAISE EXCEPTION 'audit refused'; END $$;
+		CREATE TRIGGER refuse_clear BEFORE INSERT ON audit_log
+			FOR EACH ROW WHEN (NEW.action = 'policy.clear') EXECUTE FUNCTION refuse_clear();`); err != nil {
+		t.Fatal(err)
+	}
+	res := e.call("DELETE", clearPath+"?layer=workspace", nil)
+	if res.status != 500 {
+		t.Fatalf("clear with the audit refused: status %d, body %s; want 500", res.status, res.body)
+	}
+	if w, _ := e.policyRows(""); w != 2 {
+		t.Errorf("workspace policies after a failed clear = %d, want 2 (nothing removed)", w)
+	}
+}

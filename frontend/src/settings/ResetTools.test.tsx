@@ -13,6 +13,7 @@ const withPolicies = (): Tool[] => [
   tool("delete_forecast", { policy: "blocked", policy_locked: true, effective_policy: "blocked", policy_source: "tool" }),
   tool("get_forecast", { policy: "never", user_policy: "always", policy_source: "user" }),
   tool("send_alert", { policy: "always", effective_policy: "always", policy_source: "tool" }),
+  tool("list_forecasts"), // no policy: not counted
 ];
 
 function setup(admin: boolean) {
