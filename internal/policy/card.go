@@ -45,10 +45,11 @@ func AllChoices() []Choice {
 }
 
 // LockedChoices are the choices left when an admin's lock at Ask holds the
-// tool: approve once, deny (with or without a correction).
+// tool: no grant. Remember stays: with a denial it tightens (block always),
+// which a lock allows; with an approval the lock refuses it (policy_locked).
 func LockedChoices(cs []Choice) []Choice {
 	return slices.DeleteFunc(slices.Clone(cs), func(c Choice) bool {
-		return c == ChoiceApproveConversation || c == ChoiceApproveHour || c == ChoiceRemember
+		return c == ChoiceApproveConversation || c == ChoiceApproveHour
 	})
 }
 

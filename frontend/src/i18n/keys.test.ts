@@ -165,7 +165,7 @@ const keyShape = /^(?:(\w+):)?([a-z]\w*)((?:\.\w+)+)$/;
 const notKeys = new Set<string>([
   ...all<S["AuditAction"]>()("server.create", "server.update", "server.delete", "server.tools_changed", "policy.set", "policy.delete",
     "settings.update", "approval.decide", "rules.set", "tool.call", "grant.revoke", "webhook.create", "webhook.update", "webhook.delete",
-    "decision_hook.set", "decision_hook.delete"),
+    "decision_hook.set", "decision_hook.delete", "approval_card.set", "approval_card.delete"),
 ]);
 
 interface Named { file: string; line: number; key: string; nss: NS[] }
