@@ -67,6 +67,8 @@ const DYNAMIC: Record<string, { ns?: NS; keys: readonly string[] | Partial<Recor
   "policy.*": { keys: { chat: prefix("policy.", policies), settings: prefix("policy.", defaultPolicies) } },
   "rules.scope.*": { ns: "chat", keys: prefix("rules.scope.", ruleScopes) },
   "card.askLock.*": { ns: "chat", keys: prefix("card.askLock.", askLocks) },
+  "approvalCard.choice.*": { ns: "settings", keys: prefix("approvalCard.choice.", all<S["ApprovalChoice"]>()("approve_once", "approve_conversation",
+    "approve_hour", "remember", "deny", "deny_with_correction")) },
   "why.field.*": { keys: prefix("why.field.", changedFields) },
   "why.source.*": { keys: prefix("why.source.", asksSources.filter((s) => s !== "ask_everything")) }, // ask_everything is a reason, said before (asksBecauseText)
   "card.hint.*.title": { keys: prefix("card.hint.", ["readOnlyHint", "destructiveHint", "openWorldHint"], ".title") },
