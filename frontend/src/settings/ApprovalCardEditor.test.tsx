@@ -11,7 +11,7 @@ const CARD = "/api/mcp/servers/demo/tools/run/approval-card";
 afterEach(() => vi.unstubAllGlobals());
 
 describe("ApprovalCardEditor", () => {
-  it("saves the text and only the ticked choices, and shows a refusal", async () => {
+  it("saves the text and only the ticked choices", async () => {
     const user = userEvent.setup();
     const puts: unknown[] = [];
     mockFetch({
