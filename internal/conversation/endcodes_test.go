@@ -558,6 +558,21 @@ var refusalCases = []refusalCase{
 			}
 			return err
 		}},
+	{name: "a choice an admin did not leave the tool", code: "choice_not_allowed", kind: apperr.Forbidden,
+		do: func(e *engine) error {
+			if _, err := e.policies.SetApprovalCard(as(e.t.Context(), admin), policy.ApprovalCard{ServerLabel: "demo",
+				ToolName: "delete_forecast", Choices: []policy.Choice{policy.ChoiceApproveOnce, policy.ChoiceDeny}}); err != nil {
+				e.t.Fatal(err)
+			}
+			conv, a := e.asking(ana, "")
+			approve, scope := true, conversation.ScopeHour
+			_, err := e.chat.StartDecisions(as(e.t.Context(), ana), conv,
+				[]conversation.Decision{{ApprovalRequestID: a.ID, Approve: &approve, Scope: &scope}})
+			if got := e.approval(conv, a.ID); got.State != conversation.Pending {
+				e.t.Errorf("the refused decision was recorded: %s", got.State)
+			}
+			return err
+		}},
 }
 
 // Every refusal a turn can meet before it starts, through the real engine.

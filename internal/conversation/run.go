@@ -409,6 +409,7 @@ func (r *relay) approval(ctx context.Context, u *UpstreamItem, it Item) error {
 		State: Pending, RequestedAt: s.now(), ServerTTLSeconds: r.serverTTL(u.ServerLabel)}
 	a.StoredArguments = string(mustRedacted(u.Arguments))
 	a.AskLock = r.askLock(u.ServerLabel, u.Name)
+	r.cardWords(ctx, &a)
 	a.Annotations, a.DefinitionDigest = r.annotations(u.ServerLabel, u.Name)
 	// Bound to the real arguments: a call through the MCP face runs on
 	// this approval only with arguments of this digest.

@@ -67,6 +67,9 @@ type Policies interface {
 	// tool or a locked always). A hook that fails asks; an error means the
 	// hooks' settings could not be read.
 	DecideByHooks(ctx context.Context, u auth.User, c policy.HookCall) (policy.HookDecision, error)
+	// ApprovalCard reads a tool's approval card (words and choices) in
+	// tx: every choice and no words when an admin set none.
+	ApprovalCard(ctx context.Context, tx Repo, label, tool string) (policy.ApprovalCard, error)
 
 	// Effective returns the tool's effective policy for userID, read in tx
 	// (the workspace's part may come from this replica's copy at the
@@ -511,6 +514,12 @@ func present(a Approval) Approval {
 		a.Annotations = []byte("{}")
 	}
 	a.Reason.Policy = policy.Always
+	if a.Choices == nil { // asked before cards had choices
+		a.Choices = policy.AllChoices()
+		if a.AskLock != nil {
+			a.Choices = policy.LockedChoices(a.Choices)
+		}
+	}
 	return a
 }
 

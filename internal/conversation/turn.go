@@ -360,6 +360,9 @@ func (s *Service) decide(ctx context.Context, r Repo, read *policy.Read, a Appro
 				a.ToolName, a.ServerLabel)
 		}
 	}
+	if err := s.choiceAllowed(ctx, r, a, d); err != nil {
+		return DecisionEvent{}, err
+	}
 	correction, cerr := s.correction(ctx, a, d)
 	if cerr != nil {
 		return DecisionEvent{}, cerr

@@ -278,6 +278,14 @@ type Approval struct {
 	// Ask that made the tool ask when it asked: it can be approved once or
 	// denied, never for a while or always. Null when it was not locked.
 	AskLock *policy.Source `json:"ask_lock"`
+	// ApprovalText is the admin's words for the tool's card, filled from
+	// the arguments as the card shows them (secrets "[redacted]") when it
+	// asked: plain text, never markup. Null when the tool has none.
+	ApprovalText *string `json:"approval_text"`
+	// Choices are what the card offers: the tool's choices as an admin
+	// limited them when it asked (every one by default), less what a lock
+	// at Ask forbids. A decision outside the tool's choices is refused.
+	Choices []policy.Choice `json:"choices"`
 	// ArgumentsSHA256 is the digest of the real arguments the model asked
 	// with, canonical (gateway.ArgumentsDigest): a call through the MCP
 	// face runs on this approval only with arguments of the same digest.

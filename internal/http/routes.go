@@ -40,6 +40,11 @@ func (s *Server) routes() {
 	e.DELETE("/api/mcp/servers/:serverId/tools/approval-policies", s.clearPolicies)
 	e.PUT("/api/mcp/servers/:serverId/tools/:toolName/approval-policy", s.putPolicy)
 	e.DELETE("/api/mcp/servers/:serverId/tools/:toolName/approval-policy", s.deletePolicy)
+	// Words and choices per tool (approvalcards.go): every signed-in user
+	// reads them, admins change them.
+	e.GET("/api/mcp/servers/:serverId/approval-cards", s.listApprovalCards)
+	e.PUT("/api/mcp/servers/:serverId/tools/:toolName/approval-card", s.putApprovalCard, s.adminOnly)
+	e.DELETE("/api/mcp/servers/:serverId/tools/:toolName/approval-card", s.deleteApprovalCard, s.adminOnly)
 
 	// Argument rules (CEL; rules.go): every signed-in user reads them,
 	// admins change them.

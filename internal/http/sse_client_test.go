@@ -243,6 +243,9 @@ type (
 		Scope    *string `json:"scope"`
 		Remember bool    `json:"remember"`
 		AskLock  *string `json:"ask_lock"`
+		// Words and choices per tool (approvalcards_test.go).
+		ApprovalText *string  `json:"approval_text"`
+		Choices      []string `json:"choices"`
 		// Gateway mode: the definition approved and the face's record of the call.
 		DefinitionDigest string       `json:"definition_digest"`
 		Call             *gatewayCall `json:"call"`

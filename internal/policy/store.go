@@ -105,6 +105,15 @@ type Repo interface {
 	PutDecisionHook(ctx context.Context, h DecisionHook) (DecisionHook, error)
 	DeleteDecisionHook(ctx context.Context, label string) error
 
+	// ApprovalCard returns a tool's approval card as an admin set it;
+	// false when none is set (Choices nil: every choice).
+	ApprovalCard(ctx context.Context, label, tool string) (ApprovalCard, bool, error)
+	// ApprovalCards lists a server's approval cards, by tool name.
+	ApprovalCards(ctx context.Context, label string) ([]ApprovalCard, error)
+	// PutApprovalCard creates or replaces a tool's approval card.
+	PutApprovalCard(ctx context.Context, c ApprovalCard, by string) (ApprovalCard, error)
+	DeleteApprovalCard(ctx context.Context, label, tool string) error
+
 	// InsertAudit records e; e.ActorID is the account (auth.User.ID).
 	InsertAudit(ctx context.Context, e AuditEntry) error
 	Audit(ctx context.Context, q AuditQuery) ([]AuditEntry, error)

@@ -72,6 +72,15 @@ func (p ConversationPolicies) DecideByHooks(ctx context.Context, u auth.User, c 
 	return p.svc.DecideByHooks(ctx, u, c)
 }
 
+// ApprovalCard reads a tool's approval card in tx.
+func (p ConversationPolicies) ApprovalCard(ctx context.Context, tx conversation.Repo, label, tool string) (policy.ApprovalCard, error) {
+	r, err := policyRepo(tx)
+	if err != nil {
+		return policy.ApprovalCard{}, err
+	}
+	return policy.ApprovalCardIn(ctx, r, label, tool)
+}
+
 // RequestToolsAt is RequestTools from rd, read when the turn opened
 // (Repo.OpenTurn) instead of now.
 func (p ConversationPolicies) RequestToolsAt(ctx context.Context, rd policy.Read, grants map[string]map[string]policy.GrantRef,

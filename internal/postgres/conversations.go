@@ -335,13 +335,13 @@ func (r convRepo) InsertApproval(ctx context.Context, a conversation.Approval) e
 	}
 	_, err := r.q.Exec(ctx, `INSERT INTO approval_requests (id, conversation_id, response_id, server_label,
 			upstream_label, tool_name, arguments, annotations, reason_source, asks_reason, asks_fields, rules, corrects, ask_lock,
-			arguments_sha256, definition_digest)
+			arguments_sha256, definition_digest, approval_text, choices)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8::jsonb, $9, nullif($10, ''), $11, $12::jsonb, $13::jsonb, $14,
-			nullif($15, ''), nullif($16, ''))
+			nullif($15, ''), nullif($16, ''), $17, $18)
 		ON CONFLICT (id) DO NOTHING`,
 		a.ID, a.ConversationID, a.ResponseID, a.ServerLabel, a.UpstreamLabel, a.ToolName, a.StoredArguments,
 		string(ann), string(a.Reason.Source), a.Reason.Reason, a.Reason.Fields, rules, encodeCorrects(a.Corrects), a.AskLock,
-		a.ArgumentsSHA256, a.DefinitionDigest)
+		a.ArgumentsSHA256, a.DefinitionDigest, a.ApprovalText, fromChoices(a.Choices))
 	return orMissing(err, "store approval request", a.ConversationID)
 }
 
@@ -352,7 +352,7 @@ func (r convRepo) InsertApproval(ctx context.Context, a conversation.Approval) e
 const approvalCols = `id, conversation_id, response_id, server_label, upstream_label, tool_name, arguments,
 	annotations, reason_source, coalesce(asks_reason, ''), asks_fields, requested_at, state, decided_at, decided_by,
 	decided_by_id, reason, scope, remember, answered_in, sent_in_turn, rules, correction, corrects, ask_lock,
-	coalesce(arguments_sha256, ''), coalesce(definition_digest, ''),
+	coalesce(arguments_sha256, ''), coalesce(definition_digest, ''), approval_text, choices,
 	(SELECT s.approval_ttl_seconds FROM mcp_servers s WHERE s.label = server_label)`
 
 func (r convRepo) approvals(ctx context.Context, what, where string, args ...any) ([]conversation.Approval, error) {
@@ -381,11 +381,13 @@ func scanApproval(row pgx.CollectableRow, extra ...any) (conversation.Approval, 
 		rules  []byte
 		corr   []byte
 		cs     []byte
+		chs    []string
 	)
 	err := row.Scan(append([]any{&a.ID, &a.ConversationID, &a.ResponseID, &a.ServerLabel, &a.UpstreamLabel, &a.ToolName,
 		&a.StoredArguments, &ann, &source, &why, &fields, &a.RequestedAt, &a.State, &a.DecidedAt, &a.DecidedBy,
 		&a.DecidedByID, &a.DecisionReason, &a.Scope, &a.Remember, &a.AnsweredIn, &a.SentInTurn, &rules, &corr, &cs, &a.AskLock,
-		&a.ArgumentsSHA256, &a.DefinitionDigest, &a.ServerTTLSeconds}, extra...)...)
+		&a.ArgumentsSHA256, &a.DefinitionDigest, &a.ApprovalText, &chs, &a.ServerTTLSeconds}, extra...)...)
+	a.Choices = toChoices(chs)
 	if err == nil && rules != nil {
 		a.Rules = new(conversation.RuleCheck)
 		if err := json.Unmarshal(rules, a.Rules); err != nil {

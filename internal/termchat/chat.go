@@ -252,6 +252,9 @@ func (s *session) ask(pending []approval) ([]decision, outcome) {
 			if a.locked() && (key == "c" || key == "h" || key == "a" || key == "b") {
 				s.out.linef("An admin locked this tool at Ask: it can only be approved once or denied.")
 				key = ""
+			} else if key != "" && strings.Contains("ychanbre", key) && len(key) == 1 && !a.offers(key) {
+				s.out.linef("An admin limited the choices for this tool: %s is not one of them.", key)
+				key = ""
 			}
 			switch key {
 			case "y":
@@ -278,11 +281,7 @@ func (s *session) ask(pending []approval) ([]decision, outcome) {
 				}
 				d.Correction, d.Reason = corr, reason
 			default:
-				if a.locked() {
-					s.out.linef("Please type one of y, n, r or e, then Enter.")
-				} else {
-					s.out.linef("Please type one of y, c, h, a, n, b, r or e, then Enter.")
-				}
+				s.out.linef("Please type one of %s, then Enter.", a.keyList())
 				s.out.linef("%s", a.keys())
 				continue
 			}

@@ -439,3 +439,42 @@ func TestRun_CardSaysWhyCountsDownAndHonoursALock(t *testing.T) {
 		t.Errorf("decisions sent: %q; want only approve once of mcpr_2 (mcpr_1 expired)", h.srv.decisions)
 	}
 }
+
+// TestRun_CardShowsTheToolsWordsAndOnlyItsChoices: a tool an admin gave
+// words and limited to approve once and deny shows the words (control
+// characters stripped, as all server text) above the arguments and offers
+// only [y] and [n]/[r]: a key for another choice is refused on the spot and
+// nothing is sent until an offered one is typed.
+func TestRun_CardShowsTheToolsWordsAndOnlyItsChoices(t *testing.T) {
+	h := newHarness(t)
+	h.srv.pending = []string{
+		strings.Replace(pendingJSON("mcpr_1", "shell"), `"asks_because":{"policy":"always","source":"tool"}`,
+			`"asks_because":{"policy":"always","source":"tool"},"approval_text":"Run shell command: rm -rf /tmp/x <b>\u001b[2J","choices":["approve_once","deny"]`, 1),
+	}
+	h.start()
+	h.scr.expect(t, "you> ")
+	h.typeLine("do things")
+	h.scr.expect(t, "── Approval needed: shell on demo")
+	h.scr.expect(t, "  Run shell command: rm -rf /tmp/x <b>")
+	h.scr.expect(t, "  An admin limited the choices for this tool.\n  Arguments:")
+	h.scr.expect(t, "\n[y] approve once  [n] deny  [r] deny with reason\n> ")
+	h.typeLine("c")
+	h.scr.expect(t, "An admin limited the choices for this tool: c is not one of them.")
+	h.scr.expect(t, "Please type one of y, n or r, then Enter.\n[y] approve once  [n] deny  [r] deny with reason\n> ")
+	h.typeLine("e")
+	h.scr.expect(t, "e is not one of them.")
+	h.typeLine("y")
+	h.scr.expect(t, "All decided")
+	h.scr.expect(t, "you> ")
+	h.in.Close()
+	h.exitCode()
+
+	h.srv.mu.Lock()
+	defer h.srv.mu.Unlock()
+	if len(h.srv.decisions) != 1 || !strings.Contains(h.srv.decisions[0], `[{"approval_request_id":"mcpr_1","approve":true}]`) {
+		t.Errorf("decisions sent: %q; want only approve once of mcpr_1", h.srv.decisions)
+	}
+	if strings.Contains(h.scr.String(), "\x1b[2J") {
+		t.Error("the approval text's escape sequence reached the terminal")
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"time"
 )
@@ -97,6 +98,64 @@ type approval struct {
 	// on the tool; null or absent when it is not locked. A locked tool is
 	// approved once or denied: no grant, no remember.
 	AskLock *string `json:"ask_lock"`
+	// ApprovalText is the admin's words for the tool, filled from the
+	// arguments (secrets already "[redacted]"); plain text, shown above
+	// the arguments. Null without.
+	ApprovalText *string `json:"approval_text"`
+	// Choices are what the card offers (an admin may limit them per
+	// tool); absent from an older server: every choice.
+	Choices []string `json:"choices"`
+}
+
+// decisionKey is one key of the decision line, with the card choice it
+// makes (the server refuses a choice the tool does not offer).
+type decisionKey struct{ key, label, choice string }
+
+// decisionKeys are every key, in the order of DecisionKeys.
+var decisionKeys = []decisionKey{
+	{"y", "approve once", "approve_once"}, {"c", "this conversation", "approve_conversation"},
+	{"h", "1 hour", "approve_hour"}, {"a", "always", "remember"}, {"n", "deny", "deny"},
+	{"b", "deny always (block)", "remember"}, {"r", "deny with reason", "deny"},
+	{"e", "deny with correction", "deny_with_correction"},
+}
+
+// offers says whether a's card offers key: the tool's choices allow it
+// and no lock at Ask forbids it.
+func (a approval) offers(key string) bool {
+	for _, k := range decisionKeys {
+		if k.key != key {
+			continue
+		}
+		if a.locked() && (key == "c" || key == "h" || key == "a" || key == "b") {
+			return false
+		}
+		return a.Choices == nil || slices.Contains(a.Choices, k.choice)
+	}
+	return false
+}
+
+// offered are the keys a's card offers, in order.
+func (a approval) offered() []decisionKey {
+	var out []decisionKey
+	for _, k := range decisionKeys {
+		if a.offers(k.key) {
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
+// limited says whether an admin limited the tool's choices beyond a lock.
+func (a approval) limited() bool {
+	if a.Choices == nil {
+		return false
+	}
+	for _, k := range decisionKeys {
+		if !slices.Contains(a.Choices, k.choice) && !(a.locked() && strings.Contains("chab", k.key)) {
+			return true
+		}
+	}
+	return false
 }
 
 // corrects is how a request differs from the one the person denied with a
@@ -145,12 +204,31 @@ func correctsLines(c *corrects) []string {
 // locked says whether an admin locked the tool at Ask.
 func (a approval) locked() bool { return a.AskLock != nil && *a.AskLock != "" }
 
-// keys is the line of choices for a.
+// keys is the line of choices for a: DecisionKeys, LockedKeys under a
+// lock at Ask, fewer where an admin limited the tool's choices.
 func (a approval) keys() string {
-	if a.locked() {
-		return LockedKeys
+	parts := []string{}
+	for _, k := range a.offered() {
+		parts = append(parts, "["+k.key+"] "+k.label)
 	}
-	return DecisionKeys
+	return strings.Join(parts, "  ")
+}
+
+// keyList is "y, n, r or e": the keys a's card offers, for a reminder.
+func (a approval) keyList() string {
+	ks := a.offered()
+	var b strings.Builder
+	for i, k := range ks {
+		switch {
+		case i == 0:
+		case i == len(ks)-1:
+			b.WriteString(" or ")
+		default:
+			b.WriteString(", ")
+		}
+		b.WriteString(k.key)
+	}
+	return b.String()
 }
 
 // ruleCheck is what the argument rules made of a request the person decides.
@@ -381,6 +459,12 @@ func (t *term) card(a approval, n, of int) {
 	}
 	if a.locked() {
 		t.linef("%sAn admin locked this tool at Ask (%s): approve once or deny; it cannot be allowed for a while or remembered.", indent, line(*a.AskLock))
+	}
+	if a.ApprovalText != nil && *a.ApprovalText != "" {
+		t.linef("%s%s", indent, line(*a.ApprovalText))
+	}
+	if a.limited() {
+		t.linef("%sAn admin limited the choices for this tool.", indent)
 	}
 	t.linef("%sArguments:", indent)
 	for _, l := range strings.Split(prettyJSON(a.Arguments), "\n") {

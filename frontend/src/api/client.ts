@@ -7,6 +7,7 @@
 import createClient, { type Middleware } from "openapi-fetch";
 import type { paths } from "./schema";
 import type {
+  ApprovalChoice,
   Decision, DefaultPolicy, NewServer, Policy, PolicyLayer, Role, Rule, ServerPatch, ToolSelection, Transcript, WebhookEvent,
 } from "./types";
 
@@ -173,6 +174,19 @@ export const api = {
     ok(http.PUT("/api/mcp/servers/{serverId}/tools/approval-policies", {
       params: { path: { serverId: label } }, body: { policies },
     })).then((r) => r.tools),
+
+  /** The words and choices admins set for a server's tools (only tools with one). */
+  approvalCards: (label: string) =>
+    ok(http.GET("/api/mcp/servers/{serverId}/approval-cards", { params: { path: { serverId: label } } })).then((r) => r.cards),
+  /** Admins only: a tool's approval text and the choices its card offers (null: every choice). */
+  putApprovalCard: (label: string, tool: string, body: { approval_text: string | null; choices: ApprovalChoice[] | null }) =>
+    ok(http.PUT("/api/mcp/servers/{serverId}/tools/{toolName}/approval-card", {
+      params: { path: { serverId: label, toolName: tool } }, body,
+    })),
+  deleteApprovalCard: (label: string, tool: string) =>
+    ok(http.DELETE("/api/mcp/servers/{serverId}/tools/{toolName}/approval-card", {
+      params: { path: { serverId: label, toolName: tool } },
+    })),
 
   /** Argument rules (CEL) of one list: a tool's, a server's (tool undefined) or the workspace's (neither). */
   rules: (list: RuleListRef) => ok(rulesCall("GET", list)).then((r) => r.rules),

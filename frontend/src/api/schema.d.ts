@@ -362,6 +362,105 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/mcp/servers/{serverId}/approval-cards": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The server's label. Matched exactly (case-sensitively); a value that
+                 *     names no server, including one that does not fit the pattern, gives
+                 *     `404 server_not_found`.
+                 * @example weather
+                 */
+                serverId: components["parameters"]["ServerId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * List the words and choices set for a server's tools
+         * @description The approval cards admins set for the server's tools (only tools
+         *     with one; a tool without has no words and offers every choice), by
+         *     tool name. Every signed-in user may read them.
+         */
+        get: operations["listApprovalCards"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/mcp/servers/{serverId}/tools/{toolName}/approval-card": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The server's label. Matched exactly (case-sensitively); a value that
+                 *     names no server, including one that does not fit the pattern, gives
+                 *     `404 server_not_found`.
+                 * @example weather
+                 */
+                serverId: components["parameters"]["ServerId"];
+                /**
+                 * @description The tool's name, path-escaped (`a%2Fb` for `a/b`, `%25` for `%`):
+                 *     any name a server lists, 1-128 characters of valid UTF-8 without
+                 *     control, bidirectional, zero-width or other invisible characters
+                 *     (those discovery refuses); others give `400 invalid_tool_name`,
+                 *     the name shown escaped (`"get_\u202Etsacerof"`). `DELETE` of a
+                 *     policy also accepts such a name (an earlier version may have stored
+                 *     it), so it can be removed. It need not
+                 *     be a discovered tool.
+                 * @example delete_forecast
+                 */
+                toolName: components["parameters"]["ToolName"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Set a tool's approval text and the choices its card offers
+         * @description Admins only (`403 admin_only` otherwise); audited as
+         *     `approval_card.set` with the card before and after. Replaces the
+         *     whole card.
+         *
+         *     `approval_text` (at most 500 characters; `null` or blank: none) is
+         *     shown on the tool's approval card above the arguments. Placeholders
+         *     `{name}` and `{a.b}` (a number indexes an array: `{items.0}`) are
+         *     filled from the call's arguments **as the card shows them**, when
+         *     the request asks: a secret the card redacts stays `[redacted]`. A
+         *     string fills in as is, anything else as compact JSON. A placeholder
+         *     that names no argument stays as written (`{x}`), so the person sees
+         *     what the words expected; it is not refused at save, since a model
+         *     may leave an optional argument out. The text is plain text: clients
+         *     show it escaped, never as markup.
+         *
+         *     `choices` limits what the card offers (omitted or `null`: every
+         *     choice): `approve_once`, `approve_conversation` (a grant for the
+         *     conversation), `approve_hour` (a grant for an hour), `remember`
+         *     (always allow or always block), `deny`, `deny_with_correction`. At
+         *     least one way to approve and one to deny are needed. A decision
+         *     with a choice the tool does not offer is `403 choice_not_allowed`
+         *     and nothing is recorded; the choices are read again when the person
+         *     decides. A lock at Ask narrows them further (the card's `choices`
+         *     leave out what the lock forbids).
+         */
+        put: operations["putApprovalCard"];
+        post?: never;
+        /**
+         * Remove a tool's approval text and choices
+         * @description Admins only. The tool's card shows its arguments and every choice
+         *     again. Audited as `approval_card.delete`; removing a card that is
+         *     not there changes nothing and is still `204`.
+         */
+        delete: operations["deleteApprovalCard"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/mcp/servers/{serverId}/tools/{toolName}/rules": {
         parameters: {
             query?: never;
@@ -1161,6 +1260,15 @@ export interface paths {
          *       or `remember: true` with an approval, is `403 policy_locked`, and
          *       nothing is recorded; the lock is read again when the decision is
          *       made.
+         *     * A tool whose **choices** an admin limited (`PUT
+         *       .../tools/{toolName}/approval-card`; the request's `choices` list
+         *       them) refuses any other choice with `403 choice_not_allowed`, and
+         *       nothing is recorded: `remember: true` is `remember`; a denial with
+         *       `correction` is `deny_with_correction`, without one `deny`; an
+         *       approval is `approve_conversation` or `approve_hour` by its
+         *       `scope`, else `approve_once`. The choices are read again when the
+         *       decision is made; a request settled by another decision (covered)
+         *       is not checked.
          *
          *     A decision that decides its tool beyond its own request (a grant,
          *     or `remember: true` either way) also decides, in the same
@@ -2393,9 +2501,14 @@ export interface components {
          *       replaced the secret; the secret itself never).
          *     * `decision_hook.delete`: `before` `{url, timeout_ms, enabled}`;
          *       `after` null.
+         *     * `approval_card.set` (a tool's approval text and choices set):
+         *       `before` null or, like `after`, `{approval_text, choices}`
+         *       (`choices` null: every choice).
+         *     * `approval_card.delete`: `before` `{approval_text, choices}`;
+         *       `after` null.
          * @enum {string}
          */
-        AuditAction: "policy.clear" | "server.create" | "server.update" | "server.delete" | "server.tools_changed" | "policy.set" | "policy.delete" | "settings.update" | "approval.decide" | "rules.set" | "tool.call" | "grant.revoke" | "webhook.create" | "webhook.update" | "webhook.delete" | "decision_hook.set" | "decision_hook.delete";
+        AuditAction: "policy.clear" | "server.create" | "server.update" | "server.delete" | "server.tools_changed" | "policy.set" | "policy.delete" | "settings.update" | "approval.decide" | "rules.set" | "tool.call" | "grant.revoke" | "webhook.create" | "webhook.update" | "webhook.delete" | "decision_hook.set" | "decision_hook.delete" | "approval_card.set" | "approval_card.delete";
         /**
          * @description The `after` of a `tool.call` audit entry: one tool call as the
          *     model's provider reported it. Recorded when the call's `mcp_call`
@@ -3033,6 +3146,27 @@ export interface components {
             clamped?: boolean;
         };
         /**
+         * @description One answer an approval card offers (see `PUT .../approval-card`).
+         * @enum {string}
+         */
+        ApprovalChoice: "approve_once" | "approve_conversation" | "approve_hour" | "remember" | "deny" | "deny_with_correction";
+        /** @description A tool's approval card words and choices, as an admin set them. */
+        ApprovalCard: {
+            server_label: string;
+            tool_name: string;
+            /** @description The words with their `{placeholders}`; `null` without. */
+            approval_text: string | null;
+            /** @description The choices the card offers; `null` for every choice. */
+            choices: components["schemas"]["ApprovalChoice"][] | null;
+            /** Format: date-time */
+            updated_at?: string;
+            updated_by?: string;
+        };
+        PutApprovalCardRequest: {
+            approval_text?: string | null;
+            choices?: components["schemas"]["ApprovalChoice"][] | null;
+        };
+        /**
          * @description An approval request with its decision (the `approval.required` event's payload).
          * @example {
          *       "approval_request_id": "mcpr_04fbb461545cb62fa62f94e6415e61ae641139748e99854db8",
@@ -3189,6 +3323,21 @@ export interface components {
             corrects: components["schemas"]["Corrects"] | null;
             /** @description What the argument rules made of the request; `null` when no rules apply to the tool. */
             rules?: components["schemas"]["RuleCheck"] | null;
+            /**
+             * @description The admin's words for the tool (`PUT .../approval-card`), filled
+             *     from the arguments as this card shows them (a redacted secret
+             *     stays `[redacted]`; an unknown placeholder stays as written), when
+             *     the request asked. Plain text: show it escaped, above the
+             *     arguments. `null` when the tool has none.
+             */
+            approval_text?: string | null;
+            /**
+             * @description What the card offers: the tool's choices as an admin limited them
+             *     when it asked (every one by default), less what a lock at Ask
+             *     forbids. A decision with another choice is `403
+             *     choice_not_allowed` (the choices are read again when deciding).
+             */
+            choices?: components["schemas"]["ApprovalChoice"][];
             /**
              * @description The level of the admin's **lock at Ask** that made the tool ask
              *     (its own locked `always`, or a locked server or global default
@@ -3903,8 +4052,9 @@ export interface components {
          *     means every action. The actions are `server.create`, `server.update`,
          *     `server.delete`, `server.tools_changed`, `policy.set`,
          *     `policy.delete`, `policy.clear`, `settings.update`, `approval.decide` and
-         *     `rules.set`, `tool.call` (receipts), `grant.revoke`, `decision_hook.set` and
-         *     `decision_hook.delete`; other values are accepted
+         *     `rules.set`, `tool.call` (receipts), `grant.revoke`, `decision_hook.set`,
+         *     `decision_hook.delete`, `approval_card.set` and
+         *     `approval_card.delete`; other values are accepted
          *     and match nothing.
          * @example policy.set
          */
@@ -4605,6 +4755,147 @@ export interface operations {
             403: components["responses"]["AdminOnly"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            421: components["responses"]["MisdirectedHost"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listApprovalCards: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The server's label. Matched exactly (case-sensitively); a value that
+                 *     names no server, including one that does not fit the pattern, gives
+                 *     `404 server_not_found`.
+                 * @example weather
+                 */
+                serverId: components["parameters"]["ServerId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The server's approval cards. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        cards: components["schemas"]["ApprovalCard"][];
+                    };
+                };
+            };
+            400: components["responses"]["InvalidText"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["CrossOrigin"];
+            404: components["responses"]["NotFound"];
+            421: components["responses"]["MisdirectedHost"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    putApprovalCard: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The server's label. Matched exactly (case-sensitively); a value that
+                 *     names no server, including one that does not fit the pattern, gives
+                 *     `404 server_not_found`.
+                 * @example weather
+                 */
+                serverId: components["parameters"]["ServerId"];
+                /**
+                 * @description The tool's name, path-escaped (`a%2Fb` for `a/b`, `%25` for `%`):
+                 *     any name a server lists, 1-128 characters of valid UTF-8 without
+                 *     control, bidirectional, zero-width or other invisible characters
+                 *     (those discovery refuses); others give `400 invalid_tool_name`,
+                 *     the name shown escaped (`"get_\u202Etsacerof"`). `DELETE` of a
+                 *     policy also accepts such a name (an earlier version may have stored
+                 *     it), so it can be removed. It need not
+                 *     be a discovered tool.
+                 * @example delete_forecast
+                 */
+                toolName: components["parameters"]["ToolName"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PutApprovalCardRequest"];
+            };
+        };
+        responses: {
+            /** @description The card as saved. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApprovalCard"];
+                };
+            };
+            /**
+             * @description Codes: `empty_body`, `malformed_json`, `unknown_field`,
+             *     `invalid_type`, `invalid_tool_name`, `invalid_approval_text`
+             *     (over 500 characters, or not text), `invalid_choices` (empty, an
+             *     unknown or repeated choice, no way to approve or none to deny).
+             */
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["AdminOnly"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            421: components["responses"]["MisdirectedHost"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    deleteApprovalCard: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The server's label. Matched exactly (case-sensitively); a value that
+                 *     names no server, including one that does not fit the pattern, gives
+                 *     `404 server_not_found`.
+                 * @example weather
+                 */
+                serverId: components["parameters"]["ServerId"];
+                /**
+                 * @description The tool's name, path-escaped (`a%2Fb` for `a/b`, `%25` for `%`):
+                 *     any name a server lists, 1-128 characters of valid UTF-8 without
+                 *     control, bidirectional, zero-width or other invisible characters
+                 *     (those discovery refuses); others give `400 invalid_tool_name`,
+                 *     the name shown escaped (`"get_\u202Etsacerof"`). `DELETE` of a
+                 *     policy also accepts such a name (an earlier version may have stored
+                 *     it), so it can be removed. It need not
+                 *     be a discovered tool.
+                 * @example delete_forecast
+                 */
+                toolName: components["parameters"]["ToolName"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Removed (or there was none). */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["InvalidText"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["AdminOnly"];
+            404: components["responses"]["NotFound"];
             421: components["responses"]["MisdirectedHost"];
             500: components["responses"]["Internal"];
             503: components["responses"]["ServiceUnavailable"];
@@ -5519,8 +5810,9 @@ export interface operations {
                  *     means every action. The actions are `server.create`, `server.update`,
                  *     `server.delete`, `server.tools_changed`, `policy.set`,
                  *     `policy.delete`, `policy.clear`, `settings.update`, `approval.decide` and
-                 *     `rules.set`, `tool.call` (receipts), `grant.revoke`, `decision_hook.set` and
-                 *     `decision_hook.delete`; other values are accepted
+                 *     `rules.set`, `tool.call` (receipts), `grant.revoke`, `decision_hook.set`,
+                 *     `decision_hook.delete`, `approval_card.set` and
+                 *     `approval_card.delete`; other values are accepted
                  *     and match nothing.
                  * @example policy.set
                  */
@@ -5577,8 +5869,9 @@ export interface operations {
                  *     means every action. The actions are `server.create`, `server.update`,
                  *     `server.delete`, `server.tools_changed`, `policy.set`,
                  *     `policy.delete`, `policy.clear`, `settings.update`, `approval.decide` and
-                 *     `rules.set`, `tool.call` (receipts), `grant.revoke`, `decision_hook.set` and
-                 *     `decision_hook.delete`; other values are accepted
+                 *     `rules.set`, `tool.call` (receipts), `grant.revoke`, `decision_hook.set`,
+                 *     `decision_hook.delete`, `approval_card.set` and
+                 *     `approval_card.delete`; other values are accepted
                  *     and match nothing.
                  * @example policy.set
                  */

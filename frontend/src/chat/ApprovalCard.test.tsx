@@ -316,4 +316,34 @@ describe("ApprovalCard", () => {
       await i18n.changeLanguage("en");
     }
   });
+
+  it("shows the tool's approval text as plain text above the arguments, markup escaped", () => {
+    const { card } = setup({ approval: approval({ approval_text: "Send <b>storm</b> alert for Berlin (key [redacted])" }) });
+    const text = card.querySelector(".approval-text")!;
+    expect(text.textContent).toBe("Send <b>storm</b> alert for Berlin (key [redacted])");
+    expect(text.querySelector("b")).toBeNull();
+    // Above the arguments.
+    const args = within(card).getByRole("region", { name: "Arguments" });
+    expect(text.compareDocumentPosition(args) & Node.DOCUMENT_POSITION_FOLLOWING).toBeTruthy();
+  });
+
+  it("offers only the choices an admin left the tool: Approve once and Deny, no menus, no correction", async () => {
+    const { card, onDecide, user } = setup({ approval: approval({ choices: ["approve_once", "deny"] }) });
+    expect(within(card).getByText("An admin limited the choices for this tool.")).toBeInTheDocument();
+    expect(within(card).queryByRole("button", { name: "More approval choices" })).toBeNull();
+    expect(within(card).queryByRole("button", { name: "More denial choices" })).toBeNull();
+    expect(within(card).queryByRole("button", { name: "Deny with correction…" })).toBeNull();
+    expect(card.textContent).not.toMatch(/for this conversation|for 1 hour|always/i);
+    await user.click(within(card).getByRole("button", { name: "Deny" }));
+    expect(onDecide).toHaveBeenCalledWith({ approval_request_id: "mcpr_1", approve: false });
+  });
+
+  it("hides the menu items of choices not allowed", async () => {
+    const { card, user } = setup({ approval: approval({ choices: ["approve_once", "approve_hour", "deny_with_correction"] }) });
+    await user.click(within(card).getByRole("button", { name: "More approval choices" }));
+    expect(screen.getAllByRole("menuitem").map((m) => m.querySelector(".menu-label")?.textContent)).toEqual(["Approve once", "Approve for 1 hour"]);
+    await user.keyboard("{Escape}");
+    expect(within(card).queryByRole("button", { name: "More denial choices" })).toBeNull();
+    expect(within(card).getByRole("button", { name: "Deny with correction…" })).toBeInTheDocument();
+  });
 });

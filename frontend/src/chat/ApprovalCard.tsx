@@ -3,7 +3,7 @@
 import { forwardRef, useId, useState } from "react";
 import type { TFunction } from "i18next";
 import { Trans, useTranslation } from "react-i18next";
-import type { Approval, Decision, RuleCheck } from "../api/types";
+import type { Approval, ApprovalChoice, Decision, RuleCheck } from "../api/types";
 import { DecisionMenu } from "./DecisionMenu";
 import { CorrectionPanel } from "./CorrectionEditor";
 import { CorrectsNote } from "./CorrectsNote";
@@ -127,6 +127,15 @@ export const ApprovalCard = forwardRef<HTMLElement, ApprovalCardProps>(function 
   const title = approval.annotations?.title;
   // An admin's lock at Ask: every call asks, so only "approve once" and the denials are offered.
   const lock = approval.ask_lock ?? null;
+  // The choices an admin left this tool (every one when absent); a lock narrows them further.
+  const offers = (c: ApprovalChoice) => (!approval.choices || approval.choices.includes(c))
+    && !(lock && (c === "approve_conversation" || c === "approve_hour"));
+  const approveChoices = [
+    offers("approve_once") && choice("once", "approveOnce"), offers("approve_conversation") && choice("conversation", "approveConversation"),
+    offers("approve_hour") && choice("hour", "approveHour"), !lock && offers("remember") && choice("always", "approveAlways"),
+  ].filter((c) => !!c);
+  const denyChoices = [offers("deny") && choice("once", "denyOnce"), offers("remember") && choice("always", "denyAlways")].filter((c) => !!c);
+  const limited = !!approval.choices && approval.choices.length < (lock ? 4 : 6);
   // What the card shows is what runs: a name, title or argument holding
   // bidi overrides, zero-width or other invisible characters gets a warning.
   const hiddenChars = hasHidden(approval.tool_name) || hasHidden(title ?? "") || hasHiddenDeep(approval.arguments);
@@ -168,6 +177,10 @@ export const ApprovalCard = forwardRef<HTMLElement, ApprovalCardProps>(function 
 
       {approval.corrects && <CorrectsNote corrects={approval.corrects} />}
 
+      {/* The admin's words for the tool: plain text, never markup. */}
+      {approval.approval_text && <p className="approval-text"><Escaped text={approval.approval_text} /></p>}
+      {limited && <p className="approval-limited muted small">{t("card.choicesLimited")}</p>}
+
       <section className="approval-args" aria-label={t("card.arguments")}>
         <h3>{t("card.arguments")}</h3>
         <JsonView value={approval.arguments} redacted={approval.redacted} />
@@ -186,24 +199,32 @@ export const ApprovalCard = forwardRef<HTMLElement, ApprovalCardProps>(function 
       {error && <p className="alert error approval-error" role="alert">{error}</p>}
 
       <div className="approval-actions">
-        {lock ? (
-          <button type="button" className="primary" disabled={disabled} title={t("card.approveOnceHint", { tool })}
-            onClick={() => decide(true, "once")}>
-            {t("card.approveOnce")}
+        {approveChoices.length === 1 ? (
+          <button type="button" className="primary" disabled={disabled} title={approveChoices[0].hint}
+            onClick={() => decide(true, approveChoices[0].key)}>
+            {approveChoices[0].label}
           </button>
-        ) : (
+        ) : approveChoices.length > 1 && (
           <DecisionMenu label={t("card.approve")} menuLabel={t("card.approveMenu")} className="primary" disabled={disabled}
-            choices={[choice("once", "approveOnce"), choice("conversation", "approveConversation"),
-              choice("hour", "approveHour"), choice("always", "approveAlways")]}
+            choices={approveChoices}
             onPick={(how) => decide(true, how)} />
         )}
-        <DecisionMenu label={t("card.deny")} menuLabel={t("card.denyMenu")} className="danger" disabled={disabled}
-          choices={[choice("once", "denyOnce"), choice("always", "denyAlways")]}
-          onPick={(how) => decide(false, how)} />
-        <button type="button" disabled={disabled} aria-expanded={correcting} aria-controls={`${ids}-correction`}
-          onClick={() => setCorrecting((c) => !c)}>
-          {t("card.denyWithCorrection")}
-        </button>
+        {denyChoices.length === 1 && denyChoices[0].key === "once" ? (
+          <button type="button" className="danger" disabled={disabled} title={denyChoices[0].hint}
+            onClick={() => decide(false, "once")}>
+            {t("card.deny")}
+          </button>
+        ) : denyChoices.length > 0 && (
+          <DecisionMenu label={t("card.deny")} menuLabel={t("card.denyMenu")} className="danger" disabled={disabled}
+            choices={denyChoices}
+            onPick={(how) => decide(false, how)} />
+        )}
+        {offers("deny_with_correction") && (
+          <button type="button" disabled={disabled} aria-expanded={correcting} aria-controls={`${ids}-correction`}
+            onClick={() => setCorrecting((c) => !c)}>
+            {t("card.denyWithCorrection")}
+          </button>
+        )}
         {sending && (
           <span className="approval-busy" role="status">
             <span className="spinner" aria-hidden="true" />

@@ -67,6 +67,8 @@ const DYNAMIC: Record<string, { ns?: NS; keys: readonly string[] | Partial<Recor
   "policy.*": { keys: { chat: prefix("policy.", policies), settings: prefix("policy.", defaultPolicies) } },
   "rules.scope.*": { ns: "chat", keys: prefix("rules.scope.", ruleScopes) },
   "card.askLock.*": { ns: "chat", keys: prefix("card.askLock.", askLocks) },
+  "approvalCard.choice.*": { ns: "settings", keys: prefix("approvalCard.choice.", all<S["ApprovalChoice"]>()("approve_once", "approve_conversation",
+    "approve_hour", "remember", "deny", "deny_with_correction")) },
   "why.field.*": { keys: prefix("why.field.", changedFields) },
   "why.source.*": { keys: prefix("why.source.", asksSources.filter((s) => s !== "ask_everything")) }, // ask_everything is a reason, said before (asksBecauseText)
   "card.hint.*.title": { keys: prefix("card.hint.", ["readOnlyHint", "destructiveHint", "openWorldHint"], ".title") },
@@ -165,7 +167,7 @@ const keyShape = /^(?:(\w+):)?([a-z]\w*)((?:\.\w+)+)$/;
 const notKeys = new Set<string>([
   ...all<S["AuditAction"]>()("server.create", "server.update", "server.delete", "server.tools_changed", "policy.set", "policy.delete",
     "policy.clear", "settings.update", "approval.decide", "rules.set", "tool.call", "grant.revoke", "webhook.create", "webhook.update", "webhook.delete",
-    "decision_hook.set", "decision_hook.delete"),
+    "decision_hook.set", "decision_hook.delete", "approval_card.set", "approval_card.delete"),
 ]);
 
 interface Named { file: string; line: number; key: string; nss: NS[] }

@@ -12,6 +12,7 @@ import {
   asksBecausePhrase, hasNoHints, inheritedDetail, looser, policyLabel, POLICIES, sourceLabel, workspacePolicy, type SettingsT,
 } from "./policy";
 import { saveStatus, usePolicyMutation } from "./queries";
+import { ApprovalCardDisclosure } from "./ApprovalCardEditor";
 import { RulesDisclosure } from "./RuleEditor";
 import { RelativeTime } from "./time";
 
@@ -149,6 +150,7 @@ export function ToolRow({ tool, server, globalDefault, admin, now, highlight, fo
       </div>
       <div className="tool-rules">
         <RulesDisclosure list={{ server: server.label, tool: tool.name }} name={tool.name} admin={admin} schema={tool.input_schema} />
+        {admin && <ApprovalCardDisclosure server={server.label} tool={tool.name} />}
       </div>
     </li>
   );
