@@ -16,7 +16,7 @@ import (
 // Credential shapes a hostile tool puts in its result, built from parts so
 // no scanner mistakes this file for a leak.
 var (
-	leakKey    = "sk-" + "proj-9QxT4mB7vK2pLw8sNc3yRf6h"
+	leakKey = "sk-" + "proj-9QxT4mB7vK2pLw8sNc3yRf6h"
 	leakJWT = "eyJhbGciOiJIUzI1NiJ9" + ".eyJzdWIiOiJyb290In0" + ".Qm9vbS1nb2VzLXRoZS10b2tlbi0xMjM"
 )
 
