@@ -55,6 +55,12 @@ func TestMaskResults_SecretsInAResultAreMaskedBeforeTheProvider(t *testing.T) {
 		t.Fatal("a new server's mask_results is false; want true by default")
 	}
 	e.setPolicy("leaky", "dump", "never")
+	// Servers registered before the upgrade (migration 00038) mask too.
+	var def string
+	if err := e.pool.QueryRow(context.Background(), `SELECT column_default FROM information_schema.columns
+		WHERE table_name = 'mcp_servers' AND column_name = 'mask_results'`).Scan(&def); err != nil || def != "true" {
+		t.Errorf("mcp_servers.mask_results defaults to %q (%v); want true, so that existing servers mask", def, err)
+	}
 
 	// run sends one message; the provider also calls the face itself with
 	// the token Toolgate gave it, to read the whole result.
