@@ -6,7 +6,7 @@ import { jsonResponse, mockFetch } from "../chat/testutil";
 import { renderWithClient } from "../testing";
 import { MaskResults, masksResults } from "./MaskResults";
 import { SettingsPage } from "./SettingsPage";
-import { server, tool } from "./testdata";
+import { later, server, tool } from "./testdata";
 
 afterEach(() => vi.unstubAllGlobals());
 
@@ -24,15 +24,17 @@ describe("masking secrets in a server's results", () => {
     let srv: Server = server({ mask_results: true });
     const sent: unknown[] = [];
     let refuse = false;
+    const saved = later(); // the first change is answered when the test says: the box shows it at once
+    const reread = later(); // after the refusal the list is read again: held, so the box shows what the page put back itself
     mockFetch({
-      "GET /api/mcp/servers": () => jsonResponse(200, { servers: [srv] }),
+      "GET /api/mcp/servers": () => (refuse ? reread.response : jsonResponse(200, { servers: [srv] })),
       "GET /api/settings": () => jsonResponse(200, settings),
       "GET /api/mcp/servers/demo/tools": () => jsonResponse(200, { tools: [tool("get_forecast")] }),
       "PATCH /api/mcp/servers/demo": ({ body }) => {
         sent.push(body);
         if (refuse) return jsonResponse(403, { error: { code: "admin_only", message: "Only admins can change servers." } });
         srv = { ...srv, ...(body as Partial<Server>) };
-        return jsonResponse(200, srv);
+        return sent.length === 1 ? saved.response : jsonResponse(200, srv);
       },
     });
     renderWithClient(<SettingsPage />);
@@ -44,6 +46,7 @@ describe("masking secrets in a server's results", () => {
     await user.click(box);
     await waitFor(() => expect(sent).toEqual([{ mask_results: false }]));
     await waitFor(() => expect(within(screen.getByRole("group", { name: "Results" })).getByRole("checkbox")).not.toBeChecked());
+    saved.answer(200, srv);
     expect(screen.getByRole("group", { name: "Results" })).toHaveTextContent("exactly as the server sends them, secrets included");
 
     refuse = true;
@@ -51,6 +54,7 @@ describe("masking secrets in a server's results", () => {
     await waitFor(() => expect(sent).toEqual([{ mask_results: false }, { mask_results: true }]));
     expect(await screen.findByText(/Could not change whether results are masked: Only admins can change servers/)).toBeInTheDocument();
     await waitFor(() => expect(within(screen.getByRole("group", { name: "Results" })).getByRole("checkbox")).not.toBeChecked());
+    reread.answer(200, { servers: [srv] });
   });
 
   it("is shown to a member without a checkbox", () => {
