@@ -55,6 +55,13 @@ func TestMaskResults_SecretsInAResultAreMaskedBeforeTheProvider(t *testing.T) {
 		t.Fatal("a new server's mask_results is false; want true by default")
 	}
 	e.setPolicy("leaky", "dump", "never")
+	var other struct {
+		MaskResults *bool `json:"mask_results"`
+	}
+	e.must(201, "POST", "/api/mcp/servers", map[string]any{"label": "raw", "url": e.demoURL, "mask_results": false}, &other)
+	if other.MaskResults == nil || *other.MaskResults {
+		t.Errorf("a server created with mask_results false shows mask_results %v", other.MaskResults)
+	}
 	// Servers registered before the upgrade (migration 00038) mask too.
 	var def string
 	if err := e.pool.QueryRow(context.Background(), `SELECT column_default FROM information_schema.columns
