@@ -46,6 +46,10 @@ type GatewayCall struct {
 	Failure      string           `json:"failure,omitempty"`
 	OutputSHA256 *string          `json:"output_sha256"`
 	Refusal      *gateway.Refusal `json:"refusal"`
+	// Masked is how many secret-looking values the MCP face masked in
+	// Result before the provider read it (gateway.Result.Masked); null when
+	// it did not check (refused, or the server's mask_results is off).
+	Masked *int `json:"masked"`
 	// ItemID and ResponseID name the provider's mcp_call item that
 	// reported the call, once it arrived.
 	ItemID     string     `json:"item_id,omitempty"`

@@ -16,7 +16,7 @@ import (
 // not_run (it provably never reached the server). The result is stored
 // with its secrets hidden, with the digest of the result as it came.
 func (g *CallGate) Finish(ctx context.Context, callID string, res gateway.Result) error {
-	c := GatewayCall{ID: callID, State: CallDone, IsError: res.IsError, Failure: res.Failure}
+	c := GatewayCall{ID: callID, State: CallDone, IsError: res.IsError, Failure: res.Failure, Masked: res.Masked}
 	switch {
 	case res.NotRun:
 		c.State = CallNotRun

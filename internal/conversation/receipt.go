@@ -58,6 +58,10 @@ type Receipt struct {
 	Result           json.RawMessage  `json:"result,omitempty"`
 	Refusal          *gateway.Refusal `json:"refusal,omitempty"`
 	Failure          string           `json:"failure,omitempty"`
+	// Masked is how many secret-looking values the face masked in the
+	// result before the provider read it; absent when it did not check
+	// (the server's mask_results is off, or no result came).
+	Masked *int `json:"masked,omitempty"`
 }
 
 // Receipt outcomes.
@@ -78,7 +82,7 @@ func gatewayReceipt(c GatewayCall) Receipt {
 		ServerLabel: c.ServerLabel, ToolName: c.ToolName, Arguments: c.Arguments, Redacted: c.Redacted,
 		ArgumentsText: c.StoredArguments, ArgumentsSHA256: c.ArgumentsSHA256, AllowedBy: c.AllowedBy, Outcome: OutcomeOutput,
 		OutputSHA256: c.OutputSHA256, Via: ViaGateway, DefinitionDigest: c.DefinitionDigest, State: c.State,
-		Result: c.Result, Refusal: c.Refusal, Failure: c.Failure}
+		Result: c.Result, Refusal: c.Refusal, Failure: c.Failure, Masked: c.Masked}
 	// The audit log's column is jsonb, which refuses the escape \u0000 (a
 	// tool's output may hold it): the receipt's copies show U+FFFD there;
 	// output_sha256 digests the result as it came.

@@ -15,6 +15,7 @@ import (
 	"github.com/toolgate/toolgate/internal/apperr"
 	"github.com/toolgate/toolgate/internal/faults"
 	"github.com/toolgate/toolgate/internal/policy"
+	"github.com/toolgate/toolgate/internal/redact"
 )
 
 // Face-side refusal codes: the face refuses these before asking the Gate
@@ -79,20 +80,26 @@ func (f *face) callTool(ctx context.Context, fr *faceRequest, p *mcp.CallToolPar
 		return refused(v.Refusal)
 	case v.Stored != nil:
 		f.log.InfoContext(ctx, "mcp face: call answered with the stored result of an identical call", attrs...)
-		return rendered(*v.Stored)
+		out, _ := masked(srv, *v.Stored)
+		return rendered(out)
 	case v.Pending:
 		r, err := f.gate.Await(ctx, v.CallID)
 		if err != nil {
 			f.log.WarnContext(ctx, "mcp face: gave up waiting for an identical call", append(attrs, "error", err)...)
 			return refused(&Refusal{Code: RefusedPending, Message: "An identical call is still running; its result is not known yet. Do not call again: its result will be recorded."})
 		}
-		return rendered(r)
+		out, _ := masked(srv, r)
+		return rendered(out)
 	case v.Run:
 		// Forwarded whatever the client does now: the call is admitted, so
 		// its result must be recorded.
 		res := f.upstream.CallTool(context.WithoutCancel(ctx), srv.URL, srv.Headers, p.Name, canonical)
 		faults.Crash(faults.GatewayAfterForward)
 		res.Failure = scrub(srv, res.Failure)
+		// The gate stores the result as the server sent it (and digests
+		// it); the provider gets it masked.
+		out, n := masked(srv, res)
+		res.Masked = n
 		// A context of its own: the call may have outlasted gctx.
 		fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), gateTimeout)
 		defer cancel()
@@ -100,8 +107,8 @@ func (f *face) callTool(ctx context.Context, fr *faceRequest, p *mcp.CallToolPar
 			f.log.ErrorContext(ctx, "mcp face: could not record a call's result", append(attrs, "error", err)...)
 		}
 		f.log.InfoContext(ctx, "mcp face: call forwarded", append(attrs, "allowed_by", v.AllowedBy, "is_error", res.IsError,
-			"not_run", res.NotRun, "duration", time.Since(start))...)
-		return rendered(res)
+			"not_run", res.NotRun, "masked", n, "duration", time.Since(start))...)
+		return rendered(out)
 	}
 	// A verdict that neither runs nor refuses: fail closed.
 	f.log.ErrorContext(ctx, "mcp face: the gate's verdict neither runs nor refuses the call", attrs...)
@@ -166,6 +173,26 @@ func toMCP(t policy.DiscoveredTool) *mcp.Tool {
 		}
 	}
 	return tool
+}
+
+// masked is r as the provider may read it: the credentials in every string
+// of the server's result (and in the failure's text) masked, with how many
+// were; r as it is, and nil, when the server's mask_results is off. A
+// result that is not JSON is left to rendered, which does not pass it on.
+func masked(srv policy.Server, r Result) (Result, *int) {
+	if srv.UnmaskedResults {
+		return r, nil
+	}
+	n := 0
+	if len(r.JSON) > 0 {
+		if out, k, err := redact.Values(r.JSON); err == nil {
+			r.JSON, n = out, k
+		}
+	}
+	var k int
+	r.Failure, k = redact.Text(r.Failure)
+	n += k
+	return r, &n
 }
 
 // refused is a refusal as a tool result.

@@ -113,4 +113,9 @@ type Result struct {
 	// NotRun: the call provably never reached the server (the connection
 	// was refused, the request was never written).
 	NotRun bool `json:"not_run,omitempty"`
+	// Masked is how many secret-looking values the face masked in the
+	// result before the provider got it (JSON and IsError stay as the
+	// server sent them); nil when the face did not check it (the server's
+	// mask_results is off).
+	Masked *int `json:"masked,omitempty"`
 }

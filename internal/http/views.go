@@ -30,12 +30,16 @@ type serverView struct {
 	// ReadOnlyHints: "claimed" until an admin accepts the server's
 	// readOnlyHint annotations ("trusted").
 	ReadOnlyHints string `json:"read_only_hints"`
+	// MaskResults: the MCP face masks secret-looking values in the
+	// server's results before the provider reads them.
+	MaskResults bool `json:"mask_results"`
 }
 
 func newServerView(s policy.Server) serverView {
 	v := serverView{Label: s.Label, URL: policy.MaskURL(s.URL), HeadersDropped: s.HeadersDropped, Description: s.Description, Headers: policy.MaskedHeaders(s.Headers),
 		DefaultPolicy: s.DefaultPolicy, DefaultLocked: s.DefaultPolicyLocked, Enabled: s.Enabled, ApprovalTTLSeconds: s.ApprovalTTLSeconds, CreatedAt: s.CreatedAt, UpdatedAt: s.UpdatedAt,
-		ToolsRefreshedAt: s.RefreshedAt, ToolCount: s.ToolCount, Health: newHealthView(s.Health), ReadOnlyHints: s.ReadOnlyHints}
+		ToolsRefreshedAt: s.RefreshedAt, ToolCount: s.ToolCount, Health: newHealthView(s.Health), ReadOnlyHints: s.ReadOnlyHints,
+		MaskResults: !s.UnmaskedResults}
 	if s.RefreshError != "" {
 		v.ToolsRefreshError = &s.RefreshError
 	}

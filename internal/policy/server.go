@@ -49,6 +49,11 @@ type Server struct {
 	// server's claim (HintsClaimed, the default): under
 	// ask_unless_read_only a claimed hint runs nothing unasked.
 	ReadOnlyHints string
+	// UnmaskedResults: the server's results pass Toolgate's MCP face
+	// untouched (mask_results false). By default (false, so that a Server
+	// built anywhere masks) the face masks secret-looking values in every
+	// result before the provider reads it.
+	UnmaskedResults bool
 }
 
 // The states of a server's read-only hints (read_only_hints).
@@ -74,6 +79,9 @@ type NewServer struct {
 	// requests (MinApprovalTTLSeconds..MaxApprovalTTLSeconds, or 0: never
 	// expire); nil: APPROVAL_TTL.
 	ApprovalTTLSeconds *int `json:"approval_ttl_seconds"`
+	// MaskResults: whether the MCP face masks secret-looking values in the
+	// server's results before the provider reads them; nil: true.
+	MaskResults *bool `json:"mask_results"`
 }
 
 // Validate checks every field and reports all problems at once.
@@ -112,6 +120,9 @@ type ServerPatch struct {
 	// ReadOnlyHints: "trusted" accepts the server's readOnlyHint
 	// annotations, "claimed" takes that back (admin only, audited).
 	ReadOnlyHints *string `json:"read_only_hints"`
+	// MaskResults: false lets the server's results pass the MCP face
+	// untouched; true masks secret-looking values (admin only, audited).
+	MaskResults *bool `json:"mask_results"`
 }
 
 // Apply validates p against s and returns the changed server.
@@ -173,6 +184,9 @@ func (p ServerPatch) Apply(s Server) (Server, error) {
 	}
 	if p.Enabled != nil {
 		s.Enabled = *p.Enabled
+	}
+	if p.MaskResults != nil {
+		s.UnmaskedResults = !*p.MaskResults
 	}
 	if p.ApprovalTTLSeconds.Set {
 		validateApprovalTTL(f, p.ApprovalTTLSeconds.Value)

@@ -57,7 +57,7 @@ func (s *Service) CreateServer(ctx context.Context, in NewServer) (Server, error
 	}
 	srv := Server{Label: in.Label, URL: in.URL, Description: in.Description, Headers: in.Headers,
 		DefaultPolicy: in.DefaultPolicy, DefaultPolicyLocked: in.DefaultPolicyLocked, Enabled: in.Enabled == nil || *in.Enabled,
-		ApprovalTTLSeconds: in.ApprovalTTLSeconds, ReadOnlyHints: HintsClaimed}
+		ApprovalTTLSeconds: in.ApprovalTTLSeconds, ReadOnlyHints: HintsClaimed, UnmaskedResults: in.MaskResults != nil && !*in.MaskResults}
 	if srv.Headers == nil {
 		srv.Headers = map[string]string{}
 	}
@@ -123,6 +123,9 @@ func (s *Service) UpdateServer(ctx context.Context, label string, p ServerPatch)
 		if before.ReadOnlyHints != after.ReadOnlyHints {
 			// Accepting (or taking back) the server's read-only hints.
 			was["read_only_hints"], snap["read_only_hints"] = before.ReadOnlyHints, after.ReadOnlyHints
+		}
+		if before.UnmaskedResults != after.UnmaskedResults {
+			was["mask_results"], snap["mask_results"] = !before.UnmaskedResults, !after.UnmaskedResults
 		}
 		return s.audit(ctx, r, ActionServerUpdate, &label, nil, was, snap)
 	})
@@ -532,9 +535,13 @@ func marshalState(v any) (json.RawMessage, error) {
 
 // serverSnapshot is a server as the audit log shows it: secrets masked.
 func serverSnapshot(s Server) map[string]any {
-	return map[string]any{"label": s.Label, "url": MaskURL(s.URL), "description": s.Description,
+	m := map[string]any{"label": s.Label, "url": MaskURL(s.URL), "description": s.Description,
 		"headers": MaskedHeaders(s.Headers), "default_policy": s.DefaultPolicy,
 		"default_policy_locked": s.DefaultPolicyLocked, "enabled": s.Enabled, "approval_ttl_seconds": s.ApprovalTTLSeconds}
+	if s.UnmaskedResults { // masking is the default: named only when off
+		m["mask_results"] = false
+	}
+	return m
 }
 
 func settingsSnapshot(s Settings) map[string]any {
@@ -544,7 +551,8 @@ func settingsSnapshot(s Settings) map[string]any {
 func serverChanged(a, b Server) bool {
 	return a.URL != b.URL || a.Description != b.Description || !maps.Equal(a.Headers, b.Headers) ||
 		deref(a.DefaultPolicy) != deref(b.DefaultPolicy) || a.DefaultPolicyLocked != b.DefaultPolicyLocked || a.Enabled != b.Enabled ||
-		!equalPtr(a.ApprovalTTLSeconds, b.ApprovalTTLSeconds) || a.ReadOnlyHints != b.ReadOnlyHints
+		!equalPtr(a.ApprovalTTLSeconds, b.ApprovalTTLSeconds) || a.ReadOnlyHints != b.ReadOnlyHints ||
+		a.UnmaskedResults != b.UnmaskedResults
 }
 
 func equalPtr[T comparable](a, b *T) bool {

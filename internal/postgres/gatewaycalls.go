@@ -99,12 +99,12 @@ func (r convRepo) FinishGatewayCall(ctx context.Context, c conversation.GatewayC
 	// One statement: the update, then the row as it is now with its owner.
 	rows, err := r.q.Query(ctx, `WITH upd AS (
 			UPDATE gateway_calls SET state = $2, result = $3::json, is_error = $4, failure = nullif($5, ''),
-				output_sha256 = $6, finished_at = clock_timestamp()
+				output_sha256 = $6, masked = $7, finished_at = clock_timestamp()
 			WHERE id = $1 AND state = 'running'
 			RETURNING *)
 		SELECT `+gatewayCallCols+` FROM upd g LEFT JOIN conversations c ON c.id = g.conversation_id
 			LEFT JOIN users u ON u.id = c.owner_id`,
-		c.ID, c.State, result, c.IsError, c.Failure, c.OutputSHA256)
+		c.ID, c.State, result, c.IsError, c.Failure, c.OutputSHA256, c.Masked)
 	if err != nil {
 		return c, false, translate(err, "store a call's result")
 	}
@@ -176,7 +176,7 @@ func (r convRepo) LinkGatewayCall(ctx context.Context, k conversation.CallKey, i
 const gatewayCallCols = `g.id, g.conversation_id, g.turn_id, g.server_label, g.tool_name, g.arguments, g.arguments_sha256,
 	coalesce(g.definition_digest, ''), g.allowed_by, g.approval_request_id, g.state, g.result, g.is_error, coalesce(g.failure, ''),
 	g.output_sha256, g.refusal, coalesce(g.item_id, ''), coalesce(g.response_id, ''), g.created_at, g.finished_at,
-	coalesce(c.owner_id, ''), coalesce(u.email, '')`
+	coalesce(c.owner_id, ''), coalesce(u.email, ''), g.masked`
 
 func (r convRepo) gatewayCalls(ctx context.Context, what, where string, args ...any) ([]conversation.GatewayCall, error) {
 	rows, err := r.q.Query(ctx, `SELECT `+gatewayCallCols+` FROM gateway_calls g
@@ -201,7 +201,7 @@ func scanGatewayCall(row pgx.CollectableRow) (conversation.GatewayCall, error) {
 	)
 	err := row.Scan(&c.ID, &c.ConversationID, &c.TurnID, &c.ServerLabel, &c.ToolName, &c.StoredArguments, &c.ArgumentsSHA256,
 		&c.DefinitionDigest, &allowed, &c.ApprovalRequestID, &c.State, &result, &c.IsError, &c.Failure, &c.OutputSHA256,
-		&refusal, &c.ItemID, &c.ResponseID, &c.CreatedAt, &c.FinishedAt, &c.OwnerID, &c.OwnerEmail)
+		&refusal, &c.ItemID, &c.ResponseID, &c.CreatedAt, &c.FinishedAt, &c.OwnerID, &c.OwnerEmail, &c.Masked)
 	if err != nil {
 		return c, err
 	}

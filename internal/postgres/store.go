@@ -49,7 +49,7 @@ const serverCols = `s.label, s.url, s.description, s.headers_enc, s.default_poli
 	s.updated_at, s.tools_refreshed_at, coalesce(s.tools_refresh_error, ''),
 	(SELECT count(*) FROM mcp_tools t WHERE t.server_label = s.label), s.default_policy_locked, s.first_discovered_at,
 	s.health_status, s.health_since, coalesce(s.health_error, ''), s.health_checked_at, s.health_ok_at, s.approval_ttl_seconds,
-	s.read_only_hints, s.health_list_ms, s.health_failures, s.url_enc`
+	s.read_only_hints, s.health_list_ms, s.health_failures, s.url_enc, NOT s.mask_results`
 
 func scanServer(row pgx.Row) (policy.Server, error) {
 	var s policy.Server
@@ -57,7 +57,7 @@ func scanServer(row pgx.Row) (policy.Server, error) {
 	err := row.Scan(&s.Label, &s.URL, &s.Description, &sealed, &s.DefaultPolicy, &s.Enabled,
 		&s.CreatedAt, &s.UpdatedAt, &s.RefreshedAt, &s.RefreshError, &s.ToolCount, &s.DefaultPolicyLocked, &s.FirstDiscoveredAt,
 		&s.Health.Status, &s.Health.Since, &s.Health.LastError, &s.Health.CheckedAt, &s.Health.OKAt, &s.ApprovalTTLSeconds,
-		&s.ReadOnlyHints, &s.Health.ListMS, &s.Health.Failures, &urlSealed)
+		&s.ReadOnlyHints, &s.Health.ListMS, &s.Health.Failures, &urlSealed, &s.UnmaskedResults)
 	if err == nil {
 		s.Headers, err = openHeaders(box(), s.Label, sealed)
 	}
@@ -108,9 +108,9 @@ func (r repo) InsertServer(ctx context.Context, s policy.Server) (policy.Server,
 	}
 	shownURL, urlSealed := sealURL(box(), s.Label, s.URL)
 	_, err = r.q.Exec(ctx, `INSERT INTO mcp_servers (label, url, description, headers_enc, default_policy, enabled, default_policy_locked,
-			approval_ttl_seconds, url_enc, read_only_hints)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, coalesce(nullif($10, ''), 'claimed'))`, s.Label, shownURL, s.Description, sealed, s.DefaultPolicy, s.Enabled, s.DefaultPolicyLocked,
-		s.ApprovalTTLSeconds, urlSealed, s.ReadOnlyHints)
+			approval_ttl_seconds, url_enc, read_only_hints, mask_results)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, coalesce(nullif($10, ''), 'claimed'), NOT $11)`, s.Label, shownURL, s.Description, sealed, s.DefaultPolicy, s.Enabled, s.DefaultPolicyLocked,
+		s.ApprovalTTLSeconds, urlSealed, s.ReadOnlyHints, s.UnmaskedResults)
 	if err := translate(err, "create server"); err != nil {
 		if apperr.KindOf(err) == apperr.Conflict {
 			return s, apperr.Wrap(err, apperr.Conflict, "duplicate_label",
@@ -129,8 +129,9 @@ func (r repo) UpdateServer(ctx context.Context, s policy.Server) (policy.Server,
 	shownURL, urlSealed := sealURL(box(), s.Label, s.URL)
 	tag, err := r.q.Exec(ctx, `UPDATE mcp_servers SET url = $2, description = $3, headers_enc = $4,
 		default_policy = $5, enabled = $6, default_policy_locked = $7, approval_ttl_seconds = $8, url_enc = $9,
-		read_only_hints = coalesce(nullif($10, ''), read_only_hints), updated_at = now() WHERE label = $1`,
-		s.Label, shownURL, s.Description, sealed, s.DefaultPolicy, s.Enabled, s.DefaultPolicyLocked, s.ApprovalTTLSeconds, urlSealed, s.ReadOnlyHints)
+		read_only_hints = coalesce(nullif($10, ''), read_only_hints), mask_results = NOT $11, updated_at = now() WHERE label = $1`,
+		s.Label, shownURL, s.Description, sealed, s.DefaultPolicy, s.Enabled, s.DefaultPolicyLocked, s.ApprovalTTLSeconds, urlSealed, s.ReadOnlyHints,
+		s.UnmaskedResults)
 	if err != nil {
 		return s, translate(err, "update server")
 	}

@@ -1936,6 +1936,17 @@ export interface components {
              * @enum {string}
              */
             read_only_hints?: "claimed" | "trusted";
+            /**
+             * @description `true` (the default): where calls pass Toolgate's MCP face
+             *     (`MCP_ROUTE=gateway`), secret-looking values in this server's
+             *     tool results (the value patterns the approval card hides: API
+             *     keys, bearer tokens, private keys, passwords in URLs, any string
+             *     under a secret-looking key) are replaced with `[redacted]` before
+             *     the result goes back to the provider; the receipt's `masked` says
+             *     how many. `false`: the server's results pass untouched (set by
+             *     admins, audited as `server.update`).
+             */
+            mask_results?: boolean;
         };
         /**
          * @description Whether the server could be reached the last time anyone tried:
@@ -2011,6 +2022,13 @@ export interface components {
              */
             enabled?: boolean | null;
             approval_ttl_seconds?: components["schemas"]["ApprovalTTLSeconds"];
+            /**
+             * @description Whether the MCP face masks secret-looking values in the server's
+             *     tool results before the provider reads them (see
+             *     `Server.mask_results`). Absent or `null` means `true`.
+             * @default true
+             */
+            mask_results?: boolean | null;
         };
         /**
          * @description How long an approval request of this server waits for a decision
@@ -2093,6 +2111,13 @@ export interface components {
              * @enum {string|null}
              */
             read_only_hints?: "claimed" | "trusted" | null;
+            /**
+             * @description `false` lets the server's tool results pass the MCP face
+             *     untouched; `true` masks secret-looking values in them again
+             *     before the provider reads them. Admins only (`403 admin_only`),
+             *     audited as `server.update` with `mask_results` before and after.
+             */
+            mask_results?: boolean | null;
         };
         /**
          * @description The behaviour hints the MCP server declared for the tool. They come
@@ -2607,6 +2632,15 @@ export interface components {
             refusal?: components["schemas"]["GatewayRefusal"];
             /** @description `via: gateway`, `failed` or `not_run`: why no result came back. */
             failure?: string;
+            /**
+             * @description `via: gateway`: how many secret-looking values the face masked in
+             *     the result before the provider read it (`0`: it checked and found
+             *     none). Absent when it did not check: the server's `mask_results`
+             *     is `false`, or the call was refused. `result` is stored redacted
+             *     either way; `output_sha256` digests the result as the server sent
+             *     it.
+             */
+            masked?: number;
         };
         /**
          * @description Why Toolgate's MCP face refused a call; the model gets `message` as
@@ -2663,6 +2697,13 @@ export interface components {
             failure?: string;
             /** @description Hex SHA-256 of the result as the server sent it. */
             output_sha256: string | null;
+            /**
+             * @description How many secret-looking values the face masked in the result
+             *     before the provider read it; `null` when it did not check (the
+             *     server's `mask_results` is `false`, the call was refused or is
+             *     still running).
+             */
+            masked?: number | null;
             refusal: components["schemas"]["GatewayRefusal"] | null;
             /** @description The provider's `mcp_call` item that reported the call, once it arrived. */
             item_id?: string;

@@ -15,6 +15,7 @@ import { ServerDefault } from "./ServerDefault";
 import { ServerForm } from "./ServerForm";
 import { ServerHeader } from "./ServerHeader";
 import { HealthDetail } from "./ServerHealth";
+import { MaskResults } from "./MaskResults";
 import { ReadOnlyHints } from "./ReadOnlyHints";
 import { ServerTools } from "./ServerTools";
 import { RelativeTime } from "./time";
@@ -103,6 +104,7 @@ export function ServerSection({ server, globalDefault, admin, query, filter, now
       </p>
       <HealthDetail health={server.health} now={now} />
       <ReadOnlyHints server={server} tools={list} admin={admin} />
+      <MaskResults server={server} admin={admin} />
       {actionError && <div className="alert error" role="alert">{actionError}</div>}
 
       {mode === "confirm-delete" && (

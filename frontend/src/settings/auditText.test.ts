@@ -134,6 +134,10 @@ suite("audit entries in plain words", () => {
       .toBe("Changed server demo: approval time limit | Approval time limit: workspace default (APPROVAL_TTL) → 5 minutes");
     expect(text({ action: "server.update", tool_name: null, before: { ...timed, approval_ttl_seconds: 300 }, after: { ...timed, approval_ttl_seconds: 0 } }))
       .toBe("Changed server demo: approval time limit | Approval time limit: 5 minutes → never expires");
+    expect(text({ action: "server.update", tool_name: null, before: { ...srv, mask_results: true }, after: { ...srv, mask_results: false } }))
+      .toBe("Changed server demo: results pass untouched");
+    expect(text({ action: "server.update", tool_name: null, before: { ...srv, mask_results: false }, after: { ...srv, mask_results: true } }))
+      .toBe("Changed server demo: secrets in results masked");
     expect(text({ action: "server.update", tool_name: null, before: srv, after: timed }), "an old entry without the field is no change")
       .toBe("Changed server demo");
     expect(text({ action: "server.delete", tool_name: null, before: { server: srv, policies: { send_alert: "always", delete_forecast: "blocked" } } }))

@@ -268,6 +268,10 @@ function describeServerUpdate(srv: Part, before: Obj | null, after: Obj | null, 
     changes.push(t("audit.change.approvalTtl"));
     details.push(t("audit.ttlDetail", { from: ttlOf(before?.approval_ttl_seconds), to: ttlOf(after.approval_ttl_seconds) }));
   }
+  // Named in an entry only when it is off or changed: absent means on.
+  if ((before?.mask_results !== false) !== (after?.mask_results !== false)) {
+    changes.push(t(after?.mask_results === false ? "audit.change.unmasked" : "audit.change.masked"));
+  }
   const toggled = before?.enabled !== after?.enabled;
   const off = after?.enabled === false;
   // The common single changes read best as one sentence.

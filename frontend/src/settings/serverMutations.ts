@@ -8,20 +8,22 @@ import { keys } from "../api/query";
 import type { NewServer, Server, ServerPatch, Settings } from "../api/types";
 import { mapServers, settleTools, toolsChange } from "./queries";
 
-/** What a server patch shows at once: the switch, the default and its lock. */
+/** What a server patch shows at once: the switch, the default and its lock, result masking. */
 function optimisticServer(s: Server, p: ServerPatch): Server {
   return {
     ...s,
     ...(p.enabled != null && { enabled: p.enabled }),
     ...(p.default_policy !== undefined && { default_policy: p.default_policy }),
     ...(p.default_policy_locked != null && { default_policy_locked: p.default_policy_locked }),
+    ...(p.mask_results != null && { mask_results: p.mask_results }),
   };
 }
 
 /**
  * Changes one server (PATCH). `what` names the control, so each has its own
- * pending state. Only the switch, the default and its lock are shown before
- * the answer; a changed URL or header discovers the tools again.
+ * pending state. Only the switch, the default and its lock, and result
+ * masking are shown before the answer; a changed URL or header discovers
+ * the tools again.
  */
 export function useServerPatch(label: string, what: string) {
   const qc = useQueryClient();
@@ -41,12 +43,14 @@ export function useServerPatch(label: string, what: string) {
       if (p.enabled != null) back.enabled = b.enabled;
       if (p.default_policy !== undefined) back.default_policy = b.default_policy;
       if (p.default_policy_locked != null) back.default_policy_locked = b.default_policy_locked;
+      if (p.mask_results != null) back.mask_results = b.mask_results !== false;
       mapServers(qc, (ss) => ss.map((s) => (s.label === label ? optimisticServer(s, back) : s)));
     },
     onSuccess: (saved) => mapServers(qc, (ss) => ss.map((s) => (s.label === label ? saved : s))),
     onSettled: (_s, _e, p) => {
       void qc.invalidateQueries({ queryKey: keys.servers, exact: true });
-      const onlySwitch = Object.keys(p).every((k) => k === "enabled");
+      // Neither the switch nor result masking changes what the tools are.
+      const onlySwitch = Object.keys(p).every((k) => k === "enabled" || k === "mask_results");
       if (!onlySwitch) settleTools(qc, label);
     },
   });
