@@ -98,8 +98,11 @@ func TestTurnPath_StatementsBeforeUpstream(t *testing.T) {
 // StartMessage's batch after BEGIN, OpenTurn with the policy read, commit)
 // and 5 (authentication; LockDecisions' batch after BEGIN, with the limits'
 // lock and count; the decision and its audit entry sent with the
-// response's approvals; OpenTurn; commit).
+// response's approvals; OpenTurn; commit). Issue 24's per-tool approval
+// cards add one to the decision: the tool's allowed choices are read again
+// when the person decides (as its lock is), a statement of its own that
+// could be folded into LockDecisions' batch (issue 27's relay work).
 const (
 	messagePathStatements  = 4
-	decisionPathStatements = 5
+	decisionPathStatements = 6
 )
