@@ -153,14 +153,21 @@ func (p *probe) observe(resp *http.Response, err error) {
 	if p == nil {
 		return
 	}
+	o := observedOf(resp, err)
+	p.mu.Lock()
+	p.last = o
+	p.mu.Unlock()
+}
+
+// observedOf is what one round trip answered: its status and content type,
+// or its error.
+func observedOf(resp *http.Response, err error) observed {
 	o := observed{err: err}
 	if resp != nil {
 		o.status = resp.StatusCode
 		o.contentType = resp.Header.Get("Content-Type")
 	}
-	p.mu.Lock()
-	p.last = o
-	p.mu.Unlock()
+	return o
 }
 
 func (p *probe) lastObserved() observed {
@@ -170,11 +177,7 @@ func (p *probe) lastObserved() observed {
 }
 
 func (t *sessionTransport) observe(resp *http.Response, err error) {
-	o := observed{err: err}
-	if resp != nil {
-		o.status = resp.StatusCode
-		o.contentType = resp.Header.Get("Content-Type")
-	}
+	o := observedOf(resp, err)
 	t.mu.Lock()
 	t.last = o
 	t.mu.Unlock()
