@@ -52,13 +52,28 @@ function resultTexts(result: unknown): string | null {
   return parts.length ? parts.join("\n") : null;
 }
 
-/** The result the face stored: its text, or its JSON; "no result" when none came back. */
+/** The result the face stored: its text, or its JSON, and what was masked in it; "no result" when none came back. */
 export function GatewayResult({ call }: { call: GatewayCall }) {
   const { t } = useTranslation("chat");
   if (call.result === null || call.result === undefined) return <p className="muted">{t("gate.noResult")}</p>;
   const text = resultTexts(call.result);
-  if (text !== null) return <pre className={`call-output${call.is_error ? " error" : ""}`}>{text}</pre>;
-  return <JsonView value={call.result} />;
+  return (
+    <>
+      {text !== null ? <pre className={`call-output${call.is_error ? " error" : ""}`}>{text}</pre> : <JsonView value={call.result} />}
+      <MaskedNote masked={call.masked} />
+    </>
+  );
+}
+
+/**
+ * How many secret-looking values the face masked in the result before the
+ * model read it; nothing when it did not check (null). Zero is said too: the
+ * person learns the result was checked and passed untouched.
+ */
+export function MaskedNote({ masked }: { masked: number | null | undefined }) {
+  const { t } = useTranslation("chat");
+  if (masked === null || masked === undefined) return null;
+  return <p className={`muted gateway-masked${masked > 0 ? " has-masked" : ""}`}>{t("gate.masked", { count: masked })}</p>;
 }
 
 /**

@@ -175,4 +175,18 @@ describe("a call in the transcript, as the face saw it", () => {
     expect(screen.getByText("no such city")).toHaveClass("error");
     expect(within(row()).getByText("error")).toHaveClass("status"); // the face's record, though the provider reported no error
   });
+
+  it("says how many secrets the face masked in the result, that it checked and found none, or nothing when it did not check", () => {
+    const { unmount } = show([callItem(1, "a", { call: gw({ masked: 2, result: { content: [{ type: "text", text: "key ********" }] } }) })]);
+    expect(within(row()).getByText("2 secret-looking values were masked before the model read the result.")).toHaveClass("has-masked");
+    unmount();
+    const second = show([callItem(1, "a", { call: gw({ masked: 1 }) })]);
+    expect(within(row()).getByText("1 secret-looking value was masked before the model read the result.")).toBeInTheDocument();
+    second.unmount();
+    const third = show([callItem(1, "a", { call: gw({ masked: 0 }) })]);
+    expect(within(row()).getByText("Checked for secrets before the model read it: none found.")).not.toHaveClass("has-masked");
+    third.unmount();
+    show([callItem(1, "a", { call: gw({ masked: null }) })]);
+    expect(row().querySelector(".gateway-masked")).toBeNull();
+  });
 });
