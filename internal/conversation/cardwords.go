@@ -3,6 +3,7 @@ package conversation
 import (
 	"context"
 	"encoding/json"
+	"slices"
 
 	"github.com/toolgate/toolgate/internal/apperr"
 	"github.com/toolgate/toolgate/internal/policy"
@@ -66,6 +67,11 @@ func (s *Service) choiceAllowed(ctx context.Context, r Repo, a Approval, d Decis
 	}
 	ch := choiceOf(d)
 	if c.Allows(ch) {
+		return nil
+	}
+	if a.AskLock != nil && c.Choices != nil && slices.Contains(policy.LockedChoices(c.Choices), ch) {
+		// The lock took the card's grants away and it offered Approve
+		// once in their place (policy.LockedChoices).
 		return nil
 	}
 	return apperr.New(apperr.Forbidden, "choice_not_allowed",

@@ -94,6 +94,30 @@ func TestApprovalCard_DenyOnlyWithCorrection(t *testing.T) {
 	e.decide(conv, a.ID, false, map[string]any{"correction": map[string]any{"city": "Bergen"}}).ok(t)
 }
 
+// A card limited to grants alone, with the tool locked at Ask (which
+// forbids grants), would leave no way to approve: the card offers Approve
+// once in their place, and the decision API takes it, while the grant
+// stays refused.
+func TestApprovalCard_GrantsOnlyUnderLockOffersApproveOnce(t *testing.T) {
+	e := newAPI(t)
+	e.createDemo("demo")
+	e.must(200, "PUT", cardPath, map[string]any{"choices": []string{"approve_conversation", "deny"}}, nil)
+	e.must(200, "PUT", policyPath("demo", "delete_forecast", "workspace"), map[string]any{"policy": "always", "locked": true}, nil)
+	s := e.send("", `delete_forecast {"city": "Oslo"}`).ok(t)
+	conv, a := s.conv(t), one[approval](t, s, "approval.required")
+	if !slices.Equal(a.Choices, []string{"approve_once", "deny"}) {
+		t.Errorf("choices %v under the lock, want [approve_once deny]", a.Choices)
+	}
+	r := e.decide(conv, a.ID, true, map[string]any{"scope": "conversation"})
+	if r.status != 403 {
+		t.Errorf("a grant under the lock: %d %s, want 403", r.status, r.body)
+	}
+	d := e.decide(conv, a.ID, true, map[string]any{"scope": "once"}).ok(t)
+	if ev := one[decisionEvent](t, d, "decision.recorded"); ev.State != "approved" {
+		t.Errorf("approve once under the lock: %+v, want approved", ev)
+	}
+}
+
 // Only admins set words and choices; bad input is a 400 that says what to
 // fix; every signed-in user reads them.
 func TestApprovalCard_AdminOnlyAndValidated(t *testing.T) {

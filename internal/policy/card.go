@@ -47,10 +47,17 @@ func AllChoices() []Choice {
 // LockedChoices are the choices left when an admin's lock at Ask holds the
 // tool: no grant. Remember stays: with a denial it tightens (block always),
 // which a lock allows; with an approval the lock refuses it (policy_locked).
+// A card limited to grants alone would then offer no way to approve: it
+// offers Approve once instead, which is what a lock at Ask asks for (a
+// person's yes to each call), so the request can still be answered both ways.
 func LockedChoices(cs []Choice) []Choice {
-	return slices.DeleteFunc(slices.Clone(cs), func(c Choice) bool {
+	out := slices.DeleteFunc(slices.Clone(cs), func(c Choice) bool {
 		return c == ChoiceApproveConversation || c == ChoiceApproveHour
 	})
+	if len(out) < len(cs) && !slices.Contains(out, ChoiceApproveOnce) {
+		out = append([]Choice{ChoiceApproveOnce}, out...)
+	}
+	return out
 }
 
 // ApprovalCard is what an admin set for one tool's approval card: its

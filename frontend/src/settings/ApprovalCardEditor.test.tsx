@@ -50,4 +50,19 @@ describe("ApprovalCardEditor", () => {
     expect(await screen.findByRole("alert")).toHaveTextContent("choices must include at least one way to approve and one to deny");
     expect(screen.getByRole("button", { name: "Reset to the arguments and every choice" })).toBeInTheDocument();
   });
+
+  it("says what a lock at Ask does to a card that approves only by grants, and only then", async () => {
+    const user = userEvent.setup();
+    mockFetch({ [`GET ${CARDS}`]: () => jsonResponse(200, { cards: [] }) });
+    renderWithClient(<ApprovalCardEditor server="demo" tool="run" />);
+    await screen.findByRole("textbox", { name: "Approval text" });
+    const note = /card offers Approve once in their place/;
+    expect(screen.queryByText(note)).toBeNull();
+    await user.click(screen.getByRole("checkbox", { name: "Approve once" }));
+    expect(screen.getByText(note)).toBeInTheDocument();
+    await user.click(screen.getByRole("checkbox", { name: "Approve for this conversation" }));
+    await user.click(screen.getByRole("checkbox", { name: "Approve for 1 hour" }));
+    expect(screen.queryByText(note)).toBeNull(); // no way to approve at all: the API says so on save
+  });
 });
+

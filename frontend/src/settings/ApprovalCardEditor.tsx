@@ -28,6 +28,10 @@ export function ApprovalCardDisclosure({ server, tool }: { server: string; tool:
   );
 }
 
+/** The only ways to approve are grants, which a lock at Ask takes away (the card then offers Approve once instead). */
+export const grantsOnly = (cs: readonly ApprovalChoice[]) =>
+  !cs.includes("approve_once") && (cs.includes("approve_conversation") || cs.includes("approve_hour"));
+
 export function ApprovalCardEditor({ server, tool }: { server: string; tool: string }) {
   const { t } = useTranslation("settings");
   const errorText = useErrorText();
@@ -70,6 +74,7 @@ export function ApprovalCardEditor({ server, tool }: { server: string; tool: str
           </label>
         ))}
       </fieldset>
+      {grantsOnly(shownChoices) && <p className="muted small approval-card-lock-note">{t("approvalCard.grantsOnlyUnderLock")}</p>}
       {error && <p className="alert error" role="alert">{errorText(error)}</p>}
       <div className="row-actions">
         <button type="button" className="primary" disabled={save.isPending} onClick={() => save.mutate()}>{t("approvalCard.save")}</button>
