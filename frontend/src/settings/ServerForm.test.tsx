@@ -113,6 +113,35 @@ describe("ServerForm", () => {
     expect(onCancel).toHaveBeenCalled();
   });
 
+  it("adds a server masking its results unless the box is cleared, and says what clearing means", async () => {
+    const user = userEvent.setup();
+    const posts: unknown[] = [];
+    mockFetch({ "POST /api/mcp/servers": ({ body }) => { posts.push(body); return jsonResponse(201, makeServer({ label: "crm" })); } });
+    const { unmount } = renderWithClient(<ServerForm onSaved={() => {}} onCancel={() => {}} />);
+    await user.type(screen.getByLabelText("Label"), "crm");
+    await user.type(screen.getByLabelText("URL"), "https://x/mcp");
+    await user.click(screen.getByRole("button", { name: "Add server" }));
+    await waitFor(() => expect(posts).toHaveLength(1));
+    expect(posts[0]).not.toHaveProperty("mask_results");
+    unmount();
+
+    renderWithClient(<ServerForm onSaved={() => {}} onCancel={() => {}} />);
+    await user.type(screen.getByLabelText("Label"), "raw");
+    await user.type(screen.getByLabelText("URL"), "https://x/mcp");
+    const box = screen.getByRole("checkbox", { name: "Mask secrets in results" });
+    expect(box).toBeChecked();
+    await user.click(box);
+    expect(box).toHaveAccessibleDescription(/exactly as the server sends them, secrets included/);
+    await user.click(screen.getByRole("button", { name: "Add server" }));
+    await waitFor(() => expect(posts).toHaveLength(2));
+    expect(posts[1]).toMatchObject({ label: "raw", mask_results: false });
+  });
+
+  it("edits without the mask switch: the server's section has it", () => {
+    renderWithClient(<ServerForm server={server} onSaved={() => {}} onCancel={() => {}} />);
+    expect(screen.queryByRole("checkbox", { name: "Mask secrets in results" })).toBeNull();
+  });
+
   it("sets the approval time limit in minutes: a change PATCHes seconds, out of range is refused before sending", async () => {
     const user = userEvent.setup();
     const quick = makeServer({ label: "crm", approval_ttl_seconds: 300 });

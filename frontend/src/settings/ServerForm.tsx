@@ -33,6 +33,8 @@ export function ServerForm({ server, onSaved, onCancel }: Props) {
   const [rows, setRows] = useState<HeaderRow[]>(() => (server ? rowsFromHeaders(server.headers) : []));
   const [ttl, setTtl] = useState(ttlMinutesText(server?.approval_ttl_seconds ?? null));
   const [checked, setChecked] = useState<Record<string, string>>({});
+  // Adding only: once added, the server's section has the switch (MaskResults).
+  const [mask, setMask] = useState(true);
   const formRef = useRef<HTMLFormElement>(null);
   const firstField = useRef<HTMLInputElement>(null);
   const busy = saving.isPending;
@@ -79,6 +81,7 @@ export function ServerForm({ server, onSaved, onCancel }: Props) {
       if (ttlSeconds !== null && ttlSeconds !== undefined) body.approval_ttl_seconds = ttlSeconds;
       const headers = newHeaders(rows);
       if (headers) body.headers = headers;
+      if (!mask) body.mask_results = false;
       create.mutate(body, done);
     }
   };
@@ -172,6 +175,15 @@ export function ServerForm({ server, onSaved, onCancel }: Props) {
           <p id={`${id}-ttl-hint`} className="field-hint">{t("form.approvalTtlHint")}</p>
           {errorFor("approval_ttl_seconds")}
         </div>
+        {!editing && (
+          <div className="form-field wide">
+            <label className="checkbox">
+              <input type="checkbox" checked={mask} onChange={(e) => setMask(e.target.checked)} onKeyDown={onKeyDown}
+                aria-describedby={`${id}-mask-hint`} />{" "}{t("mask.checkbox")}
+            </label>
+            <p id={`${id}-mask-hint`} className="field-hint">{t(mask ? "mask.onNote" : "mask.offNote")}</p>
+          </div>
+        )}
       </div>
 
       <HeaderEditor id={id} rows={rows} onRows={setRows} existing={server?.headers}
