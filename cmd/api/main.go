@@ -269,7 +269,13 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, stdout io.W
 	lctx, stopListening := context.WithCancel(context.WithoutCancel(ctx))
 	defer stopListening()
 	listener := postgres.NewListener(pool, log.With("component", "listener"))
+	// Settings changes reach the settings pages open on this replica
+	// (GET /api/settings/events).
+	changes := policy.NewChanges()
 	listener.On = func(channel string, payload []byte) {
+		if ch, ok := postgres.SettingsChange(channel, payload); ok {
+			changes.Publish(ch)
+		}
 		switch channel {
 		case conversation.ChannelEvents:
 			chat.OnEventsNotification(payload)
@@ -284,8 +290,13 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, stdout io.W
 			}
 		}
 	}
-	listener.OnConnect = func() { chat.OnReconnect(); hooks.Wake() }
-	go listener.Run(lctx, conversation.ChannelEvents, conversation.ChannelSignals, webhook.Channel, postgres.PolicyChannel)
+	listener.OnConnect = func() {
+		chat.OnReconnect()
+		hooks.Wake()
+		changes.Publish(policy.Change{Kind: policy.ChangeResync}) // changes while it was away were not heard
+	}
+	go listener.Run(lctx, conversation.ChannelEvents, conversation.ChannelSignals, webhook.Channel, postgres.PolicyChannel,
+		postgres.SettingsChannel)
 	if err := chat.Recover(ctx); err != nil {
 		return err
 	}
@@ -359,7 +370,7 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, stdout io.W
 		WebDir: cfg.WebDir, Web: frontend.App(), Version: build.Version,
 		TrustProxyHeaders: cfg.Auth.TrustProxy, AllowedHosts: cfg.AllowedHosts, Idempotency: postgres.NewIdempotencyStore(pool),
 		Metrics: mets, MetricsToken: cfg.MetricsToken, Webhooks: webhooks,
-		MCPFace: newMCPFace(cfg, tokens, mcpGate, policies, caller, log)})
+		MCPFace: newMCPFace(cfg, tokens, mcpGate, policies, caller, log), SettingsChanges: changes})
 
 	// No WriteTimeout: streamed responses live as long as their turn.
 	srv := &http.Server{Handler: api, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute,

@@ -46,28 +46,34 @@ func TestRun_ShutdownEndsOpenTabStreamsAtOnce(t *testing.T) {
 	_, _ = io.Copy(io.Discard, res.Body) // the turn runs to its end
 	res.Body.Close()
 
-	tab := call("GET", "/api/conversations/"+conv+"/events", "")
-	defer tab.Body.Close()
-	if _, err := bufio.NewReader(tab.Body).ReadString('\n'); err != nil {
-		t.Fatalf("the tab's stream did not open: %v", err)
-	}
-	ended := make(chan time.Duration, 1)
+	// The tab follows its conversation, and a settings page its settings.
+	streams := []string{"/api/conversations/" + conv + "/events", "/api/settings/events"}
+	ended := make(chan time.Duration, len(streams))
 	began := time.Now()
-	go func() {
-		_, _ = io.Copy(io.Discard, tab.Body)
-		ended <- time.Since(began)
-	}()
+	for _, path := range streams {
+		tab := call("GET", path, "")
+		defer tab.Body.Close()
+		if _, err := bufio.NewReader(tab.Body).ReadString('\n'); err != nil {
+			t.Fatalf("the tab's stream %s did not open: %v", path, err)
+		}
+		go func() {
+			_, _ = io.Copy(io.Discard, tab.Body)
+			ended <- time.Since(began)
+		}()
+	}
 
 	stop()
 	if d := time.Since(began); d > 5*time.Second {
-		t.Errorf("shutting down with a tab's stream open took %v; want it to end the stream at once, not wait out SHUTDOWN_TIMEOUT", d)
+		t.Errorf("shutting down with a tab's streams open took %v; want it to end the streams at once, not wait out SHUTDOWN_TIMEOUT", d)
 	}
-	select {
-	case d := <-ended:
-		if d > 5*time.Second {
-			t.Errorf("the tab's stream ended after %v", d)
+	for range streams {
+		select {
+		case d := <-ended:
+			if d > 5*time.Second {
+				t.Errorf("a tab's stream ended after %v", d)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatal("a tab's stream is still open after shutdown")
 		}
-	case <-time.After(10 * time.Second):
-		t.Error("the tab's stream is still open after shutdown")
 	}
 }

@@ -30,13 +30,27 @@ func (e *apiEnv) replica() *apiEnv {
 // ends or the stream does.
 func (e *apiEnv) follow(ctx context.Context, conv string, lastID int) (*http.Response, <-chan sseEvent) {
 	e.t.Helper()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, e.url+"/api/conversations/"+conv+"/events", nil)
+	hdr := map[string]string{}
+	if lastID >= 0 {
+		hdr["Last-Event-ID"] = strconv.Itoa(lastID)
+	}
+	return e.events(ctx, "/api/conversations/"+conv+"/events", hdr)
+}
+
+// events opens the event stream at path (GET, as this env's user, with
+// hdr) and delivers its events on the returned channel until ctx ends or
+// the stream does.
+func (e *apiEnv) events(ctx context.Context, path string, hdr map[string]string) (*http.Response, <-chan sseEvent) {
+	e.t.Helper()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, e.url+path, nil)
 	if err != nil {
 		e.t.Fatal(err)
 	}
-	req.Header.Set("Authorization", "Bearer "+e.token)
-	if lastID >= 0 {
-		req.Header.Set("Last-Event-ID", strconv.Itoa(lastID))
+	if e.token != "" {
+		req.Header.Set("Authorization", "Bearer "+e.token)
+	}
+	for k, v := range hdr {
+		req.Header.Set(k, v)
 	}
 	res, err := http.DefaultClient.Do(req)
 	if err != nil {

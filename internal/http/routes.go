@@ -110,6 +110,9 @@ func (s *Server) routes() {
 	// A conversation's events, replayed after Last-Event-ID and then live,
 	// from whichever replica runs its turn (sse.go). Owner only.
 	e.GET("/api/conversations/:conversationId/events", s.conversationEvents)
+	// Settings changes, from every replica, as they commit: each signed-in
+	// caller hears only of what they may see (settingsevents.go).
+	e.GET("/api/settings/events", s.settingsEvents)
 
 	// The MCP face (mcpface.go): each registered server at /mcp/{label}
 	// for the model's provider, by capability token only, never by a

@@ -58,6 +58,8 @@ type Server struct {
 
 	mcpFace http.Handler // the MCP face at /mcp/:label (mcpface.go); nil: 404
 
+	changes *policy.Changes // what GET /api/settings/events follows (settingsevents.go)
+
 	// closing ends the streams that follow a conversation (they run no
 	// turn) when CloseStreams is called at shutdown (sse.go).
 	closing      context.Context
@@ -99,6 +101,11 @@ type Options struct {
 	// requests authenticated by a capability token only. nil: /mcp/
 	// answers 404 saying the face is off.
 	MCPFace http.Handler
+	// SettingsChanges are the settings changes this replica hears of
+	// (cmd/api feeds it the Postgres notifications); GET
+	// /api/settings/events follows it. nil: a hub nothing feeds (the
+	// stream only sends heartbeats).
+	SettingsChanges *policy.Changes
 }
 
 // NewServer returns the API with every dependency explicit.
@@ -139,6 +146,10 @@ func NewServer(log *slog.Logger, policies *policy.Service, chat *conversation.Se
 	s.idem = opts.Idempotency
 	s.webhooks = opts.Webhooks
 	s.mcpFace = opts.MCPFace
+	s.changes = opts.SettingsChanges
+	if s.changes == nil {
+		s.changes = policy.NewChanges()
+	}
 	s.metrics, s.metricsToken = opts.Metrics, opts.MetricsToken
 	// The client address keys the sign-in rate limit: a header only when a
 	// proxy we trust sets it.

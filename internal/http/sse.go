@@ -86,6 +86,20 @@ func (s *sseSink) Send(event string, data any) {
 	s.write(s.n, event, raw)
 }
 
+// SendAt writes one event under id (the settings stream's ids are
+// policy versions, not a count).
+func (s *sseSink) SendAt(id int64, event string, data any) {
+	raw, err := json.Marshal(data)
+	if err != nil {
+		s.log.Error("encode SSE event", "event", event, "error", err)
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.n = id
+	s.write(id, event, raw)
+}
+
 // SendStored writes a stored event under its own id.
 func (s *sseSink) SendStored(ev conversation.StoredEvent) {
 	s.mu.Lock()
@@ -239,10 +253,13 @@ func (s *Server) openStream(c echo.Context, conversationID string) *sseSink {
 	h.Set(echo.HeaderContentType, "text/event-stream; charset=utf-8")
 	h.Set(echo.HeaderCacheControl, "no-store")
 	h.Set("X-Accel-Buffering", "no") // nginx: do not buffer the stream
-	h.Set("X-Conversation-Id", conversationID)
+	log := s.log
+	if conversationID != "" { // "": the settings stream (settingsevents.go)
+		h.Set("X-Conversation-Id", conversationID)
+		log = log.With("conversation_id", conversationID)
+	}
 	w.WriteHeader(http.StatusOK)
-	sink := &sseSink{w: w, rc: http.NewResponseController(w), writeTimeout: s.streamWriteTimeout,
-		log: s.log.With("conversation_id", conversationID)}
+	sink := &sseSink{w: w, rc: http.NewResponseController(w), writeTimeout: s.streamWriteTimeout, log: log}
 	sink.ping() // headers and a first byte now, before the model answers
 	return sink
 }

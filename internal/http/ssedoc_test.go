@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/toolgate/toolgate/internal/conversation"
+	toolhttp "github.com/toolgate/toolgate/internal/http"
 )
 
 // sseEventNames and ssePayloads are what the chat streams send.
@@ -51,12 +52,12 @@ func TestSSEDoc_DescribesEveryEventAndField(t *testing.T) {
 		t.Fatal(err)
 	}
 	doc := string(raw)
-	for _, name := range sseEventNames {
+	for _, name := range append(sseEventNames, toolhttp.EventSettingsChanged) {
 		if !strings.Contains(doc, "#### `"+name+"`") {
 			t.Errorf("docs/sse-events.md has no section for event %s", name)
 		}
 	}
-	for typ, name := range jsonFields(ssePayloads) {
+	for typ, name := range jsonFields(append(ssePayloads, toolhttp.SettingsChangedEvent{})) {
 		if !strings.Contains(doc, "`"+name+"`") && !strings.Contains(doc, `"`+name+`"`) {
 			t.Errorf("docs/sse-events.md does not mention field %s of %s", name, typ)
 		}

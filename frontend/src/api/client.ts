@@ -252,6 +252,9 @@ const seg = encodeURIComponent;
 const eventsRoute = "/api/conversations/{conversationId}/events" satisfies keyof paths;
 export const eventsPath = (conversationId: string) => eventsRoute.replace("{conversationId}", seg(conversationId));
 
+/** GET: settings changes, live (text/event-stream; see useSettingsEvents). */
+export const settingsEventsPath = "/api/settings/events" satisfies keyof paths;
+
 /** Stream requests: each answers text/event-stream (see useChatStream). */
 export const streams = {
   message: (input: string, conversationId?: string) => ({

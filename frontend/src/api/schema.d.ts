@@ -837,6 +837,41 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/settings/events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Follow settings changes live, from any replica
+         * @description A `settings.changed` server-sent event whenever a settings change
+         *     the caller may see commits, on any replica (through Postgres
+         *     notifications), so an open settings page reads its settings again
+         *     within a second, without a reload. The event says what kind of
+         *     thing changed, never the change itself: the page reads it through
+         *     the API as its caller. A member hears of the workspace's changes
+         *     and their own personal policies, not of another person's personal
+         *     policies, webhooks or decision hooks. Ids (and `version`) are the
+         *     workspace's policy version, which personal, card, webhook, hook and
+         *     masking changes do not move; `X-Settings-Version` says the version
+         *     the stream starts at. Resumed with `Last-Event-ID` (or `after`)
+         *     behind the version now, the stream starts with a `resync` event; a
+         *     client that reconnects should read what it shows again anyway.
+         *     `: ping` heartbeats keep it open until the client leaves or the
+         *     server shuts down. Every signed-in user (session or API token).
+         *     See docs/sse-events.md.
+         */
+        get: operations["settingsEvents"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/audit": {
         parameters: {
             query?: never;
@@ -2421,6 +2456,24 @@ export interface components {
             rule_index: number | null;
             /** @description Why the rule at `rule_index` could not be evaluated (it then decides `ask`). */
             error: string | null;
+        };
+        /** @description The data of a `settings.changed` event (GET /api/settings/events). */
+        SettingsChangedEvent: {
+            /**
+             * Format: int64
+             * @description The workspace's policy version now (also the event's id).
+             */
+            version: number;
+            /**
+             * @description What changed since the stream's last event, in the order heard:
+             *     `workspace` (global settings, a workspace tool policy or lock, a
+             *     server default, an argument rule, a server or its tools),
+             *     `personal` (the caller's own tool policies), `card` (a tool's
+             *     approval card), `server` (a server's result masking),
+             *     `decision_hook` and `webhook` (admins only), `resync` (changes
+             *     may have been missed: read everything again).
+             */
+            kinds: ("workspace" | "personal" | "card" | "server" | "decision_hook" | "webhook" | "resync")[];
         };
         /** @description Toolgate's global settings. */
         Settings: {
@@ -5876,6 +5929,50 @@ export interface operations {
                 };
             };
             /** @description `invalid_format` (a format other than `jsonl`). */
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["CrossOrigin"];
+            421: components["responses"]["MisdirectedHost"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    settingsEvents: {
+        parameters: {
+            query?: {
+                /** @description Same as `Last-Event-ID`, for clients that cannot set headers (the header wins). */
+                after?: number;
+            };
+            header?: {
+                /** @description The id (version) of the last event received. */
+                "Last-Event-ID"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The stream of settings changes. */
+            200: {
+                headers: {
+                    /** @description The workspace's policy version when the stream opened. */
+                    "X-Settings-Version"?: string;
+                    "Cache-Control"?: "no-store";
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example : ping
+                     *
+                     *     id: 42
+                     *     event: settings.changed
+                     *     data: {"version":42,"kinds":["workspace"]}
+                     */
+                    "text/event-stream": string;
+                };
+            };
+            /** @description `invalid_last_event_id`: not a whole number, 0 or more. */
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthenticated"];
             403: components["responses"]["CrossOrigin"];

@@ -39,8 +39,8 @@ export function jsonResponse(status: number, body: unknown) {
   return new Response(JSON.stringify(body), { status, headers: { "Content-Type": "application/json" } });
 }
 
-/** A conversation's events stream (GET …/events): unless a test routes it, it stays open and says nothing. */
-const eventsRoute = /^\/api\/conversations\/[^/?]+\/events(\?|$)/;
+/** A conversation's events stream (GET …/events), or the settings': unless a test routes it, it stays open and says nothing. */
+const eventsRoute = /^\/api\/(conversations\/[^/?]+|settings)\/events(\?|$)/;
 const quietEvents: Handler = () => sseResponse(controlledBody().stream);
 
 type Handler = (req: { method: string; path: string; body: unknown; init: RequestInit }) => Response | Promise<Response>;

@@ -147,13 +147,13 @@ async function follow(qc: QueryClient, id: string, signal: AbortSignal, onState:
 }
 
 /** The body, telling kick about every chunk (heartbeats included). */
-function tap(body: ReadableStream<Uint8Array>, kick: () => void): ReadableStream<Uint8Array> {
+export function tap(body: ReadableStream<Uint8Array>, kick: () => void): ReadableStream<Uint8Array> {
   return body.pipeThrough(new TransformStream<Uint8Array, Uint8Array>({
     transform(chunk, c) { kick(); c.enqueue(chunk); },
   }));
 }
 
-function sleep(ms: number, signal: AbortSignal): Promise<void> {
+export function sleep(ms: number, signal: AbortSignal): Promise<void> {
   return new Promise((resolve) => {
     const done = () => { clearTimeout(h); signal.removeEventListener("abort", done); resolve(); };
     const h = setTimeout(done, ms);
@@ -164,7 +164,7 @@ function sleep(ms: number, signal: AbortSignal): Promise<void> {
 const hidden = () => typeof document !== "undefined" && document.visibilityState === "hidden";
 
 /** Resolves once the page is visible (at once when it is). */
-function whenVisible(signal: AbortSignal): Promise<void> {
+export function whenVisible(signal: AbortSignal): Promise<void> {
   if (!hidden()) return Promise.resolve();
   return new Promise((resolve) => {
     const done = () => {
@@ -179,7 +179,7 @@ function whenVisible(signal: AbortSignal): Promise<void> {
 }
 
 /** Calls fn once the page has been hidden for ms without being shown again; returns the cleanup. */
-function onHiddenFor(ms: number, fn: () => void): () => void {
+export function onHiddenFor(ms: number, fn: () => void): () => void {
   if (typeof document === "undefined") return () => {};
   let timer: ReturnType<typeof setTimeout> | undefined;
   const check = () => {

@@ -16,11 +16,13 @@ import { ServerForm } from "./ServerForm";
 import { ServerSection } from "./ServerSection";
 import { SettingsToolbar, type Notice } from "./SettingsToolbar";
 import { useNow } from "./time";
+import { useSettingsEvents } from "./useSettingsEvents";
 import { WebhooksSection } from "./WebhooksSection";
 import "./settings.css";
 
 /** The page for a link (`/settings?server=…&tool=…`): a new link starts afresh, with no search hiding its tool. */
 export function SettingsPage({ focusServer, focusTool }: { focusServer?: string; focusTool?: string }) {
+  useSettingsEvents(); // changes made elsewhere show without a reload
   return <SettingsBody key={`${focusServer ?? ""}/${focusTool ?? ""}`} focusServer={focusServer} focusTool={focusTool} />;
 }
 
