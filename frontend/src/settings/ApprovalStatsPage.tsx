@@ -70,6 +70,8 @@ export function ApprovalStatsPage() {
       return api.approvalStats(q);
     },
     enabled: !("error" in check),
+    // Read afresh on every visit: a policy changed meanwhile (through "Make it Auto?") changes the suggestions.
+    staleTime: 0,
   });
   const data = stats.data;
 
