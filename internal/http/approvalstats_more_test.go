@@ -18,10 +18,12 @@ import (
 func TestApprovalStats_SuggestsAutoForAToolApprovedEveryTime(t *testing.T) {
 	e := newAPIWith(t, envOptions{leaseTTL: time.Hour})
 	e.askFor("delete_forecast")
+	var approved string // the last approved request
 	approve := func() {
 		t.Helper()
 		_, conv, ap := e.askToDeleteOslo()
 		e.decide(conv, ap.ID, true, nil).ok(t)
+		approved = ap.ID
 	}
 	for range 4 {
 		approve()
@@ -58,6 +60,18 @@ func TestApprovalStats_SuggestsAutoForAToolApprovedEveryTime(t *testing.T) {
 	}
 	if len(d.TopDeciders) != 1 || d.TopDeciders[0].Count != 6 {
 		t.Errorf("top deciders %+v; want the admin with 6 (5 approvals and the stop)", d.TopDeciders)
+	}
+
+	// An approved request whose follow-up ended without an outcome gets a
+	// second entry (from state approved, by Toolgate): not a second request.
+	before, _ := json.Marshal(map[string]any{"approval_request_id": approved, "state": "approved"})
+	after, _ := json.Marshal(map[string]any{"approval_request_id": approved, "state": "outcome_unknown", "by": "turn_end"})
+	if _, err := e.pool.Exec(context.Background(), `INSERT INTO audit_log (actor, action, server_label, tool_name, before, after)
+		VALUES ('toolgate', 'approval.decide', 'demo', 'delete_forecast', $1, $2)`, before, after); err != nil {
+		t.Fatal(err)
+	}
+	if d := e.stats(nil).of("delete_forecast"); d.Asked != 6 || d.Superseded != 0 {
+		t.Errorf("after a request's second entry: asked %d, superseded %d; want 6 and 0 (one entry per request counts)", d.Asked, d.Superseded)
 	}
 }
 
