@@ -49,7 +49,7 @@ func (e *apiEnv) stats(q url.Values) approvalStats {
 	return out
 }
 
-// statsOf returns tool's row ("" server: demo), or a zero row.
+// of returns the row of demo's tool, or a zero row.
 func (s approvalStats) of(tool string) toolStats {
 	for _, t := range s.Tools {
 		if t.ServerLabel == "demo" && t.ToolName == tool {

@@ -104,8 +104,12 @@ func suggestAuto(t ToolStats, res Resolution) bool {
 // admins only. Each tool carries its workspace policy now and whether the
 // statistics suggest making it Auto.
 func (s *Service) ApprovalStats(ctx context.Context, p StatsPeriod) (ApprovalStats, error) {
-	if _, err := requireAdmin(ctx, "approval statistics"); err != nil {
-		return ApprovalStats{}, apperr.New(apperr.Forbidden, "admin_only", "only an admin can read the approval statistics")
+	u, err := caller(ctx)
+	if err != nil {
+		return ApprovalStats{}, err
+	}
+	if !u.IsAdmin() {
+		return ApprovalStats{}, apperr.New(apperr.Forbidden, "admin_only", "only an admin can read the approval statistics; ask an admin")
 	}
 	if err := p.Validate(); err != nil {
 		return ApprovalStats{}, err
