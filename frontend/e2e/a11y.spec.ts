@@ -21,7 +21,7 @@ async function violations(page: Page): Promise<string[]> {
       `${v.id} (${v.impact}): ${v.help} — ${v.nodes.slice(0, 3).map((n) => n.target.join(" ")).join(", ")}`));
 }
 
-test("no axe violations on the chat, settings, audit, tokens, users and login pages", scenario("a11y"), async ({ page, api }) => {
+test("no axe violations on the chat, settings, audit, approvals, tokens, users and login pages", scenario("a11y"), async ({ page, api }) => {
   await setPolicy(api, "demo", "delete_forecast", "always");
   const found: Record<string, string[]> = {};
   await page.goto("/");
@@ -80,6 +80,10 @@ test("no axe violations on the chat, settings, audit, tokens, users and login pa
   await page.goto("/grants");
   await page.getByText("You have no grants.").waitFor();
   found["my grants"] = await violations(page);
+
+  await page.goto("/approvals/stats");
+  await page.getByText(/^From .* to .*\.$/).waitFor();
+  found["approvals"] = await violations(page);
 
   await page.getByRole("button", { name: /^Account: / }).click();
   found["user menu open"] = await violations(page);

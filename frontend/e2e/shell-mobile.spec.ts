@@ -13,12 +13,12 @@ for (const lang of ["en", "de"] as const) {
     await page.evaluate((l) => localStorage.setItem("toolgate.language", l), lang);
     const menu = lang === "en" ? /^Account: / : /^Konto: /;
     const found: Record<string, string[]> = {};
-    for (const path of ["/", "/settings", "/audit", "/tokens", "/users"]) {
+    for (const path of ["/", "/settings", "/audit", "/tokens", "/users", "/approvals/stats"]) {
       await page.goto(path);
       await page.getByRole("button", { name: menu }).waitFor();
       await page.waitForLoadState("networkidle");
       // The chat, settings and audit pages are their own; the shell's top bar must fit on each.
-      found[path] = await overflow(page, path === "/tokens" || path === "/users" ? `${shellParts}, .account-page, .account-page *` : shellParts);
+      found[path] = await overflow(page, ["/tokens", "/users", "/approvals/stats"].includes(path) ? `${shellParts}, .account-page, .account-page *` : shellParts);
     }
     await page.getByRole("button", { name: menu }).click();
     await page.locator(".user-menu-panel").waitFor();
@@ -30,6 +30,6 @@ for (const lang of ["en", "de"] as const) {
     await page.getByRole("button", { name: lang === "en" ? "Sign out" : "Abmelden" }).click();
     await page.getByRole("heading", { name: lang === "en" ? "Sign in to Toolgate" : "Bei Toolgate anmelden" }).waitFor();
     found["login"] = await overflow(page, ".auth-card, .auth-card *");
-    expect(found).toEqual({ "/": [], "/settings": [], "/audit": [], "/tokens": [], "/users": [], "user menu open": [], login: [] });
+    expect(found).toEqual({ "/": [], "/settings": [], "/audit": [], "/tokens": [], "/users": [], "/approvals/stats": [], "user menu open": [], login: [] });
   });
 }

@@ -130,6 +130,29 @@ describe("App", () => {
     expect(count("GET", "/api/users")).toBe(1); // the admin's visit only
   });
 
+  it("an admin gets the Approvals link and page; a member gets no link, and opening it is told it is for admins", async () => {
+    who = { ...ann, role: "admin" };
+    const { unmount } = renderWithClient(<App />);
+    const user = userEvent.setup();
+    await user.click(await screen.findByRole("button", { name: "Account: ann@example.com" }));
+    await user.click(screen.getByRole("link", { name: "Approvals" }));
+    await screen.findByRole("heading", { name: "Approvals" });
+    expect(location.pathname).toBe("/approvals/stats");
+    const statsCalls = () => calls.filter((c) => c.path.startsWith("/api/approvals/stats")).length;
+    await waitFor(() => expect(statsCalls()).toBe(1));
+    unmount();
+
+    who = ann;
+    const member = renderWithClient(<App />);
+    await user.click(await screen.findByRole("button", { name: "Account: ann@example.com" }));
+    expect(screen.queryByRole("link", { name: "Approvals" })).toBeNull();
+    member.unmount();
+    history.replaceState(null, "", "/approvals/stats");
+    renderWithClient(<App />);
+    expect(await screen.findByRole("alert")).toHaveTextContent("Only admins see the approval statistics.");
+    expect(statsCalls()).toBe(1); // the admin's visit only
+  });
+
   it("a member sees servers and defaults read-only", async () => {
     history.replaceState(null, "", "/settings");
     renderWithClient(<App />);

@@ -16,6 +16,7 @@ import { UserMenu } from "./auth/UserMenu";
 import { useErrorText } from "./auth/errorText";
 import { SessionContext, meQuery } from "./auth/session";
 import { ChatPage } from "./chat/ChatPage";
+import { ApprovalStatsPage } from "./settings/ApprovalStatsPage";
 import { AuditPage } from "./settings/AuditPage";
 import { SettingsPage } from "./settings/SettingsPage";
 import { linkProps, navigate, safeNext, useRoute, type Route } from "./router";
@@ -118,6 +119,9 @@ function Shell({ me, route }: { me: Me; route: ShellRoute }) {
         {route.page === "chat" && <ChatPage conversationId={route.conversationId} linkedApproval={route.approval} />}
         {route.page === "settings" && <SettingsPage focusServer={route.server} focusTool={route.tool} />}
         {route.page === "audit" && <AuditPage />}
+        {route.page === "approvalStats" && (me.role === "admin" ? <ApprovalStatsPage /> : (
+          <div className="account-page"><p className="alert error" role="alert">{t("shell.adminsOnlyStats")}</p></div>
+        ))}
         {route.page === "tokens" && <TokensPage />}
         {route.page === "grants" && <GrantsPage />}
         {route.page === "users" && (me.role === "admin" ? <UsersPage /> : (

@@ -5,6 +5,8 @@ describe("router", () => {
   it("parses the account pages", () => {
     expect(parseRoute({ pathname: "/users", search: "" })).toEqual({ page: "users" });
     expect(parseRoute({ pathname: "/tokens", search: "" })).toEqual({ page: "tokens" });
+    expect(parseRoute({ pathname: "/approvals/stats", search: "" })).toEqual({ page: "approvalStats" });
+    expect(href({ page: "approvalStats" })).toBe("/approvals/stats");
     expect(parseRoute({ pathname: "/setup", search: "?token=abc" })).toEqual({ page: "setup", token: "abc" });
     expect(parseRoute({ pathname: "/login", search: "?next=%2Fc%2Fconv_1" })).toEqual({ page: "login", next: "/c/conv_1" });
     expect(href({ page: "login", next: "/settings?server=demo" })).toBe("/login?next=%2Fsettings%3Fserver%3Ddemo");

@@ -7,6 +7,8 @@ export type Route =
   | { page: "chat"; conversationId?: string; approval?: string }
   | { page: "settings"; server?: string; tool?: string }
   | { page: "audit" }
+  // The approval statistics (admins); /approvals itself is left for a list of requests.
+  | { page: "approvalStats" }
   | { page: "users" }
   | { page: "tokens" }
   | { page: "grants" }
@@ -22,6 +24,7 @@ export function parseRoute(loc: { pathname: string; search: string; hash?: strin
   }
   if (loc.pathname === "/settings") return { page: "settings", server: q.get("server") ?? undefined, tool: q.get("tool") ?? undefined };
   if (loc.pathname === "/audit") return { page: "audit" };
+  if (loc.pathname === "/approvals/stats") return { page: "approvalStats" };
   if (loc.pathname === "/users") return { page: "users" };
   if (loc.pathname === "/tokens") return { page: "tokens" };
   if (loc.pathname === "/grants") return { page: "grants" };
@@ -44,6 +47,8 @@ export function href(r: Route): string {
     }
     case "audit":
       return "/audit";
+    case "approvalStats":
+      return "/approvals/stats";
     case "users":
       return "/users";
     case "tokens":

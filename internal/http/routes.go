@@ -75,6 +75,9 @@ func (s *Server) routes() {
 	e.GET("/api/audit", s.listAudit)
 	// The audit log as JSON lines (audit.go): the same entries, all pages.
 	e.GET("/api/audit/export", s.exportAudit)
+	// Approval statistics per tool, from the audit log (approvalstats.go):
+	// admins only. (/api/approvals itself is left for a list of requests.)
+	e.GET("/api/approvals/stats", s.approvalStats, s.adminOnly)
 
 	// Outbound webhooks (webhooks.go): admins only.
 	e.GET("/api/webhooks", s.listWebhooks, s.adminOnly)

@@ -117,6 +117,10 @@ type Repo interface {
 	// InsertAudit records e; e.ActorID is the account (auth.User.ID).
 	InsertAudit(ctx context.Context, e AuditEntry) error
 	Audit(ctx context.Context, q AuditQuery) ([]AuditEntry, error)
+	// ApprovalStats counts the audit log's receipts and approval.decide
+	// entries of period p per tool (ToolStats without the workspace
+	// policy and suggestion), ordered by server and tool.
+	ApprovalStats(ctx context.Context, p StatsPeriod) ([]ToolStats, error)
 }
 
 // Discoverer lists the tools an MCP server offers.

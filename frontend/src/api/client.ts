@@ -203,6 +203,8 @@ export const api = {
   settings: () => ok(http.GET("/api/settings")),
   updateSettings: (p: { default_policy?: DefaultPolicy; default_policy_locked?: boolean }) =>
     ok(http.PUT("/api/settings", { body: p })),
+  /** Per tool, what the audit log says about its calls and approval requests in a period (admins). */
+  approvalStats: (q: { from?: string; to?: string } = {}) => ok(http.GET("/api/approvals/stats", { params: { query: q } })),
   audit: (q: { limit?: number; cursor?: string; action?: string; server_label?: string } = {}) => {
     const query = Object.fromEntries(Object.entries(q).filter(([, v]) => v !== undefined && v !== ""));
     return ok(http.GET("/api/audit", { params: { query } }));

@@ -23,6 +23,7 @@ export const keys = {
   /** A list of argument rules: ["rules"] (workspace), ["rules", server] or ["rules", server, tool]. */
   rules: (server?: string, tool?: string) => ["rules", ...(server === undefined ? [] : [server]), ...(tool === undefined ? [] : [tool])] as const,
   audit: (filter: Record<string, string | undefined> = {}) => ["audit", filter] as const,
+  approvalStats: (period: Record<string, string | undefined>) => ["approvalStats", period] as const,
   conversations: ["conversations"] as const,
   conversation: (id: string) => ["conversations", id] as const,
   conversationTools: (id: string) => ["conversations", id, "tools"] as const,

@@ -445,7 +445,9 @@ export interface paths {
          *     with a choice the tool does not offer is `403 choice_not_allowed`
          *     and nothing is recorded; the choices are read again when the person
          *     decides. A lock at Ask narrows them further (the card's `choices`
-         *     leave out what the lock forbids).
+         *     leave out the grants the lock forbids; a card limited to grants
+         *     alone then offers `approve_once` in their place, and the decision
+         *     API takes it).
          */
         put: operations["putApprovalCard"];
         post?: never;
@@ -864,6 +866,58 @@ export interface paths {
          *     See docs/sse-events.md.
          */
         get: operations["settingsEvents"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/approvals/stats": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Approval statistics per tool (admins)
+         * @description What the audit log says about each tool's calls and approval requests
+         *     in a period (`from` inclusive, `to` exclusive; by the time each entry
+         *     was written), for spotting patterns: how many calls ran without a
+         *     person being asked, how many requests a person was asked about and how
+         *     they ended, the median time to a person's decision, the people who
+         *     decided most, and a suggestion to let a tool run without asking
+         *     (`suggest_auto`) where a person approved it every time. The counts are
+         *     counts of audit entries (`GET /api/audit?action=tool.call`,
+         *     `action=approval.decide`), so they can be checked against the log:
+         *
+         *     * `ran_unasked`: `tool.call` receipts whose `allowed_by.kind` is not
+         *       `approval` (a policy, a grant, an argument rule or a decision hook let
+         *       it run), excluding calls the MCP face refused or never ran;
+         *     * `asked`: approval requests closed in the period that a person was
+         *       asked about: the `approval.decide` entry that closed each (from state
+         *       `pending`) whose `by` is not `rule`, `hook` or `policy` (those were
+         *       answered without a card). Split by how they ended: `approved`,
+         *       `denied`, `stopped` (the entry says `"stop": true`: the person
+         *       stopped the batch), `expired` (the time limit, or the provider lost
+         *       the response) and `superseded` (closed without a decision: a new
+         *       message, the end of the turn); the five add up to `asked`. A request
+         *       still pending is counted once it is closed;
+         *     * `median_seconds_to_decision`: from the request to a person's
+         *       decision (approved, denied, stopped), over the decisions whose
+         *       request is still stored (deleting a conversation deletes its
+         *       requests); `null` when there is none;
+         *     * `top_deciders`: the three people with the most decisions, most first;
+         *     * `suggest_auto`: approved at least `suggest_auto_min` (5) times, never
+         *       denied or stopped, and the tool's effective workspace policy
+         *       (`workspace_policy`) still asks (`always`, and not only because of
+         *       the "ask for everything" switch).
+         *
+         *     Tools with nothing in the period are left out.
+         */
+        get: operations["getApprovalStats"];
         put?: never;
         post?: never;
         delete?: never;
@@ -2801,6 +2855,41 @@ export interface components {
             /** @description Pass as `cursor` to fetch the next (older) page; `null` on the last page. */
             next_cursor: string | null;
         };
+        /** @description Approval statistics of a period, per tool (`GET /api/approvals/stats`). */
+        ApprovalStats: {
+            /** Format: date-time */
+            from: string;
+            /** Format: date-time */
+            to: string;
+            /** @description How many approvals (and no denial or stop) a tool needs in the period for `suggest_auto`. */
+            suggest_auto_min: number;
+            tools: components["schemas"]["ToolApprovalStats"][];
+        };
+        /** @description One tool's calls and approval requests in the period (see `GET /api/approvals/stats` for each count). */
+        ToolApprovalStats: {
+            server_label: string;
+            tool_name: string;
+            ran_unasked: number;
+            asked: number;
+            approved: number;
+            denied: number;
+            stopped: number;
+            expired: number;
+            superseded: number;
+            median_seconds_to_decision: number | null;
+            top_deciders: {
+                user_id: string;
+                email: string;
+                count: number;
+            }[];
+            /**
+             * @description The tool's effective workspace policy now, before personal policies (`blocked` for a server deleted or disabled since).
+             * @enum {string}
+             */
+            workspace_policy: "never" | "always" | "blocked";
+            /** @description Approved every time a person was asked (at least `suggest_auto_min` times) and the workspace still asks for it. */
+            suggest_auto: boolean;
+        };
         /** @description The upstream the chat talks to, and which Toolgate this is. */
         Info: {
             /** @description `true` when no `OPENAI_API_KEY` is set: answers come from the built-in OpenAI Responses emulator, not a real model. */
@@ -3835,7 +3924,7 @@ export interface components {
          *     `invalid_label`, `invalid_url`, `invalid_description`,
          *     `invalid_headers`, `invalid_policy`, `label_immutable`,
          *     `url_not_allowed`, `invalid_tool_name`, `invalid_limit`,
-         *     `invalid_cursor`, `invalid_text` (NUL or invalid UTF-8 in the path,
+         *     `invalid_cursor`, `invalid_period`, `invalid_text` (NUL or invalid UTF-8 in the path,
          *     the query or a JSON string; `fields` names where), `duplicate_field`
          *     (the body names one field twice, e.g. `{"approve": false, "approve":
          *     true}`; field names are compared regardless of case, map keys such as
@@ -5976,6 +6065,68 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthenticated"];
             403: components["responses"]["CrossOrigin"];
+            421: components["responses"]["MisdirectedHost"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getApprovalStats: {
+        parameters: {
+            query?: {
+                /** @description Start of the period, RFC 3339 (default `to` minus 30 days). */
+                from?: string;
+                /** @description End of the period, RFC 3339, exclusive (default now). At most 366 days after `from`. */
+                to?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The statistics, per tool, by server label and tool name. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "from": "2025-05-02T10:00:00Z",
+                     *       "to": "2025-06-01T10:00:00Z",
+                     *       "suggest_auto_min": 5,
+                     *       "tools": [
+                     *         {
+                     *           "server_label": "weather",
+                     *           "tool_name": "delete_forecast",
+                     *           "ran_unasked": 2,
+                     *           "asked": 9,
+                     *           "approved": 7,
+                     *           "denied": 0,
+                     *           "stopped": 0,
+                     *           "expired": 1,
+                     *           "superseded": 1,
+                     *           "median_seconds_to_decision": 12.5,
+                     *           "top_deciders": [
+                     *             {
+                     *               "user_id": "usr_0123456789abcdef01234567",
+                     *               "email": "ann@example.com",
+                     *               "count": 7
+                     *             }
+                     *           ],
+                     *           "workspace_policy": "always",
+                     *           "suggest_auto": true
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ApprovalStats"];
+                };
+            };
+            /** @description `invalid_period`: `from` or `to` is not an RFC 3339 time, `from` is not before `to`, or the period is longer than 366 days. */
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["AdminOnly"];
             421: components["responses"]["MisdirectedHost"];
             500: components["responses"]["Internal"];
             503: components["responses"]["ServiceUnavailable"];

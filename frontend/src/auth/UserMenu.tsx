@@ -69,6 +69,7 @@ export function UserMenu({ me }: { me: Me }) {
             <li><a {...link({ page: "tokens" })}>{t("menu.tokens")}</a></li>
             <li><a {...link({ page: "grants" })}>{t("menu.grants")}</a></li>
             {me.role === "admin" && <li><a {...link({ page: "users" })}>{t("menu.users")}</a></li>}
+            {me.role === "admin" && <li><a {...link({ page: "approvalStats" })}>{t("menu.approvals")}</a></li>}
             <li><LanguageSelect /></li>
             <li>
               <button type="button" disabled={signOut.isPending} onClick={() => signOut.mutate()}>

@@ -15,6 +15,7 @@ import type { components } from "../api/schema";
 import type { FieldError } from "../chat/correctionForm";
 import { REFUSAL_CODES } from "../api/refusals";
 import type { Outcome } from "../chat/transcript";
+import { COUNTS, PERIOD_ERRORS, PRESETS } from "../settings/approvalStats";
 import { ACTION_GROUPS } from "../settings/auditText";
 import { TOOL_FILTERS } from "../settings/filters";
 import { resources } from "./index";
@@ -110,6 +111,9 @@ const DYNAMIC: Record<string, { ns?: NS; keys: readonly string[] | Partial<Recor
   "webhooks.deliveries.states.*": { keys: prefix("webhooks.deliveries.states.", deliveryStates) },
   "webhooks.secret.*": { keys: prefix("webhooks.secret.", copyStates) },
   "webhooks.event.*": { keys: prefix("webhooks.event.", ["approvalRequired", "decisionRecorded"]) },
+  "approvalStats.col.*": { ns: "settings", keys: prefix("approvalStats.col.", COUNTS) },
+  "approvalStats.preset.*": { ns: "settings", keys: prefix("approvalStats.preset.", PRESETS) },
+  "approvalStats.*": { ns: "settings", keys: prefix("approvalStats.", PERIOD_ERRORS) },
   "audit.policySet*": { keys: ["audit.policySet", "audit.policySetPersonal"] },
   "audit.policySetNew*": { keys: ["audit.policySetNew", "audit.policySetNewPersonal"] },
 };
