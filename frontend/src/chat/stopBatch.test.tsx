@@ -13,7 +13,7 @@ import { DecidedApproval, TurnErrorRow } from "./items";
 function approval(id: string, over: Partial<Approval> = {}): Approval {
   return {
     approval_request_id: id, conversation_id: "conv_1", response_id: "resp_1", server_label: "demo", upstream_label: "demo",
-    tool_name: "delete_forecast", arguments: { city: id }, redacted: [], annotations: null,
+    tool_name: "delete_forecast", arguments: { city: id }, redacted: [], annotations: {},
     asks_because: { policy: "always", source: "tool" }, requested_at: "2026-11-21T09:54:01Z", state: "pending",
     decided_at: null, decided_by: null, decided_by_id: null, reason: null, scope: null, remember: false, answered_in: null,
     expires_at: null, correction: null, corrects: null, ...over,
