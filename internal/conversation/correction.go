@@ -153,7 +153,7 @@ func nameOf(path string) string {
 func upstreamReason(a Approval) string {
 	reason := deref(a.DecisionReason)
 	if a.Stopped {
-		return strings.TrimSpace(StoppedPrefix + "\n" + reason)
+		return strings.TrimSpace(StoppedPrefix + " " + reason)
 	}
 	if len(a.StoredCorrection) == 0 {
 		return reason
