@@ -152,6 +152,9 @@ func nameOf(path string) string {
 // and named, so the model keeps its own values), then the person's reason.
 func upstreamReason(a Approval) string {
 	reason := deref(a.DecisionReason)
+	if a.Stopped {
+		return strings.TrimSpace(StoppedPrefix + " " + reason)
+	}
 	if len(a.StoredCorrection) == 0 {
 		return reason
 	}

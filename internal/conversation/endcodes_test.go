@@ -117,6 +117,26 @@ var endCases = []endCase{
 		check: func(t *testing.T, _ *engine, _ *conversation.Turn, _ *recorder, tr conversation.Transcript) {
 			wantPartial(t, tr)
 		}},
+	{name: "the person stops the batch", code: conversation.CodeStoppedByUser,
+		start: func(e *engine) *conversation.Turn {
+			conv, a := e.asking(ana, "")
+			no, why := false, "not now"
+			turn, err := e.chat.StartDecisions(as(e.t.Context(), ana), conv,
+				[]conversation.Decision{{ApprovalRequestID: a.ID, Approve: &no, Reason: &why, Stop: true}})
+			if err != nil {
+				e.t.Fatalf("stop: %v", err)
+			}
+			return turn
+		},
+		check: func(t *testing.T, e *engine, _ *conversation.Turn, rec *recorder, tr conversation.Transcript) {
+			if n := e.up.count(); n != 1 {
+				t.Errorf("%d requests reached the model, want 1 (the message that asked): a stop sends no follow-up", n)
+			}
+			d, _ := rec.first(conversation.EventNameDecision).(conversation.DecisionEvent)
+			if d.State != conversation.Denied || !d.Stopped || deref(d.Reason) != "not now" {
+				t.Errorf("decision %+v; want denied, stopped, with the person's reason", d)
+			}
+		}},
 	{name: "the person cancels", code: "cancelled",
 		start: func(e *engine) *conversation.Turn {
 			e.up.setBehavior(streaming)
@@ -466,6 +486,13 @@ var refusalCases = []refusalCase{
 		do: func(e *engine) error {
 			conv, _ := e.asking(ana, "")
 			_, err := e.chat.StartDecisions(as(e.t.Context(), ana), conv, nil)
+			return err
+		}},
+	{name: "a stop that approves", code: "invalid_stop", kind: apperr.Invalid,
+		do: func(e *engine) error {
+			conv, a := e.asking(ana, "")
+			yes := true
+			_, err := e.chat.StartDecisions(as(e.t.Context(), ana), conv, []conversation.Decision{{ApprovalRequestID: a.ID, Approve: &yes, Stop: true}})
 			return err
 		}},
 	{name: "a decision without approve", code: "invalid_decision", kind: apperr.Invalid,

@@ -75,7 +75,9 @@ type DecisionEvent struct {
 	// redacted as the card shows them; null without one.
 	Correction    json.RawMessage `json:"correction"`
 	PolicyChanged *PolicyChange   `json:"policy_changed"`
-	DecidedAt     time.Time       `json:"decided_at"`
+	// Stopped: a person's stop denied it (see Decision.Stop).
+	Stopped   bool      `json:"stopped"`
+	DecidedAt time.Time `json:"decided_at"`
 	// DecidedBy and DecidedByID name who decided (null when Toolgate
 	// closed the request itself), so every tab following the conversation
 	// can say so.

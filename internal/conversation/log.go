@@ -122,7 +122,9 @@ func (t *Turn) opening() []namedEvent {
 	for _, d := range t.decisions {
 		evs = append(evs, namedEvent{EventNameDecision, d})
 	}
-	if !t.claimed {
+	if t.stopped != nil {
+		evs = append(evs, namedEvent{EventNameError, ErrorEvent(*t.stopped)})
+	} else if !t.claimed {
 		evs = append(evs, namedEvent{EventNameCompleted, CompletedEvent{ResponseID: t.conv.LastResponseID,
 			PendingApprovals: len(t.pendingIDs), PendingApprovalIDs: nonNil(t.pendingIDs)}})
 	}

@@ -32,6 +32,11 @@ func (s *Service) StartRetry(ctx context.Context, conversationID string) (*Turn,
 		if len(items) == 0 || items[len(items)-1].Type != ItemError {
 			return nothingToRetry(conv.ID)
 		}
+		if e := items[len(items)-1].Error; e != nil && e.Code == CodeStoppedByUser {
+			// The person stopped it: sending its denials now would give
+			// the model the turn the stop withheld. They go with the next message.
+			return nothingToRetry(conv.ID)
+		}
 		if conv.LastResponseID != nil {
 			t.previous = *conv.LastResponseID
 		}

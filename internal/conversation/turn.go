@@ -55,6 +55,9 @@ type Turn struct {
 	// opened is the turn's opening events as stored (after commit, Follow
 	// hands them to its stream from memory).
 	opened []StoredEvent
+	// stopped is how a turn a person's stop ended ends (no follow-up);
+	// nil otherwise.
+	stopped *TurnError
 }
 
 // openingRepo is r for logOpening: its OpenTurn also makes the policy read
@@ -233,6 +236,9 @@ func (s *Service) StartDecisions(ctx context.Context, conversationID string, ds 
 	if err := validateDecisions(ds); err != nil {
 		return nil, err
 	}
+	if err := validStop(ds); err != nil {
+		return nil, err
+	}
 	ids := make([]string, len(ds))
 	for i, d := range ds {
 		ids[i] = d.ApprovalRequestID
@@ -316,7 +322,15 @@ func (s *Service) StartDecisions(ctx context.Context, conversationID string, ds 
 			return err
 		}
 		t.decisions = append(t.decisions, evs...)
-		if err := t.claimFollowUp(ctx, r, responses, locked.Load); err != nil {
+		if stop := stopOf(ds); stop != nil {
+			// The rest of the response is denied too, in this transaction:
+			// none is left pending, and no follow-up is claimed.
+			if evs, err = s.stopRest(ctx, r, u, conv.ID, responses, *stop, decided, now); err != nil {
+				return err
+			}
+			t.decisions = append(t.decisions, evs...)
+		}
+		if err := t.claimFollowUp(ctx, r, responses, locked.Load, stopOf(ds) != nil); err != nil {
 			return err
 		}
 		return t.open(ctx, r)
@@ -367,7 +381,7 @@ func (s *Service) decide(ctx context.Context, r Repo, read *policy.Read, a Appro
 	if cerr != nil {
 		return DecisionEvent{}, cerr
 	}
-	a.StoredCorrection = correction
+	a.StoredCorrection, a.Stopped = correction, d.Stop
 	a.DecidedAt, a.DecidedBy, a.DecidedByID, a.Remember = &now, &u.Email, &u.ID, d.Remember
 	if d.Reason != nil && strings.TrimSpace(stripNUL(*d.Reason)) != "" {
 		reason := strings.TrimSpace(stripNUL(*d.Reason))
@@ -403,6 +417,9 @@ func (s *Service) decide(ctx context.Context, r Repo, read *policy.Read, a Appro
 	if d.coveredBy != "" {
 		audited["covered_by"] = d.coveredBy
 	}
+	if d.Stop {
+		audited["stopped"] = true
+	}
 	audited["correction"] = shownCorrection(a.StoredCorrection)
 	after, _ := json.Marshal(audited)
 	before, _ := json.Marshal(map[string]any{"approval_request_id": a.ID, "state": Pending})
@@ -432,7 +449,10 @@ func lockedAtAsk(res policy.Resolution, a Approval, d Decision) error {
 //
 // load is the user's load counted (under its lock) when the transaction
 // began; nil when it was not.
-func (t *Turn) claimFollowUp(ctx context.Context, r Repo, responses map[string]bool, load *UserLoad) error {
+//
+// stopped: a person's stop denied the rest; the turn ends here, sending
+// nothing.
+func (t *Turn) claimFollowUp(ctx context.Context, r Repo, responses map[string]bool, load *UserLoad, stopped bool) error {
 	var last []Approval // the approval requests of the conversation's last response, as read
 	for resp := range responses {
 		aps, err := r.ResponseApprovals(ctx, t.user.ID, t.conv.ID, resp)
@@ -450,6 +470,9 @@ func (t *Turn) claimFollowUp(ctx context.Context, r Repo, responses map[string]b
 	}
 	for i := range t.decisions {
 		t.decisions[i].PendingApprovalIDs = nonNil(slices.Clone(t.pendingIDs))
+	}
+	if stopped {
+		return t.endStopped(ctx, r, t.stoppedDenials())
 	}
 	if len(t.pendingIDs) > 0 || t.conv.LastResponseID == nil || !responses[*t.conv.LastResponseID] {
 		// Still waiting; or the decisions belong to a response that is
@@ -533,7 +556,7 @@ func turnInProgress(id string) error {
 func decisionEvent(a Approval, change *PolicyChange) DecisionEvent {
 	return DecisionEvent{ApprovalRequestID: a.ID, ServerLabel: a.ServerLabel, ToolName: a.ToolName, State: a.State,
 		Reason: a.DecisionReason, Scope: a.Scope, Remember: a.Remember, Correction: shownCorrection(a.StoredCorrection),
-		PolicyChanged: change, DecidedAt: deref(a.DecidedAt),
+		PolicyChanged: change, Stopped: a.Stopped, DecidedAt: deref(a.DecidedAt),
 		DecidedBy: a.DecidedBy, DecidedByID: a.DecidedByID,
 		PendingApprovalIDs: []string{}, Rules: a.Rules}
 }

@@ -286,6 +286,9 @@ type Approval struct {
 	// limited them when it asked (every one by default), less what a lock
 	// at Ask forbids. A decision outside the tool's choices is refused.
 	Choices []policy.Choice `json:"choices"`
+	// Stopped: denied by a person's stop (this request's decision, or one
+	// on another request of the same response): the turn ended there.
+	Stopped bool `json:"stopped"`
 	// ArgumentsSHA256 is the digest of the real arguments the model asked
 	// with, canonical (gateway.ArgumentsDigest): a call through the MCP
 	// face runs on this approval only with arguments of the same digest.
@@ -342,6 +345,11 @@ type Decision struct {
 	// wants used instead (a JSON object): the denial's reason tells the
 	// model to ask again with them.
 	Correction json.RawMessage `json:"correction"`
+	// Stop, only with approve: false, also denies every other pending
+	// request of the same response with this reason, and the turn ends
+	// (stopped_by_user) without a follow-up: the model gets no turn; the
+	// denials go with the person's next message.
+	Stop bool `json:"stop"`
 	// coveredBy: the request whose decision (a grant, approve or deny
 	// always) settled this one.
 	coveredBy string

@@ -161,12 +161,13 @@ type approvalResponseRequest struct {
 	Remember          *bool                   `json:"remember"`
 	Scope             *string                 `json:"scope"`
 	Correction        json.RawMessage         `json:"correction"`
+	Stop              *bool                   `json:"stop"`
 	Decisions         []conversation.Decision `json:"decisions"`
 }
 
 // decisions returns the request's decisions in either of its two forms.
 func (r approvalResponseRequest) decisions() ([]conversation.Decision, error) {
-	single := r.ApprovalRequestID != nil || r.Approve != nil || r.Reason != nil || r.Remember != nil || r.Scope != nil ||
+	single := r.ApprovalRequestID != nil || r.Approve != nil || r.Reason != nil || r.Remember != nil || r.Scope != nil || r.Stop != nil ||
 		(r.Correction != nil && string(r.Correction) != "null")
 	switch {
 	case r.Decisions != nil && single:
@@ -179,7 +180,7 @@ func (r approvalResponseRequest) decisions() ([]conversation.Decision, error) {
 			"approval_request_id and approve are required (or a decisions array)")
 	}
 	d := conversation.Decision{Approve: r.Approve, Reason: r.Reason, Scope: r.Scope, Remember: r.Remember != nil && *r.Remember,
-		Correction: r.Correction}
+		Correction: r.Correction, Stop: r.Stop != nil && *r.Stop}
 	if r.ApprovalRequestID != nil {
 		d.ApprovalRequestID = *r.ApprovalRequestID
 	}

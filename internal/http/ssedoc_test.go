@@ -90,3 +90,27 @@ func TestSSEDoc_WebAppUnionMirrorsEveryEventAndField(t *testing.T) {
 		}
 	}
 }
+
+// TestSSEDoc_ErrorTableNamesTheTerminalCodes keeps the `error` event's
+// table of codes in docs/sse-events.md complete for the codes clients act
+// on by name: a code added to the engine is added here and to the table.
+func TestSSEDoc_ErrorTableNamesTheTerminalCodes(t *testing.T) {
+	raw, err := os.ReadFile("../../docs/sse-events.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, table, ok := strings.Cut(string(raw), "| code | retryable | when | what helps |")
+	if !ok {
+		t.Fatal("docs/sse-events.md has no table of error codes")
+	}
+	table, _, _ = strings.Cut(table, "\n\n")
+	for _, code := range []string{"upstream_unreachable", "upstream_rate_limited", "upstream_quota_exceeded",
+		"upstream_first_byte_timeout", "upstream_idle_timeout", "upstream_unavailable", "mcp_server_failed",
+		"request_too_large", "upstream_rejected", "upstream_error", "upstream_cut", "cancelled",
+		conversation.CodeStoppedByUser, "account_disabled", "server_shutdown", "interrupted", "policy_unavailable",
+		conversation.CodeStorageFailed} {
+		if !strings.Contains(table, "\n| `"+code+"` | ") {
+			t.Errorf("docs/sse-events.md: the error codes table has no row for %s", code)
+		}
+	}
+}

@@ -352,7 +352,7 @@ func (r convRepo) InsertApproval(ctx context.Context, a conversation.Approval) e
 const approvalCols = `id, conversation_id, response_id, server_label, upstream_label, tool_name, arguments,
 	annotations, reason_source, coalesce(asks_reason, ''), asks_fields, requested_at, state, decided_at, decided_by,
 	decided_by_id, reason, scope, remember, answered_in, sent_in_turn, rules, correction, corrects, ask_lock,
-	coalesce(arguments_sha256, ''), coalesce(definition_digest, ''), approval_text, choices,
+	coalesce(arguments_sha256, ''), coalesce(definition_digest, ''), approval_text, choices, stopped,
 	(SELECT s.approval_ttl_seconds FROM mcp_servers s WHERE s.label = server_label)`
 
 func (r convRepo) approvals(ctx context.Context, what, where string, args ...any) ([]conversation.Approval, error) {
@@ -386,7 +386,7 @@ func scanApproval(row pgx.CollectableRow, extra ...any) (conversation.Approval, 
 	err := row.Scan(append([]any{&a.ID, &a.ConversationID, &a.ResponseID, &a.ServerLabel, &a.UpstreamLabel, &a.ToolName,
 		&a.StoredArguments, &ann, &source, &why, &fields, &a.RequestedAt, &a.State, &a.DecidedAt, &a.DecidedBy,
 		&a.DecidedByID, &a.DecisionReason, &a.Scope, &a.Remember, &a.AnsweredIn, &a.SentInTurn, &rules, &corr, &cs, &a.AskLock,
-		&a.ArgumentsSHA256, &a.DefinitionDigest, &a.ApprovalText, &chs, &a.ServerTTLSeconds}, extra...)...)
+		&a.ArgumentsSHA256, &a.DefinitionDigest, &a.ApprovalText, &chs, &a.Stopped, &a.ServerTTLSeconds}, extra...)...)
 	a.Choices = toChoices(chs)
 	if err == nil && rules != nil {
 		a.Rules = new(conversation.RuleCheck)
@@ -454,9 +454,10 @@ func (r convRepo) Decide(ctx context.Context, owner string, a conversation.Appro
 		return nil
 	}, `UPDATE approval_requests SET state = $2,
 			decided_at = CASE WHEN $2 = 'pending' THEN NULL ELSE coalesce($3, now()) END,
-			decided_by = $4, decided_by_id = $8, reason = $5, scope = $6, remember = $7, correction = $10::jsonb
+			decided_by = $4, decided_by_id = $8, reason = $5, scope = $6, remember = $7, correction = $10::jsonb,
+			stopped = $11
 		WHERE id = $1`+ownedBy(9), a.ID, a.State, a.DecidedAt, a.DecidedBy, a.DecisionReason, a.Scope, a.Remember,
-		a.DecidedByID, owner, nullJSON(a.StoredCorrection))
+		a.DecidedByID, owner, nullJSON(a.StoredCorrection), a.Stopped)
 }
 
 func (r convRepo) MarkAnswered(ctx context.Context, ids []string, response string) error {

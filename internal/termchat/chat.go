@@ -238,6 +238,7 @@ func (s *session) ask(pending []approval) ([]decision, outcome) {
 		// Lines typed while the answer streamed were not meant for this card.
 		s.drainLines()
 		s.out.card(a, i+1, len(pending))
+		s.out.batchLines(pending[i+1:])
 		s.out.linef("%s", a.keys())
 		for {
 			l, o := s.readDecisionLine(a)
@@ -252,7 +253,7 @@ func (s *session) ask(pending []approval) ([]decision, outcome) {
 			if a.locked() && (key == "c" || key == "h" || key == "a" || key == "b") {
 				s.out.linef("An admin locked this tool at Ask: it can only be approved once or denied.")
 				key = ""
-			} else if key != "" && strings.Contains("ychanbre", key) && len(key) == 1 && !a.offers(key) {
+			} else if key != "" && strings.Contains("ychanbres", key) && len(key) == 1 && !a.offers(key) {
 				s.out.linef("An admin limited the choices for this tool: %s is not one of them.", key)
 				key = ""
 			}
@@ -280,6 +281,16 @@ func (s *session) ask(pending []approval) ([]decision, outcome) {
 					return nil, s.stopAsking(o, len(pending))
 				}
 				d.Correction, d.Reason = corr, reason
+			case "s":
+				s.out.linef("A reason for the model (optional; Enter for none):")
+				reason, o := s.readReason()
+				if o != turnDone {
+					return nil, s.stopAsking(o, len(pending))
+				}
+				d.Reason, d.Stop = reason, true
+				// The server denies the rest: nothing more to ask.
+				s.out.linef("%s", stopLine(len(pending)-i-1))
+				return append(out, d), turnDone
 			default:
 				s.out.linef("Please type one of %s, then Enter.", a.keyList())
 				s.out.linef("%s", a.keys())
@@ -654,6 +665,11 @@ func (v *viewer) event(ev Event) (streamResult, bool) {
 			t.linef("Cancelled.")
 			return streamResult{outcome: turnCancelled}, true
 		}
+		if p.Code == stoppedCode {
+			// The person's own doing: the turn is over, the prompt is back.
+			t.linef("Stopped: nothing was sent to the model. Your denials go with your next message.")
+			return streamResult{outcome: turnDone}, true
+		}
 		hint := ""
 		if p.Retryable {
 			hint = " (sending it again may work)"
@@ -731,6 +747,7 @@ func (v *viewer) decision(data string) {
 		State         string  `json:"state"`
 		Reason        *string `json:"reason"`
 		Scope         *string `json:"scope"`
+		Stopped       bool    `json:"stopped"`
 		PolicyChanged *struct {
 			Policy string `json:"policy"`
 		} `json:"policy_changed"`
@@ -750,6 +767,9 @@ func (v *viewer) decision(data string) {
 	}
 	if p.Scope != nil && *p.Scope == "hour" {
 		b.WriteString(", for 1 hour in all your conversations")
+	}
+	if p.Stopped {
+		b.WriteString(" (stopped)")
 	}
 	if p.PolicyChanged != nil {
 		switch p.PolicyChanged.Policy {

@@ -98,6 +98,10 @@ func (f *fakeToolgate) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		f.mu.Lock()
 		f.decisions = append(f.decisions, string(body))
 		f.mu.Unlock()
+		if strings.Contains(string(body), `"stop":true`) {
+			stopped(w) // stop_test.go
+			return
+		}
 		sseEvents(w, "conversation", `{"conversation_id":"conv_1","turn_id":"turn_2","kind":"decisions"}`,
 			"decision.recorded", `{"approval_request_id":"mcpr_1","server_label":"demo","tool_name":"t1","state":"approved","reason":null,"scope":"once","remember":false,"policy_changed":null,"pending_approval_ids":[]}`,
 			"tool.started", `{"item_id":"mcp_1","response_id":"resp_2","server_label":"demo","upstream_label":"demo","tool_name":"t1","approval_request_id":"mcpr_1","started_at":"2026-11-22T10:00:00Z"}`,
@@ -211,7 +215,7 @@ func TestRun_EachKeyMakesItsDecisionAndAllGoTogether(t *testing.T) {
 	h.scr.expect(t, "── Approval needed (1 of 8): t1 on demo\n  T\n  Hints from the MCP server (not verified): destructive, open-world\n  Asks because this tool's policy is Ask.\n  Arguments:\n    {\n      \"city\": \"Oslo\"\n    }\n  Hidden by Toolgate (it looks secret): api_token.")
 	h.scr.expect(t, "\n"+DecisionKeys+"\n> ")
 	h.typeLine("yes")
-	h.scr.expect(t, "Please type one of y, c, h, a, n, b, r or e, then Enter.\n"+DecisionKeys+"\n> ")
+	h.scr.expect(t, "Please type one of y, c, h, a, n, b, r, e or s, then Enter.\n"+DecisionKeys+"\n> ")
 	h.typeLine(" Y ")
 	for i, key := range []string{"c", "h", "a", "n", "b"} {
 		h.scr.expect(t, fmt.Sprintf("(%d of 8)", i+2))
@@ -426,7 +430,7 @@ func TestRun_CardSaysWhyCountsDownAndHonoursALock(t *testing.T) {
 	h.scr.expect(t, "\n"+LockedKeys+"\n> ")
 	h.typeLine("h")
 	h.scr.expect(t, "An admin locked this tool at Ask: it can only be approved once or denied.")
-	h.scr.expect(t, "Please type one of y, n, r or e, then Enter.\n"+LockedKeys+"\n> ")
+	h.scr.expect(t, "Please type one of y, n, r, e or s, then Enter.\n"+LockedKeys+"\n> ")
 	h.typeLine("y")
 	h.scr.expect(t, "All decided")
 	h.scr.expect(t, "you> ")
@@ -443,7 +447,7 @@ func TestRun_CardSaysWhyCountsDownAndHonoursALock(t *testing.T) {
 // TestRun_CardShowsTheToolsWordsAndOnlyItsChoices: a tool an admin gave
 // words and limited to approve once and deny shows the words (control
 // characters stripped, as all server text) above the arguments and offers
-// only [y] and [n]/[r]: a key for another choice is refused on the spot and
+// only [y] and [n]/[r]/[s]: a key for another choice is refused on the spot and
 // nothing is sent until an offered one is typed.
 func TestRun_CardShowsTheToolsWordsAndOnlyItsChoices(t *testing.T) {
 	h := newHarness(t)
@@ -457,10 +461,10 @@ func TestRun_CardShowsTheToolsWordsAndOnlyItsChoices(t *testing.T) {
 	h.scr.expect(t, "── Approval needed: shell on demo")
 	h.scr.expect(t, "  Run shell command: rm -rf /tmp/x <b>")
 	h.scr.expect(t, "  An admin limited the choices for this tool.\n  Arguments:")
-	h.scr.expect(t, "\n[y] approve once  [n] deny  [r] deny with reason\n> ")
+	h.scr.expect(t, "\n[y] approve once  [n] deny  [r] deny with reason  [s] stop\n> ")
 	h.typeLine("c")
 	h.scr.expect(t, "An admin limited the choices for this tool: c is not one of them.")
-	h.scr.expect(t, "Please type one of y, n or r, then Enter.\n[y] approve once  [n] deny  [r] deny with reason\n> ")
+	h.scr.expect(t, "Please type one of y, n, r or s, then Enter.\n[y] approve once  [n] deny  [r] deny with reason  [s] stop\n> ")
 	h.typeLine("e")
 	h.scr.expect(t, "e is not one of them.")
 	h.typeLine("y")

@@ -173,4 +173,7 @@ type decision struct {
 	Scope             string `json:"scope,omitempty"`
 	// Correction: deny, and ask the model to use these arguments instead.
 	Correction json.RawMessage `json:"correction,omitempty"`
+	// Stop: deny, and every other request of the response still waiting
+	// too; the model gets no turn.
+	Stop bool `json:"stop,omitempty"`
 }

@@ -17,11 +17,11 @@ const indent = "  "
 
 // DecisionKeys is the line that asks for a decision on an approval request:
 // the choices of the web app's card (ApprovalCard.tsx, DecisionMenu.tsx).
-const DecisionKeys = "[y] approve once  [c] this conversation  [h] 1 hour  [a] always  [n] deny  [b] deny always (block)  [r] deny with reason  [e] deny with correction"
+const DecisionKeys = "[y] approve once  [c] this conversation  [h] 1 hour  [a] always  [n] deny  [b] deny always (block)  [r] deny with reason  [e] deny with correction  [s] stop"
 
 // LockedKeys is the line for a request whose tool an admin locked at Ask
 // (ask_lock): every call asks, so it can only be approved once or denied.
-const LockedKeys = "[y] approve once  [n] deny  [r] deny with reason  [e] deny with correction"
+const LockedKeys = "[y] approve once  [n] deny  [r] deny with reason  [e] deny with correction  [s] stop"
 
 // term writes to the terminal and remembers whether the cursor is at the
 // start of a line.
@@ -117,6 +117,9 @@ var decisionKeys = []decisionKey{
 	{"h", "1 hour", "approve_hour"}, {"a", "always", "remember"}, {"n", "deny", "deny"},
 	{"b", "deny always (block)", "remember"}, {"r", "deny with reason", "deny"},
 	{"e", "deny with correction", "deny_with_correction"},
+	// Stop: deny this and the rest of the response's requests, with a
+	// reason; the model gets no turn.
+	{"s", "stop", "deny"},
 }
 
 // offers says whether a's card offers key: the tool's choices allow it

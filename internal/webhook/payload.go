@@ -38,7 +38,7 @@ type Payload struct {
 // redacted as the card shows them.
 var dataFields = map[string][]string{
 	EventApprovalRequired: {"approval_request_id", "server_label", "tool_name", "arguments", "redacted", "asks_because", "requested_at", "expires_at"},
-	EventDecisionRecorded: {"approval_request_id", "server_label", "tool_name", "state", "decided_by", "reason", "scope", "decided_at", "rule", "allowed_by"},
+	EventDecisionRecorded: {"approval_request_id", "server_label", "tool_name", "state", "decided_by", "reason", "scope", "decided_at", "rule", "allowed_by", "stopped"},
 	EventPing:             {"webhook_id", "requested_by"},
 }
 
@@ -89,6 +89,9 @@ func text(event string, ev map[string]any, title, link string) string {
 			"outcome_unknown": "Outcome unknown", "not_run": "Not run"}[str("state")]
 		if what == "" {
 			what = "Decided"
+		}
+		if stopped, _ := ev["stopped"].(bool); stopped {
+			what = "Stopped" // denied by a person's stop: the model got no turn
 		}
 		if by := str("decided_by"); by != "" {
 			what += " by " + slackEscape(by)

@@ -33,6 +33,8 @@ export interface DecisionRecordedEvent {
   /** A denial with a correction: the arguments the model was asked to use instead (redacted); null otherwise. */
   correction?: Record<string, unknown> | null;
   policy_changed: { server_label: string; tool_name: string; policy: Policy; layer: "user" } | null;
+  /** A person's stop denied it (this request's decision, or another's of the same response): the model got no turn. */
+  stopped?: boolean;
   decided_at: string;
   /** Who decided (email and id); null when Toolgate closed the request itself. */
   decided_by?: string | null;

@@ -1358,6 +1358,20 @@ export interface paths {
          *       `scope`, else `approve_once`. The choices are read again when the
          *       decision is made; a request settled by another decision (covered)
          *       is not checked.
+         *     * `approve: false` with `stop: true`: **stop**. This request and
+         *       every other request of the same response still pending are denied,
+         *       by the same person with the same `reason`, in one transaction (each
+         *       its own `decision.recorded` event, webhook delivery and
+         *       `approval.decide` audit entry, with `stopped: true`; the others with
+         *       `covered_by` naming this one). Nothing goes to the model: the stream
+         *       ends with `error` code `stopped_by_user` (not retryable), the
+         *       transcript ends with it, and `POST …/retry` is `409
+         *       nothing_to_retry`. The denials (the model is told the user stopped
+         *       there, then your reason) go with the person's next message. Requests
+         *       of the response decided before (approved in another tab, say) keep
+         *       their decision. Stopping a request that is no longer pending (a
+         *       second stop) is `409 approval_already_decided`. `stop` with `approve:
+         *       true` or with a `correction` is `400 invalid_stop`.
          *
          *     A decision that decides its tool beyond its own request (a grant,
          *     or `remember: true` either way) also decides, in the same
@@ -3522,6 +3536,12 @@ export interface components {
              */
             choices?: components["schemas"]["ApprovalChoice"][];
             /**
+             * @description Denied by a person's **stop** (`Decision.stop`, on this request or
+             *     another of the same response): the turn ended there with no
+             *     follow-up, and the denial went (or goes) with the next message.
+             */
+            stopped?: boolean;
+            /**
              * @description The level of the admin's **lock at Ask** that made the tool ask
              *     (its own locked `always`, or a locked server or global default
              *     that is `always` for it): the request can be approved once or
@@ -3620,6 +3640,15 @@ export interface components {
             correction?: {
                 [key: string]: unknown;
             } | null;
+            /**
+             * @description Only with `approve: false` (and no `correction`): stop. Denies
+             *     this request and every other pending request of the same response
+             *     with this `reason`; no follow-up is sent and the turn ends with
+             *     `error` `stopped_by_user`. The denials go with the next message,
+             *     each reason starting "The user stopped here: …".
+             * @default false
+             */
+            stop?: boolean;
         };
         /**
          * @description Lets a tool run without asking: in one conversation until it is
@@ -3650,7 +3679,7 @@ export interface components {
         };
         /**
          * @description One decision at the top level (`approval_request_id`, `approve`,
-         *     `reason`, `remember`, `scope`, `correction`, as in `Decision`), or several in
+         *     `reason`, `remember`, `scope`, `correction`, `stop`, as in `Decision`), or several in
          *     `decisions`; not both.
          */
         ApprovalResponseRequest: {
@@ -3664,6 +3693,8 @@ export interface components {
             correction?: {
                 [key: string]: unknown;
             } | null;
+            /** @description See `Decision.stop`. */
+            stop?: boolean | null;
             decisions?: components["schemas"]["Decision"][];
         };
         Status: {
@@ -7050,7 +7081,9 @@ export interface operations {
              *     `remember: true`, not a JSON object, over 16000 bytes, the same
              *     as the request's arguments, not fitting the tool's `inputSchema`,
              *     or `"[redacted]"` where the request hid nothing; `fields` names
-             *     each argument, e.g. `correction.city`).
+             *     each argument, e.g. `correction.city`), `invalid_stop` (`stop:
+             *     true` with `approve: true` or with a `correction`; `fields` names
+             *     it, e.g. `decisions[0].stop`).
              */
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthenticated"];

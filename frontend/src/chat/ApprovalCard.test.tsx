@@ -125,7 +125,7 @@ describe("ApprovalCard", () => {
   ] as const)("the Deny menu's %s sends exactly that, never a scope", async (item, sent) => {
     const { user, onDecide } = setup();
     await user.click(screen.getByRole("button", { name: "More denial choices" }));
-    expect(screen.getAllByRole("menuitem")).toHaveLength(2);
+    expect(screen.getAllByRole("menuitem")).toHaveLength(3); // and Stop (stopBatch.test.tsx)
     await user.click(screen.getByRole("menuitem", { name: (n: string) => n.startsWith(item) }));
     expect(onDecide).toHaveBeenCalledWith({ approval_request_id: "mcpr_1", ...sent });
   });
@@ -296,7 +296,7 @@ describe("ApprovalCard", () => {
     expect(within(card).queryByRole("button", { name: "More approval choices" })).toBeNull();
     expect(card.textContent).not.toMatch(/for this conversation|for 1 hour|Approve always/);
     await user.click(within(card).getByRole("button", { name: "More denial choices" }));
-    expect(screen.getAllByRole("menuitem").map((m) => m.querySelector(".menu-label")?.textContent)).toEqual(["Deny once", "Deny always (block)"]);
+    expect(screen.getAllByRole("menuitem").map((m) => m.querySelector(".menu-label")?.textContent)).toEqual(["Deny once", "Deny always (block)", "Stop"]);
     await user.keyboard("{Escape}");
     await user.click(within(card).getByRole("button", { name: "Approve once" }));
     expect(onDecide).toHaveBeenCalledWith({ approval_request_id: "mcpr_1", approve: true });
@@ -327,11 +327,13 @@ describe("ApprovalCard", () => {
     expect(text.compareDocumentPosition(args) & Node.DOCUMENT_POSITION_FOLLOWING).toBeTruthy();
   });
 
-  it("offers only the choices an admin left the tool: Approve once and Deny, no menus, no correction", async () => {
+  it("offers only the choices an admin left the tool: Approve once, Deny (and Stop, a denial), no correction", async () => {
     const { card, onDecide, user } = setup({ approval: approval({ choices: ["approve_once", "deny"] }) });
     expect(within(card).getByText("An admin limited the choices for this tool.")).toBeInTheDocument();
     expect(within(card).queryByRole("button", { name: "More approval choices" })).toBeNull();
-    expect(within(card).queryByRole("button", { name: "More denial choices" })).toBeNull();
+    await user.click(within(card).getByRole("button", { name: "More denial choices" }));
+    expect(screen.getAllByRole("menuitem").map((m) => m.querySelector(".menu-label")?.textContent)).toEqual(["Deny once", "Stop"]);
+    await user.keyboard("{Escape}");
     expect(within(card).queryByRole("button", { name: "Deny with correction…" })).toBeNull();
     expect(card.textContent).not.toMatch(/for this conversation|for 1 hour|always/i);
     await user.click(within(card).getByRole("button", { name: "Deny" }));

@@ -11,6 +11,7 @@ import { ExpiryCountdown, useTimeUp } from "./ExpiryCountdown";
 import { JsonView, RedactedNote } from "./JsonView";
 import { Escaped } from "./Escaped";
 import { Digest } from "./GatewayCall";
+import { BatchList } from "./BatchList";
 import { escapedText, hasHidden, hasHiddenDeep } from "./escape";
 
 export interface ApprovalCardProps {
@@ -21,6 +22,8 @@ export interface ApprovalCardProps {
   busyText?: string;
   /** The server refused the decision: its sentence. */
   error?: string;
+  /** The other requests of the same response still waiting: Stop denies them too. */
+  others?: readonly Approval[];
   onDecide(d: Decision): void;
 }
 
@@ -77,7 +80,7 @@ function Badges({ a }: { a: Approval["annotations"] }) {
 }
 
 export const ApprovalCard = forwardRef<HTMLElement, ApprovalCardProps>(function ApprovalCard(
-  { approval, busy, busyText, error, onDecide },
+  { approval, busy, busyText, error, others = [], onDecide },
   ref,
 ) {
   const { t } = useTranslation("chat");
@@ -110,6 +113,8 @@ export const ApprovalCard = forwardRef<HTMLElement, ApprovalCardProps>(function 
     if (r) d.reason = r;
     if (how === "always") d.remember = true;
     if (approve && (how === "conversation" || how === "hour")) d.scope = how;
+    // Stop: this one and the others waiting are denied, and the model gets no turn.
+    if (!approve && how === "stop") d.stop = true;
     onDecide(d);
   };
   const choice = (key: string, label: string) => ({ key, label: t(`card.${label}`), hint: t(`card.${label}Hint`, { tool }) });
@@ -134,7 +139,10 @@ export const ApprovalCard = forwardRef<HTMLElement, ApprovalCardProps>(function 
     offers("approve_once") && choice("once", "approveOnce"), offers("approve_conversation") && choice("conversation", "approveConversation"),
     offers("approve_hour") && choice("hour", "approveHour"), !lock && offers("remember") && choice("always", "approveAlways"),
   ].filter((c) => !!c);
-  const denyChoices = [offers("deny") && choice("once", "denyOnce"), offers("remember") && choice("always", "denyAlways")].filter((c) => !!c);
+  // Stop is a denial too: this one and the others waiting, and the model gets no turn.
+  const stop = { key: "stop", label: t("card.stop"), hint: t("card.stopHint", { count: others.length }) };
+  const denyChoices = [offers("deny") && choice("once", "denyOnce"), offers("remember") && choice("always", "denyAlways"),
+    offers("deny") && stop].filter((c) => !!c);
   const limited = !!approval.choices && approval.choices.length < (lock ? 4 : 6);
   // What the card shows is what runs: a name, title or argument holding
   // bidi overrides, zero-width or other invisible characters gets a warning.
@@ -179,6 +187,7 @@ export const ApprovalCard = forwardRef<HTMLElement, ApprovalCardProps>(function 
 
       {/* The admin's words for the tool: plain text, never markup. */}
       {approval.approval_text && <p className="approval-text"><Escaped text={approval.approval_text} /></p>}
+      <BatchList others={others} />
       {limited && <p className="approval-limited muted small">{t("card.choicesLimited")}</p>}
 
       <section className="approval-args" aria-label={t("card.arguments")}>

@@ -187,7 +187,7 @@ function Progress({ group }: { group: Group }) {
 }
 
 /** One approval request in the transcript: the card while pending, else the decision (and whether the tool ran). */
-export function ApprovalSlot({ approval, outcome, status, statuses, blocked, group, onDecide, onDecideAll, cardRef, linked }: {
+export function ApprovalSlot({ approval, outcome, status, statuses, blocked, group, others, onDecide, onDecideAll, cardRef, linked }: {
   approval: Approval;
   /** A link names this request (a webhook's): it is highlighted. */
   linked?: boolean;
@@ -199,6 +199,8 @@ export function ApprovalSlot({ approval, outcome, status, statuses, blocked, gro
   blocked: boolean;
   /** Shown under the last request of a response that asked several. */
   group?: Group;
+  /** The other requests of the same response still waiting (shown on the card; Stop denies them too). */
+  others?: readonly Approval[];
   onDecide(a: Approval, d: Decision): void;
   /** Decisions on several requests, sent in one request. */
   onDecideAll?(all: { approval: Approval; decision: Decision }[]): void;
@@ -230,7 +232,7 @@ export function ApprovalSlot({ approval, outcome, status, statuses, blocked, gro
   return (
     <>
       <ApprovalCard ref={cardRef} approval={approval} busy={busy} busyText={busyText}
-        error={status?.state === "error" ? status.error : undefined} onDecide={(d) => onDecide(approval, d)} />
+        error={status?.state === "error" ? status.error : undefined} others={others} onDecide={(d) => onDecide(approval, d)} />
       {progress}
     </>
   );

@@ -7,6 +7,7 @@ import { useTranslation } from "react-i18next";
 import type { Approval, Decision, Item, Transcript as TranscriptData } from "../api/types";
 import { useFormat } from "../i18n/format";
 import { ApprovalSlot, type DecisionStatus, type Group } from "./DecisionQueue";
+import { othersInBatch } from "./BatchList";
 import { AssistantMessage, ListToolsRow, NoticeRow, ToolCallRow, TurnErrorRow, UserMessage } from "./items";
 import { outcomeOf, type RunningCall } from "./transcript";
 import type { LiveTurn } from "./useChatStream";
@@ -136,6 +137,7 @@ export function Transcript(p: TranscriptProps) {
         return (
           <ApprovalSlot key={r.key} approval={a} outcome={runningIds.has(id) ? "running" : outcomeOf(tr!, a)}
             status={p.status[id]} statuses={p.status} blocked={p.serverStreaming} group={g && g.last === r.key ? g : undefined}
+            others={g && a.state === "pending" ? othersInBatch(a, g.pending) : undefined}
             onDecide={p.onDecide} onDecideAll={p.onDecideAll} cardRef={p.cardRef(id)} linked={id === linked} />
         );
       }

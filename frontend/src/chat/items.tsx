@@ -250,7 +250,7 @@ export function ToolCallRow({ item }: { item: CallItem }) {
 }
 
 type Decided = Pick<Approval, "tool_name" | "server_label" | "state" | "reason" | "remember" | "scope" | "decided_at" | "decided_by"> &
-  { rules?: Approval["rules"]; correction?: Approval["correction"]; definition_digest?: Approval["definition_digest"]; call?: Approval["call"] };
+  { rules?: Approval["rules"]; correction?: Approval["correction"]; definition_digest?: Approval["definition_digest"]; call?: Approval["call"]; stopped?: Approval["stopped"] };
 
 /** Approved first, whatever became of the call: it ran, provably did not (not_run), or may have (outcome_unknown). */
 const wasApproved = (s: Decided["state"]) => s === "approved" || s === "not_run" || s === "outcome_unknown";
@@ -320,6 +320,7 @@ export function DecidedApproval({ approval, outcome, note }: { approval: Decided
           <Trans t={t} i18nKey="gate.approvedDefinition" components={{ digest: <Digest value={approval.definition_digest} /> }} />
         </span>
       )}
+      {state === "denied" && approval.stopped && <span className="decided-note decided-stopped">{t("decided.stopped")}</span>}
       {state === "denied" && approval.correction && <CorrectionLine correction={approval.correction} />}
       {ran && <p className={`decided-outcome outcome-${ran}`}>{t(`decided.outcome.${ran}`, { tool })}</p>}
       {state === "outcome_unknown" && <p className="decided-outcome outcome-unknown">{t("decided.outcome.outcome_unknown", { tool })}</p>}
@@ -367,17 +368,20 @@ export function TurnErrorRow({ error, onRetry, retrying, retryError }: {
 }) {
   const { t } = useTranslation("chat");
   const stopped = error.code === "cancelled";
+  // The person stopped the batch: their own doing too, said in their language.
+  const batchStopped = error.code === "stopped_by_user";
   return (
     <div className="turn-error">
       {/* Stop is the person's own doing, not a fault: shown calmly. */}
-      <div className={stopped ? "alert info" : "alert error"}>
+      <div className={stopped || batchStopped ? "alert info" : "alert error"}>
+        {batchStopped ? <p className="turn-error-text"><strong>{t("turnError.batchStopped")}</strong> {t("turnError.batchStoppedNext")}</p> :
         <p className="turn-error-text">
           {/* Stopped: one sentence of ours, in the page's language (the server's "the turn was cancelled…" and its code said it twice). */}
           {stopped ? <><strong>{t("turnError.stopped")}</strong> {t("turnError.stoppedKept")}</> : <>
             <strong>{t("turnError.failed")}</strong> {error.message}
             <span className="turn-error-code"> ({error.code})</span>
           </>}
-        </p>
+        </p>}
         {onRetry && (
           <div className="turn-error-actions">
             <button type="button" onClick={onRetry} disabled={retrying}>{t("turnError.retry")}</button>

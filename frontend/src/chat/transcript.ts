@@ -73,6 +73,7 @@ export function withDecision(t: Transcript, d: DecisionRecordedEvent): Transcrip
     ...(d.correction !== undefined ? { correction: d.correction } : {}),
     ...(d.decided_by !== undefined ? { decided_by: d.decided_by, decided_by_id: d.decided_by_id ?? null } : {}),
     ...(d.rules ? { rules: d.rules } : {}),
+    ...(d.stopped !== undefined ? { stopped: d.stopped } : {}),
   }));
 }
 

@@ -165,6 +165,11 @@ suite("audit entries in plain words", () => {
       .toBe("Renamed the local user from local to ann");
   });
 
+  it("approval.decide of a stop says so", () => {
+    expect(text({ action: "approval.decide", after: { scope: "once", state: "denied", reason: "wrong plan", stopped: true, covered_by: "mcpr_1" } }))
+      .toBe("Denied a call of demo/delete_forecast (stopped: the rest of the response was denied too, and the model got no turn) | Reason: “wrong plan”");
+  });
+
   it("in German", () => {
     expect(text({ before: { policy: "never" }, after: { policy: "always" } }, "de"))
       .toBe("demo/delete_forecast auf Nachfragen gesetzt (vorher Automatisch)");

@@ -149,6 +149,8 @@ function describeDecision(ref: Part, after: Obj | null, t: SettingsT): Described
     : "audit.decided";
   const parts = toParts(t(key, { state: state ?? "?" }), ref);
   if (remember) parts.push(t(state === "denied" ? "audit.rememberBlocked" : "audit.rememberAllowed"));
+  // A person's stop: this request, or another of its response, denied them all and the model got no turn.
+  if (after?.stopped === true) parts.push(t("audit.stopped"));
   return {
     parts,
     details: reason ? [t("audit.reason", { reason })] : [],
