@@ -50,10 +50,12 @@ func TestApprovalStats_SuggestsAutoForAToolApprovedEveryTime(t *testing.T) {
 		t.Errorf("back at always: %+v; want the suggestion again", d)
 	}
 
-	// A stopped batch (the stop decision's audit entry says "stop": true;
-	// written here as that decision writes it) takes the suggestion away.
-	_, _, stopped := e.askToDeleteOslo()
-	e.auditStop(stopped)
+	// A stopped batch (a decision with "stop": true; its audit entry says
+	// "stopped": true) takes the suggestion away.
+	_, stopConv, stopped := e.askToDeleteOslo()
+	if s := e.decide(stopConv, stopped.ID, false, map[string]any{"stop": true, "reason": "enough for today"}); s.status != 200 {
+		t.Fatalf("stop: status %d, body %s", s.status, s.body)
+	}
 	d := e.stats(nil).of("delete_forecast")
 	if d.Stopped != 1 || d.Denied != 0 || d.Asked != 6 || d.SuggestAuto {
 		t.Errorf("after a stop: %+v; want stopped 1, denied 0, asked 6, no suggestion", d)
@@ -72,18 +74,6 @@ func TestApprovalStats_SuggestsAutoForAToolApprovedEveryTime(t *testing.T) {
 	}
 	if d := e.stats(nil).of("delete_forecast"); d.Asked != 6 || d.Superseded != 0 {
 		t.Errorf("after a request's second entry: asked %d, superseded %d; want 6 and 0 (one entry per request counts)", d.Asked, d.Superseded)
-	}
-}
-
-// auditStop writes the approval.decide entry with which a person's stop
-// closes pending request ap: denied, "stop": true.
-func (e *apiEnv) auditStop(ap approval) {
-	e.t.Helper()
-	before, _ := json.Marshal(map[string]any{"approval_request_id": ap.ID, "state": "pending"})
-	after, _ := json.Marshal(map[string]any{"approval_request_id": ap.ID, "state": "denied", "by": "person", "stop": true})
-	if _, err := e.pool.Exec(context.Background(), `INSERT INTO audit_log (actor, actor_id, action, server_label, tool_name, before, after)
-		VALUES ($1, $2, 'approval.decide', 'demo', $3, $4, $5)`, e.admin.Email, e.admin.ID, ap.ToolName, before, after); err != nil {
-		e.t.Fatal(err)
 	}
 }
 

@@ -87,7 +87,7 @@ func (e *apiEnv) countLog(from, to time.Time) map[string]counts {
 			Outcome   string                 `json:"outcome"`
 			State     string                 `json:"state"`
 			By        string                 `json:"by"`
-			Stop      bool                   `json:"stop"`
+			Stopped   bool                   `json:"stopped"`
 		}
 		var before struct{ State string }
 		_ = json.Unmarshal(en.After, &after)
@@ -100,7 +100,7 @@ func (e *apiEnv) countLog(from, to time.Time) map[string]counts {
 				c.RanUnasked++
 			}
 		case en.Action != "approval.decide" || before.State != "pending":
-		case after.Stop:
+		case after.Stopped:
 			c.Asked++
 			c.Stopped++
 		case after.By == "rule" || after.By == "hook" || after.By == "policy":

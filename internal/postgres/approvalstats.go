@@ -18,8 +18,9 @@ import (
 //   - closed: the approval.decide entry that closed each request (from
 //     state pending: an approved request whose follow-up later ended gets
 //     a second entry from state approved, which is not a decision), with
-//     how it ended. "stop": true in the entry (or by "stop") is a stopped
-//     batch, whatever its state; by rule, hook or policy was answered
+//     how it ended. "stopped": true in the entry (a decision with
+//     "stop": true denied it and the rest of its batch) is a stopped
+//     batch; by rule, hook or policy was answered
 //     without a card (not asked);
 //   - the median of the time from the request (approval_requests, while
 //     the conversation is kept) to a person's decision, and the three
@@ -35,7 +36,7 @@ WITH calls AS (
 ), closed AS (
 	SELECT id, at, server_label, tool_name, actor, actor_id, after->>'approval_request_id' AS request_id,
 		CASE
-			WHEN after->'stop' = 'true'::jsonb OR after->>'by' = 'stop' THEN 'stopped'
+			WHEN after->'stopped' = 'true'::jsonb THEN 'stopped'
 			WHEN after->>'by' IN ('rule', 'hook', 'policy') THEN 'auto'
 			WHEN after->>'state' = 'approved' THEN 'approved'
 			WHEN after->>'state' = 'denied' THEN 'denied'

@@ -900,7 +900,7 @@ export interface paths {
          *       asked about: the `approval.decide` entry that closed each (from state
          *       `pending`) whose `by` is not `rule`, `hook` or `policy` (those were
          *       answered without a card). Split by how they ended: `approved`,
-         *       `denied`, `stopped` (the entry says `"stop": true`: the person
+         *       `denied`, `stopped` (the entry says `"stopped": true`: the person
          *       stopped the batch), `expired` (the time limit, or the provider lost
          *       the response) and `superseded` (closed without a decision: a new
          *       message, the end of the turn); the five add up to `asked`. A request
