@@ -12,6 +12,8 @@ import { JsonView, RedactedNote } from "./JsonView";
 import { Escaped } from "./Escaped";
 import { Digest } from "./GatewayCall";
 import { escapedText, hasHidden, hasHiddenDeep } from "./escape";
+import { isWider, widerOffer, type WiderScope } from "./wider";
+import { WiderConfirm, WiderLinks } from "./WiderConfirm";
 
 export interface ApprovalCardProps {
   approval: Approval;
@@ -21,6 +23,8 @@ export interface ApprovalCardProps {
   busyText?: string;
   /** The server refused the decision: its sentence. */
   error?: string;
+  /** The decider's role: an admin may approve wider (a workspace default), a member gets a link to their settings; unknown offers neither. */
+  role?: "admin" | "member";
   onDecide(d: Decision): void;
 }
 
@@ -77,7 +81,7 @@ function Badges({ a }: { a: Approval["annotations"] }) {
 }
 
 export const ApprovalCard = forwardRef<HTMLElement, ApprovalCardProps>(function ApprovalCard(
-  { approval, busy, busyText, error, onDecide },
+  { approval, busy, busyText, error, role, onDecide },
   ref,
 ) {
   const { t } = useTranslation("chat");
@@ -86,6 +90,7 @@ export const ApprovalCard = forwardRef<HTMLElement, ApprovalCardProps>(function 
   const server = approval.server_label;
   const [reason, setReason] = useState("");
   const [correcting, setCorrecting] = useState(false);
+  const [widening, setWidening] = useState<WiderScope | null>(null);
   // A click sends at most one decision: the guard holds until the server
   // refuses it (a new error), or the page is done sending and the request
   // is still pending (busy ends): then the person may decide again.
@@ -109,7 +114,8 @@ export const ApprovalCard = forwardRef<HTMLElement, ApprovalCardProps>(function 
     const r = reason.trim();
     if (r) d.reason = r;
     if (how === "always") d.remember = true;
-    if (approve && (how === "conversation" || how === "hour")) d.scope = how;
+    if (approve && (how === "conversation" || how === "hour" || isWider(how))) d.scope = how;
+    setWidening(null);
     onDecide(d);
   };
   const choice = (key: string, label: string) => ({ key, label: t(`card.${label}`), hint: t(`card.${label}Hint`, { tool }) });
@@ -128,11 +134,14 @@ export const ApprovalCard = forwardRef<HTMLElement, ApprovalCardProps>(function 
   // An admin's lock at Ask: every call asks, so only "approve once" and the denials are offered.
   const lock = approval.ask_lock ?? null;
   // The choices an admin left this tool (every one when absent); a lock narrows them further.
+  // Wider than the tool (admins: a workspace default, after a confirmation; members: a link).
+  const wide = widerOffer(approval, role);
   const offers = (c: ApprovalChoice) => (!approval.choices || approval.choices.includes(c))
     && !(lock && (c === "approve_conversation" || c === "approve_hour"));
   const approveChoices = [
     offers("approve_once") && choice("once", "approveOnce"), offers("approve_conversation") && choice("conversation", "approveConversation"),
     offers("approve_hour") && choice("hour", "approveHour"), !lock && offers("remember") && choice("always", "approveAlways"),
+    ...wide.menu.map((w) => ({ key: w, label: t(`wider.${w}.menu`, { server }), hint: t(`wider.${w}.hint`, { server }) })),
   ].filter((c) => !!c);
   const denyChoices = [offers("deny") && choice("once", "denyOnce"), offers("remember") && choice("always", "denyAlways")].filter((c) => !!c);
   const limited = !!approval.choices && approval.choices.length < (lock ? 4 : 6);
@@ -207,7 +216,7 @@ export const ApprovalCard = forwardRef<HTMLElement, ApprovalCardProps>(function 
         ) : approveChoices.length > 1 && (
           <DecisionMenu label={t("card.approve")} menuLabel={t("card.approveMenu")} className="primary" disabled={disabled}
             choices={approveChoices}
-            onPick={(how) => decide(true, how)} />
+            onPick={(how) => (isWider(how) ? setWidening(how) : decide(true, how))} />
         )}
         {denyChoices.length === 1 && denyChoices[0].key === "once" ? (
           <button type="button" className="danger" disabled={disabled} title={denyChoices[0].hint}
@@ -232,6 +241,11 @@ export const ApprovalCard = forwardRef<HTMLElement, ApprovalCardProps>(function 
           </span>
         )}
       </div>
+      {widening && (
+        <WiderConfirm scope={widening} approval={approval} disabled={disabled}
+          onConfirm={() => decide(true, widening)} onCancel={() => setWidening(null)} />
+      )}
+      <WiderLinks offer={wide} />
       <div id={`${ids}-correction`}>
         {correcting && <CorrectionPanel approval={approval} disabled={disabled} onSubmit={deny} onCancel={() => setCorrecting(false)} />}
       </div>
