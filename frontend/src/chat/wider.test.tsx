@@ -5,6 +5,7 @@ import "../i18n";
 import type { Approval } from "../api/types";
 import { href } from "../router";
 import { ApprovalCard } from "./ApprovalCard";
+import { DecidedApproval } from "./items";
 import { widerOffer } from "./wider";
 import { approval as makeApproval } from "./testutil";
 
@@ -78,5 +79,14 @@ describe("ApprovalCard, deciding wider", () => {
     await userEvent.setup().click(within(el).getByRole("button", { name: "More approval choices" }));
     expect(screen.queryByRole("menuitem", { name: /every tool|everything/i })).toBeNull();
     expect(within(el).queryByRole("link")).toBeNull();
+  });
+});
+
+describe("a request decided wider", () => {
+  it("says, once decided, that its server (or everything) was approved with it", () => {
+    const { rerender } = render(<DecidedApproval approval={{ ...card(), state: "approved", scope: "server" }} />);
+    expect(screen.getByText(/approved for every tool of its server \(its default is now Auto\)/)).toBeInTheDocument();
+    rerender(<DecidedApproval approval={{ ...card(), state: "approved", scope: "everything" }} />);
+    expect(screen.getByText(/approved for everything \(the global default is now Auto\)/)).toBeInTheDocument();
   });
 });
