@@ -24,7 +24,8 @@ export function WiderConfirm({ scope, approval, disabled, onConfirm, onCancel }:
   };
   // The tool asks for a reason the default does not decide: it keeps asking.
   const own = approval.asks_because.source;
-  const stays = own === "tool" || own === "locked" || own === "user" || (scope === "everything" && own === "server");
+  const stays = own === "tool" || own === "locked" || own === "user" || own === "new" || own === "ask_everything"
+    || (scope === "everything" && own === "server");
   return (
     <div className="wider-confirm" role="group" aria-label={t(`wider.${scope}.confirmLabel`, { server })}>
       <p><strong>{t(`wider.${scope}.confirm`, { server })}</strong></p>
