@@ -38,7 +38,9 @@ func (r *relay) cardWords(ctx context.Context, a *Approval) {
 // choiceOf is the card choice a person's decision d makes.
 func choiceOf(d Decision) policy.Choice {
 	switch {
-	case d.Remember:
+	case d.Remember, wider(d):
+		// A wider approval lasts, like remember, and goes further: a card
+		// without remember offers neither.
 		return policy.ChoiceRemember
 	case !*d.Approve && len(d.Correction) > 0 && string(d.Correction) != "null":
 		return policy.ChoiceDenyWithCorrection
@@ -73,6 +75,9 @@ func (s *Service) choiceAllowed(ctx context.Context, r Repo, a Approval, d Decis
 		// The lock took the card's grants away and it offered Approve
 		// once in their place (policy.LockedChoices).
 		return nil
+	}
+	if wider(d) {
+		return widerChoiceRefused(a, d, c)
 	}
 	return apperr.New(apperr.Forbidden, "choice_not_allowed",
 		"an admin limited the choices for %s on server %s to %s, so %s is not one of them; decide with one of those; nothing was recorded",

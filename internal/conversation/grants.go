@@ -194,7 +194,16 @@ type covering struct {
 
 // covers reports whether d decides its tool beyond its own request.
 func covers(d Decision) bool {
-	return d.Remember || (d.Scope != nil && *d.Approve && (*d.Scope == ScopeConversation || *d.Scope == ScopeHour))
+	return d.Remember || (d.Scope != nil && *d.Approve && (*d.Scope == ScopeConversation || *d.Scope == ScopeHour || wider(d)))
+}
+
+// coversRequest reports whether c decides a too: the same tool, or, for a
+// wider decision, a tool its new default now lets run without asking.
+func (s *Service) coversRequest(ctx context.Context, r Repo, u auth.User, c covering, a Approval) (bool, error) {
+	if wider(c.d) {
+		return s.coversWider(ctx, r, u, c, a)
+	}
+	return c.a.ServerLabel == a.ServerLabel && c.a.ToolName == a.ToolName, nil
 }
 
 // reason is what a request settled by c is told: the decision and its
@@ -207,6 +216,8 @@ func (c covering) reason(now time.Time) string {
 		return fmt.Sprintf("Covered by your decision to always allow %s.", tool)
 	case c.d.Remember:
 		return fmt.Sprintf("Covered by your decision to always block %s.", tool)
+	case wider(c.d):
+		return widerReason(c)
 	case *c.d.Scope == ScopeHour:
 		return fmt.Sprintf("Covered by your grant for 1 hour (until %s): %s runs without asking in all your conversations.",
 			now.Add(GrantDuration).UTC().Format("15:04 UTC"), tool)
@@ -234,7 +245,10 @@ func (s *Service) settle(ctx context.Context, r Repo, u auth.User, conv string, 
 				continue
 			}
 			for _, c := range cs {
-				if c.a.ServerLabel != a.ServerLabel || c.a.ToolName != a.ToolName {
+				if ok, err := s.coversRequest(ctx, r, u, c, a); err != nil || !ok {
+					if err != nil {
+						return nil, err
+					}
 					continue
 				}
 				reason, once := c.reason(now), ScopeOnce
@@ -272,5 +286,5 @@ func grantAllowedBy(groups []policy.ServerTools, server, tool string) *AllowedBy
 
 // validScope reports whether scope is a decision scope.
 func validScope(scope string) bool {
-	return scope == ScopeOnce || scope == ScopeConversation || scope == ScopeHour
+	return scope == ScopeOnce || scope == ScopeConversation || scope == ScopeHour || scope == ScopeServer || scope == ScopeEverything
 }

@@ -88,6 +88,14 @@ type Policies interface {
 	Remember(ctx context.Context, tx Repo, u auth.User, label, tool string, p policy.Policy) error
 	// Audit records e in the audit log in tx.
 	Audit(ctx context.Context, tx Repo, e policy.AuditEntry) error
+	// WidenDefault sets a workspace default to never for an admin's wider
+	// decision in tx (label's server default, or with label "" the global
+	// default), stored and audited as the settings page's change is;
+	// refused for a member, a locked or a blocked default.
+	WidenDefault(ctx context.Context, tx Repo, u auth.User, label string) (policy.Widened, error)
+	// ResolveIn is Resolve read wholly in tx, the workspace's part
+	// included: it sees a change tx made and has not committed.
+	ResolveIn(ctx context.Context, tx Repo, userID, label, tool string) (policy.Resolution, error)
 	// DecideByRules evaluates the argument rules (the tool's, its
 	// server's, the workspace's) over one call made for u, read in tx.
 	DecideByRules(ctx context.Context, tx Repo, u auth.User, label, tool string, args map[string]any) (policy.RuleDecision, error)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -262,7 +263,7 @@ func (s *Service) StartDecisions(ctx context.Context, conversationID string, ds 
 		// The policy read serves the checks below until a decision
 		// remembers a policy (which changes it): then each reads again.
 		read := &locked.Policies
-		if slices.ContainsFunc(ds, func(d Decision) bool { return d.Remember }) {
+		if slices.ContainsFunc(ds, func(d Decision) bool { return d.Remember || wider(d) }) {
 			read = nil
 		}
 		byID := map[string]Approval{}
@@ -408,6 +409,14 @@ func (s *Service) decide(ctx context.Context, r Repo, read *policy.Read, a Appro
 	}
 	audited := map[string]any{"approval_request_id": a.ID, "conversation_id": a.ConversationID,
 		"state": a.State, "reason": a.DecisionReason, "scope": scope, "remember": d.Remember, "by": "person"}
+	if wider(d) && *d.Approve {
+		c, w, err := s.widen(ctx, r, u, a, d)
+		if err != nil {
+			return DecisionEvent{}, err
+		}
+		change = c
+		maps.Copy(audited, w)
+	}
 	if g := s.grantFor(a, d, now); g != nil {
 		if err := r.AddGrant(ctx, u.ID, *g); err != nil {
 			return DecisionEvent{}, err
@@ -528,9 +537,14 @@ func validateDecisions(ds []Decision) error {
 		if d.Reason != nil && utf8.RuneCountInString(*d.Reason) > MaxReasonLen {
 			f.Add(at("reason"), "reason must be at most %d characters", MaxReasonLen)
 		}
-		if d.Scope != nil && !validScope(*d.Scope) {
-			f.Add(at("scope"), "scope must be \"once\", \"conversation\" or \"hour\" (got %q)", *d.Scope)
-		} else if d.Scope != nil && *d.Scope != ScopeOnce && d.Approve != nil && !*d.Approve {
+		switch {
+		case d.Scope != nil && !validScope(*d.Scope):
+			f.Add(at("scope"), "scope must be \"once\", \"conversation\", \"hour\", \"server\" or \"everything\" (got %q)", *d.Scope)
+		case wider(d) && d.Approve != nil && !*d.Approve:
+			f.Add(at("scope"), "scope %q approves every tool of a server or everything from now on, so it only goes with approve: true; to deny, leave scope out", *d.Scope)
+		case wider(d) && d.Remember:
+			f.Add(at("scope"), "scope %q changes the workspace's default policy, remember: true your own policy for the tool; give one of them", *d.Scope)
+		case d.Scope != nil && *d.Scope != ScopeOnce && d.Approve != nil && !*d.Approve:
 			f.Add(at("scope"), "scope %q allows a tool for a while (a grant), so it only goes with approve: true; to deny every time, use remember: true", *d.Scope)
 		}
 	}

@@ -91,43 +91,15 @@ func (s *Service) refreshAfterChange(ctx context.Context, label string) {
 // UpdateServer applies a patch. When the URL or headers change the tools are
 // discovered again; a discovery failure is stored on the server, not returned.
 func (s *Service) UpdateServer(ctx context.Context, label string, p ServerPatch) (Server, error) {
-	if _, err := requireAdmin(ctx, "servers"); err != nil {
+	u, err := requireAdmin(ctx, "servers")
+	if err != nil {
 		return Server{}, err
 	}
 	var before, after Server
-	err := s.store.Tx(ctx, func(r Repo) error {
+	err = s.store.Tx(ctx, func(r Repo) error {
 		var err error
-		if before, err = r.Server(ctx, label, true); err != nil {
-			return err
-		}
-		if after, err = p.Apply(before); err != nil {
-			return err
-		}
-		if !serverChanged(before, after) {
-			return nil
-		}
-		if after.URL != before.URL {
-			if err := s.checkURL(ctx, after.URL); err != nil {
-				return err
-			}
-		}
-		dropped := after.HeadersDropped
-		if after, err = r.UpdateServer(ctx, after); err != nil {
-			return err
-		}
-		after.HeadersDropped = dropped
-		snap, was := serverSnapshot(after), serverSnapshot(before)
-		if len(dropped) > 0 {
-			snap["headers_dropped"] = dropped // the URL moved to another host without them
-		}
-		if before.ReadOnlyHints != after.ReadOnlyHints {
-			// Accepting (or taking back) the server's read-only hints.
-			was["read_only_hints"], snap["read_only_hints"] = before.ReadOnlyHints, after.ReadOnlyHints
-		}
-		if before.UnmaskedResults != after.UnmaskedResults {
-			was["mask_results"], snap["mask_results"] = !before.UnmaskedResults, !after.UnmaskedResults
-		}
-		return s.audit(ctx, r, ActionServerUpdate, &label, nil, was, snap)
+		before, after, err = s.updateServerIn(ctx, r, u, label, p)
+		return err
 	})
 	if err != nil {
 		return Server{}, err
@@ -139,6 +111,43 @@ func (s *Service) UpdateServer(ctx context.Context, label string, p ServerPatch)
 		return srv, err
 	}
 	return after, nil
+}
+
+// updateServerIn applies p to the server in r (locked), audited as
+// server.update with u as the actor: what UpdateServer stores, and what a
+// wider decision's change of a server's default stores (widen.go).
+func (s *Service) updateServerIn(ctx context.Context, r Repo, u auth.User, label string, p ServerPatch) (before, after Server, err error) {
+	if before, err = r.Server(ctx, label, true); err != nil {
+		return before, before, err
+	}
+	if after, err = p.Apply(before); err != nil {
+		return before, after, err
+	}
+	if !serverChanged(before, after) {
+		return before, after, nil
+	}
+	if after.URL != before.URL {
+		if err := s.checkURL(ctx, after.URL); err != nil {
+			return before, after, err
+		}
+	}
+	dropped := after.HeadersDropped
+	if after, err = r.UpdateServer(ctx, after); err != nil {
+		return before, after, err
+	}
+	after.HeadersDropped = dropped
+	snap, was := serverSnapshot(after), serverSnapshot(before)
+	if len(dropped) > 0 {
+		snap["headers_dropped"] = dropped // the URL moved to another host without them
+	}
+	if before.ReadOnlyHints != after.ReadOnlyHints {
+		// Accepting (or taking back) the server's read-only hints.
+		was["read_only_hints"], snap["read_only_hints"] = before.ReadOnlyHints, after.ReadOnlyHints
+	}
+	if before.UnmaskedResults != after.UnmaskedResults {
+		was["mask_results"], snap["mask_results"] = !before.UnmaskedResults, !after.UnmaskedResults
+	}
+	return before, after, s.insertAudit(ctx, r, u, ActionServerUpdate, &label, nil, was, snap)
 }
 
 // DeleteServer removes a server with its tools and policies.
@@ -451,24 +460,32 @@ func (s *Service) UpdateSettings(ctx context.Context, p SettingsPatch) (Settings
 	}
 	var out Settings
 	err = s.store.Tx(ctx, func(r Repo) error {
-		cur, err := r.Settings(ctx)
-		if err != nil {
-			return err
-		}
-		next, err := p.Apply(cur)
-		if err != nil {
-			return err
-		}
-		if next.DefaultPolicy == cur.DefaultPolicy && next.DefaultPolicyLocked == cur.DefaultPolicyLocked && next.AskEverything == cur.AskEverything {
-			out = cur
-			return nil
-		}
-		if out, err = r.PutSettings(ctx, next); err != nil {
-			return err
-		}
-		return s.insertAudit(ctx, r, u, ActionSettingsWrite, nil, nil, settingsSnapshot(cur), settingsSnapshot(next))
+		_, out, err = s.updateSettingsIn(ctx, r, u, p)
+		return err
 	})
 	return out, err
+}
+
+// updateSettingsIn applies p to the global settings in r, audited as
+// settings.update with u as the actor: what UpdateSettings stores, and
+// what a wider decision's change of the global default stores (widen.go).
+func (s *Service) updateSettingsIn(ctx context.Context, r Repo, u auth.User, p SettingsPatch) (before, after Settings, err error) {
+	cur, err := r.Settings(ctx)
+	if err != nil {
+		return cur, cur, err
+	}
+	next, err := p.Apply(cur)
+	if err != nil {
+		return cur, cur, err
+	}
+	if next.DefaultPolicy == cur.DefaultPolicy && next.DefaultPolicyLocked == cur.DefaultPolicyLocked && next.AskEverything == cur.AskEverything {
+		return cur, cur, nil
+	}
+	out, err := r.PutSettings(ctx, next)
+	if err != nil {
+		return cur, out, err
+	}
+	return cur, out, s.insertAudit(ctx, r, u, ActionSettingsWrite, nil, nil, settingsSnapshot(cur), settingsSnapshot(next))
 }
 
 // Audit returns a page of the audit log, newest first: all of it for an

@@ -140,6 +140,25 @@ func (p ConversationPolicies) Audit(ctx context.Context, tx conversation.Repo, e
 	return r.InsertAudit(ctx, e)
 }
 
+// WidenDefault sets a workspace default to never for an admin's wider
+// decision, in tx.
+func (p ConversationPolicies) WidenDefault(ctx context.Context, tx conversation.Repo, u auth.User, label string) (policy.Widened, error) {
+	r, err := policyRepo(tx)
+	if err != nil {
+		return policy.Widened{}, err
+	}
+	return p.svc.WidenDefault(ctx, r, u, label)
+}
+
+// ResolveIn resolves one tool for userID reading everything in tx.
+func (p ConversationPolicies) ResolveIn(ctx context.Context, tx conversation.Repo, userID, label, tool string) (policy.Resolution, error) {
+	r, err := policyRepo(tx)
+	if err != nil {
+		return policy.Resolution{}, err
+	}
+	return policy.ResolveTool(ctx, r, userID, label, tool)
+}
+
 // policyRepo is the policy repository on tx's connection or transaction.
 // Only a ConversationStore's repository has one: given another, the work
 // would not be part of the conversation's transaction, so it is refused.

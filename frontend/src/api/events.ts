@@ -28,11 +28,12 @@ export interface DecisionRecordedEvent {
   tool_name: string;
   state: Exclude<ApprovalState, "pending">;
   reason: string | null;
-  scope: "once" | "conversation" | null;
+  scope: "once" | "conversation" | "hour" | "server" | "everything" | null;
   remember: boolean;
   /** A denial with a correction: the arguments the model was asked to use instead (redacted); null otherwise. */
   correction?: Record<string, unknown> | null;
-  policy_changed: { server_label: string; tool_name: string; policy: Policy; layer: "user" } | null;
+  /** layer "workspace": an admin's wider decision set a default (server_label "" for the global one, tool_name ""). */
+  policy_changed: { server_label: string; tool_name: string; policy: Policy; layer: "user" | "workspace" } | null;
   /** A person's stop denied it (this request's decision, or another's of the same response): the model got no turn. */
   stopped?: boolean;
   decided_at: string;

@@ -1341,6 +1341,22 @@ export interface paths {
          *       {...}` (then your reason) and can ask again with them; the next
          *       request of that tool in the conversation carries `corrects` (what
          *       changed since). See `Decision.correction`.
+         *     * `scope: "server"` or `"everything"` (admins only, only with
+         *       `approve: true`, not with `remember`): **decide wider**. The request
+         *       is approved and, in the same transaction, a workspace default
+         *       becomes `never`: the request's server's `default_policy`
+         *       (`server`), or the global `default_policy` (`everything`), stored
+         *       and audited exactly as the settings change is (`server.update`,
+         *       `settings.update`, with the admin as actor). It changes only the
+         *       default: tools with a workspace policy of their own (a lock at Ask
+         *       or a block among them), servers with their own default (for
+         *       `everything`), and the "ask for everything" switch keep theirs and
+         *       still win. A default an admin locked is kept (`403
+         *       policy_locked`), one that blocks too (`409 default_blocked`):
+         *       change those in the settings. A member gets `403 admin_only`;
+         *       a tool locked at Ask `403 policy_locked`; a card whose choices
+         *       lack `remember` `403 choice_not_allowed` (a wider approval lasts,
+         *       like remember). Nothing is recorded on any refusal.
          *     * Grants are listed and revoked under `/api/grants`.
          *     * A tool an admin **locked at Ask** (the request's `ask_lock` says at
          *       which level) asks every time: it can be approved once (no `scope`,
@@ -1352,7 +1368,8 @@ export interface paths {
          *     * A tool whose **choices** an admin limited (`PUT
          *       .../tools/{toolName}/approval-card`; the request's `choices` list
          *       them) refuses any other choice with `403 choice_not_allowed`, and
-         *       nothing is recorded: `remember: true` is `remember`; a denial with
+         *       nothing is recorded: `remember: true` (or `scope` `server` or
+         *       `everything`) is `remember`; a denial with
          *       `correction` is `deny_with_correction`, without one `deny`; an
          *       approval is `approve_conversation` or `approve_hour` by its
          *       `scope`, else `approve_once`. The choices are read again when the
@@ -1376,7 +1393,9 @@ export interface paths {
          *     A decision that decides its tool beyond its own request (a grant,
          *     or `remember: true` either way) also decides, in the same
          *     transaction, every other pending request of the same tool (server
-         *     and tool name) in the same response, the same way, by the same
+         *     and tool name) in the same response (a wider decision: every one
+         *     its new default lets run without asking, on the same server for
+         *     `server`), the same way, by the same
          *     person, with a reason such as "Covered by your grant for this
          *     conversation: delete_forecast on demo runs without asking in it."
          *     (the tool in words, no id). Each gets its own
@@ -3495,7 +3514,7 @@ export interface components {
             /** @description The person's reason, or why the request was superseded or expired. */
             reason: string | null;
             /** @enum {string|null} */
-            scope: "once" | "conversation" | "hour" | null;
+            scope: "once" | "conversation" | "hour" | "server" | "everything" | null;
             remember: boolean;
             /** @description The upstream response that carried the answer; `"unknown"` when the answer may have reached the provider but no response came back (it is then never sent as an approval again). */
             answered_in: string | null;
@@ -3619,11 +3638,11 @@ export interface components {
              */
             remember?: boolean;
             /**
-             * @description `conversation` (only with `approve: true`): allow the tool without asking for the rest of this conversation (a grant). `hour` (only with `approve: true`): allow it in all my conversations for one hour (a timed grant).
+             * @description `conversation` (only with `approve: true`): allow the tool without asking for the rest of this conversation (a grant). `hour` (only with `approve: true`): allow it in all my conversations for one hour (a timed grant). `server` and `everything` (admins only, only with `approve: true`): set the server's default policy, or the global default policy, to `never` in the same transaction (audited as the settings change); locks, blocks and tools with their own policy still win.
              * @default once
              * @enum {string|null}
              */
-            scope?: "once" | "conversation" | "hour" | null;
+            scope?: "once" | "conversation" | "hour" | "server" | "everything" | null;
             /**
              * @description Deny with a correction (only with `approve: false`, not with
              *     `remember: true`): the arguments the model should use instead, a
@@ -3689,7 +3708,7 @@ export interface components {
             reason?: string | null;
             remember?: boolean | null;
             /** @enum {string|null} */
-            scope?: "once" | "conversation" | "hour" | null;
+            scope?: "once" | "conversation" | "hour" | "server" | "everything" | null;
             correction?: {
                 [key: string]: unknown;
             } | null;
@@ -7072,8 +7091,9 @@ export interface operations {
              *     empty `decisions` array), `invalid_decision` (a decision without
              *     `approval_request_id` or `approve`, the same request twice,
              *     `reason` over 2000 characters, `scope` not `once`,
-             *     `conversation` or `hour`, or `scope` `conversation` or `hour`
-             *     with `approve: false`;
+             *     `conversation`, `hour`, `server` or `everything`, `scope` other
+             *     than `once` with `approve: false`, or `scope` `server` or
+             *     `everything` with `remember: true`;
              *     `fields` names each, e.g. `decisions[1].scope`),
              *     `invalid_idempotency_key` (the `Idempotency-Key` header is not 1
              *     to 255 printable ASCII characters, or was sent twice),
@@ -7087,6 +7107,13 @@ export interface operations {
              */
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthenticated"];
+            /**
+             * @description Nothing was recorded. `cross_origin`; `policy_locked` (a tool
+             *     locked at Ask approved beyond once, or `scope` `server` or
+             *     `everything` on a locked default); `choice_not_allowed` (a
+             *     choice the tool's card does not offer); `admin_only` (`scope`
+             *     `server` or `everything` by a member).
+             */
             403: components["responses"]["CrossOrigin"];
             /** @description `conversation_not_found`, or `approval_not_found`: the conversation has no approval request with that id. Only the conversation's owner decides its requests; anyone else gets these 404s. */
             404: components["responses"]["ConversationNotFound"];
@@ -7102,6 +7129,8 @@ export interface operations {
              *     `tool_blocked`: `approve: true` for a tool that became blocked
              *     since it asked (its policy, or its server disabled or removed);
              *     deny it, or approve with `remember: true`.
+             *     `default_blocked`: `scope` `server` or `everything` where that
+             *     default is `blocked` (a block wins; change it in the settings).
              *     `turn_in_progress`: a turn is streaming in this conversation.
              *     `idempotency_key_in_flight`: the first request with this
              *     `Idempotency-Key` is still streaming; send it again after its

@@ -13,6 +13,8 @@ import { Escaped } from "./Escaped";
 import { Digest } from "./GatewayCall";
 import { BatchList } from "./BatchList";
 import { escapedText, hasHidden, hasHiddenDeep } from "./escape";
+import { isWider, widerOffer, type WiderScope } from "./wider";
+import { WiderConfirm, WiderLinks } from "./WiderConfirm";
 
 export interface ApprovalCardProps {
   approval: Approval;
@@ -24,6 +26,8 @@ export interface ApprovalCardProps {
   error?: string;
   /** The other requests of the same response still waiting: Stop denies them too. */
   others?: readonly Approval[];
+  /** The decider's role: an admin may approve wider (a workspace default), a member gets a link to their settings; unknown offers neither. */
+  role?: "admin" | "member";
   onDecide(d: Decision): void;
 }
 
@@ -80,7 +84,7 @@ function Badges({ a }: { a: Approval["annotations"] }) {
 }
 
 export const ApprovalCard = forwardRef<HTMLElement, ApprovalCardProps>(function ApprovalCard(
-  { approval, busy, busyText, error, others = [], onDecide },
+  { approval, busy, busyText, error, others = [], role, onDecide },
   ref,
 ) {
   const { t } = useTranslation("chat");
@@ -89,6 +93,7 @@ export const ApprovalCard = forwardRef<HTMLElement, ApprovalCardProps>(function 
   const server = approval.server_label;
   const [reason, setReason] = useState("");
   const [correcting, setCorrecting] = useState(false);
+  const [widening, setWidening] = useState<WiderScope | null>(null);
   // A click sends at most one decision: the guard holds until the server
   // refuses it (a new error), or the page is done sending and the request
   // is still pending (busy ends): then the person may decide again.
@@ -112,9 +117,10 @@ export const ApprovalCard = forwardRef<HTMLElement, ApprovalCardProps>(function 
     const r = reason.trim();
     if (r) d.reason = r;
     if (how === "always") d.remember = true;
-    if (approve && (how === "conversation" || how === "hour")) d.scope = how;
+    if (approve && (how === "conversation" || how === "hour" || isWider(how))) d.scope = how;
     // Stop: this one and the others waiting are denied, and the model gets no turn.
     if (!approve && how === "stop") d.stop = true;
+    setWidening(null);
     onDecide(d);
   };
   const choice = (key: string, label: string) => ({ key, label: t(`card.${label}`), hint: t(`card.${label}Hint`, { tool }) });
@@ -133,11 +139,14 @@ export const ApprovalCard = forwardRef<HTMLElement, ApprovalCardProps>(function 
   // An admin's lock at Ask: every call asks, so only "approve once" and the denials are offered.
   const lock = approval.ask_lock ?? null;
   // The choices an admin left this tool (every one when absent); a lock narrows them further.
+  // Wider than the tool (admins: a workspace default, after a confirmation; members: a link).
+  const wide = widerOffer(approval, role);
   const offers = (c: ApprovalChoice) => (!approval.choices || approval.choices.includes(c))
     && !(lock && (c === "approve_conversation" || c === "approve_hour"));
   const approveChoices = [
     offers("approve_once") && choice("once", "approveOnce"), offers("approve_conversation") && choice("conversation", "approveConversation"),
     offers("approve_hour") && choice("hour", "approveHour"), !lock && offers("remember") && choice("always", "approveAlways"),
+    ...wide.menu.map((w) => ({ key: w, label: t(`wider.${w}.menu`, { server }), hint: t(`wider.${w}.hint`, { server }) })),
   ].filter((c) => !!c);
   // Stop is a denial too: this one and the others waiting, and the model gets no turn.
   const stop = { key: "stop", label: t("card.stop"), hint: t("card.stopHint", { count: others.length }) };
@@ -216,7 +225,7 @@ export const ApprovalCard = forwardRef<HTMLElement, ApprovalCardProps>(function 
         ) : approveChoices.length > 1 && (
           <DecisionMenu label={t("card.approve")} menuLabel={t("card.approveMenu")} className="primary" disabled={disabled}
             choices={approveChoices}
-            onPick={(how) => decide(true, how)} />
+            onPick={(how) => (isWider(how) ? setWidening(how) : decide(true, how))} />
         )}
         {denyChoices.length === 1 && denyChoices[0].key === "once" ? (
           <button type="button" className="danger" disabled={disabled} title={denyChoices[0].hint}
@@ -241,6 +250,11 @@ export const ApprovalCard = forwardRef<HTMLElement, ApprovalCardProps>(function 
           </span>
         )}
       </div>
+      {widening && (
+        <WiderConfirm scope={widening} approval={approval} disabled={disabled}
+          onConfirm={() => decide(true, widening)} onCancel={() => setWidening(null)} />
+      )}
+      <WiderLinks offer={wide} />
       <div id={`${ids}-correction`}>
         {correcting && <CorrectionPanel approval={approval} disabled={disabled} onSubmit={deny} onCancel={() => setCorrecting(false)} />}
       </div>

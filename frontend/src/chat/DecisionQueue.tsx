@@ -11,6 +11,7 @@ import { useTranslation } from "react-i18next";
 import type { ApiError } from "../api/client";
 import { keys } from "../api/query";
 import type { Approval, Decision, Transcript } from "../api/types";
+import { useIsAdmin } from "../auth/session";
 import { ApprovalCard } from "./ApprovalCard";
 import { DecidedApproval } from "./items";
 import { withApprovalState, type Outcome } from "./transcript";
@@ -207,6 +208,7 @@ export function ApprovalSlot({ approval, outcome, status, statuses, blocked, gro
   cardRef(el: HTMLElement | null): void;
 }) {
   const { t } = useTranslation("chat");
+  const admin = useIsAdmin();
   // Offered while more than one request of the response waits and none of them is being sent.
   const sending = (a: Approval) => { const s = statuses?.[a.approval_request_id]?.state; return s === "queued" || s === "sending"; };
   const open = group?.pending.filter((a) => !sending(a)) ?? [];
@@ -231,7 +233,7 @@ export function ApprovalSlot({ approval, outcome, status, statuses, blocked, gro
   const busyText = blocked ? t("queue.blocked") : st === "queued" ? t("queue.queued") : t("card.sending");
   return (
     <>
-      <ApprovalCard ref={cardRef} approval={approval} busy={busy} busyText={busyText}
+      <ApprovalCard ref={cardRef} approval={approval} busy={busy} busyText={busyText} role={admin ? "admin" : "member"}
         error={status?.state === "error" ? status.error : undefined} others={others} onDecide={(d) => onDecide(approval, d)} />
       {progress}
     </>

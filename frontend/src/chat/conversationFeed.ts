@@ -135,7 +135,12 @@ export class ConversationFeed {
     // A decision (the expiry sweep's too, which has no turn) changes the list's "needs approval".
     if (ev.event === "decision.recorded") void this.qc.invalidateQueries({ queryKey: keys.conversations, exact: true }, { cancelRefetch: false });
     if (ev.event === "decision.recorded" && ev.data.policy_changed) {
-      void this.qc.invalidateQueries({ queryKey: keys.tools(ev.data.policy_changed.server_label) });
+      const pc = ev.data.policy_changed;
+      if (pc.layer === "workspace") {
+        // A wider decision set a server's default or the global one: the settings page reads it again.
+        void this.qc.invalidateQueries({ queryKey: pc.server_label ? keys.servers : keys.settings });
+        if (!pc.server_label) void this.qc.invalidateQueries({ queryKey: keys.servers });
+      } else void this.qc.invalidateQueries({ queryKey: keys.tools(pc.server_label) });
     }
     if (isTerminal(ev)) {
       // Read back what the server stored (ids of error items, partial messages); a read under way will do.

@@ -300,6 +300,8 @@ export function DecidedApproval({ approval, outcome, note }: { approval: Decided
   const approved = wasApproved(state);
   if (approved && scope === "conversation") notes.push(t("decided.forConversation"));
   if (approved && scope === "hour") notes.push(t("decided.forHour"));
+  if (approved && scope === "server") notes.push(t("decided.forServer"));
+  if (approved && scope === "everything") notes.push(t("decided.forEverything"));
   if (remember && (approved || state === "denied")) notes.push(t("decided.remembered", { policy: t(approved ? "policy.never" : "policy.blocked") }));
   // The face's record, when the call reached it, says what happened: the provider's view is not needed then.
   const call = approval.call ?? null;

@@ -140,7 +140,8 @@ function describeDecision(ref: Part, after: Obj | null, t: SettingsT): Described
   const reason = str(after?.reason);
   const by = str(after?.by);
   const key =
-    state === "approved" ? (after?.scope === "conversation" ? "audit.allowedConversation" : "audit.approved")
+    state === "approved" ? (after?.scope === "conversation" ? "audit.allowedConversation"
+      : after?.scope === "server" ? "audit.approvedServer" : after?.scope === "everything" ? "audit.approvedEverything" : "audit.approved")
     : state === "denied" ? "audit.denied"
     : state === "expired" ? (by === "provider_lost" ? "audit.expiredLost" : "audit.expired")
     : state === "superseded" ? (by === "message" ? "audit.superseded" : "audit.supersededTurnEnd")
