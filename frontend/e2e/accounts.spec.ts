@@ -110,6 +110,10 @@ test("the member's remember sets the member's own policy; the admin's workspace 
 test("a locked workspace policy cannot be loosened: the looser option is disabled and a stale attempt shows the lock",
   scenario("locked-policy"), async ({ page, newMember, shot }) => {
     const ann = await newMember("ann@example.com");
+    // A page that missed the change: an open settings page hears of a lock at
+    // once (settings-live.spec.ts), so this one's live stream is cut to keep
+    // it stale and show that the API holds the lock anyway.
+    await ann.page.route("**/api/settings/events", (r) => r.abort());
     const annSettings = new SettingsPage(ann.page);
     await annSettings.open();
     const mine = annSettings.mine("delete_forecast");
@@ -128,7 +132,7 @@ test("a locked workspace policy cannot be loosened: the looser option is disable
     await expect(lock).toBeEnabled();
     await shot("admin-locked");
 
-    // The member's page still offers Auto: trying it, the API refuses and says why.
+    // The member's stale page still offers Auto: trying it, the API refuses and says why.
     await radio(mine, "Auto").click();
     await annSettings.statusNear(mine).filter({ hasText: /Could not save: .*locked/ }).waitFor();
     await expect(radio(mine, "Auto"), "rolled back").not.toBeChecked();

@@ -14,9 +14,15 @@ for (const lang of ["en", "de"] as const) {
     const menu = lang === "en" ? /^Account: / : /^Konto: /;
     const found: Record<string, string[]> = {};
     for (const path of ["/", "/settings", "/audit", "/tokens", "/users", "/approvals/stats"]) {
+      // The settings page keeps its live stream open (GET /api/settings/events), so the
+      // network never goes idle there: it has settled once its servers are read and the stream is open.
+      const settled = path === "/settings"
+        ? Promise.all(["/api/mcp/servers", "/api/settings/events"].map((u) => page.waitForResponse((r) => new URL(r.url()).pathname === u)))
+        : null;
       await page.goto(path);
       await page.getByRole("button", { name: menu }).waitFor();
-      await page.waitForLoadState("networkidle");
+      if (settled) await settled;
+      else await page.waitForLoadState("networkidle");
       // The chat, settings and audit pages are their own; the shell's top bar must fit on each.
       found[path] = await overflow(page, ["/tokens", "/users", "/approvals/stats"].includes(path) ? `${shellParts}, .account-page, .account-page *` : shellParts);
     }
