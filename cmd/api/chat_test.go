@@ -64,7 +64,7 @@ func TestChat_InATerminal(t *testing.T) {
 		tm.expect(`"city": "Oslo"`)
 		tm.expect("\n" + termchat.DecisionKeys + "\r\n> ")
 		tm.send("x\r") // not a key: asked again
-		tm.expect("Please type one of y, c, h, a, n, b, r or e")
+		tm.expect("Please type one of y, c, h, a, n, b, r, e or s")
 		tm.expect("\n" + termchat.DecisionKeys + "\r\n> ")
 		tm.send("y\r")
 		tm.expect("· delete_forecast on demo: approved")
