@@ -321,7 +321,7 @@ func TestDocs_RelativeLinksResolve(t *testing.T) {
 	for _, file := range files {
 		for _, l := range markdownLinks(t, file) {
 			target := l.target
-			if regexp.MustCompile(`^[a-zA-Z][a-zA-Z0-9+.-]*:`).MatchString(target) {
+			if urlScheme.MatchString(target) {
 				continue // https:, mailto:: not this test's to check
 			}
 			checked++
@@ -361,11 +361,13 @@ type mdLink struct {
 }
 
 var (
-	fenceLine  = regexp.MustCompile("^\\s*(```|~~~)")
-	codeSpan   = regexp.MustCompile("`[^`]*`")
-	inlineLink = regexp.MustCompile(`!?\[(?:[^\[\]]|\[[^\]]*\])*\]\(([^)\s]+)(?:\s+"[^"]*")?\)`)
-	headingRe  = regexp.MustCompile(`^(#{1,6})\s+(.*?)\s*#*\s*$`)
-	htmlAnchor = regexp.MustCompile(`<a\s+(?:name|id)="([^"]+)"`)
+	fenceLine   = regexp.MustCompile("^\\s*(```|~~~)")
+	codeSpan    = regexp.MustCompile("`[^`]*`")
+	inlineLink  = regexp.MustCompile(`!?\[(?:[^\[\]]|\[[^\]]*\])*\]\(([^)\s]+)(?:\s+"[^"]*")?\)`)
+	headingRe   = regexp.MustCompile(`^(#{1,6})\s+(.*?)\s*#*\s*$`)
+	htmlAnchor  = regexp.MustCompile(`<a\s+(?:name|id)="([^"]+)"`)
+	urlScheme   = regexp.MustCompile(`^[a-zA-Z][a-zA-Z0-9+.-]*:`)
+	headingLink = regexp.MustCompile(`\[([^\]]*)\]\([^)]*\)`)
 )
 
 // markdownLinks lists the inline links of a Markdown file outside code
@@ -436,7 +438,7 @@ func eachProseLine(t *testing.T, path string, fn func(n int, line string)) {
 // text, not its address) in lower case, every character that is not a
 // letter, digit, '_', '-' or space dropped, spaces turned into '-'.
 func githubSlug(heading string) string {
-	heading = regexp.MustCompile(`\[([^\]]*)\]\([^)]*\)`).ReplaceAllString(heading, "$1")
+	heading = headingLink.ReplaceAllString(heading, "$1")
 	var b strings.Builder
 	for _, r := range strings.ToLower(strings.TrimSpace(heading)) {
 		switch {
