@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Measures Toolgate beside a plain Go reverse proxy and a direct connection
-# against a mock Responses upstream (cmd/bench; the README's "Performance"
-# section explains each row). Not part of `make test`: it takes a few
+# against a mock Responses upstream (cmd/bench; "Performance" in
+# docs/operations.md explains each row). Not part of `make test`: it takes a few
 # minutes and its figures depend on the machine. Arguments go to the bench
 # (`./scripts/bench.sh -quick`, `-streams 50,200`, `-runs 1`, `-h` for all);
 # results are printed and written to bench-results.json.
