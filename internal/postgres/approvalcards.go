@@ -2,7 +2,6 @@ package postgres
 
 import (
 	"context"
-	"errors"
 
 	"github.com/jackc/pgx/v5"
 
@@ -45,7 +44,7 @@ func fromChoices(cs []policy.Choice) []string {
 func (r repo) ApprovalCard(ctx context.Context, label, tool string) (policy.ApprovalCard, bool, error) {
 	c, err := scanCard(r.q.QueryRow(ctx, `SELECT `+cardCols+` FROM tool_approval_cards
 		WHERE server_label = $1 AND tool_name = $2`, label, tool))
-	if errors.Is(err, pgx.ErrNoRows) {
+	if noRows(err) {
 		return policy.ApprovalCard{ServerLabel: label, ToolName: tool}, false, nil
 	}
 	if err != nil {

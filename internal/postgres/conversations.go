@@ -3,7 +3,6 @@ package postgres
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"strconv"
 	"time"
@@ -518,7 +517,7 @@ func (r convRepo) AddGrant(ctx context.Context, owner string, g conversation.Gra
 func (r convRepo) RevokeGrant(ctx context.Context, owner, id string, now time.Time) (conversation.Grant, bool, error) {
 	g, err := scanGrant(r.q.QueryRow(ctx, `SELECT `+grantCols+` FROM grants g LEFT JOIN conversations c ON c.id = g.conversation_id
 		WHERE g.id = $1 AND g.owner_id = $2 FOR UPDATE OF g`, id, owner))
-	if errors.Is(err, pgx.ErrNoRows) {
+	if noRows(err) {
 		return g, false, apperr.NotFoundf("grant_not_found", "you have no grant with id %q", id)
 	}
 	if err != nil {
@@ -581,7 +580,7 @@ func readUserLoad(br pgx.BatchResults) (conversation.UserLoad, error) {
 func (r convRepo) User(ctx context.Context, id string) (auth.User, error) {
 	var u auth.User
 	err := r.q.QueryRow(ctx, `SELECT id, email, role, disabled FROM users WHERE id = $1`, id).Scan(&u.ID, &u.Email, &u.Role, &u.Disabled)
-	if errors.Is(err, pgx.ErrNoRows) {
+	if noRows(err) {
 		return u, apperr.NotFoundf("user_not_found", "there is no user with id %q", id)
 	}
 	return u, translate(err, "read a user")

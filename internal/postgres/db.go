@@ -114,7 +114,7 @@ func translate(err error, what string) error {
 	if errors.Is(err, context.Canceled) {
 		return fmt.Errorf("%s: %w", what, err)
 	}
-	if errors.Is(err, pgx.ErrNoRows) {
+	if noRows(err) {
 		return apperr.Wrap(err, apperr.NotFound, "not_found", "%s: it does not exist", what)
 	}
 	var pgErr *pgconn.PgError
@@ -132,6 +132,20 @@ func translate(err error, what string) error {
 		return apperr.DatabaseUnavailable(fmt.Errorf("%s: %w", what, err))
 	}
 	return fmt.Errorf("%s: %w", what, err)
+}
+
+// noRows reports whether err is the driver's "the query returned no row",
+// for the reads to which no row is an answer (false, a zero value, a
+// default, or a more specific NotFound than translate's), not an error.
+// Nothing else in the package names pgx.ErrNoRows.
+func noRows(err error) bool {
+	return errors.Is(err, pgx.ErrNoRows)
+}
+
+// missingRow is translate's NotFound for a read that found no row, for a
+// caller that learns it without the driver saying so (an empty list).
+func missingRow(what string) error {
+	return translate(pgx.ErrNoRows, what)
 }
 
 // connectionLost reports whether err means the database could not be

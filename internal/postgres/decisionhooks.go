@@ -2,9 +2,6 @@ package postgres
 
 import (
 	"context"
-	"errors"
-
-	"github.com/jackc/pgx/v5"
 
 	"github.com/toolgate/toolgate/internal/policy"
 )
@@ -18,7 +15,7 @@ func (r repo) DecisionHook(ctx context.Context, label string) (policy.DecisionHo
 	var sealed []byte
 	err := r.q.QueryRow(ctx, `SELECT url, secret_enc, timeout_ms, enabled, updated_at, updated_by FROM decision_hooks
 		WHERE coalesce(server_label, '') = $1`, label).Scan(&h.URL, &sealed, &h.TimeoutMS, &h.Enabled, &h.UpdatedAt, &h.UpdatedBy)
-	if errors.Is(err, pgx.ErrNoRows) {
+	if noRows(err) {
 		return h, false, nil
 	}
 	if err != nil {

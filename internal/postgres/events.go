@@ -56,7 +56,7 @@ func (r convRepo) AppendEvents(ctx context.Context, conversationID, turn string,
 		SELECT seq.base + $2, pg_notify('`+EventsChannel+`', json_build_object('c', $1::text, 'id', seq.base + $2)::text),
 			`+webhookWake+`
 		FROM seq`, conversationID, len(evs), turn, names, datas).Scan(&last, new(any), new(any))
-	if err == pgx.ErrNoRows {
+	if noRows(err) {
 		return 0, nil
 	}
 	return last, translate(err, "store stream events")
@@ -232,7 +232,7 @@ func (r convRepo) LockExpiredTurn(ctx context.Context, conversationID, turn stri
 	var ok bool
 	err := r.q.QueryRow(ctx, `SELECT true FROM conversations WHERE id = $1 AND active_turn = $2
 		AND (lease_expires_at IS NULL OR lease_expires_at < clock_timestamp())`+lockConversation, conversationID, turn).Scan(&ok)
-	if err == pgx.ErrNoRows {
+	if noRows(err) {
 		return false, nil
 	}
 	return ok, translate(err, "lock an expired turn")

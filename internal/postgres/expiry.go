@@ -49,7 +49,7 @@ func (r convRepo) ExpireApprovals(ctx context.Context, conversationID string, tt
 	var owner string
 	err := r.q.QueryRow(ctx, `SELECT coalesce(owner_id, '') FROM conversations WHERE id = $1 AND active_turn IS NULL`+lockConversation,
 		conversationID).Scan(&owner)
-	if err == pgx.ErrNoRows {
+	if noRows(err) {
 		return "", nil, nil // deleted, or a turn started since: its end settles what it must
 	}
 	if err != nil {

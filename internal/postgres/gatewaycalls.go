@@ -38,7 +38,7 @@ func (r convRepo) BeginCall(ctx context.Context, k conversation.CallKey) (string
 	}
 	var active string
 	err := r.q.QueryRow(ctx, `SELECT coalesce(active_turn, '') FROM conversations WHERE id = $1 FOR SHARE`, k.ConversationID).Scan(&active)
-	if errors.Is(err, pgx.ErrNoRows) {
+	if noRows(err) {
 		return "", nil, nil
 	}
 	if err != nil {
@@ -125,7 +125,7 @@ func (r convRepo) GatewayCall(ctx context.Context, id string) (conversation.Gate
 		return conversation.GatewayCall{}, err
 	}
 	if len(calls) == 0 {
-		return conversation.GatewayCall{}, translate(pgx.ErrNoRows, fmt.Sprintf("read call %q", id))
+		return conversation.GatewayCall{}, missingRow(fmt.Sprintf("read call %q", id))
 	}
 	return calls[0], nil
 }

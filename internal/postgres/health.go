@@ -2,10 +2,7 @@ package postgres
 
 import (
 	"context"
-	"errors"
 	"time"
-
-	"github.com/jackc/pgx/v5"
 )
 
 // The health of MCP servers (policy.Health), kept on mcp_servers so every
@@ -26,7 +23,7 @@ func (r repo) sameURL(ctx context.Context, label, url string) (shown string, sea
 		return "", nil, true, nil
 	}
 	err = r.q.QueryRow(ctx, `SELECT url, url_enc FROM mcp_servers WHERE label = $1`, label).Scan(&shown, &sealed)
-	if errors.Is(err, pgx.ErrNoRows) {
+	if noRows(err) {
 		return "", nil, false, nil
 	}
 	if err != nil {
@@ -82,7 +79,7 @@ func (r repo) CountFailure(ctx context.Context, label, url, reason string, at ti
 		health_checked_at = $4
 		WHERE label = $1 AND ($2 = '' OR (url = $6 AND url_enc IS NOT DISTINCT FROM $7))
 		RETURNING health_failures, health_status = 'unreachable'`, label, url, reason, at, threshold, shown, sealed).Scan(&failures, &down)
-	if errors.Is(err, pgx.ErrNoRows) {
+	if noRows(err) {
 		return 0, false, nil
 	}
 	return failures, down, translate(err, "count a server's failure")

@@ -3,10 +3,8 @@ package postgres
 import (
 	"bytes"
 	"context"
-	"errors"
 	"time"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/toolgate/toolgate/internal/apperr"
@@ -88,7 +86,7 @@ func (s *IdempotencyStore) Reserve(ctx context.Context, userID, key string, hash
 				coalesce(lease_expires_at < clock_timestamp(), false)
 			FROM idempotency_keys WHERE user_id = $1 AND key = $2`, userID, key).
 			Scan(&k.State, &k.RequestHash, &conv, &events, &k.CreatedAt, &oldHolder, &turn, &lapsed)
-		if errors.Is(err, pgx.ErrNoRows) {
+		if noRows(err) {
 			continue
 		}
 		if err != nil {

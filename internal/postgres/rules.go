@@ -3,7 +3,6 @@ package postgres
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 
 	"github.com/jackc/pgx/v5"
@@ -16,7 +15,7 @@ func (r repo) Rules(ctx context.Context, l policy.RuleList) ([]rules.Rule, error
 	var raw []byte
 	err := r.q.QueryRow(ctx, `SELECT rules FROM approval_rules
 		WHERE coalesce(server_label, '') = $1 AND coalesce(tool_name, '') = $2`, l.ServerLabel, l.ToolName).Scan(&raw)
-	if errors.Is(err, pgx.ErrNoRows) {
+	if noRows(err) {
 		return []rules.Rule{}, nil
 	}
 	if err != nil {

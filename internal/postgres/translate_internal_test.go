@@ -73,11 +73,28 @@ func TestTranslate_ConnectionErrors(t *testing.T) {
 		{"socket closed", fmt.Errorf("write: %w", net.ErrClosed), "database_unavailable"},
 		{"unexpected EOF", fmt.Errorf("receive message: %w", io.ErrUnexpectedEOF), "database_unavailable"},
 		{"no rows", pgx.ErrNoRows, "not_found"},
+		{"no rows, wrapped", fmt.Errorf("scan: %w", pgx.ErrNoRows), "not_found"},
 		{"caller went away", fmt.Errorf("query: %w", context.Canceled), ""},
 		{"a plain bug", errors.New("cannot scan into *int"), ""},
 	}
 	for _, tc := range cases {
 		checkTranslated(t, tc.name, translate(tc.err, "list servers"), tc.wantCode)
+	}
+}
+
+// TestNoRows: the readers for whom no row is an answer see the driver's
+// "no rows" however it is wrapped, and nothing else; missingRow is the
+// NotFound translate gives it.
+func TestNoRows(t *testing.T) {
+	if !noRows(pgx.ErrNoRows) || !noRows(fmt.Errorf("scan: %w", pgx.ErrNoRows)) {
+		t.Error("noRows misses the driver's no rows")
+	}
+	if noRows(nil) || noRows(errors.New("no rows in result set")) || noRows(&pgconn.PgError{Code: "23503"}) {
+		t.Error("noRows takes another error for no rows")
+	}
+	err := missingRow(`read call "c1"`)
+	if e, ok := apperr.As(err); !ok || e.Kind != apperr.NotFound || e.Code != "not_found" || !strings.Contains(e.Message, `read call "c1"`) {
+		t.Errorf("missingRow: %v, want not_found naming the read", err)
 	}
 }
 

@@ -65,7 +65,7 @@ func (r convRepo) OpenTurn(ctx context.Context, o conversation.TurnOpening) (int
 			CASE WHEN $11 THEN `+policyRead("$9")+` END
 		FROM seq`, o.ConversationID, len(o.Events), o.TurnID, names, datas,
 		o.Replica, o.LeaseTTL.Seconds(), sent, o.Owner, o.Now, o.Policies != nil).Scan(&last, new(any), new(any), &grants, &pr)
-	if err == pgx.ErrNoRows {
+	if noRows(err) {
 		return 0, nil, conversationNotFound(o.ConversationID)
 	}
 	if err != nil {
