@@ -17,7 +17,7 @@ import (
 	"github.com/toolgate/toolgate/internal/apperr"
 	"github.com/toolgate/toolgate/internal/auth"
 	"github.com/toolgate/toolgate/internal/conversation"
-	"github.com/toolgate/toolgate/internal/postgres"
+	"github.com/toolgate/toolgate/internal/idempotency"
 )
 
 // Idempotency keys on the routes that start a chat turn (README
@@ -39,7 +39,7 @@ const (
 
 // IdempotencyStore keeps the keys (internal/postgres implements it).
 type IdempotencyStore interface {
-	Reserve(ctx context.Context, userID, key string, hash []byte, ttl time.Duration, hold postgres.IdempotencyHold) (postgres.IdempotencyKey, bool, error)
+	Reserve(ctx context.Context, userID, key string, hash []byte, ttl time.Duration, hold idempotency.Hold) (idempotency.Key, bool, error)
 	Renew(ctx context.Context, userID, key, holder string, lease time.Duration) (bool, error)
 	Started(ctx context.Context, userID, key, holder, conversationID string) error
 	Complete(ctx context.Context, userID, key, holder string, events []byte) error
@@ -157,7 +157,7 @@ func (s *Server) idempotentKeyed(c echo.Context, next echo.HandlerFunc) error {
 	// key once the lease ran out (postgres.IdempotencyStore.Reserve).
 	lease := s.chat.LeaseTTL()
 	holder := s.chat.Replica() + "/" + randomHolder()
-	held, reserved, err := s.idem.Reserve(ctx, u.ID, key, hash, IdempotencyTTL, postgres.IdempotencyHold{Holder: holder, Lease: lease})
+	held, reserved, err := s.idem.Reserve(ctx, u.ID, key, hash, IdempotencyTTL, idempotency.Hold{Holder: holder, Lease: lease})
 	if err != nil {
 		return err
 	}
@@ -229,12 +229,12 @@ func randomHolder() string {
 }
 
 // repeated answers a request whose key is already held.
-func (s *Server) repeated(c echo.Context, held postgres.IdempotencyKey, hash []byte) error {
+func (s *Server) repeated(c echo.Context, held idempotency.Key, hash []byte) error {
 	if !bytes.Equal(held.RequestHash, hash) {
 		return apperr.New(apperr.Unprocessable, "idempotency_key_reused",
 			"this Idempotency-Key was used for a different request (another body or route) in the last 24 hours; use a new key for a new request")
 	}
-	if held.State != postgres.IdempotencyDone {
+	if held.State != idempotency.Done {
 		e := apperr.New(apperr.Conflict, "idempotency_key_in_flight",
 			"the first request with this Idempotency-Key is still running; send it again after its stream ended to get the same answer")
 		if held.ConversationID != "" {

@@ -8,23 +8,8 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/toolgate/toolgate/internal/apperr"
+	"github.com/toolgate/toolgate/internal/idempotency"
 )
-
-// Idempotency key states.
-const (
-	IdempotencyInFlight = "in_flight" // the first request still runs
-	IdempotencyDone     = "done"      // Events holds its stream
-)
-
-// IdempotencyKey is a key already held by a user: what the request that
-// first used it sent (RequestHash) and, once it ended, what it answered.
-type IdempotencyKey struct {
-	State          string // IdempotencyInFlight or IdempotencyDone
-	RequestHash    []byte
-	ConversationID string // "" until the first request's turn started
-	Events         []byte // IdempotencyDone: the stream, as Complete stored it (JSON)
-	CreatedAt      time.Time
-}
 
 // IdempotencyStore keeps the chat routes' idempotency keys (table
 // idempotency_keys), shared by every replica.
@@ -32,15 +17,6 @@ type IdempotencyStore struct{ pool *pgxpool.Pool }
 
 // NewIdempotencyStore returns an IdempotencyStore on pool.
 func NewIdempotencyStore(pool *pgxpool.Pool) *IdempotencyStore { return &IdempotencyStore{pool: pool} }
-
-// IdempotencyHold is how a request holds the key it reserves: Holder names
-// the request (its replica and a random part), Lease how long the key is
-// held unless Renew extends it. A zero hold never lapses (the key stays in
-// flight until Complete, Release or its expiry).
-type IdempotencyHold struct {
-	Holder string
-	Lease  time.Duration
-}
 
 // Reserve claims key for userID's request whose body hashes to hash. Keys
 // older than ttl are deleted first (every user's: they no longer match).
@@ -55,10 +31,10 @@ type IdempotencyHold struct {
 // is completed with the turn's stored events (all but text deltas) and
 // returned done, so the repeat gets that stream; while the turn still runs
 // (its takeover closes it within TURN_LEASE_TTL) it stays in flight.
-func (s *IdempotencyStore) Reserve(ctx context.Context, userID, key string, hash []byte, ttl time.Duration, hold IdempotencyHold) (IdempotencyKey, bool, error) {
+func (s *IdempotencyStore) Reserve(ctx context.Context, userID, key string, hash []byte, ttl time.Duration, hold idempotency.Hold) (idempotency.Key, bool, error) {
 	if _, err := s.pool.Exec(ctx, `DELETE FROM idempotency_keys WHERE created_at < now() - make_interval(secs => $1)`,
 		ttl.Seconds()); err != nil {
-		return IdempotencyKey{}, false, translate(err, "expire idempotency keys")
+		return idempotency.Key{}, false, translate(err, "expire idempotency keys")
 	}
 	var holder *string
 	var lease *float64
@@ -74,12 +50,12 @@ func (s *IdempotencyStore) Reserve(ctx context.Context, userID, key string, hash
 			VALUES ($1, $2, $3, 'in_flight', $4, clock_timestamp() + make_interval(secs => $5)) ON CONFLICT (user_id, key) DO NOTHING`,
 			userID, key, hash, holder, lease)
 		if err != nil {
-			return IdempotencyKey{}, false, translate(err, "reserve idempotency key")
+			return idempotency.Key{}, false, translate(err, "reserve idempotency key")
 		}
 		if tag.RowsAffected() == 1 {
-			return IdempotencyKey{State: IdempotencyInFlight, RequestHash: hash}, true, nil
+			return idempotency.Key{State: idempotency.InFlight, RequestHash: hash}, true, nil
 		}
-		var k IdempotencyKey
+		var k idempotency.Key
 		var conv, events, oldHolder, turn *string
 		var lapsed bool
 		err = s.pool.QueryRow(ctx, `SELECT state, request_hash, conversation_id, events::text, created_at, holder, turn_id,
@@ -90,7 +66,7 @@ func (s *IdempotencyStore) Reserve(ctx context.Context, userID, key string, hash
 			continue
 		}
 		if err != nil {
-			return IdempotencyKey{}, false, translate(err, "read idempotency key")
+			return idempotency.Key{}, false, translate(err, "read idempotency key")
 		}
 		if conv != nil {
 			k.ConversationID = *conv
@@ -98,18 +74,18 @@ func (s *IdempotencyStore) Reserve(ctx context.Context, userID, key string, hash
 		if events != nil {
 			k.Events = []byte(*events)
 		}
-		if k.State != IdempotencyInFlight || !lapsed || oldHolder == nil || !bytes.Equal(k.RequestHash, hash) {
+		if k.State != idempotency.InFlight || !lapsed || oldHolder == nil || !bytes.Equal(k.RequestHash, hash) {
 			return k, false, nil
 		}
 		settled, err := s.settleLapsed(ctx, userID, key, *oldHolder, conv, turn)
 		if err != nil {
-			return IdempotencyKey{}, false, err
+			return idempotency.Key{}, false, err
 		}
 		if !settled {
 			return k, false, nil // its turn still runs
 		}
 	}
-	return IdempotencyKey{}, false, apperr.New(apperr.Conflict, "idempotency_key_in_flight",
+	return idempotency.Key{}, false, apperr.New(apperr.Conflict, "idempotency_key_in_flight",
 		"another request with this Idempotency-Key is being handled right now; send it again in a moment")
 }
 
