@@ -162,8 +162,8 @@ func browserHost(listen string) string {
 }
 
 // issueToken prints a new personal API token for the account with email:
-// `toolgate token create EMAIL [NAME]`, for scripts and the README's curl
-// walk-through without a browser.
+// `toolgate token create EMAIL [NAME]`, for scripts and the curl
+// walk-through in docs/api.md ("Chat over curl") without a browser.
 func issueToken(ctx context.Context, cfg config.Config, log *slog.Logger, email, name string, stdout io.Writer) error {
 	pool, err := postgres.Open(ctx, cfg.DatabaseURL, false, log)
 	if err != nil {

@@ -60,7 +60,7 @@ const help = usage + `
                              GET /healthz, 1 otherwise (container health checks)
 
 Settings come from the environment (DATABASE_URL, OPENAI_API_KEY, ...): see
-the README's configuration table.
+docs/configuration.md.
 `
 
 // usageError is a command line that is none of the commands: main exits 2.
@@ -247,7 +247,7 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, stdout io.W
 	// records (not_run, outcome_unknown only for a crash in between).
 	chat.SetRoute(cfg.Route.Gateway())
 	// Direct mode: the provider calls the MCP servers itself, so what would
-	// run unasked is listed first (README, "Direct mode"). In gateway mode
+	// run unasked is listed first (docs/mcp-servers.md, "Direct mode"). In gateway mode
 	// (MCP_ROUTE=gateway) this stays off: every call is checked at the face.
 	if !cfg.Route.Gateway() {
 		chat.SetPrelist(conversation.Prelist{Lister: discoverer, Recorder: policies, MaxAge: d.PrelistMaxAge, TimeLimit: d.PrelistTimeLimit})

@@ -7,7 +7,7 @@ import (
 )
 
 // newMetrics is the server's Prometheus registry, with the database pool
-// read on every scrape (GET /metrics, README "Metrics").
+// read on every scrape (GET /metrics, docs/operations.md "Metrics").
 func newMetrics(b buildInfo, pool *pgxpool.Pool) *metrics.Metrics {
 	m := metrics.New(metrics.Build{Version: b.Version, Commit: b.Commit})
 	m.WatchPool(func() metrics.PoolStats { return poolStats(pool.Stat()) })

@@ -13,7 +13,7 @@ import (
 )
 
 // Config is every setting of the API server. Each field's env variable and
-// default is listed in README.md.
+// default is listed in docs/configuration.md.
 type Config struct {
 	ListenAddr       string        // LISTEN_ADDR
 	DatabaseURL      string        // DATABASE_URL

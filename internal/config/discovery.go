@@ -8,8 +8,8 @@ import (
 )
 
 // Discovery bounds what Toolgate takes from an MCP server's tool listing
-// and when a server is left out of requests (README, "When an MCP server is
-// down" and Configuration).
+// and when a server is left out of requests (docs/mcp-servers.md,
+// "When an MCP server is down", and docs/configuration.md).
 type Discovery struct {
 	ToolNameMaxBytes        int           // MCP_TOOL_NAME_MAX_BYTES
 	ToolDescriptionMaxBytes int           // MCP_TOOL_DESCRIPTION_MAX_BYTES (also the title)

@@ -8,7 +8,7 @@ import (
 )
 
 // Face is how the MCP face (/mcp/{server_label}, gateway mode) checks and
-// forwards calls (README, "The MCP face").
+// forwards calls (docs/security.md, "The MCP face").
 type Face struct {
 	// DefinitionMaxAge (MCP_DEFINITION_MAX_AGE) is how old the listing a
 	// tools/call is checked against may be; 0 lists the server at every

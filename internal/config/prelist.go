@@ -5,7 +5,7 @@ import (
 	"time"
 )
 
-// loadPrelist reads how direct mode lists servers before a request (README,
+// loadPrelist reads how direct mode lists servers before a request (docs/mcp-servers.md,
 // "Direct mode"): MCP_PRELIST_MAX_AGE, how long a server's listing is
 // reused (0: list before every request), and MCP_PRELIST_TIME_LIMIT, how
 // long a request waits for one server (past it, that server's tools that

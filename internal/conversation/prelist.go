@@ -20,7 +20,7 @@ import (
 // MCP_PRELIST_MAX_AGE, so a busy conversation does not list on every
 // request. What remains is a window: a server that changes a tool after
 // Toolgate listed it (within MaxAge, plus the time until the provider
-// lists it) is not seen (README, "Direct mode").
+// lists it) is not seen (docs/mcp-servers.md, "Direct mode").
 
 // ReasonUnverified is why a tool that would run unasked asks in direct
 // mode when Toolgate could not check its current definition: its server

@@ -20,7 +20,7 @@ var auditExportPage = 500
 // action is one action or several, comma-separated (the web app's groups:
 // "policy.set,policy.delete").
 func auditFilters(c echo.Context) policy.AuditQuery {
-	// server_label; server_id is its deprecated alias (README: "Deprecated fields").
+	// server_label; server_id is its deprecated alias (docs/api.md: "Deprecated fields").
 	server := c.QueryParam("server_label")
 	if server == "" {
 		server = c.QueryParam("server_id")

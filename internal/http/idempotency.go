@@ -20,8 +20,8 @@ import (
 	"github.com/toolgate/toolgate/internal/idempotency"
 )
 
-// Idempotency keys on the routes that start a chat turn (README
-// "Idempotency keys", docs/sse-events.md): per user, the first request with
+// Idempotency keys on the routes that start a chat turn (docs/api.md,
+// "Idempotency keys"; docs/sse-events.md): per user, the first request with
 // an Idempotency-Key runs and its stream is stored; a repeat with the same
 // key and body gets that stream again, without a new turn or upstream call.
 

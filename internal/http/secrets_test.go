@@ -154,7 +154,7 @@ func TestSecrets_HiddenByValueEverywhere(t *testing.T) {
 	for _, rc := range rs {
 		b, _ := json.Marshal(rc)
 		assertNoLeak(t, "the receipt", b)
-		// As the README tells a user: GET the provider's response, take the
+		// As docs/api.md ("Receipts") tells a user: GET the provider's response, take the
 		// mcp_call item's arguments as they are.
 		req, _ := http.NewRequestWithContext(t.Context(), "GET", e.up.url+"/v1/responses/"+rc.ResponseID, nil)
 		req.Header.Set("Authorization", "Bearer test-key")

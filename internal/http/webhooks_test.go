@@ -71,7 +71,7 @@ func newReceiver(t testing.TB) *hookReceiver {
 	return r
 }
 
-// verifySignature checks a Toolgate-Signature header the way the README
+// verifySignature checks a Toolgate-Signature header the way docs/webhooks.md
 // tells receivers to, independently of package webhook: HMAC-SHA256 of
 // "<t>.<body>" under the secret, and t within five minutes of now.
 func verifySignature(secret, header string, body []byte) error {

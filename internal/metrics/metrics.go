@@ -1,7 +1,7 @@
 // Package metrics is Toolgate's Prometheus instrumentation: one registry
 // with every collector, fed by internal/http (requests, streams, turn
 // events) and cmd/api (the database pool). It is the only package that
-// imports the Prometheus client. README.md ("Metrics") lists every metric.
+// imports the Prometheus client. docs/operations.md ("Metrics") lists every metric.
 package metrics
 
 import (

@@ -278,7 +278,7 @@ func hookUser(u auth.User) hooks.User {
 // HookCall is one approval request put to the decision hooks.
 type HookCall struct {
 	Server, Tool string
-	// Arguments are redacted as on the card (see the README: the hook sees
+	// Arguments are redacted as on the card (see docs/rules-and-hooks.md: the hook sees
 	// what the person deciding would see).
 	Arguments         json.RawMessage
 	Redacted          []string

@@ -80,7 +80,7 @@ type HealthOptions struct {
 	CheckEvery time.Duration
 }
 
-// The documented defaults of HealthOptions (README, Configuration).
+// The documented defaults of HealthOptions (docs/configuration.md).
 const (
 	DefaultListTimeLimit  = 3 * time.Second
 	DefaultHealthFailures = 3

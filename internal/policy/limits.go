@@ -18,7 +18,7 @@ type ToolLimits struct {
 	ListBytes        int // MCP_TOOL_LIST_MAX_BYTES: every answer of one discovery together, as read from the wire
 }
 
-// The documented defaults of ToolLimits (README, Configuration).
+// The documented defaults of ToolLimits (docs/configuration.md).
 const (
 	DefaultToolNameBytes        = 256
 	DefaultToolDescriptionBytes = 64 << 10

@@ -188,7 +188,7 @@ func Workspace(in ResolveInput) Resolution {
 	return w
 }
 
-// Resolve is the one precedence (README, "Policy layers"):
+// Resolve is the one precedence (docs/policies.md, "Policies"):
 //
 //  1. a disabled or deleted server blocks every tool (source server);
 //  2. the workspace's effective policy W: the workspace tool policy, else

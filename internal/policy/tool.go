@@ -109,7 +109,7 @@ type UserPolicy struct {
 // The JSON field for a server's label is server_label everywhere, as in
 // OpenAI's MCP tool and approval items. Until the next release these
 // objects also carry the old name, server_id, with the same value, so
-// clients written against it keep working (README: "Deprecated fields").
+// clients written against it keep working (docs/api.md: "Deprecated fields").
 
 // MarshalJSON adds the deprecated server_id alias.
 func (t Tool) MarshalJSON() ([]byte, error) {

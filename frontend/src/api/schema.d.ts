@@ -1701,7 +1701,7 @@ export interface paths {
         /**
          * Register an outbound webhook (admins)
          * @description Toolgate POSTs a signed JSON payload to `url` on each event in
-         *     `events` (README, "Webhooks"). The URL must pass the same network
+         *     `events` (docs/webhooks.md). The URL must pass the same network
          *     policy as MCP server URLs (`MCP_ALLOWED_HOSTS`, `MCP_ALLOW_PRIVATE`):
          *     a private, loopback, link-local or metadata address is refused with
          *     `400 url_not_allowed`. The signing secret (`whsec_…`, or the one
@@ -2930,7 +2930,7 @@ export interface components {
             /** @description `OPENAI_MODEL`. */
             model: string;
             /**
-             * @description `MCP_TOOL_LAYOUT`: how policies are rendered as `mcp` tools (see README).
+             * @description `MCP_TOOL_LAYOUT`: how policies are rendered as `mcp` tools (see docs/mcp-servers.md).
              * @enum {string}
              */
             tool_layout: "default" | "split";
@@ -3277,8 +3277,8 @@ export interface components {
             reason?: string;
         };
         /**
-         * @description The decision hook that answered an approval request (see the
-         *     README's *Decision hooks*): the server's (`server_label`) or the
+         * @description The decision hook that answered an approval request (see
+         *     docs/rules-and-hooks.md, *Decision hooks*): the server's (`server_label`) or the
          *     workspace's, with the reason it gave.
          * @example {
          *       "scope": "workspace",
@@ -3850,7 +3850,7 @@ export interface components {
          *     default: the host of `LISTEN_ADDR`, `localhost`, `127.0.0.1`, `[::1]`).
          *     Open Toolgate under one of those names or add this one to
          *     `ALLOWED_HOSTS`. Any path but `/healthz`, `/readyz` and `/metrics`
-         *     (Prometheus metrics, outside this API: README "Metrics").
+         *     (Prometheus metrics, outside this API: docs/operations.md, "Metrics").
          */
         MisdirectedHost: {
             headers: {

@@ -11,7 +11,7 @@ type JSONOf<Op extends keyof operations, Code extends number = 200> =
 export type Policy = S["Policy"];
 /** A default may also resolve per tool from its MCP hints (the fresh-install default). */
 export type DefaultPolicy = S["DefaultPolicy"];
-/** Where a tool's effective policy comes from (see the README's policy table). */
+/** Where a tool's effective policy comes from (see the policy table in docs/policies.md). */
 export type PolicySource = S["PolicySource"];
 /** Which layer a policy change is for: the workspace's (admins) or the caller's own. */
 export type PolicyLayer = "workspace" | "user";

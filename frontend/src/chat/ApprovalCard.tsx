@@ -160,7 +160,7 @@ export const ApprovalCard = forwardRef<HTMLElement, ApprovalCardProps>(function 
   return (
     <article
       ref={ref}
-      // The anchor webhook links point at (README, "Webhooks").
+      // The anchor webhook links point at (docs/webhooks.md).
       id={`approval-${approval.approval_request_id}`}
       tabIndex={-1}
       className={`approval-card${sending ? " is-busy" : ""}${timeUp ? " is-expired" : ""}`}

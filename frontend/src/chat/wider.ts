@@ -1,4 +1,4 @@
-// Deciding wider from the card (README, "Decide wider from the card"): an
+// Deciding wider from the card (docs/policies.md, "Decide wider from the card"): an
 // admin may approve "for every tool of this server" or "for everything" (a
 // workspace default becomes Auto, after a confirmation); a member sees
 // these only as a link to the settings they may change (their own

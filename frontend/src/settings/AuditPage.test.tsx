@@ -67,7 +67,7 @@ describe("AuditPage", () => {
     expect(screen.getByText("That is everything for policy changes.")).toBeInTheDocument();
   });
 
-  it("exports what the filter shows as JSON lines, every page of it (the README's export button)", async () => {
+  it("exports what the filter shows as JSON lines, every page of it (the export button of docs/web-app.md)", async () => {
     const user = userEvent.setup();
     mockFetch({
       "GET /api/audit?limit=50": page([set(2), settings(1)]),
