@@ -14,9 +14,9 @@ import (
 // upstream never offers it to the model and it cannot run. Servers the
 // choice does not name offer everything their policies allow.
 
-// ConversationTools is a conversation's choice of tools with what it is
-// chosen from.
-type ConversationTools struct {
+// Tools is a conversation's choice of tools with what it is chosen from
+// (the API's ConversationTools).
+type Tools struct {
 	policy.Selection
 	// Available are the enabled servers whose policies offer the caller
 	// something, with their tools and what the conversation offers of them.
@@ -24,47 +24,47 @@ type ConversationTools struct {
 }
 
 // Tools returns the caller's conversation's choice of servers and tools.
-func (s *Service) Tools(ctx context.Context, id string) (ConversationTools, error) {
+func (s *Service) Tools(ctx context.Context, id string) (Tools, error) {
 	u, err := caller(ctx)
 	if err != nil {
-		return ConversationTools{}, err
+		return Tools{}, err
 	}
 	c, err := s.store.Repo().Conversation(ctx, u.ID, id, false)
 	if err != nil {
-		return ConversationTools{}, err
+		return Tools{}, err
 	}
 	groups, err := s.policies.ToolChoices(ctx, u.ID)
 	if err != nil {
-		return ConversationTools{}, err
+		return Tools{}, err
 	}
-	return ConversationTools{Selection: c.Tools, Available: c.Tools.Choices(groups)}, nil
+	return Tools{Selection: c.Tools, Available: c.Tools.Choices(groups)}, nil
 }
 
 // SetTools replaces the caller's conversation's choice of servers and tools.
 // A server or tool Toolgate does not know is refused (unknown_server,
 // unknown_tool) and nothing changes. A turn running now keeps the tools its
 // request offered; the next request uses the new choice.
-func (s *Service) SetTools(ctx context.Context, id string, sel policy.Selection) (ConversationTools, error) {
+func (s *Service) SetTools(ctx context.Context, id string, sel policy.Selection) (Tools, error) {
 	u, err := caller(ctx)
 	if err != nil {
-		return ConversationTools{}, err
+		return Tools{}, err
 	}
 	// Another user's conversation is not found before anything about the choice is said.
 	if _, err := s.store.Repo().Conversation(ctx, u.ID, id, false); err != nil {
-		return ConversationTools{}, err
+		return Tools{}, err
 	}
 	groups, err := s.policies.ToolChoices(ctx, u.ID)
 	if err != nil {
-		return ConversationTools{}, err
+		return Tools{}, err
 	}
 	if err := sel.Check(groups); err != nil {
-		return ConversationTools{}, err
+		return Tools{}, err
 	}
 	c, err := s.store.Repo().SetConversationTools(ctx, u.ID, id, sel.Normalized())
 	if err != nil {
-		return ConversationTools{}, err
+		return Tools{}, err
 	}
-	return ConversationTools{Selection: c.Tools, Available: c.Tools.Choices(groups)}, nil
+	return Tools{Selection: c.Tools, Available: c.Tools.Choices(groups)}, nil
 }
 
 // CreateWith starts an empty conversation that offers the tools chosen

@@ -43,7 +43,7 @@ func entryOf(entries []mcpEntry, label string) *mcpEntry {
 	return nil
 }
 
-func (e *engine) setTools(conv string, sel policy.Selection) conversation.ConversationTools {
+func (e *engine) setTools(conv string, sel policy.Selection) conversation.Tools {
 	e.t.Helper()
 	got, err := e.chat.SetTools(as(e.t.Context(), ana), conv, sel)
 	if err != nil {
