@@ -301,7 +301,7 @@ func stringLit(e ast.Expr, consts map[string]string) (string, bool) {
 }
 
 func TestDocs_RelativeLinksResolve(t *testing.T) {
-	files := []string{filepath.Join(repoRoot, "README.md")}
+	files := []string{filepath.Join(repoRoot, "README.md"), filepath.Join(repoRoot, "db", "migrations", "README.md")}
 	more, err := filepath.Glob(filepath.Join(repoRoot, "docs", "*.md"))
 	if err != nil {
 		t.Fatal(err)
