@@ -230,7 +230,7 @@ func decodeStrict(raw []byte) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	if _, err := dec.Token(); err != io.EOF {
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
 		return nil, errors.New("more than one JSON value")
 	}
 	return v, nil

@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -29,7 +30,7 @@ func ArgumentsDigest(arguments []byte) (canonical []byte, sha string, err error)
 	if err := dec.Decode(&v); err != nil {
 		return nil, "", fmt.Errorf("the arguments are not JSON: %w", err)
 	}
-	if _, err := dec.Token(); err != io.EOF {
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
 		return nil, "", fmt.Errorf("the arguments are more than one JSON value")
 	}
 	if _, ok := v.(map[string]any); !ok {

@@ -7,6 +7,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"sync"
@@ -106,7 +107,7 @@ func requestHash(route string, body []byte) []byte {
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.UseNumber()
 	var v any
-	if err := dec.Decode(&v); err == nil && dec.Decode(new(any)) == io.EOF { // one JSON value, nothing after it
+	if err := dec.Decode(&v); err == nil && errors.Is(dec.Decode(new(any)), io.EOF) { // one JSON value, nothing after it
 		if canon, err := json.Marshal(v); err == nil {
 			body = canon
 		}

@@ -55,7 +55,7 @@ func (s *sseReader) next() ([]byte, bool) {
 	for {
 		line, err := s.line()
 		if err != nil {
-			if err != io.EOF {
+			if !errors.Is(err, io.EOF) {
 				s.err = err
 			}
 			return nil, false
