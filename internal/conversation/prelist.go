@@ -58,10 +58,10 @@ type Prelist struct {
 // DefaultPrelistTimeLimit applies when Prelist.TimeLimit is zero.
 const DefaultPrelistTimeLimit = 2 * time.Second
 
-// SetPrelist turns listing before each request on (direct mode) with p;
+// setPrelist turns listing before each request on (direct mode) with p;
 // a nil p.Lister turns it off (gateway mode: every call is checked where
-// it runs). Call it before the service runs turns.
-func (s *Service) SetPrelist(p Prelist) {
+// it runs). Options.Prelist.
+func (s *Service) setPrelist(p Prelist) {
 	if p.Lister == nil || p.Recorder == nil {
 		s.prelist = nil
 		return
