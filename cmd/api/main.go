@@ -77,56 +77,30 @@ func main() {
 // context. The command line is checked before the configuration is read,
 // so a mistyped command says so even when the environment is not set up.
 func run(ctx context.Context, args []string, getenv func(string) string, stdout io.Writer) error {
-	if len(args) > 0 && args[0] == "serve" {
-		if len(args) > 1 {
-			return usageError{"serve takes no arguments (settings come from the environment)"}
-		}
-		args = nil
+	args, err := checkCommand(args)
+	if err != nil {
+		return err
 	}
-	if len(args) > 0 {
-		switch cmd := args[0]; cmd {
-		case "help", "-h", "--help":
-			_, err := io.WriteString(stdout, help)
-			return err
-		case "version":
-			if len(args) != 1 {
-				return usageError{"version takes no arguments"}
-			}
-			return writeVersion(stdout, currentBuild())
-		case "healthcheck":
-			if len(args) != 1 {
-				return usageError{"healthcheck takes no arguments (it checks LISTEN_ADDR)"}
-			}
-			return healthcheck(ctx, getenv, stdout)
-		case "migrate":
-			if len(args) != 2 || (args[1] != "up" && args[1] != "down" && args[1] != "status") {
-				return usageError{"migrate needs one of up, down or status"}
-			}
-		case "token":
-			if len(args) < 3 || len(args) > 4 || args[1] != "create" {
-				return usageError{"token needs: token create EMAIL [NAME]"}
-			}
-		case "link":
-			if len(args) > 2 {
-				return usageError{"link takes at most one argument: link [EMAIL]"}
-			}
-		case "chat":
-			return usageError{"chat runs from main"} // main dispatches it before run
-		default:
-			return usageError{fmt.Sprintf("unknown command %q", cmd)}
-		}
+	switch command(args) {
+	case "help", "-h", "--help":
+		_, err := io.WriteString(stdout, help)
+		return err
+	case "version":
+		return writeVersion(stdout, currentBuild())
+	case "healthcheck":
+		return healthcheck(ctx, getenv, stdout)
 	}
 	cfg, err := config.Load(getenv)
 	if err != nil {
 		return err
 	}
 	log := newLogger(cfg, stdout)
-	switch {
-	case len(args) == 0:
+	switch command(args) {
+	case "":
 		return serve(ctx, cfg, log, stdout)
-	case args[0] == "migrate":
+	case "migrate":
 		return migrate(ctx, cfg, log, args[1], stdout)
-	case args[0] == "link":
+	case "link":
 		email := ""
 		if len(args) == 2 {
 			email = args[1]
@@ -141,6 +115,62 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 		// Only the token goes to stdout, so that TOKEN=$(toolgate token create ...) works.
 		return issueToken(ctx, cfg, slog.New(slog.DiscardHandler), args[2], name, stdout)
 	}
+}
+
+// command is the command args name; "" is serve.
+func command(args []string) string {
+	if len(args) == 0 {
+		return ""
+	}
+	return args[0]
+}
+
+// checkCommand refuses a command line that is none of the commands; serve
+// comes back as no arguments.
+func checkCommand(args []string) ([]string, error) {
+	if command(args) == "serve" {
+		if len(args) > 1 {
+			return nil, usageError{"serve takes no arguments (settings come from the environment)"}
+		}
+		return nil, nil
+	}
+	if len(args) == 0 {
+		return args, nil
+	}
+	if problem := commandProblem(args); problem != "" {
+		return nil, usageError{problem}
+	}
+	return args, nil
+}
+
+// commandProblem says what is wrong with the arguments of args[0], or "".
+func commandProblem(args []string) string {
+	switch cmd := args[0]; cmd {
+	case "help", "-h", "--help":
+		return ""
+	case "version":
+		return unless(len(args) == 1, "version takes no arguments")
+	case "healthcheck":
+		return unless(len(args) == 1, "healthcheck takes no arguments (it checks LISTEN_ADDR)")
+	case "migrate":
+		return unless(len(args) == 2 && (args[1] == "up" || args[1] == "down" || args[1] == "status"), "migrate needs one of up, down or status")
+	case "token":
+		return unless(len(args) >= 3 && len(args) <= 4 && args[1] == "create", "token needs: token create EMAIL [NAME]")
+	case "link":
+		return unless(len(args) <= 2, "link takes at most one argument: link [EMAIL]")
+	case "chat":
+		return "chat runs from main" // main dispatches it before run
+	default:
+		return fmt.Sprintf("unknown command %q", cmd)
+	}
+}
+
+// unless is problem when ok is false, "" otherwise.
+func unless(ok bool, problem string) string {
+	if ok {
+		return ""
+	}
+	return problem
 }
 
 func newLogger(cfg config.Config, w io.Writer) *slog.Logger {
