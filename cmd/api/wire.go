@@ -99,8 +99,7 @@ func (a *app) buildWebhooks(context.Context) error {
 	a.dispatcher = &webhook.Dispatcher{Store: webhookStore, Client: webhook.NewClient(a.guard.Transport(), cfg.Webhooks.Timeout),
 		Owner: cfg.Replica.ID, PublicURL: cfg.Webhooks.PublicURL, Log: a.log.With("component", "webhooks"),
 		Config: webhook.Config{MaxAttempts: cfg.Webhooks.MaxAttempts, RetryBase: cfg.Webhooks.RetryBase, Timeout: cfg.Webhooks.Timeout}}
-	a.webhooks = webhook.NewService(webhookStore, a.guard, a.log)
-	a.webhooks.Wake = a.dispatcher.Wake
+	a.webhooks = webhook.NewService(webhookStore, a.guard, a.log, a.dispatcher.Wake)
 	return nil
 }
 
@@ -111,21 +110,28 @@ func (a *app) startListening(ctx context.Context) error {
 	lctx, stopListening := context.WithCancel(context.WithoutCancel(ctx))
 	a.lctx, a.stopListening = lctx, stopListening
 	a.onClose(stopListening)
-	listener := postgres.NewListener(a.pool, a.log.With("component", "listener"))
 	a.changes = policy.NewChanges()
-	listener.On = a.notified
-	listener.OnConnect = func() {
-		a.chat.OnReconnect()
-		a.dispatcher.Wake()
-		a.changes.Publish(policy.Change{Kind: policy.ChangeResync}) // changes while it was away were not heard
-	}
+	listener := postgres.NewListener(a.pool, a.log.With("component", "listener"), (*notifications)(a))
 	go listener.Run(lctx, conversation.ChannelEvents, conversation.ChannelSignals, webhook.Channel, postgres.PolicyChannel,
 		postgres.SettingsChannel)
 	return nil
 }
 
-// notified hands a Postgres notification to the part it is for.
-func (a *app) notified(channel string, payload []byte) {
+// notifications is the app as the listener's postgres.ListenHandler.
+type notifications app
+
+// Connected: notifications sent while the listener was away were not
+// heard, so whoever waits for them looks again.
+func (n *notifications) Connected() {
+	a := (*app)(n)
+	a.chat.OnReconnect()
+	a.dispatcher.Wake()
+	a.changes.Publish(policy.Change{Kind: policy.ChangeResync})
+}
+
+// Notified hands a Postgres notification to the part it is for.
+func (n *notifications) Notified(channel string, payload []byte) {
+	a := (*app)(n)
 	if ch, ok := postgres.SettingsChange(channel, payload); ok {
 		a.changes.Publish(ch)
 	}

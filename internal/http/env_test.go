@@ -220,26 +220,26 @@ func (e *apiEnv) start() {
 	lctx, stop := context.WithCancel(context.Background())
 	e.t.Cleanup(stop)
 	chat := e.chat
-	listener := postgres.NewListener(e.pool, e.log)
 	changes := policy.NewChanges()
-	listener.On = func(channel string, payload []byte) {
-		if ch, ok := postgres.SettingsChange(channel, payload); ok {
-			changes.Publish(ch)
-			return
-		}
-		if channel == conversation.ChannelSignals {
-			chat.OnSignal(payload)
-			return
-		}
-		chat.OnEventsNotification(payload)
-	}
 	connected := make(chan struct{})
 	var once sync.Once
-	listener.OnConnect = func() {
-		chat.OnReconnect()
-		changes.Publish(policy.Change{Kind: policy.ChangeResync})
-		once.Do(func() { close(connected) })
-	}
+	listener := postgres.NewListener(e.pool, e.log, postgres.ListenFuncs{
+		Notify: func(channel string, payload []byte) {
+			if ch, ok := postgres.SettingsChange(channel, payload); ok {
+				changes.Publish(ch)
+				return
+			}
+			if channel == conversation.ChannelSignals {
+				chat.OnSignal(payload)
+				return
+			}
+			chat.OnEventsNotification(payload)
+		},
+		Connect: func() {
+			chat.OnReconnect()
+			changes.Publish(policy.Change{Kind: policy.ChangeResync})
+			once.Do(func() { close(connected) })
+		}})
 	e.listening = connected
 	go listener.Run(lctx, conversation.ChannelEvents, conversation.ChannelSignals, postgres.PolicyChannel, postgres.SettingsChannel)
 	if err := e.chat.Recover(context.Background()); err != nil {
@@ -264,7 +264,7 @@ func (e *apiEnv) start() {
 	e.api = toolhttp.NewServer(e.log, svc, e.chat, e.auth, store, toolhttp.Options{MaxBodyBytes: 64 << 10, Heartbeat: e.opts.heartbeat, WebDir: e.opts.webDir,
 		Web: e.opts.web, Version: e.opts.version, TrustProxyHeaders: e.opts.trustProxy,
 		Metrics: e.opts.metrics, MetricsToken: e.opts.metricsTok, Idempotency: postgres.NewIdempotencyStore(e.pool),
-		StreamWriteTimeout: e.opts.writeLimit, Webhooks: webhook.NewService(e.hooks, guard, e.log), MCPFace: mcpFace,
+		StreamWriteTimeout: e.opts.writeLimit, Webhooks: webhook.NewService(e.hooks, guard, e.log, nil), MCPFace: mcpFace,
 		SettingsChanges: changes})
 	if e.opts.authMode == auth.ModeNone {
 		if _, err := e.auth.EnsureLocalUser(context.Background()); err != nil {
