@@ -51,8 +51,6 @@ type Prelist struct {
 	TimeLimit time.Duration
 	// Concurrency bounds the listings one request runs at once (default 8).
 	Concurrency int
-	// OnList, when set, is called for each listing started (tests, metrics).
-	OnList func(label string)
 }
 
 // DefaultPrelistTimeLimit applies when Prelist.TimeLimit is zero.
@@ -134,9 +132,6 @@ func (l *listing) usable(now time.Time, maxAge time.Duration) bool {
 // listing (the recording gets its own short limit).
 func (p *prelister) fill(ctx context.Context, l *listing, srv policy.Server) {
 	defer close(l.done)
-	if p.OnList != nil {
-		p.OnList(srv.Label)
-	}
 	lctx, cancel := context.WithTimeoutCause(ctx, p.TimeLimit, errPrelistSlow)
 	tools, err := p.Lister.ListTools(lctx, srv.URL, srv.Headers)
 	cancel()
