@@ -16,26 +16,12 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
-	"net/http"
 	"os"
 	"os/signal"
-	"strconv"
 	"syscall"
-	"time"
 
-	"github.com/toolgate/toolgate/frontend"
-	"github.com/toolgate/toolgate/internal/auth"
 	"github.com/toolgate/toolgate/internal/config"
-	"github.com/toolgate/toolgate/internal/conversation"
-	"github.com/toolgate/toolgate/internal/gateway"
-	"github.com/toolgate/toolgate/internal/hooks"
-	toolhttp "github.com/toolgate/toolgate/internal/http"
-	"github.com/toolgate/toolgate/internal/mcpclient"
-	"github.com/toolgate/toolgate/internal/policy"
 	"github.com/toolgate/toolgate/internal/postgres"
-	"github.com/toolgate/toolgate/internal/responses"
-	"github.com/toolgate/toolgate/internal/webhook"
 )
 
 const usage = "usage: toolgate [serve | migrate up|down|status | version | chat [flags] | token create EMAIL [NAME] | link [EMAIL] | healthcheck]"
@@ -91,56 +77,30 @@ func main() {
 // context. The command line is checked before the configuration is read,
 // so a mistyped command says so even when the environment is not set up.
 func run(ctx context.Context, args []string, getenv func(string) string, stdout io.Writer) error {
-	if len(args) > 0 && args[0] == "serve" {
-		if len(args) > 1 {
-			return usageError{"serve takes no arguments (settings come from the environment)"}
-		}
-		args = nil
+	args, err := checkCommand(args)
+	if err != nil {
+		return err
 	}
-	if len(args) > 0 {
-		switch cmd := args[0]; cmd {
-		case "help", "-h", "--help":
-			_, err := io.WriteString(stdout, help)
-			return err
-		case "version":
-			if len(args) != 1 {
-				return usageError{"version takes no arguments"}
-			}
-			return writeVersion(stdout, currentBuild())
-		case "healthcheck":
-			if len(args) != 1 {
-				return usageError{"healthcheck takes no arguments (it checks LISTEN_ADDR)"}
-			}
-			return healthcheck(ctx, getenv, stdout)
-		case "migrate":
-			if len(args) != 2 || (args[1] != "up" && args[1] != "down" && args[1] != "status") {
-				return usageError{"migrate needs one of up, down or status"}
-			}
-		case "token":
-			if len(args) < 3 || len(args) > 4 || args[1] != "create" {
-				return usageError{"token needs: token create EMAIL [NAME]"}
-			}
-		case "link":
-			if len(args) > 2 {
-				return usageError{"link takes at most one argument: link [EMAIL]"}
-			}
-		case "chat":
-			return usageError{"chat runs from main"} // main dispatches it before run
-		default:
-			return usageError{fmt.Sprintf("unknown command %q", cmd)}
-		}
+	switch command(args) {
+	case "help", "-h", "--help":
+		_, err := io.WriteString(stdout, help)
+		return err
+	case "version":
+		return writeVersion(stdout, currentBuild())
+	case "healthcheck":
+		return healthcheck(ctx, getenv, stdout)
 	}
 	cfg, err := config.Load(getenv)
 	if err != nil {
 		return err
 	}
 	log := newLogger(cfg, stdout)
-	switch {
-	case len(args) == 0:
+	switch command(args) {
+	case "":
 		return serve(ctx, cfg, log, stdout)
-	case args[0] == "migrate":
+	case "migrate":
 		return migrate(ctx, cfg, log, args[1], stdout)
-	case args[0] == "link":
+	case "link":
 		email := ""
 		if len(args) == 2 {
 			email = args[1]
@@ -157,251 +117,68 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 	}
 }
 
+// command is the command args name; "" is serve.
+func command(args []string) string {
+	if len(args) == 0 {
+		return ""
+	}
+	return args[0]
+}
+
+// checkCommand refuses a command line that is none of the commands; serve
+// comes back as no arguments.
+func checkCommand(args []string) ([]string, error) {
+	if command(args) == "serve" {
+		if len(args) > 1 {
+			return nil, usageError{"serve takes no arguments (settings come from the environment)"}
+		}
+		return nil, nil
+	}
+	if len(args) == 0 {
+		return args, nil
+	}
+	if problem := commandProblem(args); problem != "" {
+		return nil, usageError{problem}
+	}
+	return args, nil
+}
+
+// commandProblem says what is wrong with the arguments of args[0], or "".
+func commandProblem(args []string) string {
+	switch cmd := args[0]; cmd {
+	case "help", "-h", "--help":
+		return ""
+	case "version":
+		return unless(len(args) == 1, "version takes no arguments")
+	case "healthcheck":
+		return unless(len(args) == 1, "healthcheck takes no arguments (it checks LISTEN_ADDR)")
+	case "migrate":
+		return unless(len(args) == 2 && (args[1] == "up" || args[1] == "down" || args[1] == "status"), "migrate needs one of up, down or status")
+	case "token":
+		return unless(len(args) >= 3 && len(args) <= 4 && args[1] == "create", "token needs: token create EMAIL [NAME]")
+	case "link":
+		return unless(len(args) <= 2, "link takes at most one argument: link [EMAIL]")
+	case "chat":
+		return "chat runs from main" // main dispatches it before run
+	default:
+		return fmt.Sprintf("unknown command %q", cmd)
+	}
+}
+
+// unless is problem when ok is false, "" otherwise.
+func unless(ok bool, problem string) string {
+	if ok {
+		return ""
+	}
+	return problem
+}
+
 func newLogger(cfg config.Config, w io.Writer) *slog.Logger {
 	opts := &slog.HandlerOptions{Level: cfg.LogLevel}
 	if cfg.LogFormat == "json" {
 		return slog.New(slog.NewJSONHandler(w, opts))
 	}
 	return slog.New(slog.NewTextHandler(w, opts))
-}
-
-func serve(ctx context.Context, cfg config.Config, log *slog.Logger, stdout io.Writer) error {
-	build := currentBuild()
-	log.Info("starting toolgate", "version", build.Version, "commit", build.Commit, "config", cfg)
-	pool, err := postgres.Open(ctx, cfg.DatabaseURL, cfg.CreateDatabase, log)
-	if err != nil {
-		return err
-	}
-	defer pool.Close()
-	applied, err := postgres.MigrateUp(ctx, pool)
-	if err != nil {
-		return err
-	}
-	if len(applied) > 0 {
-		log.Info("applied migrations", "migrations", applied)
-	}
-	box, err := useSecrets(ctx, cfg, pool, log)
-	if err != nil {
-		return err
-	}
-	// Capability tokens for the MCP face: signed with a key derived from
-	// SECRETS_KEY, so every replica accepts what another minted.
-	tokens := gateway.NewTokens(box.Derive("capability-token"))
-	guard, err := newURLGuard(cfg)
-	if err != nil {
-		return err
-	}
-
-	store := postgres.NewStore(pool)
-	d := cfg.Discovery
-	limits := policy.ToolLimits{NameBytes: d.ToolNameMaxBytes, DescriptionBytes: d.ToolDescriptionMaxBytes,
-		SchemaBytes: d.ToolSchemaMaxBytes, ListBytes: d.ToolListMaxBytes}
-	discoverer := &mcpclient.Discoverer{Timeout: cfg.DiscoveryTimeout, Guard: guard, Limits: limits}
-	policies := policy.NewService(store, discoverer, log)
-	policies.SetToolLimits(limits)
-	policies.SetHealthOptions(policy.HealthOptions{ListTimeLimit: d.ListTimeLimit, Failures: d.HealthFailures, CheckEvery: d.HealthCheck})
-	policies.SetURLChecker(guard)
-	policies.SetHookClient(hooks.NewClient(guard.Transport()))
-	// The MCP face's way to the real servers: the same URL policy as
-	// discovery, one kept session per server.
-	caller := &mcpclient.Caller{Guard: guard, CallTimeout: cfg.Face.CallTimeout, CallMaxBytes: cfg.Face.CallMaxBytes,
-		ListTimeout: cfg.DiscoveryTimeout, Limits: limits}
-	defer caller.Close()
-
-	info := conversation.Info{Offline: cfg.Offline(), Model: cfg.OpenAIModel, Layout: cfg.ToolLayout, BaseURL: cfg.OpenAIBaseURL}
-	upCfg := responses.Config{APIKey: cfg.OpenAIAPIKey, BaseURL: cfg.OpenAIBaseURL, Model: cfg.OpenAIModel,
-		Layout: responses.Layout(cfg.ToolLayout), MaxRetries: cfg.OpenAIMaxRetries,
-		FirstByteTimeout: cfg.Upstream.FirstByteTimeout, IdleTimeout: cfg.Upstream.IdleTimeout, Logger: log,
-		MaxTools: cfg.Upstream.MaxToolEntries,
-		Transport: responses.Transport{MaxIdleConnsPerHost: cfg.Upstream.MaxIdleConns, MaxConnsPerHost: cfg.Upstream.MaxConnsPerHost,
-			IdleConnTimeout: cfg.Upstream.IdleConnTimeout},
-		Face: newFace(cfg, tokens)} // nil in direct mode (MCP_ROUTE)
-	if cfg.Offline() {
-		off, err := startOffline(cfg, log)
-		if err != nil {
-			return err
-		}
-		defer off.close(context.WithoutCancel(ctx))
-		upCfg.APIKey, upCfg.BaseURL, info.BaseURL = "offline", off.baseURL, off.baseURL
-		if off.demoURL != "" {
-			if err := registerDemo(auth.WithUser(ctx, auth.System), policies, off.demoURL); err != nil {
-				return fmt.Errorf("register the demo MCP server: %w", err)
-			}
-		}
-		log.Warn("OFFLINE: no OPENAI_API_KEY is set, so Toolgate talks to its built-in OpenAI Responses emulator, not a real model",
-			"emulator", off.baseURL, "demo_mcp_server", off.demoURL, "demo_label", DemoLabel)
-	} else if info.BaseURL == "" {
-		info.BaseURL = "https://api.openai.com/v1/"
-	}
-	// Unreachable MCP servers are checked again in the background, so one
-	// that comes back is offered again without anyone pressing Refresh.
-	rechecks, stopRechecks := context.WithCancel(ctx)
-	rechecked := make(chan struct{})
-	go func() { defer close(rechecked); policies.RunRechecks(rechecks, cfg.HealthRecheck) }()
-	defer func() { stopRechecks(); <-rechecked }()
-	userLimits := conversation.Limits{MaxConcurrentTurns: cfg.UserMaxConcurrentTurns, MessagesPerMinute: cfg.UserMessagesPerMinute}
-	chat := conversation.NewService(postgres.NewConversationStore(pool), postgres.NewConversationPolicies(policies), responses.New(upCfg), info, userLimits, log)
-	chat.SetReplica(cfg.Replica.ID, cfg.Replica.LeaseTTL)
-	chat.SetApprovalTTL(cfg.ApprovalTTL)
-	// Gateway mode: whether an approved call ran is known from the face's
-	// records (not_run, outcome_unknown only for a crash in between).
-	chat.SetRoute(cfg.Route.Gateway())
-	// Direct mode: the provider calls the MCP servers itself, so what would
-	// run unasked is listed first (docs/mcp-servers.md, "Direct mode"). In gateway mode
-	// (MCP_ROUTE=gateway) this stays off: every call is checked at the face.
-	if !cfg.Route.Gateway() {
-		chat.SetPrelist(conversation.Prelist{Lister: discoverer, Recorder: policies, MaxAge: d.PrelistMaxAge, TimeLimit: d.PrelistTimeLimit})
-	}
-	// Streamed text is stored on connections of its own (2 more per replica).
-	eventStore, closeEventStore, err := postgres.NewEventWriterStore(ctx, pool)
-	if err != nil {
-		return err
-	}
-	defer closeEventStore()
-	chat.SetEventStore(eventStore)
-	webhookStore := postgres.NewWebhookStore(pool)
-	hooks := &webhook.Dispatcher{Store: webhookStore, Client: webhook.NewClient(guard.Transport(), cfg.Webhooks.Timeout),
-		Owner: cfg.Replica.ID, PublicURL: cfg.Webhooks.PublicURL, Log: log.With("component", "webhooks"),
-		Config: webhook.Config{MaxAttempts: cfg.Webhooks.MaxAttempts, RetryBase: cfg.Webhooks.RetryBase, Timeout: cfg.Webhooks.Timeout}}
-	webhooks := webhook.NewService(webhookStore, guard, log)
-	webhooks.Wake = hooks.Wake
-	// Cancel, delete and new events reach every replica through Postgres.
-	lctx, stopListening := context.WithCancel(context.WithoutCancel(ctx))
-	defer stopListening()
-	listener := postgres.NewListener(pool, log.With("component", "listener"))
-	// Settings changes reach the settings pages open on this replica
-	// (GET /api/settings/events).
-	changes := policy.NewChanges()
-	listener.On = func(channel string, payload []byte) {
-		if ch, ok := postgres.SettingsChange(channel, payload); ok {
-			changes.Publish(ch)
-		}
-		switch channel {
-		case conversation.ChannelEvents:
-			chat.OnEventsNotification(payload)
-		case conversation.ChannelSignals:
-			chat.OnSignal(payload)
-		case webhook.Channel:
-			hooks.Wake()
-		case postgres.PolicyChannel:
-			// A policy change committed: load it now rather than in the next turn.
-			if v, err := strconv.ParseInt(string(payload), 10, 64); err == nil {
-				go policies.WarmTools(lctx, v)
-			}
-		}
-	}
-	listener.OnConnect = func() {
-		chat.OnReconnect()
-		hooks.Wake()
-		changes.Publish(policy.Change{Kind: policy.ChangeResync}) // changes while it was away were not heard
-	}
-	go listener.Run(lctx, conversation.ChannelEvents, conversation.ChannelSignals, webhook.Channel, postgres.PolicyChannel,
-		postgres.SettingsChannel)
-	if err := chat.Recover(ctx); err != nil {
-		return err
-	}
-	chat.Start(lctx)
-	_, stopDebug, err := serveDebug(cfg.DebugAddr, log)
-	if err != nil {
-		return err
-	}
-	defer stopDebug()
-	ln, err := net.Listen("tcp", cfg.ListenAddr)
-	if err != nil {
-		return fmt.Errorf("listen on %s: %w", cfg.ListenAddr, err)
-	}
-	defer ln.Close()
-	// The links printed below name the port actually listened on
-	// (LISTEN_ADDR=127.0.0.1:0 picks one).
-	linkCfg := cfg
-	if host, port, _ := net.SplitHostPort(cfg.ListenAddr); port == "0" {
-		_, real, _ := net.SplitHostPort(ln.Addr().String())
-		linkCfg.ListenAddr = net.JoinHostPort(host, real)
-	}
-	if cfg.Webhooks.PublicURL == config.DefaultPublicURL(cfg.ListenAddr) { // PUBLIC_URL unset: the port really listened on
-		hooks.PublicURL = config.DefaultPublicURL(linkCfg.ListenAddr)
-	}
-	if upCfg.Face != nil {
-		// The face is where the port really listened on is, too; no turn
-		// runs before the server serves, so none has read the old one.
-		upCfg.Face.BaseURL = hooks.PublicURL
-	}
-	logRoute(log, cfg, upCfg.Face)
-	// Every replica sends the webhook deliveries that are due; the store's
-	// claims keep two from sending the same attempt.
-	dispatched := make(chan struct{})
-	go func() { defer close(dispatched); hooks.Run(lctx) }()
-	defer func() { stopListening(); <-dispatched }()
-	authn := newAuth(cfg, pool, log)
-	if err := prepareAccounts(ctx, linkCfg, authn, log, stdout); err != nil {
-		return err
-	}
-	mets := newMetrics(build, pool)
-	chat.OnTakeover, chat.OnFirstEvent = mets.LeaseTakeover, mets.UpstreamFirstEvent
-	chat.OnApprovalExpired = func(id string, at time.Time) { mets.DecisionRecorded(id, conversation.Expired, at) }
-	chat.OnEventWrite = mets.EventWrite
-	for _, source := range []string{"memory", "store"} {
-		mets.WatchCounter("toolgate_stream_reads_total", "Reads of the event streams open on this replica, by source: memory (events this replica stored, handed over as stored) or store (read back from Postgres).",
-			"source", source, func() float64 {
-				memory, store := chat.StreamReads()
-				if source == "memory" {
-					return float64(memory)
-				}
-				return float64(store)
-			})
-	}
-	mets.WatchGauge("toolgate_approvals_pending", "Approval requests waiting for a decision now, in the whole database.", func() float64 {
-		n, err := postgres.PendingApprovals(context.Background(), pool)
-		if err != nil {
-			return -1
-		}
-		return float64(n)
-	})
-	mets.WatchGauge("toolgate_event_streams_following", "Conversation event streams open in this replica (POST streams and GET /api/conversations/{id}/events).", func() float64 {
-		return float64(chat.Subscribers())
-	})
-	// The gate at the call decides on every call through the MCP face
-	// (internal/conversation implements it); without one the face is off.
-	var mcpGate gateway.Gate
-	if cfg.Route.Gateway() {
-		mcpGate = conversation.NewCallGate(chat)
-	}
-	api := toolhttp.NewServer(log, policies, chat, authn, store, toolhttp.Options{MaxBodyBytes: cfg.MaxBodyBytes, Heartbeat: cfg.SSEHeartbeat,
-		WebDir: cfg.WebDir, Web: frontend.App(), Version: build.Version,
-		TrustProxyHeaders: cfg.Auth.TrustProxy, AllowedHosts: cfg.AllowedHosts, Idempotency: postgres.NewIdempotencyStore(pool),
-		Metrics: mets, MetricsToken: cfg.MetricsToken, Webhooks: webhooks,
-		MCPFace: newMCPFace(cfg, tokens, mcpGate, policies, caller, log), SettingsChanges: changes})
-
-	// No WriteTimeout: streamed responses live as long as their turn.
-	srv := &http.Server{Handler: api, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute,
-		ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
-	// At shutdown the streams that only follow a conversation (an open
-	// browser tab) end at once, rather than holding Shutdown for the grace
-	// period; turns still running keep it.
-	srv.RegisterOnShutdown(api.CloseStreams)
-	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(ln) }()
-	log.Info("toolgate is listening", "url", "http://"+ln.Addr().String(), "version", build.Version, "offline", cfg.Offline(), "model", cfg.OpenAIModel)
-
-	select {
-	case err := <-errc:
-		return fmt.Errorf("serve: %w", err)
-	case <-ctx.Done():
-	}
-	log.Info("shutting down", "timeout", cfg.ShutdownTimeout)
-	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cfg.ShutdownTimeout)
-	defer cancel()
-	// Streams still open after the grace period are turns still running:
-	// stop them so each records how it ended before the pool closes.
-	err = srv.Shutdown(sctx)
-	tctx, tcancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
-	defer tcancel()
-	chat.Stop(tctx)
-	if err != nil && !errors.Is(err, context.DeadlineExceeded) {
-		return fmt.Errorf("shutdown: %w", err)
-	}
-	log.Info("stopped")
-	return nil
 }
 
 func migrate(ctx context.Context, cfg config.Config, log *slog.Logger, cmd string, stdout io.Writer) error {

@@ -95,9 +95,17 @@ func TestRun_MetricsNeedTheToken(t *testing.T) {
 	if code, body := get(""); code != 401 || !strings.Contains(body, "metrics_unauthenticated") {
 		t.Errorf("no token: %d %s", code, body)
 	}
+	// A turn: the metrics, the chat service's observer, hear how long the
+	// upstream took to its first event.
+	if _, events := sse(t, base+"/api/responses", `{"input":"hello"}`); len(events) == 0 || events[len(events)-1].name != "completed" {
+		t.Fatalf("a turn: %v", events)
+	}
 	code, body := get("Bearer " + tok)
 	if code != 200 {
 		t.Fatalf("with METRICS_TOKEN: %d %s", code, body)
+	}
+	if !strings.Contains(body, "\ntoolgate_upstream_first_event_seconds_count 1\n") {
+		t.Errorf("after one turn the scrape does not count one upstream first event:\n%s", body)
 	}
 	for _, name := range []string{"toolgate_build_info{", "toolgate_db_pool_total_conns ", "toolgate_http_requests_total{",
 		`toolgate_stream_reads_total{source="memory"} `, `toolgate_stream_reads_total{source="store"} `,

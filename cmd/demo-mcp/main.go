@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/toolgate/toolgate/internal/demomcp"
+	"github.com/toolgate/toolgate/internal/httpserve"
 )
 
 func main() {
@@ -60,23 +61,5 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 
 	// Log the listener's address, not the flag: with port 0 it is the real one.
 	log.Info("serving MCP", "url", "http://"+ln.Addr().String()+"/mcp", "token_required", *token != "")
-	serveErr := make(chan error, 1)
-	go func() { serveErr <- srv.Serve(ln) }()
-
-	select {
-	case err := <-serveErr:
-		return err
-	case <-ctx.Done():
-	}
-	log.Info("shutting down")
-	shutdownCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	if err := srv.Shutdown(shutdownCtx); err != nil {
-		_ = srv.Close()
-		return fmt.Errorf("shutting down: %w", err)
-	}
-	if err := <-serveErr; !errors.Is(err, http.ErrServerClosed) {
-		return err
-	}
-	return nil
+	return httpserve.Run(ctx, srv, ln, 5*time.Second, log)
 }

@@ -224,8 +224,7 @@ func equalMaps(a, b map[string]string) bool {
 // out (server_skipped) and a chat turn stays fast; once it lists fast
 // again, the re-check offers it again.
 func TestHealth_SlowServerIsSkippedUntilFastAgain(t *testing.T) {
-	e := newEngine(t, engineOptions{})
-	e.policies.SetHealthOptions(policy.HealthOptions{ListTimeLimit: 700 * time.Millisecond, Failures: 3})
+	e := newEngine(t, engineOptions{health: policy.HealthOptions{ListTimeLimit: 700 * time.Millisecond, Failures: 3}})
 	h := newHostileMCP(t)
 	e.register("slowpoke", h.url)
 

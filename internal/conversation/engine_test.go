@@ -49,6 +49,8 @@ type engineOptions struct {
 	// UPSTREAM_IDLE_TIMEOUT (0: none).
 	firstByte, idle time.Duration
 	maxTools        int // the client's bound on tools entries (0: responses.MaxTools)
+	// health is the policy service's (zero: policy.DefaultHealthOptions).
+	health policy.HealthOptions
 }
 
 func newEngine(t *testing.T, opts engineOptions) *engine {
@@ -63,7 +65,7 @@ func newEngine(t *testing.T, opts engineOptions) *engine {
 	demoMCP := demomcp.New(demomcp.Options{})
 	demo := httptest.NewServer(demoMCP.Handler())
 	t.Cleanup(demo.Close)
-	policies := policy.NewService(postgres.NewStore(pool), &mcpclient.Discoverer{Timeout: 5 * time.Second}, log)
+	policies := policy.New(postgres.NewStore(pool), &mcpclient.Discoverer{Timeout: 5 * time.Second}, log, policy.Options{Health: opts.health})
 	srv, err := policies.CreateServer(as(t.Context(), admin), policy.NewServer{Label: "demo", URL: demo.URL + "/mcp"})
 	if err != nil || srv.RefreshError != "" || srv.ToolCount == 0 {
 		t.Fatalf("registering the demo server: %v %q (%d tools)", err, srv.RefreshError, srv.ToolCount)
@@ -82,10 +84,8 @@ func newEngine(t *testing.T, opts engineOptions) *engine {
 	client := responses.New(responses.Config{APIKey: "test-key", BaseURL: base + "/v1/", Model: "gpt-5-mini",
 		Layout: responses.LayoutDefault, MaxRetries: 2, FirstByteTimeout: opts.firstByte, IdleTimeout: opts.idle, MaxTools: opts.maxTools, Logger: log})
 	replica := func(id string) *conversation.Service {
-		c := conversation.NewService(postgres.NewConversationStore(pool), postgres.NewConversationPolicies(policies), client,
-			conversation.Info{Offline: true, Model: "gpt-5-mini"}, opts.limits, log)
-		c.SetReplica(id, 0)
-		return c
+		return conversation.New(postgres.NewConversationStore(pool), postgres.NewConversationPolicies(policies), client, log,
+			conversation.Options{Info: conversation.Info{Offline: true, Model: "gpt-5-mini"}, Limits: opts.limits, Replica: id})
 	}
 	return &engine{t: t, pool: pool, chat: replica("rep_a"), replica: replica, policies: policies, up: up, demo: demoMCP, demoURL: demo.URL + "/mcp"}
 }

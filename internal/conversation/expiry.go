@@ -14,11 +14,6 @@ const DefaultApprovalTTL = 30 * time.Minute
 // expiryBatch is how many conversations one pass of ExpireApprovals looks at.
 const expiryBatch = 100
 
-// SetApprovalTTL sets how long an approval request waits for a decision
-// before it expires (APPROVAL_TTL); zero or less turns expiry off for the
-// servers that do not set their own (approval_ttl_seconds).
-func (s *Service) SetApprovalTTL(ttl time.Duration) { s.approvalTTL = ttl }
-
 // ExpiredTTLReason is the reason an approval request that waited too long
 // is closed with; the next request upstream denies it with this reason.
 func ExpiredTTLReason(ttl time.Duration) string {
@@ -123,9 +118,7 @@ func (s *Service) expireIn(ctx context.Context, conv string) ([]Approval, error)
 		return nil, err
 	}
 	for _, a := range expired {
-		if s.OnApprovalExpired != nil {
-			s.OnApprovalExpired(a.ID, deref(a.DecidedAt))
-		}
+		s.observer.ApprovalExpired(a.ID, deref(a.DecidedAt))
 	}
 	s.hub.poke(conv, false)
 	s.log.InfoContext(ctx, "approval requests expired", "conversation_id", conv, "expired", len(expired),

@@ -53,8 +53,9 @@ func TestExpiry_PendingApprovalExpiresOnceAndIsDeniedUpstream(t *testing.T) {
 	e.chat.SetApprovalTTL(ttl)
 	other.SetApprovalTTL(ttl)
 	var counted atomic.Int64 // the metric's hook
-	e.chat.OnApprovalExpired = func(string, time.Time) { counted.Add(1) }
-	other.OnApprovalExpired = e.chat.OnApprovalExpired
+	count := func(string, time.Time) { counted.Add(1) }
+	e.chat.ObserveExpiry(count)
+	other.ObserveExpiry(count)
 	time.Sleep(ttl + 100*time.Millisecond)
 	var wg sync.WaitGroup
 	counts := make([]int, 4)
@@ -67,7 +68,7 @@ func TestExpiry_PendingApprovalExpiresOnceAndIsDeniedUpstream(t *testing.T) {
 		t.Fatalf("four passes on two replicas expired %v requests; want exactly 1 in all", counts)
 	}
 	if counted.Load() != 1 {
-		t.Errorf("OnApprovalExpired called %d times; want once", counted.Load())
+		t.Errorf("Observer.ApprovalExpired called %d times; want once", counted.Load())
 	}
 
 	// The update is conditional: a request already expired (or decided) is

@@ -464,8 +464,8 @@ func TestGate_DatabaseDownFailsClosed(t *testing.T) {
 		t.Fatal(err)
 	}
 	down.Close()
-	chat := conversation.NewService(postgres.NewConversationStore(down), postgres.NewConversationPolicies(e.policies), nil,
-		conversation.Info{}, conversation.Limits{}, slog.New(slog.DiscardHandler))
+	chat := conversation.New(postgres.NewConversationStore(down), postgres.NewConversationPolicies(e.policies), nil,
+		slog.New(slog.DiscardHandler), conversation.Options{})
 	g := conversation.NewCallGate(chat)
 	if err := g.Authorize(t.Context(), claims); err == nil {
 		t.Fatal("Authorize without a database succeeded")

@@ -114,14 +114,7 @@ type GatewayRepo interface {
 	LinkGatewayCall(ctx context.Context, k CallKey, itemID, response string) (GatewayCall, bool, error)
 }
 
-// SetRoute says how the provider reaches the MCP servers: through
-// Toolgate's MCP face (gateway true, MCP_ROUTE=gateway), where every call
-// is checked and recorded, or directly (today's behaviour). In gateway mode
-// whether an approved call ran is known from the face's records
-// (settleCalls); call it before the service runs turns.
-func (s *Service) SetRoute(gateway bool) { s.gateway = gateway }
-
-// Gateway reports whether calls go through the MCP face (SetRoute).
+// Gateway reports whether calls go through the MCP face (Options.Gateway).
 func (s *Service) Gateway() bool { return s.gateway }
 
 // shownCall fills the parts of a call shown to people.

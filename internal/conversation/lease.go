@@ -21,9 +21,9 @@ const DefaultLeaseTTL = 15 * time.Second
 // another replica may have taken it over, so this one must stop.
 var ErrLeaseLost = errors.New("this replica lost the turn's lease")
 
-// SetReplica names this process among the replicas sharing the database
-// and sets the lease its turns hold. Call it before Start.
-func (s *Service) SetReplica(id string, ttl time.Duration) {
+// setReplica names this process among the replicas sharing the database
+// and sets the lease its turns hold (Options.Replica, Options.LeaseTTL).
+func (s *Service) setReplica(id string, ttl time.Duration) {
 	if id != "" {
 		s.replica = id
 	}
@@ -142,9 +142,7 @@ func (s *Service) Sweep(ctx context.Context) int {
 			}
 			if ok {
 				n.Add(1)
-				if s.OnTakeover != nil {
-					s.OnTakeover()
-				}
+				s.observer.LeaseTakeover()
 				s.log.WarnContext(ctx, "closed a turn whose replica stopped renewing its lease", "conversation_id", rt.ConversationID,
 					"turn_id", rt.Turn, "replica", rt.LeaseOwner)
 			}

@@ -46,9 +46,10 @@ func newChat(t *testing.T, limits conversation.Limits) *chatEnv {
 		t.Fatal(err)
 	}
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	policies := policy.NewService(postgres.NewStore(pool), nil, log)
+	policies := policy.New(postgres.NewStore(pool), nil, log, policy.Options{})
 	up := &scriptedUpstream{}
-	chat := conversation.NewService(postgres.NewConversationStore(pool), postgres.NewConversationPolicies(policies), up, conversation.Info{Offline: true}, limits, log)
+	chat := conversation.New(postgres.NewConversationStore(pool), postgres.NewConversationPolicies(policies), up, log,
+		conversation.Options{Info: conversation.Info{Offline: true}, Limits: limits})
 	return &chatEnv{t: t, pool: pool, chat: chat, up: up}
 }
 

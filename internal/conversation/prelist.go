@@ -51,17 +51,15 @@ type Prelist struct {
 	TimeLimit time.Duration
 	// Concurrency bounds the listings one request runs at once (default 8).
 	Concurrency int
-	// OnList, when set, is called for each listing started (tests, metrics).
-	OnList func(label string)
 }
 
 // DefaultPrelistTimeLimit applies when Prelist.TimeLimit is zero.
 const DefaultPrelistTimeLimit = 2 * time.Second
 
-// SetPrelist turns listing before each request on (direct mode) with p;
+// setPrelist turns listing before each request on (direct mode) with p;
 // a nil p.Lister turns it off (gateway mode: every call is checked where
-// it runs). Call it before the service runs turns.
-func (s *Service) SetPrelist(p Prelist) {
+// it runs). Options.Prelist.
+func (s *Service) setPrelist(p Prelist) {
 	if p.Lister == nil || p.Recorder == nil {
 		s.prelist = nil
 		return
@@ -134,9 +132,6 @@ func (l *listing) usable(now time.Time, maxAge time.Duration) bool {
 // listing (the recording gets its own short limit).
 func (p *prelister) fill(ctx context.Context, l *listing, srv policy.Server) {
 	defer close(l.done)
-	if p.OnList != nil {
-		p.OnList(srv.Label)
-	}
 	lctx, cancel := context.WithTimeoutCause(ctx, p.TimeLimit, errPrelistSlow)
 	tools, err := p.Lister.ListTools(lctx, srv.URL, srv.Headers)
 	cancel()

@@ -92,9 +92,7 @@ func (r *relay) exchange(ctx context.Context) bool {
 			return false
 		}
 	}
-	if s.OnFirstEvent != nil {
-		s.OnFirstEvent(s.now().Sub(sent))
-	}
+	s.observer.UpstreamFirstEvent(s.now().Sub(sent))
 	if err != nil {
 		e := r.upstreamError(ctx, err, false)
 		r.delivery = deliveryUnknown

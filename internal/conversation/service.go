@@ -148,10 +148,10 @@ type Service struct {
 	stopOnce sync.Once
 
 	// gateway: the provider reaches the MCP servers through Toolgate's MCP
-	// face (SetRoute), so the face's records say which calls ran.
+	// face (Options.Gateway), so the face's records say which calls ran.
 	gateway bool
 
-	replica  string        // this process among the replicas (SetReplica)
+	replica  string        // this process among the replicas (Options.Replica)
 	leaseTTL time.Duration // TURN_LEASE_TTL
 	// approvalTTL is APPROVAL_TTL: how long a request waits (expiry.go).
 	approvalTTL time.Duration
@@ -159,21 +159,11 @@ type Service struct {
 	// turn did not see waits for it to finish (reconcile.go).
 	readBackWait time.Duration
 	hub          hub
-	prelist      *prelister  // direct mode: list before each request (SetPrelist)
+	prelist      *prelister  // direct mode: list before each request (Options.Prelist)
 	writer       deltaWriter // stores the running turns' text deltas together
-	eventStore   Store       // where writer stores them (SetEventStore; store by default)
-	// OnTakeover, when set, is called for each turn this replica closed
-	// because its lease expired (metrics), from several goroutines at once.
-	OnTakeover func()
-	// OnFirstEvent, when set, is called with the time each upstream request
-	// took to its first event (metrics).
-	OnFirstEvent func(time.Duration)
-	// OnEventWrite, when set, is called after each write of text deltas
-	// with the conversations it carried and how long it took (metrics).
-	OnEventWrite func(conversations int, took time.Duration)
-	// OnApprovalExpired, when set, is called for each approval request
-	// this replica expired (APPROVAL_TTL), with when (metrics).
-	OnApprovalExpired func(id string, at time.Time)
+	eventStore   Store       // where writer stores them (Options.EventStore; store by default)
+	// observer hears what metrics count (Options.Observer).
+	observer Observer
 }
 
 type running struct {
@@ -213,21 +203,6 @@ func (s *Service) Stop(ctx context.Context) {
 		}
 	}
 }
-
-// NewService returns a Service.
-func NewService(store Store, policies Policies, upstream Upstream, info Info, limits Limits, log *slog.Logger) *Service {
-	s := &Service{store: store, policies: policies, upstream: upstream, info: info, limits: limits, log: log,
-		now: time.Now, running: map[string]*running{}, ending: map[string]chan struct{}{},
-		endRetry: [2]time.Duration{endRetryMin, endRetryMax}, stopping: make(chan struct{}),
-		replica: newID("rep_"), leaseTTL: DefaultLeaseTTL, approvalTTL: DefaultApprovalTTL, readBackWait: defaultReadBackWait}
-	s.writer.s, s.eventStore = s, store
-	return s
-}
-
-// SetEventStore makes the writer of text deltas use st (the same database
-// on connections of its own) instead of the service's store. Call it
-// before the service runs turns.
-func (s *Service) SetEventStore(st Store) { s.eventStore = st }
 
 // caller is the signed-in user ctx carries. Without one the request never
 // went through authentication: that is a bug, never "anyone".

@@ -154,9 +154,7 @@ func (s *Service) StartMessage(ctx context.Context, conversationID, input string
 		return nil, err
 	}
 	for _, a := range t.expired {
-		if s.OnApprovalExpired != nil {
-			s.OnApprovalExpired(a.ID, deref(a.DecidedAt))
-		}
+		s.observer.ApprovalExpired(a.ID, deref(a.DecidedAt))
 	}
 	return t, nil
 }

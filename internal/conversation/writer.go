@@ -128,9 +128,7 @@ func (w *deltaWriter) write(batch []queuedDelta) (rest []queuedDelta) {
 		began := time.Now()
 		st := w.s.eventStore
 		lasts, err := st.Repo().AppendMany(ctx, in)
-		if w.s.OnEventWrite != nil {
-			w.s.OnEventWrite(len(in), time.Since(began))
-		}
+		w.s.observer.EventWrite(len(in), time.Since(began))
 		if err != nil {
 			// One conversation's trouble must not fail the others: store
 			// each on its own, and fail only the turns whose write fails.

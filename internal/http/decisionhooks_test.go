@@ -239,8 +239,7 @@ func TestDecisionHooks_URLPolicy(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	svc := policy.NewService(postgres.NewStore(e.pool), nil, e.log)
-	svc.SetURLChecker(g)
+	svc := policy.New(postgres.NewStore(e.pool), nil, e.log, policy.Options{URLs: g})
 	ctx := auth.WithUser(context.Background(), e.admin)
 	for _, tc := range []struct {
 		url string

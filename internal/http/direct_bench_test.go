@@ -20,12 +20,13 @@ func BenchmarkDirect_MessageToUpstream(b *testing.B) {
 		maxAge time.Duration
 	}{{"baseline", false, 0}, {"hit", true, time.Hour}, {"miss", true, 0}} {
 		b.Run(mode.name, func(b *testing.B) {
-			e := newAPI(b)
+			var opts envOptions
+			if mode.on {
+				opts.direct = &directMode{maxAge: mode.maxAge, limit: 2 * time.Second}
+			}
+			e := newAPIWith(b, opts)
 			e.createDemo("demo")
 			e.setPolicy("demo", "get_forecast", "never")
-			if mode.on {
-				e.direct(mode.maxAge, 2*time.Second)
-			}
 			conv := e.send("", "hello").ok(b).conv(b)
 			var lat []time.Duration
 			for b.Loop() {

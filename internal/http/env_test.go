@@ -86,7 +86,9 @@ type envOptions struct {
 	// face asks the real gate (conversation.CallGate), and approvals are
 	// settled from its records. definitionMaxAge is MCP_DEFINITION_MAX_AGE
 	// (0: list at every call).
-	gateway          bool
+	gateway bool
+	// direct turns listing before each request on (direct mode; nil: off).
+	direct           *directMode
 	definitionMaxAge time.Duration
 }
 
@@ -193,7 +195,7 @@ func (e *apiEnv) anon() *apiEnv {
 func (e *apiEnv) start() {
 	e.t.Helper()
 	store := postgres.NewStore(e.pool)
-	svc := policy.NewService(store, &mcpclient.Discoverer{Timeout: 3e9}, e.log)
+	svc := policy.New(store, &mcpclient.Discoverer{Timeout: 3e9}, e.log, policy.Options{})
 	if e.opts.layout == "" {
 		e.opts.layout = "default"
 	}
@@ -211,34 +213,33 @@ func (e *apiEnv) start() {
 	}
 	up := responses.New(responses.Config{APIKey: "test-key", BaseURL: e.up.url + "/v1/", Model: "gpt-5-mini",
 		Layout: responses.Layout(e.opts.layout), MaxRetries: e.opts.retries, Logger: e.log, Face: face})
-	e.chat = conversation.NewService(postgres.NewConversationStore(e.pool), postgres.NewConversationPolicies(svc), up,
-		conversation.Info{Offline: true, Model: "gpt-5-mini", Layout: e.opts.layout}, e.opts.limits, e.log)
-	e.chat.SetReplica(fmt.Sprintf("rep_test_%d", replicaSeq.Add(1)), e.opts.leaseTTL)
-	e.chat.SetRoute(e.opts.gateway)
+	e.chat = conversation.New(postgres.NewConversationStore(e.pool), postgres.NewConversationPolicies(svc), up, e.log,
+		conversation.Options{Info: conversation.Info{Offline: true, Model: "gpt-5-mini", Layout: e.opts.layout}, Limits: e.opts.limits,
+			Replica: fmt.Sprintf("rep_test_%d", replicaSeq.Add(1)), LeaseTTL: e.opts.leaseTTL, Gateway: e.opts.gateway, Prelist: e.prelist()})
 	// As cmd/api wires it: notifications from every replica on the database.
 	lctx, stop := context.WithCancel(context.Background())
 	e.t.Cleanup(stop)
 	chat := e.chat
-	listener := postgres.NewListener(e.pool, e.log)
 	changes := policy.NewChanges()
-	listener.On = func(channel string, payload []byte) {
-		if ch, ok := postgres.SettingsChange(channel, payload); ok {
-			changes.Publish(ch)
-			return
-		}
-		if channel == conversation.ChannelSignals {
-			chat.OnSignal(payload)
-			return
-		}
-		chat.OnEventsNotification(payload)
-	}
 	connected := make(chan struct{})
 	var once sync.Once
-	listener.OnConnect = func() {
-		chat.OnReconnect()
-		changes.Publish(policy.Change{Kind: policy.ChangeResync})
-		once.Do(func() { close(connected) })
-	}
+	listener := postgres.NewListener(e.pool, e.log, postgres.ListenFuncs{
+		Notify: func(channel string, payload []byte) {
+			if ch, ok := postgres.SettingsChange(channel, payload); ok {
+				changes.Publish(ch)
+				return
+			}
+			if channel == conversation.ChannelSignals {
+				chat.OnSignal(payload)
+				return
+			}
+			chat.OnEventsNotification(payload)
+		},
+		Connect: func() {
+			chat.OnReconnect()
+			changes.Publish(policy.Change{Kind: policy.ChangeResync})
+			once.Do(func() { close(connected) })
+		}})
 	e.listening = connected
 	go listener.Run(lctx, conversation.ChannelEvents, conversation.ChannelSignals, postgres.PolicyChannel, postgres.SettingsChannel)
 	if err := e.chat.Recover(context.Background()); err != nil {
@@ -263,7 +264,7 @@ func (e *apiEnv) start() {
 	e.api = toolhttp.NewServer(e.log, svc, e.chat, e.auth, store, toolhttp.Options{MaxBodyBytes: 64 << 10, Heartbeat: e.opts.heartbeat, WebDir: e.opts.webDir,
 		Web: e.opts.web, Version: e.opts.version, TrustProxyHeaders: e.opts.trustProxy,
 		Metrics: e.opts.metrics, MetricsToken: e.opts.metricsTok, Idempotency: postgres.NewIdempotencyStore(e.pool),
-		StreamWriteTimeout: e.opts.writeLimit, Webhooks: webhook.NewService(e.hooks, guard, e.log), MCPFace: mcpFace,
+		StreamWriteTimeout: e.opts.writeLimit, Webhooks: webhook.NewService(e.hooks, guard, e.log, nil), MCPFace: mcpFace,
 		SettingsChanges: changes})
 	if e.opts.authMode == auth.ModeNone {
 		if _, err := e.auth.EnsureLocalUser(context.Background()); err != nil {

@@ -433,7 +433,7 @@ func TestLayers_ServiceRefusesMembersWhateverTheRoute(t *testing.T) {
 	e := newAPI(t)
 	e.createDemo("weather")
 	_, member := e.newUser(auth.Member)
-	svc := policy.NewService(postgres.NewStore(e.pool), nil, e.log)
+	svc := policy.New(postgres.NewStore(e.pool), nil, e.log, policy.Options{})
 	ctx := auth.WithUser(context.Background(), member)
 	never, locked := policy.Never, true
 	calls := map[string]error{

@@ -117,7 +117,7 @@ func (e *oidcEnv) configure(admins auth.OIDCConfig) {
 	cfg.RedirectURL = e.apiURL + "/api/auth/oidc/callback"
 	e.auth = auth.NewService(postgres.NewUserStore(e.pool), auth.Options{Mode: auth.ModeOIDC, OIDC: auth.NewOIDC(cfg)}, e.log)
 	store := postgres.NewStore(e.pool)
-	var h http.Handler = toolhttp.NewServer(e.log, policy.NewService(store, &mcpclient.Discoverer{}, e.log), nil, e.auth, store,
+	var h http.Handler = toolhttp.NewServer(e.log, policy.New(store, &mcpclient.Discoverer{}, e.log, policy.Options{}), nil, e.auth, store,
 		toolhttp.Options{MaxBodyBytes: 1 << 20})
 	e.handler.Store(&h)
 }

@@ -195,11 +195,10 @@ func (e *apiEnv) dispatcher(owner string, c webhook.Config) *webhook.Dispatcher 
 func (e *apiEnv) wakeOnNotify(d *webhook.Dispatcher) {
 	ctx, cancel := context.WithCancel(context.Background())
 	e.t.Cleanup(cancel)
-	l := postgres.NewListener(e.pool, e.log)
 	listening := make(chan struct{})
 	var once sync.Once
-	l.On = func(string, []byte) { d.Wake() }
-	l.OnConnect = func() { once.Do(func() { close(listening) }) }
+	l := postgres.NewListener(e.pool, e.log, postgres.ListenFuncs{Notify: func(string, []byte) { d.Wake() },
+		Connect: func() { once.Do(func() { close(listening) }) }})
 	go l.Run(ctx, webhook.Channel)
 	<-listening
 }

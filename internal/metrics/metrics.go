@@ -212,6 +212,10 @@ func (m *Metrics) ApprovalRequested(id string, requestedAt time.Time) {
 	m.asked[id] = requestedAt
 }
 
+// ApprovalExpired is DecisionRecorded for a request this replica expired
+// (APPROVAL_TTL): it makes Metrics a conversation.Observer.
+func (m *Metrics) ApprovalExpired(id string, at time.Time) { m.DecisionRecorded(id, "expired", at) }
+
 // DecisionRecorded counts a decision by state and, when a person decided
 // (approved or denied) a request this process relayed, observes how long it
 // waited. A superseded request (a new message instead of a decision) is

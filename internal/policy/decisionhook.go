@@ -89,10 +89,6 @@ type internalHosts interface {
 	Internal(ctx context.Context, host string) bool
 }
 
-// SetHookClient sets the client that asks decision hooks (cmd/api passes
-// one over the netguard transport). Without one a client of its own is used.
-func (s *Service) SetHookClient(c *hooks.Client) { s.hookClient = c }
-
 func (s *Service) hooks() *hooks.Client {
 	if s.hookClient == nil {
 		return defaultHookClient

@@ -92,19 +92,6 @@ func DefaultHealthOptions() HealthOptions {
 	return HealthOptions{ListTimeLimit: DefaultListTimeLimit, Failures: DefaultHealthFailures, CheckEvery: DefaultHealthCheck}
 }
 
-// SetHealthOptions sets when a server is left out; call it before use.
-// Without it a Service uses DefaultHealthOptions.
-func (s *Service) SetHealthOptions(o HealthOptions) {
-	if o.Failures < 1 {
-		o.Failures = DefaultHealthFailures
-	}
-	s.health = o
-}
-
-// SetToolLimits sets what one server's listing may hold, for the tools a
-// response lists (RecordListed); call it before use.
-func (s *Service) SetToolLimits(l ToolLimits) { s.limits = l.OrDefaults() }
-
 // slowReason says why a listing that took took makes the server slow, or
 // "" when it does not.
 func (s *Service) slowReason(took time.Duration) string {

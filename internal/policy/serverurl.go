@@ -58,11 +58,6 @@ type URLChecker interface {
 	CheckURL(ctx context.Context, raw string) error
 }
 
-// SetURLChecker makes CreateServer and UpdateServer refuse URLs that c
-// refuses, with 400 url_not_allowed, before storing them. Without one every
-// URL is accepted (discovery still dials through its own policy).
-func (s *Service) SetURLChecker(c URLChecker) { s.urls = c }
-
 func (s *Service) checkURL(ctx context.Context, raw string) error {
 	if s.urls == nil {
 		return nil

@@ -27,9 +27,35 @@ type Service struct {
 	limits     ToolLimits // what one listing may hold (RecordListed; the Discoverer has its own)
 }
 
-// NewService returns a Service over store that discovers tools with d.
-func NewService(store Store, d Discoverer, log *slog.Logger) *Service {
-	return &Service{store: store, discover: d, log: log, now: time.Now, health: DefaultHealthOptions(), limits: DefaultToolLimits()}
+// Options are a Service's settings; the zero value of each field is its
+// default.
+type Options struct {
+	// Limits is what one server's listing may hold, for the tools a
+	// response lists (RecordListed); zero fields: DefaultToolLimits.
+	Limits ToolLimits
+	// Health says when a server is left out; zero: DefaultHealthOptions
+	// (Failures below 1: DefaultHealthFailures).
+	Health HealthOptions
+	// URLs makes CreateServer and UpdateServer refuse the URLs it refuses,
+	// with 400 url_not_allowed, before storing them. nil: every URL is
+	// accepted (discovery still dials through its own policy).
+	URLs URLChecker
+	// HookClient asks decision hooks (cmd/api passes one over the netguard
+	// transport); nil: a client of its own.
+	HookClient *hooks.Client
+}
+
+// New returns a Service over store that discovers tools with d, set up by
+// opts.
+func New(store Store, d Discoverer, log *slog.Logger, opts Options) *Service {
+	health := opts.Health
+	if health == (HealthOptions{}) {
+		health = DefaultHealthOptions()
+	} else if health.Failures < 1 {
+		health.Failures = DefaultHealthFailures
+	}
+	return &Service{store: store, discover: d, log: log, now: time.Now, health: health, limits: opts.Limits.OrDefaults(),
+		urls: opts.URLs, hookClient: opts.HookClient}
 }
 
 // ListServers returns every server, ordered by label.

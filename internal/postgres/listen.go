@@ -15,16 +15,43 @@ import (
 type Listener struct {
 	pool *pgxpool.Pool
 	log  *slog.Logger
-	// On is called for each notification, one at a time.
-	On func(channel string, payload []byte)
-	// OnConnect is called after every (re)connection: notifications sent
-	// while it was away are lost, so whoever waits for them looks again.
-	OnConnect func()
+	h    ListenHandler
 }
 
-// NewListener returns a listener on pool's database.
-func NewListener(pool *pgxpool.Pool, log *slog.Logger) *Listener {
-	return &Listener{pool: pool, log: log}
+// ListenHandler hears what a Listener receives.
+type ListenHandler interface {
+	// Notified is called for each notification, one at a time.
+	Notified(channel string, payload []byte)
+	// Connected is called after every (re)connection: notifications sent
+	// while it was away are lost, so whoever waits for them looks again.
+	Connected()
+}
+
+// ListenFuncs is a ListenHandler of two functions (tests); a nil one is
+// skipped.
+type ListenFuncs struct {
+	Notify  func(channel string, payload []byte)
+	Connect func()
+}
+
+// Notified calls f.Notify.
+func (f ListenFuncs) Notified(channel string, payload []byte) {
+	if f.Notify != nil {
+		f.Notify(channel, payload)
+	}
+}
+
+// Connected calls f.Connect.
+func (f ListenFuncs) Connected() {
+	if f.Connect != nil {
+		f.Connect()
+	}
+}
+
+// NewListener returns a listener on pool's database that tells h what it
+// receives.
+func NewListener(pool *pgxpool.Pool, log *slog.Logger, h ListenHandler) *Listener {
+	return &Listener{pool: pool, log: log, h: h}
 }
 
 // Run listens on channels until ctx ends.
@@ -56,16 +83,12 @@ func (l *Listener) listen(ctx context.Context, channels []string) error {
 			return err
 		}
 	}
-	if l.OnConnect != nil {
-		l.OnConnect()
-	}
+	l.h.Connected()
 	for {
 		n, err := conn.WaitForNotification(ctx)
 		if err != nil {
 			return err
 		}
-		if l.On != nil {
-			l.On(n.Channel, []byte(n.Payload))
-		}
+		l.h.Notified(n.Channel, []byte(n.Payload))
 	}
 }

@@ -107,7 +107,7 @@ func BenchmarkRequestTools_1000x100(b *testing.B) {
 			check(b, len(out))
 		}
 	})
-	svc := policy.NewService(store, nil, slog.New(slog.DiscardHandler))
+	svc := policy.New(store, nil, slog.New(slog.DiscardHandler), policy.Options{})
 	if _, _, err := svc.RequestTools(ctx, owner, grants, nil); err != nil { // loads the copy
 		b.Fatal(err)
 	}

@@ -42,7 +42,7 @@ func replicaPolicies(t *testing.T) (a, b *policy.Service, pool *pgxpool.Pool) {
 		t.Fatal(err)
 	}
 	log := slog.New(slog.DiscardHandler)
-	return policy.NewService(postgres.NewStore(pool), nil, log), policy.NewService(postgres.NewStore(pool), nil, log), pool
+	return policy.New(postgres.NewStore(pool), nil, log, policy.Options{}), policy.New(postgres.NewStore(pool), nil, log, policy.Options{}), pool
 }
 
 // groupsOf is the policy group of every tool RequestTools offers ("" for

@@ -91,10 +91,10 @@ func TestTurnStart_StatementCount(t *testing.T) {
 		t.Fatal(err)
 	}
 	log := slog.New(slog.DiscardHandler)
-	policies := policy.NewService(postgres.NewStore(pool), &mcpclient.Discoverer{}, log)
-	chat := conversation.NewService(postgres.NewConversationStore(pool), postgres.NewConversationPolicies(policies), nil,
-		conversation.Info{Offline: true, Model: "m"}, conversation.Limits{MaxConcurrentTurns: 4, MessagesPerMinute: 30}, log)
-	chat.SetReplica("rep_a", 0)
+	policies := policy.New(postgres.NewStore(pool), &mcpclient.Discoverer{}, log, policy.Options{})
+	chat := conversation.New(postgres.NewConversationStore(pool), postgres.NewConversationPolicies(policies), nil, log,
+		conversation.Options{Info: conversation.Info{Offline: true, Model: "m"}, Limits: conversation.Limits{MaxConcurrentTurns: 4, MessagesPerMinute: 30},
+			Replica: "rep_a"})
 
 	var turn *conversation.Turn
 	first := stmts.record(func() { turn, err = chat.StartMessage(ctx, "", "hello") })

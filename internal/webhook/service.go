@@ -23,14 +23,15 @@ type Service struct {
 	store Store
 	urls  URLChecker // nil: every URL is accepted at registration (the dispatcher still dials through its own policy)
 	log   *slog.Logger
-	// Wake, when set, is called after a ping is queued, so this replica's
+	// wake, when set, is called after a ping is queued, so this replica's
 	// dispatcher sends it at once.
-	Wake func()
+	wake func()
 }
 
-// NewService returns a Service over store.
-func NewService(store Store, urls URLChecker, log *slog.Logger) *Service {
-	return &Service{store: store, urls: urls, log: log}
+// NewService returns a Service over store; wake (nil: none) is called
+// after a ping is queued, so this replica's dispatcher sends it at once.
+func NewService(store Store, urls URLChecker, log *slog.Logger, wake func()) *Service {
+	return &Service{store: store, urls: urls, log: log, wake: wake}
 }
 
 // MaxDeliveries bounds the delivery log one request returns.
@@ -151,8 +152,8 @@ func (s *Service) Test(ctx context.Context, id string) (Delivery, error) {
 	if apperr.KindOf(err) == apperr.NotFound {
 		return d, errNotFound
 	}
-	if err == nil && s.Wake != nil {
-		s.Wake()
+	if err == nil && s.wake != nil {
+		s.wake()
 	}
 	return d, err
 }
