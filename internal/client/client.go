@@ -22,11 +22,17 @@ import (
 // Client calls one Toolgate. Sign in with a personal API token (Token) or
 // a session (Login keeps its cookie in the client's jar).
 type Client struct {
-	base   string // no trailing slash
-	origin string // scheme://host of base, sent as Origin
+	base string // no trailing slash
 	// Token is a personal API token (tg_…), sent as a Bearer token; "" to
 	// use the session cookie.
 	Token string
+	// Origin, when set, is sent as the Origin header of state-changing
+	// requests, as a browser page on that origin would. Leave it empty:
+	// the API's cross-site guard (internal/http/guard.go) lets a request
+	// with no Origin through (scripts, curl, this client), and refuses one
+	// whose Origin is not Toolgate's own, which a proxy rewriting Host
+	// would turn Toolgate's own into.
+	Origin string
 	// HTTP sends the requests. Its Jar holds the session cookie.
 	HTTP *http.Client
 }
@@ -44,10 +50,9 @@ func New(base, token string) (*Client, error) {
 	tr.DialContext = (&net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}).DialContext
 	jar, _ := cookiejar.New(nil)
 	return &Client{
-		base:   strings.TrimRight(base, "/"),
-		origin: u.Scheme + "://" + u.Host,
-		Token:  token,
-		HTTP:   &http.Client{Transport: tr, Jar: jar},
+		base:  strings.TrimRight(base, "/"),
+		Token: token,
+		HTTP:  &http.Client{Transport: tr, Jar: jar},
 	}, nil
 }
 
@@ -111,10 +116,8 @@ func (c *Client) Do(ctx context.Context, method, path string, body any, hdr http
 	if body != nil {
 		req.Header.Set("Content-Type", "application/json")
 	}
-	if method != http.MethodGet && method != http.MethodHead {
-		// The API's cross-site guard: a state-changing request names
-		// the origin it comes from, and that is Toolgate's own.
-		req.Header.Set("Origin", c.origin)
+	if c.Origin != "" && method != http.MethodGet && method != http.MethodHead {
+		req.Header.Set("Origin", c.Origin)
 	}
 	res, err := c.HTTP.Do(req)
 	if err != nil {
