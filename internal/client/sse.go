@@ -33,12 +33,15 @@ var ErrEventTooLarge = errors.New("client: an event of the stream is over the si
 // fields (one space after the colon is dropped), unknown fields are
 // ignored, a line starting with ":" is a comment (Toolgate's heartbeat),
 // and a blank line dispatches the event. An event without data is not
-// dispatched; an id or retry seen in it still counts.
+// dispatched; an id or retry seen in it still counts. An id counts once
+// the blank line after it is read: an event cut off by a dropped
+// connection does not move LastID.
 type Reader struct {
 	r      *bufio.Reader
 	max    int
-	prevCR bool // the last line ended with CR: a following LF belongs to it
-	lastID string
+	prevCR bool   // the last line ended with CR: a following LF belongs to it
+	idBuf  string // the last id: field read, dispatched or not
+	lastID string // idBuf at the last blank line: what a reconnect resumes after
 	retry  time.Duration
 	line   []byte
 
@@ -77,6 +80,7 @@ func (s *Reader) Next() (Event, error) {
 			return Event{}, fmt.Errorf("%w (%d bytes)", ErrEventTooLarge, s.max)
 		}
 		if len(ln) == 0 {
+			s.lastID = s.idBuf
 			if hasData {
 				if name == "" {
 					name = "message"
@@ -102,7 +106,7 @@ func (s *Reader) Next() (Event, error) {
 			data, hasData = append(data, value...), true
 		case "id":
 			if bytes.IndexByte(value, 0) < 0 {
-				s.lastID = string(value)
+				s.idBuf = string(value)
 			}
 		case "retry":
 			if ms, err := strconv.ParseUint(string(value), 10, 31); err == nil {

@@ -105,6 +105,17 @@ func TestReader_RefusesAnEventOverTheBound(t *testing.T) {
 	}
 }
 
+// An id in an event the stream cut off is not where a reconnect resumes.
+func TestReader_LastIDMovesOnlyWithADispatch(t *testing.T) {
+	r := client.NewReader(strings.NewReader("id: 1\ndata: a\n\nid: 2\ndata: b"))
+	if ev, err := r.Next(); err != nil || ev.ID != "1" {
+		t.Fatalf("first event %+v, %v", ev, err)
+	}
+	if _, err := r.Next(); !errors.Is(err, io.ErrUnexpectedEOF) || r.LastID() != "1" {
+		t.Errorf("after a cut event: err %v, LastID %q; want unexpected EOF and 1", err, r.LastID())
+	}
+}
+
 func TestReadEvents_StopsAtTheFirstError(t *testing.T) {
 	in := io.MultiReader(strings.NewReader("data: 1\n\n"), iotest.ErrReader(io.ErrClosedPipe))
 	var names []string
