@@ -32,18 +32,7 @@ func keyedPost(t *testing.T, url, key, body string) (status int, replayed bool, 
 	}
 	defer res.Body.Close()
 	b, _ := io.ReadAll(res.Body)
-	var cur event
-	for _, line := range strings.Split(string(b), "\n") {
-		switch {
-		case strings.HasPrefix(line, "event: "):
-			cur.name = strings.TrimPrefix(line, "event: ")
-		case strings.HasPrefix(line, "data: "):
-			cur.data = strings.TrimPrefix(line, "data: ")
-		case line == "" && cur.name != "":
-			events = append(events, cur)
-			cur = event{}
-		}
-	}
+	events = readEvents(bytes.NewReader(b))
 	return res.StatusCode, res.Header.Get("Idempotent-Replayed") == "true", events, string(b)
 }
 

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"io"
@@ -14,6 +13,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/toolgate/toolgate/internal/client"
 )
 
 // The harness of TestKill_FollowUpAtEachStep: the binary built with
@@ -244,20 +245,11 @@ func openSSEWith(t *testing.T, url, body string, headers map[string]string) *liv
 			return
 		}
 		defer res.Body.Close()
-		sc := bufio.NewScanner(res.Body)
-		sc.Buffer(make([]byte, 64<<10), 4<<20)
-		var cur event
-		for sc.Scan() {
-			line := sc.Text()
-			switch {
-			case strings.HasPrefix(line, "event: "):
-				cur.name = strings.TrimPrefix(line, "event: ")
-			case strings.HasPrefix(line, "data: "):
-				cur.data = strings.TrimPrefix(line, "data: ")
-			case line == "" && cur.name != "":
-				s.add(cur, false)
-				cur = event{}
+		for ev, err := range client.ReadEvents(res.Body) {
+			if err != nil {
+				return
 			}
+			s.add(event{name: ev.Name, data: string(ev.Data)}, false)
 		}
 	}()
 	return s

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/toolgate/toolgate/internal/client"
 	"github.com/toolgate/toolgate/internal/demomcp"
 	"github.com/toolgate/toolgate/internal/emulator"
 	"github.com/toolgate/toolgate/internal/testdb"
@@ -343,20 +344,20 @@ func sse(t *testing.T, url, body string) (int, []event) {
 	if res.StatusCode != 200 {
 		t.Fatalf("POST %s: %d %s", url, res.StatusCode, raw)
 	}
+	return res.StatusCode, readEvents(bytes.NewReader(raw))
+}
+
+// readEvents reads an event stream with the API client's reader, up to
+// its end or a read error.
+func readEvents(r io.Reader) []event {
 	var out []event
-	var cur event
-	for _, line := range strings.Split(string(raw), "\n") {
-		switch {
-		case strings.HasPrefix(line, "event: "):
-			cur.name = strings.TrimPrefix(line, "event: ")
-		case strings.HasPrefix(line, "data: "):
-			cur.data = strings.TrimPrefix(line, "data: ")
-		case line == "" && cur.name != "":
-			out = append(out, cur)
-			cur = event{}
+	for ev, err := range client.ReadEvents(r) {
+		if err != nil {
+			break
 		}
+		out = append(out, event{name: ev.Name, data: string(ev.Data)})
 	}
-	return res.StatusCode, out
+	return out
 }
 
 // asked returns the conversation a stream announced and the approval

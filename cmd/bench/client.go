@@ -1,10 +1,9 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"context"
-	"errors"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -12,6 +11,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/toolgate/toolgate/internal/client"
 )
 
 // variant is one way to reach the mock: directly, through the plain proxy,
@@ -19,8 +20,8 @@ import (
 type variant struct {
 	name   string
 	base   string
-	cookie *http.Cookie // Toolgate's session
-	pid    int          // the process measured for CPU and memory; 0: none
+	tg     *client.Client // Toolgate's client, signed in; nil for the baselines
+	pid    int            // the process measured for CPU and memory; 0: none
 	client *http.Client
 	mockL  *listener // the mock's address this variant's upstream calls reach
 }
@@ -31,17 +32,27 @@ func newClient() *http.Client {
 	return &http.Client{Transport: tr, Timeout: 5 * time.Minute}
 }
 
-func (v *variant) toolgate() bool { return v.cookie != nil }
+// newToolgateClient is a client of the Toolgate at base with the bench's
+// connection pool and timeout (and the client's cookie jar).
+func newToolgateClient(base string) (*client.Client, error) {
+	c, err := client.New(base, "")
+	if err != nil {
+		return nil, err
+	}
+	h := newClient()
+	c.HTTP.Transport, c.HTTP.Timeout = h.Transport, h.Timeout
+	return c, nil
+}
 
+func (v *variant) toolgate() bool { return v.tg != nil }
+
+// post sends an OpenAI Responses request to a baseline.
 func (v *variant) post(ctx context.Context, path, body string) (*http.Response, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, v.base+path, strings.NewReader(body))
 	if err != nil {
 		return nil, err
 	}
 	req.Header.Set("Content-Type", "application/json")
-	if v.cookie != nil {
-		req.AddCookie(v.cookie)
-	}
 	res, err := v.client.Do(req)
 	if err != nil {
 		return nil, err
@@ -54,12 +65,20 @@ func (v *variant) post(ctx context.Context, path, body string) (*http.Response, 
 	return res, nil
 }
 
-// message starts a turn asking the mock for text.
-func (v *variant) message(ctx context.Context, text string) (*http.Response, error) {
+// message starts a turn asking the mock for text and returns its stream.
+func (v *variant) message(ctx context.Context, text string) (*client.Stream, error) {
 	if v.toolgate() {
-		return v.post(ctx, "/api/responses", fmt.Sprintf(`{"input":%q}`, text))
+		s, err := v.tg.Send(ctx, client.MessageRequest{Input: text})
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", v.name, err)
+		}
+		return s, nil
 	}
-	return v.post(ctx, "/v1/responses", fmt.Sprintf(`{"model":"gpt-5-mini","input":%q,"stream":true}`, text))
+	res, err := v.post(ctx, "/v1/responses", fmt.Sprintf(`{"model":"gpt-5-mini","input":%q,"stream":true}`, text))
+	if err != nil {
+		return nil, err
+	}
+	return &client.Stream{Reader: client.NewReader(res.Body), Response: res}, nil
 }
 
 // streamResult is what one stream measured.
@@ -72,37 +91,30 @@ type streamResult struct {
 
 // stream runs one turn of n deltas, started (on the schedule) at start.
 func (v *variant) stream(ctx context.Context, start time.Time, n int) streamResult {
-	res, err := v.message(ctx, fmt.Sprintf("bench deltas=%d", n))
+	s, err := v.message(ctx, fmt.Sprintf("bench deltas=%d", n))
 	if err != nil {
 		return streamResult{err: err}
 	}
-	defer res.Body.Close()
+	defer s.Close()
 	var r streamResult
 	r.delays = make([]time.Duration, 0, n)
-	br := bufio.NewReaderSize(res.Body, 16<<10)
-	for {
-		line, err := br.ReadSlice('\n')
-		if len(line) > 0 && bytes.HasPrefix(line, []byte("data: ")) {
-			now := time.Now()
-			_, d, ok := bytes.Cut(line, []byte(`"delta":"`))
-			for ok && len(d) > 0 && d[0] >= '0' && d[0] <= '9' {
-				var sent, arrived int64
-				sent, arrived, d, ok = parseStamp(d)
-				if !ok {
-					break
-				}
-				if len(r.delays) == 0 {
-					r.addedFirst = now.Sub(start) - time.Duration(sent-arrived)
-					r.toUpstream = time.Unix(0, arrived).Sub(start)
-				}
-				r.delays = append(r.delays, now.Sub(time.Unix(0, sent)))
-			}
-		}
-		if errors.Is(err, bufio.ErrBufferFull) {
-			continue
-		}
+	for ev, err := range s.All() {
 		if err != nil {
 			break
+		}
+		now := time.Now()
+		_, d, ok := bytes.Cut(ev.Data, []byte(`"delta":"`))
+		for ok && len(d) > 0 && d[0] >= '0' && d[0] <= '9' {
+			var sent, arrived int64
+			sent, arrived, d, ok = parseStamp(d)
+			if !ok {
+				break
+			}
+			if len(r.delays) == 0 {
+				r.addedFirst = now.Sub(start) - time.Duration(sent-arrived)
+				r.toUpstream = time.Unix(0, arrived).Sub(start)
+			}
+			r.delays = append(r.delays, now.Sub(time.Unix(0, sent)))
 		}
 	}
 	if len(r.delays) != n {
@@ -153,29 +165,49 @@ func (v *variant) approval(ctx context.Context, m *mock) (time.Duration, error) 
 		defer res.Body.Close()
 		return wait(arrived, start)
 	}
-	res, err := v.message(ctx, "bench approve")
+	s, err := v.message(ctx, "bench approve")
 	if err != nil {
 		return 0, err
 	}
-	body, err := io.ReadAll(res.Body)
-	res.Body.Close()
+	id, err := approvalRequested(s)
 	if err != nil {
 		return 0, err
-	}
-	conv, ok1 := field(body, "conversation_id")
-	_, after, _ := bytes.Cut(body, []byte("event: approval.required"))
-	id, ok2 := field(after, "approval_request_id")
-	if !ok1 || !ok2 {
-		return 0, fmt.Errorf("toolgate: no approval.required in %.400s", body)
 	}
 	arrived := m.expect(id)
 	start := time.Now()
-	res, err = v.post(ctx, "/api/responses/approval-response", fmt.Sprintf(`{"conversation_id":%q,"approval_request_id":%q,"approve":true}`, conv, id))
+	s, err = v.tg.Decide(ctx, client.DecisionsRequest{ConversationID: s.ConversationID,
+		Decisions: []client.Decision{{ApprovalRequestID: id, Approve: true}}})
 	if err != nil {
 		return 0, err
 	}
-	defer func() { _, _ = io.Copy(io.Discard, res.Body); res.Body.Close() }()
+	defer func() { _, _ = io.Copy(io.Discard, s.Response.Body); s.Close() }()
 	return wait(arrived, start)
+}
+
+// approvalRequested reads a turn's stream to its end and returns the id of
+// the approval request it asked.
+func approvalRequested(s *client.Stream) (string, error) {
+	defer s.Close()
+	var id string
+	var names []string
+	for ev, err := range s.All() {
+		if err != nil {
+			return "", fmt.Errorf("toolgate: %w after %v", err, names)
+		}
+		names = append(names, ev.Name)
+		if ev.Name == "approval.required" {
+			var a struct {
+				ID string `json:"approval_request_id"`
+			}
+			if json.Unmarshal(ev.Data, &a) == nil {
+				id = a.ID
+			}
+		}
+	}
+	if id == "" || s.ConversationID == "" {
+		return "", fmt.Errorf("toolgate: no approval.required (conversation %q) in %v", s.ConversationID, names)
+	}
+	return id, nil
 }
 
 func wait(arrived chan time.Time, start time.Time) (time.Duration, error) {

@@ -130,14 +130,14 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 		return err
 	}
 	defer proxy.stop()
-	tg, cookie, err := startToolgate(ctx, o.bin, o.dbURL, lTool.URL)
+	tg, tgc, err := startToolgate(ctx, o.bin, o.dbURL, lTool.URL)
 	if err != nil {
 		return err
 	}
 	defer dropDatabase(o.dbURL, tg.dbName)
 	defer tg.stop()
 	vs := []*variant{
-		{name: "toolgate", base: tg.base, cookie: cookie, pid: tg.pid(), client: newClient(), mockL: lTool},
+		{name: "toolgate", base: tg.base, tg: tgc, pid: tg.pid(), mockL: lTool},
 		{name: "proxy", base: proxy.base, pid: proxy.pid(), client: newClient(), mockL: lProxy},
 		{name: "direct", base: lDirect.URL, client: newClient(), mockL: lDirect},
 	}
@@ -170,7 +170,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 	res.Values["proxy.upstream_conns"] = float64(lProxy.conns.Load())
 	res.Values["proxy.upstream_requests"] = float64(lProxy.requests.Load())
 	if o.seedServers > 0 {
-		if err := measureBuild(ctx, o, &res, tg, cookie, m, lTool); err != nil {
+		if err := measureBuild(ctx, o, &res, tg, tgc, m, lTool); err != nil {
 			return fmt.Errorf("build time: %w", err)
 		}
 	}

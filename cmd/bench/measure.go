@@ -3,10 +3,11 @@ package main
 import (
 	"context"
 	"fmt"
-	"net/http"
 	"slices"
 	"sync"
 	"time"
+
+	"github.com/toolgate/toolgate/internal/client"
 )
 
 // runResult is one run's figures, keyed "<variant>.<figure>".
@@ -133,7 +134,7 @@ func measureRun(ctx context.Context, o options, m *mock, vs []*variant, stdout i
 // Toolgate's database (rows inserted directly: the servers need not run)
 // and times turns from the request to the moment the upstream call
 // reaches the mock, with Toolgate's CPU per turn.
-func measureBuild(ctx context.Context, o options, res *results, tg *child, cookie *http.Cookie, m *mock, l *listener) error {
+func measureBuild(ctx context.Context, o options, res *results, tg *child, tgc *client.Client, m *mock, l *listener) error {
 	sql := fmt.Sprintf(`
 INSERT INTO mcp_servers (label, url, tools_refreshed_at)
   SELECT 'bench' || s, 'http://127.0.0.1:9/mcp', now() FROM generate_series(1, %[1]d) s;
@@ -144,7 +145,7 @@ INSERT INTO mcp_tools (server_label, name, description, input_schema, annotation
 	if err := execSQL(ctx, tg.dbURL, sql); err != nil {
 		return fmt.Errorf("seed %d × %d tools: %w", o.seedServers, o.seedTools, err)
 	}
-	v := &variant{name: "toolgate", base: tg.base, cookie: cookie, client: newClient()}
+	v := &variant{name: "toolgate", base: tg.base, tg: tgc}
 	// One turn first: caches, and the tools of the seeded servers.
 	if s := v.stream(ctx, time.Now(), 1); s.err != nil {
 		return s.err

@@ -8,7 +8,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -21,6 +20,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/toolgate/toolgate/internal/client"
 	"github.com/toolgate/toolgate/internal/postgres"
 )
 
@@ -91,7 +91,7 @@ func startProxy(ctx context.Context, target string) (*child, error) {
 
 // startToolgate starts bin as Toolgate on a fresh database named after
 // dbURL, with OPENAI_BASE_URL at the mock, and signs the admin in.
-func startToolgate(ctx context.Context, bin, dbURL, upstream string) (*child, *http.Cookie, error) {
+func startToolgate(ctx context.Context, bin, dbURL, upstream string) (*child, *client.Client, error) {
 	name := "toolgate_bench_" + randHex(6)
 	u, err := url.Parse(dbURL)
 	if err != nil {
@@ -144,21 +144,15 @@ func startToolgate(ctx context.Context, bin, dbURL, upstream string) (*child, *h
 			return nil, nil, fmt.Errorf("toolgate not healthy in 60s:\n%s", logs)
 		}
 	}
-	res, err := http.Post(c.base+"/api/auth/login", "application/json",
-		strings.NewReader(fmt.Sprintf(`{"email":%q,"password":%q}`, email, password)))
+	tgc, err := newToolgateClient(c.base)
+	if err == nil {
+		err = tgc.Login(ctx, email, password)
+	}
 	if err != nil {
 		c.stop()
 		return nil, nil, fmt.Errorf("sign in: %w", err)
 	}
-	defer res.Body.Close()
-	for _, ck := range res.Cookies() {
-		if ck.Name == "toolgate_session" && res.StatusCode == 200 {
-			return c, ck, nil
-		}
-	}
-	b, _ := io.ReadAll(res.Body)
-	c.stop()
-	return nil, nil, fmt.Errorf("sign in: %d %s", res.StatusCode, b)
+	return c, tgc, nil
 }
 
 // cpuTime is the user+system CPU time of process pid so far

@@ -1,7 +1,6 @@
 package http_test
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -14,6 +13,7 @@ import (
 	"time"
 
 	"github.com/toolgate/toolgate/internal/auth"
+	"github.com/toolgate/toolgate/internal/client"
 )
 
 // replica is a second API process on the same database, emulator and demo
@@ -64,22 +64,11 @@ func (e *apiEnv) events(ctx context.Context, path string, hdr map[string]string)
 	go func() {
 		defer close(out)
 		defer res.Body.Close()
-		sc := bufio.NewScanner(res.Body)
-		sc.Buffer(make([]byte, 1<<20), 1<<20)
-		var ev sseEvent
-		for sc.Scan() {
-			line := sc.Text()
-			switch {
-			case strings.HasPrefix(line, "id: "):
-				ev.ID = line[4:]
-			case strings.HasPrefix(line, "event: "):
-				ev.Name = line[7:]
-			case strings.HasPrefix(line, "data: "):
-				ev.Data = json.RawMessage(line[6:])
-			case line == "" && ev.Name != "":
-				out <- ev
-				ev = sseEvent{}
+		for ev, err := range client.ReadEvents(res.Body) {
+			if err != nil {
+				return
 			}
+			out <- sseEvent{ID: ev.ID, Name: ev.Name, Data: json.RawMessage(ev.Data)}
 		}
 	}()
 	return res, out

@@ -1,7 +1,6 @@
 package http_test
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -10,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/toolgate/toolgate/internal/client"
 )
 
 // sseEvent is one server-sent event as a browser would parse it.
@@ -28,38 +29,22 @@ type stream struct {
 	pings  int
 }
 
-// parseSSE reads events until the body ends or stop returns true.
+// parseSSE reads events with the API client's reader until the body ends
+// or stop returns true; pings counts the comment lines (heartbeats).
 func parseSSE(t testing.TB, r io.Reader, stop func(sseEvent) bool) (events []sseEvent, pings int) {
 	t.Helper()
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 1<<20), 1<<20)
-	var cur sseEvent
-	var data []string
-	for sc.Scan() {
-		line := sc.Text()
-		switch {
-		case line == "":
-			if cur.Name != "" || len(data) > 0 {
-				cur.Data = json.RawMessage(strings.Join(data, "\n"))
-				events = append(events, cur)
-				if stop != nil && stop(cur) {
-					return events, pings
-				}
-			}
-			cur, data = sseEvent{}, nil
-		case strings.HasPrefix(line, ":"):
-			pings++
-		case strings.HasPrefix(line, "id: "):
-			cur.ID = strings.TrimPrefix(line, "id: ")
-		case strings.HasPrefix(line, "event: "):
-			cur.Name = strings.TrimPrefix(line, "event: ")
-		case strings.HasPrefix(line, "data: "):
-			data = append(data, strings.TrimPrefix(line, "data: "))
-		default:
-			t.Errorf("unexpected SSE line %q", line)
+	rd := client.NewReader(r)
+	for ev, err := range rd.All() {
+		if err != nil {
+			break
+		}
+		cur := sseEvent{ID: ev.ID, Name: ev.Name, Data: json.RawMessage(ev.Data)}
+		events = append(events, cur)
+		if stop != nil && stop(cur) {
+			break
 		}
 	}
-	return events, pings
+	return events, rd.Comments
 }
 
 // open posts body to path and returns the live response. An error answer

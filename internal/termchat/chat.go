@@ -2,8 +2,8 @@
 // chats with a running Toolgate over its HTTP API with a personal API token,
 // streams the answers, and asks at the terminal when a tool needs approval.
 //
-// It uses only the standard library: the API's JSON routes, and its
-// server-sent events (docs/sse-events.md) read by its own small reader.
+// It speaks the API through internal/client: the JSON routes, and the
+// server-sent events (docs/sse-events.md) read by the client's one reader.
 package termchat
 
 import (
@@ -18,6 +18,8 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/toolgate/toolgate/internal/client"
 )
 
 // Exit codes of Run.
@@ -102,7 +104,7 @@ func readLines(in io.Reader, lines chan<- string, done <-chan struct{}) {
 
 type session struct {
 	cfg  Config
-	c    *client
+	c    *client.Client
 	out  *term
 	conv string
 	// announced is the new conversation whose id was shown.
@@ -130,8 +132,8 @@ func (s *session) errorf(format string, args ...any) {
 
 // explain says an API or network error in a way that says what to do.
 func (s *session) explain(err error) outcome {
-	var api *APIError
-	var unreachable *unreachableError
+	var api *client.Error
+	var unreachable *client.UnreachableError
 	switch {
 	case errors.As(err, &api) && api.Status == http.StatusUnauthorized:
 		s.errorf("the token was refused: it is invalid, revoked or expired (%s).\n"+
@@ -141,7 +143,7 @@ func (s *session) explain(err error) outcome {
 		s.errorf("%s", line(api.Error()))
 		return turnFailed
 	case errors.As(err, &unreachable):
-		s.errorf("%s", line(unreachable.Error()))
+		s.errorf("%s (is it running? set --url or TOOLGATE_URL)", line(unreachable.Error()))
 		return turnFailed // at the prompt, sending again may work
 	}
 	s.errorf("%s", line(err.Error()))
@@ -149,14 +151,14 @@ func (s *session) explain(err error) outcome {
 }
 
 func (s *session) run(ctx context.Context) int {
-	var who me
-	if err := s.c.getJSON(ctx, "/api/auth/me", &who); err != nil {
+	who, err := s.c.Me(ctx)
+	if err != nil {
 		s.explain(err)
 		return ExitError
 	}
 	var pending []approval
 	if s.conv != "" {
-		st, err := s.c.conversation(ctx, s.conv)
+		st, err := conversation(ctx, s.c, s.conv)
 		if err != nil {
 			s.explain(err)
 			return ExitError
@@ -202,7 +204,9 @@ func (s *session) run(ctx context.Context) int {
 
 // send sends a message and sees its turn through, approvals included.
 func (s *session) send(ctx context.Context, msg string) outcome {
-	res := s.stream(ctx, "/api/responses", messageRequest{Input: msg, ConversationID: s.conv})
+	res := s.stream(ctx, func(ctx context.Context) (*client.Stream, error) {
+		return s.c.Send(ctx, client.MessageRequest{Input: msg, ConversationID: s.conv})
+	})
 	if res.outcome != turnDone || len(res.pending) == 0 {
 		return res.outcome
 	}
@@ -220,7 +224,9 @@ func (s *session) decide(ctx context.Context, pending []approval) outcome {
 		if len(ds) == 0 {
 			return turnDone // every request expired while asked
 		}
-		res := s.stream(ctx, "/api/responses/approval-response", decisionsRequest{ConversationID: s.conv, Decisions: ds})
+		res := s.stream(ctx, func(ctx context.Context) (*client.Stream, error) {
+			return s.c.Decide(ctx, client.DecisionsRequest{ConversationID: s.conv, Decisions: ds})
+		})
 		if res.outcome != turnDone {
 			return res.outcome
 		}
@@ -232,8 +238,8 @@ func (s *session) decide(ctx context.Context, pending []approval) outcome {
 // ask shows each request and reads a decision for it. Nothing is sent
 // until all are decided; a request that expires while it is asked is left
 // out (the server expired it: nobody decided in time).
-func (s *session) ask(pending []approval) ([]decision, outcome) {
-	var out []decision
+func (s *session) ask(pending []approval) ([]client.Decision, outcome) {
+	var out []client.Decision
 	for i, a := range pending {
 		// Lines typed while the answer streamed were not meant for this card.
 		s.drainLines()
@@ -248,7 +254,7 @@ func (s *session) ask(pending []approval) ([]decision, outcome) {
 			if o != turnDone {
 				return nil, s.stopAsking(o, len(pending))
 			}
-			d := decision{ApprovalRequestID: a.ID}
+			d := client.Decision{ApprovalRequestID: a.ID}
 			key := strings.ToLower(strings.TrimSpace(l))
 			if a.locked() && (key == "c" || key == "h" || key == "a" || key == "b") {
 				s.out.linef("An admin locked this tool at Ask: it can only be approved once or denied.")
@@ -452,7 +458,7 @@ const cancelWait = 10 * time.Second
 
 // stream posts body to path and shows the turn's events until its terminal
 // event. Ctrl-C cancels the turn on the server.
-func (s *session) stream(parent context.Context, path string, body any) streamResult {
+func (s *session) stream(parent context.Context, open func(context.Context) (*client.Stream, error)) streamResult {
 	ctx, stop := context.WithCancel(parent)
 	defer stop()
 	msgs := make(chan streamMsg)
@@ -466,18 +472,17 @@ func (s *session) stream(parent context.Context, path string, body any) streamRe
 				return false
 			}
 		}
-		res, err := s.c.do(ctx, http.MethodPost, path, body)
+		res, err := open(ctx)
 		if err != nil {
 			send(streamMsg{err: err})
 			return
 		}
-		defer res.Body.Close()
-		if !send(streamMsg{conv: res.Header.Get("X-Conversation-Id")}) {
+		defer res.Close()
+		if !send(streamMsg{conv: res.ConversationID}) {
 			return
 		}
-		r := newSSEReader(res.Body)
 		for {
-			ev, err := r.Next()
+			ev, err := res.Next()
 			if err != nil {
 				if !errors.Is(err, io.EOF) {
 					send(streamMsg{err: err})
@@ -499,8 +504,8 @@ func (s *session) stream(parent context.Context, path string, body any) streamRe
 		}
 		cctx, ccancel := context.WithTimeout(context.WithoutCancel(parent), cancelWait)
 		defer ccancel()
-		err := s.c.cancel(cctx, s.conv)
-		var api *APIError
+		err := s.c.Cancel(cctx, s.conv)
+		var api *client.Error
 		if err != nil && !(errors.As(err, &api) && api.Code == "no_turn_running") {
 			s.errorf("cancelling: %s", line(err.Error()))
 		}
@@ -627,7 +632,7 @@ func (v *viewer) event(ev Event) (streamResult, bool) {
 			v.running[id.ItemID] = line(p.ToolName) + " on " + line(p.ServerLabel)
 		}
 	case "item.done":
-		v.item(ev.Data)
+		v.item(string(ev.Data))
 	case "approval.required":
 		var a approval
 		if json.Unmarshal([]byte(ev.Data), &a) == nil && a.ID != "" {
@@ -637,7 +642,7 @@ func (v *viewer) event(ev Event) (streamResult, bool) {
 			v.asked[a.ID] = a
 		}
 	case "decision.recorded":
-		v.decision(ev.Data)
+		v.decision(string(ev.Data))
 	case "completed":
 		var p struct {
 			PendingIDs []string `json:"pending_approval_ids"`
@@ -808,7 +813,7 @@ func (v *viewer) pending(ids []string) streamResult {
 	if len(want) > 0 && v.s.conv != "" {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
-		st, err := v.s.c.conversation(ctx, v.s.conv)
+		st, err := conversation(ctx, v.s.c, v.s.conv)
 		if err != nil {
 			return streamResult{outcome: v.s.explain(err)}
 		}

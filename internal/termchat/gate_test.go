@@ -58,7 +58,7 @@ func TestViewer_SaysRefusedNotRunAndUnknownApart(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			var out bytes.Buffer
 			v := &viewer{s: &session{out: &term{w: &out}}, asked: map[string]approval{}}
-			v.event(Event{Name: tc.event, Data: tc.data})
+			v.event(Event{Name: tc.event, Data: []byte(tc.data)})
 			got := out.String()
 			if !strings.Contains(got, tc.want) {
 				t.Errorf("printed %q\nwant it to contain %q", got, tc.want)

@@ -1,8 +1,6 @@
 package termchat
 
 import (
-	"errors"
-	"io"
 	"strings"
 	"testing"
 )
@@ -48,29 +46,5 @@ func TestPrettyJSON_KeepsOrderAndEscapesButShowsHTMLCharacters(t *testing.T) {
 	}
 	if got := prettyJSON(nil); got != "{}" {
 		t.Errorf("no arguments: %q", got)
-	}
-}
-
-func TestSSEReader(t *testing.T) {
-	in := ": ping\n\n" +
-		"id: 1\nevent: conversation\ndata: {\"a\":1}\n\n" +
-		"event: text.delta\r\ndata:{\"delta\":\"x\"}\r\n\r\n" + // CRLF, no space after the colon
-		"event: two\rdata: a\rdata: b\r\r" + // CR, two data lines
-		"event: nodata\n\n" + // not dispatched
-		"retry: 10\ndata: plain\n\n" + // no name: "message"
-		"event: cut\ndata: {\"half"
-	r := newSSEReader(strings.NewReader(in))
-	want := []Event{{"conversation", `{"a":1}`}, {"text.delta", `{"delta":"x"}`}, {"two", "a\nb"}, {"message", "plain"}}
-	for i, w := range want {
-		ev, err := r.Next()
-		if err != nil || ev != w {
-			t.Fatalf("event %d = %+v, %v; want %+v", i, ev, err, w)
-		}
-	}
-	if _, err := r.Next(); !errors.Is(err, io.ErrUnexpectedEOF) {
-		t.Errorf("a stream cut mid-event: err = %v, want unexpected EOF", err)
-	}
-	if _, err := newSSEReader(strings.NewReader("event: x\ndata: y\n\n")).Next(); err != nil {
-		t.Errorf("a complete stream: %v", err)
 	}
 }

@@ -1,16 +1,17 @@
 package replicas_test
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
-	"strings"
 	"sync"
 	"time"
+
+	sse "github.com/toolgate/toolgate/internal/client"
 )
 
 // client talks to Toolgate through the proxy with a personal API token, as
@@ -139,27 +140,20 @@ func (c *client) stream(parent context.Context, path string, body any, limit tim
 	}
 	c.track(out.replica, 1)
 	defer c.track(out.replica, -1)
-	sc := bufio.NewScanner(res.Body)
-	sc.Buffer(make([]byte, 64*1024), 4*1024*1024)
-	var cur sseEvent
-	for sc.Scan() {
-		line := sc.Text()
-		switch {
-		case strings.HasPrefix(line, "event: "):
-			cur.name = strings.TrimPrefix(line, "event: ")
-		case strings.HasPrefix(line, "data: "):
-			cur.data = strings.TrimPrefix(line, "data: ")
-		case line == "" && cur.name != "":
-			out.events = append(out.events, cur)
-			switch cur.name {
-			case "completed", "failed", "error":
-				out.terminal = cur.name
-				return out
+	for ev, err := range sse.ReadEvents(res.Body) {
+		if err != nil {
+			if !errors.Is(err, io.ErrUnexpectedEOF) { // a cut mid-event is a cut: no terminal event
+				out.err = err
 			}
-			cur = sseEvent{}
+			return out
+		}
+		out.events = append(out.events, sseEvent{name: ev.Name, data: string(ev.Data)})
+		switch ev.Name {
+		case "completed", "failed", "error":
+			out.terminal = ev.Name
+			return out
 		}
 	}
-	out.err = sc.Err()
 	return out
 }
 
