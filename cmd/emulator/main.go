@@ -19,7 +19,6 @@ import (
 	"time"
 
 	"github.com/toolgate/toolgate/internal/emulator"
-	"github.com/toolgate/toolgate/internal/httpserve"
 )
 
 func main() {
@@ -61,5 +60,22 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 	// No WriteTimeout: streams (and stall behaviors) run as long as they need.
 	srv := &http.Server{Handler: emu.Handler(), ReadHeaderTimeout: 5 * time.Second}
 	log.Info("serving the OpenAI Responses emulator", "base_url", "http://"+ln.Addr().String()+"/v1/", "behavior", *behavior, "api_key_required", *apiKey != "")
-	return httpserve.Run(ctx, srv, ln, 5*time.Second, log)
+	serveErr := make(chan error, 1)
+	go func() { serveErr <- srv.Serve(ln) }()
+	select {
+	case err := <-serveErr:
+		return err
+	case <-ctx.Done():
+	}
+	log.Info("shutting down")
+	shutdownCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := srv.Shutdown(shutdownCtx); err != nil {
+		_ = srv.Close()
+		return fmt.Errorf("shutting down: %w", err)
+	}
+	if err := <-serveErr; !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
 }
