@@ -26,7 +26,7 @@ func newAuth(cfg config.Config, pool *pgxpool.Pool, log *slog.Logger) *auth.Serv
 		opts.OIDC = auth.NewOIDC(auth.OIDCConfig{Issuer: a.OIDCIssuer, ClientID: a.OIDCClientID, ClientSecret: a.OIDCClientSecret,
 			RedirectURL: a.OIDCRedirectURL, AdminEmails: a.OIDCAdminEmails, AdminGroup: a.OIDCAdminGroup, GroupsClaim: a.OIDCGroupsClaim})
 	}
-	return auth.NewService(postgres.NewUserStore(pool), opts, log)
+	return auth.NewService(postgres.AuthStores(pool), opts, log)
 }
 
 // prepareAccounts makes sure someone can sign in: the built-in admin of

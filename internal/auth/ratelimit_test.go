@@ -22,7 +22,7 @@ import (
 func TestLogin_GuessesSpreadOverAddressesAreCappedPerAccount(t *testing.T) {
 	pool := testdb.New(t)
 	ctx := context.Background()
-	svc := auth.NewService(postgres.NewUserStore(pool), auth.Options{Mode: auth.ModeLocal, MaxFailures: 3,
+	svc := auth.NewService(postgres.AuthStores(pool), auth.Options{Mode: auth.ModeLocal, MaxFailures: 3,
 		MaxAccountFailures: 7, FailureWindow: 15 * time.Minute}, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	now := time.Now().Round(time.Second)
 	svc.SetClock(func() time.Time { return now })

@@ -168,7 +168,7 @@ func TestSecret_IDsMatchTheDatabaseFormat(t *testing.T) {
 }
 
 func TestTokenUser_RefusesABearerThatIsNotAToolgateToken(t *testing.T) {
-	s := NewService(nil, Options{}, nil) // no store: refused before any lookup
+	s := NewService(Stores{}, Options{}, nil) // no stores: refused before any lookup
 	for _, b := range []string{"", "ghp_abc", "Bearer tg_x", "TG_abc"} {
 		_, err := s.TokenUser(t.Context(), b)
 		if e, _ := apperr.As(err); e == nil || e.Kind != apperr.Unauthenticated || !strings.Contains(e.Message, "tg_") {

@@ -46,10 +46,15 @@ type Options struct {
 
 // Service is sign-in, sessions, tokens and accounts.
 type Service struct {
-	store Store
-	opts  Options
-	log   *slog.Logger
-	now   func() time.Time
+	users    Users
+	failures LoginFailures
+	sessions Sessions
+	tokens   Tokens
+	oneTime  OneTimeTokens
+	cleaner  Cleaner
+	opts     Options
+	log      *slog.Logger
+	now      func() time.Time
 
 	mu    sync.RWMutex
 	local User // mode none: the built-in admin
@@ -57,8 +62,8 @@ type Service struct {
 	lastClean atomic.Int64 // unix nanoseconds of the last cleanup
 }
 
-// NewService returns the service on store, with defaults for zero options.
-func NewService(store Store, opts Options, log *slog.Logger) *Service {
+// NewService returns the service on st, with defaults for zero options.
+func NewService(st Stores, opts Options, log *slog.Logger) *Service {
 	if opts.Mode == "" {
 		opts.Mode = ModeLocal
 	}
@@ -80,7 +85,8 @@ func NewService(store Store, opts Options, log *slog.Logger) *Service {
 	if opts.CleanEvery <= 0 {
 		opts.CleanEvery = 10 * time.Minute
 	}
-	return &Service{store: store, opts: opts, log: log, now: time.Now}
+	return &Service{users: st.Users, failures: st.LoginFailures, sessions: st.Sessions, tokens: st.Tokens,
+		oneTime: st.OneTime, cleaner: st.Cleaner, opts: opts, log: log, now: time.Now}
 }
 
 // Mode is how people sign in.
@@ -111,7 +117,7 @@ type Status struct {
 func (s *Service) Status(ctx context.Context) (Status, error) {
 	st := Status{AuthMode: s.opts.Mode, OIDC: s.opts.Mode == ModeOIDC, SignInLink: s.opts.SignInLink && s.opts.Mode == ModeLocal}
 	if s.opts.Mode == ModeLocal {
-		n, err := s.store.CountUsers(ctx)
+		n, err := s.users.CountUsers(ctx)
 		if err != nil {
 			return st, err
 		}
@@ -159,7 +165,7 @@ func (s *Service) Login(ctx context.Context, email, password string, c Client) (
 	if err := s.admit(ctx, accountKey, s.opts.MaxAccountFailures, "for this email"); err != nil {
 		return NewSession{}, err
 	}
-	acct, err := s.store.AccountByEmail(ctx, email)
+	acct, err := s.users.AccountByEmail(ctx, email)
 	if err != nil && apperr.KindOf(err) != apperr.NotFound {
 		return NewSession{}, err
 	}
@@ -176,7 +182,7 @@ func (s *Service) Login(ctx context.Context, email, password string, c Client) (
 			"this account is disabled; ask an admin to enable it")
 	}
 	for _, k := range []string{key, accountKey} {
-		if err := s.store.ClearLoginFailures(ctx, k); err != nil {
+		if err := s.failures.ClearLoginFailures(ctx, k); err != nil {
 			return NewSession{}, err
 		}
 	}
@@ -199,17 +205,17 @@ func (s *Service) admit(ctx context.Context, key string, limit int, what string)
 		e.RetryAfter = wait
 		return e
 	}
-	n, oldest, err := s.store.LoginFailures(ctx, key, since)
+	n, oldest, err := s.failures.LoginFailures(ctx, key, since)
 	if err != nil {
 		return err
 	}
 	if n >= limit {
 		return tooMany(oldest)
 	}
-	if err := s.store.RecordLoginFailure(ctx, key, now, since); err != nil {
+	if err := s.failures.RecordLoginFailure(ctx, key, now, since); err != nil {
 		return err
 	}
-	if n, oldest, err = s.store.LoginFailures(ctx, key, since); err != nil {
+	if n, oldest, err = s.failures.LoginFailures(ctx, key, since); err != nil {
 		return err
 	}
 	if n > limit {
@@ -224,10 +230,10 @@ func (s *Service) openSession(ctx context.Context, u User, c Client) (NewSession
 	now := s.now()
 	sess := Session{Hash: hash, UserID: u.ID, CreatedAt: now, LastSeenAt: now, ExpiresAt: now.Add(s.opts.MaxAge),
 		UserAgent: truncate(c.UserAgent, 512), RemoteAddr: c.Addr}
-	if err := s.store.CreateSession(ctx, sess); err != nil {
+	if err := s.sessions.CreateSession(ctx, sess); err != nil {
 		return NewSession{}, err
 	}
-	if err := s.store.TouchLogin(ctx, u.ID, now); err != nil {
+	if err := s.users.TouchLogin(ctx, u.ID, now); err != nil {
 		return NewSession{}, err
 	}
 	u.LastLoginAt = &now
@@ -240,7 +246,7 @@ func (s *Service) openSession(ctx context.Context, u User, c Client) (NewSession
 func (s *Service) Cleanup(ctx context.Context) (Cleaned, error) {
 	now := s.now()
 	s.lastClean.Store(now.UnixNano())
-	return s.store.DeleteExpired(ctx, now, now.Add(-s.opts.IdleTimeout), now.Add(-s.opts.FailureWindow))
+	return s.cleaner.DeleteExpired(ctx, now, now.Add(-s.opts.IdleTimeout), now.Add(-s.opts.FailureWindow))
 }
 
 // maybeCleanup runs Cleanup when the last one is CleanEvery old: sign-ins
@@ -274,7 +280,7 @@ func (s *Service) SessionUser(ctx context.Context, secret string) (User, error) 
 		return User{}, Unauthenticated()
 	}
 	hash := HashSecret(secret)
-	sess, u, err := s.store.SessionUser(ctx, hash)
+	sess, u, err := s.sessions.SessionUser(ctx, hash)
 	if apperr.KindOf(err) == apperr.NotFound {
 		return User{}, Unauthenticated()
 	}
@@ -286,7 +292,7 @@ func (s *Service) SessionUser(ctx context.Context, secret string) (User, error) 
 		return User{}, Unauthenticated()
 	}
 	if now.Sub(sess.LastSeenAt) >= time.Minute {
-		if err := s.store.TouchSession(ctx, hash, now); err != nil {
+		if err := s.sessions.TouchSession(ctx, hash, now); err != nil {
 			return User{}, err
 		}
 	}
@@ -300,7 +306,7 @@ func (s *Service) TokenUser(ctx context.Context, secret string) (User, error) {
 		return User{}, apperr.New(apperr.Unauthenticated, "unauthenticated",
 			"the bearer token is not a Toolgate personal API token (they start with %s); create one under Tokens or with POST /api/tokens", TokenPrefix)
 	}
-	tok, u, err := s.store.TokenUser(ctx, HashSecret(secret))
+	tok, u, err := s.tokens.TokenUser(ctx, HashSecret(secret))
 	if apperr.KindOf(err) == apperr.NotFound {
 		return User{}, Unauthenticated()
 	}
@@ -312,7 +318,7 @@ func (s *Service) TokenUser(ctx context.Context, secret string) (User, error) {
 	}
 	now := s.now()
 	if tok.LastUsedAt == nil || now.Sub(*tok.LastUsedAt) >= time.Minute {
-		if err := s.store.TouchToken(ctx, tok.ID, now); err != nil {
+		if err := s.tokens.TouchToken(ctx, tok.ID, now); err != nil {
 			return User{}, err
 		}
 	}
@@ -324,7 +330,7 @@ func (s *Service) Logout(ctx context.Context, secret string) error {
 	if secret == "" {
 		return nil
 	}
-	return s.store.DeleteSession(ctx, HashSecret(secret))
+	return s.sessions.DeleteSession(ctx, HashSecret(secret))
 }
 
 // LocalUser is the built-in admin of mode none (after EnsureLocalUser).
@@ -336,10 +342,10 @@ func (s *Service) LocalUser() (User, bool) {
 
 // EnsureLocalUser makes sure the built-in admin of mode none exists.
 func (s *Service) EnsureLocalUser(ctx context.Context) (User, error) {
-	a, err := s.store.AccountByEmail(ctx, LocalEmail)
+	a, err := s.users.AccountByEmail(ctx, LocalEmail)
 	switch {
 	case apperr.KindOf(err) == apperr.NotFound:
-		a.User, err = s.store.CreateUser(ctx, Account{User: User{ID: newID("usr_"), Email: LocalEmail, Role: Admin}})
+		a.User, err = s.users.CreateUser(ctx, Account{User: User{ID: newID("usr_"), Email: LocalEmail, Role: Admin}})
 		if err != nil {
 			return User{}, err
 		}
@@ -347,7 +353,7 @@ func (s *Service) EnsureLocalUser(ctx context.Context) (User, error) {
 		return User{}, err
 	case a.Role != Admin || a.Disabled:
 		role, enabled := Admin, false
-		if a.User, err = s.store.UpdateUser(ctx, a.ID, UserPatch{Role: &role, Disabled: &enabled}); err != nil {
+		if a.User, err = s.users.UpdateUser(ctx, a.ID, UserPatch{Role: &role, Disabled: &enabled}); err != nil {
 			return User{}, err
 		}
 	}
@@ -362,7 +368,7 @@ func (s *Service) EnsureLocalUser(ctx context.Context) (User, error) {
 // accounts already there it does nothing and reports false. An empty
 // password makes an account that signs in only by link.
 func (s *Service) EnsureAdmin(ctx context.Context, email, password string) (User, bool, error) {
-	n, err := s.store.CountUsers(ctx)
+	n, err := s.users.CountUsers(ctx)
 	if err != nil || n > 0 {
 		return User{}, false, err
 	}
@@ -370,7 +376,7 @@ func (s *Service) EnsureAdmin(ctx context.Context, email, password string) (User
 	if err != nil {
 		return User{}, false, err
 	}
-	u, err := s.store.CreateUser(ctx, a)
+	u, err := s.users.CreateUser(ctx, a)
 	if apperr.KindOf(err) == apperr.Conflict {
 		return User{}, false, nil // another replica created it first
 	}
@@ -379,25 +385,25 @@ func (s *Service) EnsureAdmin(ctx context.Context, email, password string) (User
 
 // HasUsers reports whether any account exists.
 func (s *Service) HasUsers(ctx context.Context) (bool, error) {
-	n, err := s.store.CountUsers(ctx)
+	n, err := s.users.CountUsers(ctx)
 	return n > 0, err
 }
 
 // CreateSetupToken returns a one-time token that creates the first admin.
 func (s *Service) CreateSetupToken(ctx context.Context, ttl time.Duration) (string, error) {
 	secret, hash := NewSecret("")
-	return secret, s.store.CreateOneTime(ctx, hash, PurposeSetup, "", s.now().Add(ttl))
+	return secret, s.oneTime.CreateOneTime(ctx, hash, PurposeSetup, "", s.now().Add(ttl))
 }
 
 // CreateLoginLink returns a one-time token that signs userID in.
 func (s *Service) CreateLoginLink(ctx context.Context, userID string, ttl time.Duration) (string, error) {
 	secret, hash := NewSecret("")
-	return secret, s.store.CreateOneTime(ctx, hash, PurposeLogin, userID, s.now().Add(ttl))
+	return secret, s.oneTime.CreateOneTime(ctx, hash, PurposeLogin, userID, s.now().Add(ttl))
 }
 
 // ActiveUser is the enabled account with email, for `toolgate link EMAIL`.
 func (s *Service) ActiveUser(ctx context.Context, email string) (User, error) {
-	acct, err := s.store.AccountByEmail(ctx, normEmail(email))
+	acct, err := s.users.AccountByEmail(ctx, normEmail(email))
 	if err != nil {
 		return User{}, err
 	}
@@ -409,7 +415,7 @@ func (s *Service) ActiveUser(ctx context.Context, email string) (User, error) {
 
 // OldestActiveAdmin is the admin the offline demo's sign-in link is for.
 func (s *Service) OldestActiveAdmin(ctx context.Context) (User, error) {
-	return s.store.OldestActiveAdmin(ctx)
+	return s.users.OldestActiveAdmin(ctx)
 }
 
 // Setup creates the first admin with the one-time setup token and signs it in.
@@ -421,7 +427,7 @@ func (s *Service) Setup(ctx context.Context, token, email, password string, c Cl
 	if err != nil {
 		return NewSession{}, err
 	}
-	u, err := s.store.SetupFirstAdmin(ctx, HashSecret(token), a, s.now())
+	u, err := s.users.SetupFirstAdmin(ctx, HashSecret(token), a, s.now())
 	if apperr.KindOf(err) == apperr.NotFound {
 		return NewSession{}, apperr.New(apperr.Unauthenticated, "invalid_setup_token",
 			"this setup link is unknown, used or expired; run `toolgate link` on the machine Toolgate runs on for a new one, or sign in if the admin exists")
@@ -434,7 +440,7 @@ func (s *Service) Setup(ctx context.Context, token, email, password string, c Cl
 
 // UseLink signs in with a one-time sign-in link.
 func (s *Service) UseLink(ctx context.Context, token string, c Client) (NewSession, error) {
-	id, err := s.store.UseOneTime(ctx, HashSecret(token), PurposeLogin, s.now())
+	id, err := s.oneTime.UseOneTime(ctx, HashSecret(token), PurposeLogin, s.now())
 	if apperr.KindOf(err) == apperr.NotFound {
 		return NewSession{}, apperr.New(apperr.Unauthenticated, "invalid_link",
 			"this sign-in link is unknown, used or expired; run `toolgate link` on the machine Toolgate runs on for a new one, or sign in")
@@ -442,7 +448,7 @@ func (s *Service) UseLink(ctx context.Context, token string, c Client) (NewSessi
 	if err != nil {
 		return NewSession{}, err
 	}
-	u, err := s.store.User(ctx, id)
+	u, err := s.users.User(ctx, id)
 	if err != nil {
 		return NewSession{}, err
 	}
@@ -460,13 +466,13 @@ func (s *Service) OIDCLogin(ctx context.Context, id Identity, c Client) (NewSess
 		role = Admin
 	}
 	email := normEmail(id.Email)
-	acct, err := s.store.AccountByOIDC(ctx, id.Issuer, id.Subject)
+	acct, err := s.users.AccountByOIDC(ctx, id.Issuer, id.Subject)
 	switch {
 	case apperr.KindOf(err) == apperr.NotFound:
-		byEmail, err := s.store.AccountByEmail(ctx, email)
+		byEmail, err := s.users.AccountByEmail(ctx, email)
 		switch {
 		case apperr.KindOf(err) == apperr.NotFound:
-			u, err := s.store.CreateUser(ctx, Account{User: User{ID: newID("usr_"), Email: email, Role: role},
+			u, err := s.users.CreateUser(ctx, Account{User: User{ID: newID("usr_"), Email: email, Role: role},
 				OIDCIssuer: id.Issuer, OIDCSubject: id.Subject})
 			if err != nil {
 				return NewSession{}, err
@@ -491,7 +497,7 @@ func (s *Service) OIDCLogin(ctx context.Context, id Identity, c Client) (NewSess
 	if acct.Disabled {
 		return NewSession{}, apperr.New(apperr.Unauthenticated, "account_disabled", "this account is disabled; ask an admin to enable it")
 	}
-	u, err := s.store.LinkOIDC(ctx, acct.ID, id.Issuer, id.Subject, email, role)
+	u, err := s.users.LinkOIDC(ctx, acct.ID, id.Issuer, id.Subject, email, role)
 	if err != nil {
 		return NewSession{}, err
 	}

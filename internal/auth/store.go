@@ -50,17 +50,24 @@ const (
 	PurposeLogin Purpose = "login" // sign a user in (the offline demo's link)
 )
 
-// Store keeps accounts, sessions and tokens. internal/postgres implements it.
-type Store interface {
+// Stores is what the Service keeps its state in, one narrow store per
+// kind of row. internal/postgres fills all of them (postgres.AuthStores).
+type Stores struct {
+	Users         Users
+	LoginFailures LoginFailures
+	Sessions      Sessions
+	Tokens        Tokens
+	OneTime       OneTimeTokens
+	Cleaner       Cleaner
+}
+
+// Users keeps accounts: who may sign in, with which role and identity.
+type Users interface {
 	// CountUsers counts every account, disabled ones too.
 	CountUsers(ctx context.Context) (int, error)
-	// CreateUser inserts a. When a is the first admin, rows from before
-	// accounts (ownerless conversations, audit entries, policies) become
-	// its own in the same transaction. A duplicate email is a Conflict.
+	// CreateUser inserts a (duplicate email: Conflict); a first admin adopts pre-account rows in the same transaction.
 	CreateUser(ctx context.Context, a Account) (User, error)
-	// SetupFirstAdmin consumes the setup token hash and creates a, only if
-	// there is no account yet (Conflict otherwise); an unknown, used or
-	// expired token is NotFound.
+	// SetupFirstAdmin consumes a setup token and creates a if no account exists (Conflict; bad token: NotFound).
 	SetupFirstAdmin(ctx context.Context, hash []byte, a Account, now time.Time) (User, error)
 	// AccountByEmail finds an account by email, ignoring case (NotFound).
 	AccountByEmail(ctx context.Context, email string) (Account, error)
@@ -72,24 +79,26 @@ type Store interface {
 	Users(ctx context.Context) ([]User, error)
 	// OldestActiveAdmin is the first admin still enabled (NotFound).
 	OldestActiveAdmin(ctx context.Context) (User, error)
-	// UpdateUser applies p. Demoting or disabling the last active admin is
-	// a Conflict (last_admin); disabling revokes the user's sessions and
-	// tokens in the same transaction.
+	// UpdateUser applies p (losing the last active admin: Conflict last_admin); disabling also revokes sessions and tokens.
 	UpdateUser(ctx context.Context, id string, p UserPatch) (User, error)
 	// LinkOIDC sets the email, role and OIDC identity of an account.
 	LinkOIDC(ctx context.Context, id, issuer, subject, email string, role Role) (User, error)
 	// TouchLogin records a successful sign-in.
 	TouchLogin(ctx context.Context, id string, at time.Time) error
+}
 
-	// LoginFailures counts key's failures since since and returns the
-	// oldest of them.
+// LoginFailures keeps failed sign-ins per rate-limit key.
+type LoginFailures interface {
+	// LoginFailures counts key's failures since since and returns the oldest of them.
 	LoginFailures(ctx context.Context, key string, since time.Time) (int, time.Time, error)
-	// RecordLoginFailure adds a failure for key and forgets key's failures
-	// older than forgetBefore.
+	// RecordLoginFailure adds a failure for key and forgets key's failures older than forgetBefore.
 	RecordLoginFailure(ctx context.Context, key string, at, forgetBefore time.Time) error
 	// ClearLoginFailures forgets key's failures.
 	ClearLoginFailures(ctx context.Context, key string) error
+}
 
+// Sessions keeps signed-in browsers by the hash of their cookie secret.
+type Sessions interface {
 	// CreateSession stores s.
 	CreateSession(ctx context.Context, s Session) error
 	// SessionUser returns the session with hash and its user (NotFound).
@@ -98,7 +107,10 @@ type Store interface {
 	TouchSession(ctx context.Context, hash []byte, at time.Time) error
 	// DeleteSession revokes a session (no error when it is gone already).
 	DeleteSession(ctx context.Context, hash []byte) error
+}
 
+// Tokens keeps personal API tokens by the hash of their secret.
+type Tokens interface {
 	// CreateToken stores t under hash.
 	CreateToken(ctx context.Context, t Token, hash []byte) error
 	// Tokens lists userID's tokens, newest first.
@@ -109,16 +121,19 @@ type Store interface {
 	TokenUser(ctx context.Context, hash []byte) (Token, User, error)
 	// TouchToken sets the token's last_used_at.
 	TouchToken(ctx context.Context, id string, at time.Time) error
+}
 
+// OneTimeTokens keeps setup and sign-in links that work once.
+type OneTimeTokens interface {
 	// CreateOneTime stores a one-time token.
 	CreateOneTime(ctx context.Context, hash []byte, p Purpose, userID string, expires time.Time) error
-	// UseOneTime marks an unused, unexpired token of purpose p used and
-	// returns its user id ("" for setup tokens); NotFound otherwise.
+	// UseOneTime marks an unused, unexpired token of purpose p used and returns its user id ("" for setup; NotFound otherwise).
 	UseOneTime(ctx context.Context, hash []byte, p Purpose, now time.Time) (string, error)
+}
 
-	// DeleteExpired deletes sessions that expired (expires_at <= now) or
-	// went idle (last_seen_at <= idleBefore), used or expired one-time
-	// tokens, and failed sign-ins at or before failuresBefore.
+// Cleaner deletes what has expired across sessions, one-time tokens and failed sign-ins.
+type Cleaner interface {
+	// DeleteExpired deletes sessions expired by now or idle since idleBefore, spent one-time tokens, and failures up to failuresBefore.
 	DeleteExpired(ctx context.Context, now, idleBefore, failuresBefore time.Time) (Cleaned, error)
 }
 

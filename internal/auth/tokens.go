@@ -21,7 +21,7 @@ func (s *Service) Tokens(ctx context.Context) ([]Token, error) {
 	if err != nil {
 		return nil, err
 	}
-	return s.store.Tokens(ctx, u.ID)
+	return s.tokens.Tokens(ctx, u.ID)
 }
 
 // CreateToken creates a personal API token for the caller.
@@ -36,7 +36,7 @@ func (s *Service) CreateToken(ctx context.Context, name string) (NewToken, error
 	}
 	secret, hash := NewSecret(TokenPrefix)
 	t := Token{ID: newID("tok_"), UserID: u.ID, Name: name, CreatedAt: s.now()}
-	if err := s.store.CreateToken(ctx, t, hash); err != nil {
+	if err := s.tokens.CreateToken(ctx, t, hash); err != nil {
 		return NewToken{}, err
 	}
 	return NewToken{Token: t, Secret: secret}, nil
@@ -48,14 +48,14 @@ func (s *Service) DeleteToken(ctx context.Context, id string) error {
 	if err != nil {
 		return err
 	}
-	return s.store.DeleteToken(ctx, u.ID, id)
+	return s.tokens.DeleteToken(ctx, u.ID, id)
 }
 
 // IssueToken creates a personal API token for the account with email, for
 // operators at the server's terminal (`api token create`): whoever can run
 // the binary against the database can already do anything.
 func (s *Service) IssueToken(ctx context.Context, email, name string) (NewToken, error) {
-	acct, err := s.store.AccountByEmail(ctx, normEmail(email))
+	acct, err := s.users.AccountByEmail(ctx, normEmail(email))
 	if err != nil {
 		return NewToken{}, err
 	}

@@ -26,7 +26,7 @@ func (s *Service) Users(ctx context.Context) ([]User, error) {
 	if _, err := requireAdmin(ctx); err != nil {
 		return nil, err
 	}
-	return s.store.Users(ctx)
+	return s.users.Users(ctx)
 }
 
 // CreateUser creates an account (admins only). A password is required in
@@ -42,7 +42,7 @@ func (s *Service) CreateUser(ctx context.Context, n NewUser) (User, error) {
 	if err != nil {
 		return User{}, err
 	}
-	u, err := s.store.CreateUser(ctx, a)
+	u, err := s.users.CreateUser(ctx, a)
 	if apperr.KindOf(err) == apperr.Conflict {
 		return User{}, apperr.Wrap(err, apperr.Conflict, "email_taken", "an account with the email %s already exists", a.Email)
 	}
@@ -79,7 +79,7 @@ func (s *Service) UpdateUser(ctx context.Context, id string, ch UserChange) (Use
 	if p.Role == nil && p.Disabled == nil && p.PasswordHash == nil {
 		return User{}, apperr.New(apperr.Invalid, "empty_change", "send at least one of role, disabled, password")
 	}
-	return s.store.UpdateUser(ctx, id, p)
+	return s.users.UpdateUser(ctx, id, p)
 }
 
 // DisableUser disables an account and revokes its sessions and tokens

@@ -246,7 +246,7 @@ func (e *apiEnv) start() {
 		e.t.Fatal(err)
 	}
 	e.chat.Start(lctx)
-	e.auth = auth.NewService(postgres.NewUserStore(e.pool), auth.Options{Mode: e.opts.authMode}, e.log)
+	e.auth = auth.NewService(postgres.AuthStores(e.pool), auth.Options{Mode: e.opts.authMode}, e.log)
 	// Webhook URLs may be on this machine (the tests' receivers), not on
 	// private networks.
 	guard, err := netguard.New(netguard.Config{AllowedHosts: "127.0.0.1"})

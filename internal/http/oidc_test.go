@@ -115,7 +115,7 @@ func (e *oidcEnv) configure(admins auth.OIDCConfig) {
 	cfg := admins
 	cfg.Issuer, cfg.ClientID, cfg.ClientSecret = e.issuer, "toolgate", "toolgate-secret"
 	cfg.RedirectURL = e.apiURL + "/api/auth/oidc/callback"
-	e.auth = auth.NewService(postgres.NewUserStore(e.pool), auth.Options{Mode: auth.ModeOIDC, OIDC: auth.NewOIDC(cfg)}, e.log)
+	e.auth = auth.NewService(postgres.AuthStores(e.pool), auth.Options{Mode: auth.ModeOIDC, OIDC: auth.NewOIDC(cfg)}, e.log)
 	store := postgres.NewStore(e.pool)
 	var h http.Handler = toolhttp.NewServer(e.log, policy.New(store, &mcpclient.Discoverer{}, e.log, policy.Options{}), nil, e.auth, store,
 		toolhttp.Options{MaxBodyBytes: 1 << 20})

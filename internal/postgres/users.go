@@ -11,13 +11,19 @@ import (
 	"github.com/toolgate/toolgate/internal/auth"
 )
 
-// UserStore is the Postgres implementation of auth.Store.
+// UserStore is the Postgres implementation of the auth stores (auth.Users,
+// auth.LoginFailures, auth.Sessions, auth.Tokens, auth.OneTimeTokens and
+// auth.Cleaner).
 type UserStore struct{ pool *pgxpool.Pool }
 
 // NewUserStore returns a UserStore on pool.
 func NewUserStore(pool *pgxpool.Pool) *UserStore { return &UserStore{pool: pool} }
 
-var _ auth.Store = (*UserStore)(nil)
+// AuthStores returns every store auth.Service needs, all on pool.
+func AuthStores(pool *pgxpool.Pool) auth.Stores {
+	s := NewUserStore(pool)
+	return auth.Stores{Users: s, LoginFailures: s, Sessions: s, Tokens: s, OneTime: s, Cleaner: s}
+}
 
 const userCols = `u.id, u.email, u.role, u.disabled, u.created_at, u.last_login_at`
 const accountCols = userCols + `, coalesce(u.password_hash, ''), coalesce(u.oidc_issuer, ''), coalesce(u.oidc_subject, '')`
@@ -50,7 +56,8 @@ func (s *UserStore) CountUsers(ctx context.Context) (int, error) {
 	return n, translate(err, "count users")
 }
 
-// CreateUser inserts a; the first admin inherits the rows from before accounts.
+// CreateUser inserts a; the first admin inherits the rows from before accounts
+// in the same transaction.
 func (s *UserStore) CreateUser(ctx context.Context, a auth.Account) (auth.User, error) {
 	var u auth.User
 	err := inTx(ctx, s.pool, func(tx pgx.Tx) error {
@@ -177,7 +184,8 @@ func (s *UserStore) OldestActiveAdmin(ctx context.Context) (auth.User, error) {
 	return u, userNotFound(err, "find the oldest admin")
 }
 
-// UpdateUser applies p, keeping at least one active admin.
+// UpdateUser applies p, keeping at least one active admin; disabling revokes
+// the user's sessions and tokens in the same transaction.
 func (s *UserStore) UpdateUser(ctx context.Context, id string, p auth.UserPatch) (auth.User, error) {
 	var u auth.User
 	err := inTx(ctx, s.pool, func(tx pgx.Tx) error {
