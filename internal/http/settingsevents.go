@@ -7,7 +7,6 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/toolgate/toolgate/internal/apperr"
 	"github.com/toolgate/toolgate/internal/auth"
 	"github.com/toolgate/toolgate/internal/policy"
 )
@@ -30,7 +29,7 @@ type SettingsChangedEvent struct {
 // client leaves or the server shuts down. Resumed with Last-Event-ID (a
 // version) behind the version now, it says resync at once.
 func (s *Server) settingsEvents(c echo.Context) error {
-	after, err := settingsAfter(c)
+	after, err := resumeAfter(c, "the settings stream (a settings version)")
 	if err != nil {
 		return err
 	}
@@ -75,22 +74,4 @@ func (s *Server) relaySettings(ctx context.Context, sink *sseSink, w *policy.Wat
 			beat.Reset(s.heartbeat)
 		}
 	}
-}
-
-// settingsAfter is the version a settings stream resumes after: the
-// Last-Event-ID header or the after query parameter; -1 when neither.
-func settingsAfter(c echo.Context) (int64, error) {
-	v, field := c.Request().Header.Get("Last-Event-ID"), "Last-Event-ID"
-	if v == "" {
-		v, field = c.QueryParam("after"), "after"
-	}
-	if v == "" {
-		return -1, nil
-	}
-	n, err := strconv.ParseInt(v, 10, 64)
-	if err != nil || n < 0 {
-		return 0, apperr.Invalidf("invalid_last_event_id", field,
-			"%s must be the id of an event of the settings stream (a settings version): a whole number, 0 or more (got %q)", field, v)
-	}
-	return n, nil
 }

@@ -300,11 +300,18 @@ func (s *Server) untilClosing(parent context.Context) (context.Context, context.
 	return ctx, func() { stop(); cancel() }
 }
 
-// lastEventID is where a stream resumes: the Last-Event-ID header, or the
-// after query parameter; -1 when neither is given.
+// lastEventID is where a conversation's stream resumes: the Last-Event-ID
+// header, or the after query parameter; -1 when neither is given.
 func lastEventID(c echo.Context) (int64, error) {
-	v := c.Request().Header.Get("Last-Event-ID")
-	field := "Last-Event-ID"
+	return resumeAfter(c, "this conversation's stream")
+}
+
+// resumeAfter is the event id a stream (named by stream, for the error)
+// resumes after: the Last-Event-ID header, or the after query parameter;
+// -1 when neither is given. Anything but a whole number, 0 or more, is
+// 400 invalid_last_event_id.
+func resumeAfter(c echo.Context, stream string) (int64, error) {
+	v, field := c.Request().Header.Get("Last-Event-ID"), "Last-Event-ID"
 	if v == "" {
 		v, field = c.QueryParam("after"), "after"
 	}
@@ -314,7 +321,7 @@ func lastEventID(c echo.Context) (int64, error) {
 	n, err := strconv.ParseInt(v, 10, 64)
 	if err != nil || n < 0 {
 		return 0, apperr.Invalidf("invalid_last_event_id", field,
-			"%s must be the id of an event of this conversation's stream: a whole number, 0 or more (got %q)", field, v)
+			"%s must be the id of an event of %s: a whole number, 0 or more (got %q)", field, stream, v)
 	}
 	return n, nil
 }
