@@ -20,67 +20,107 @@ func (s *session) ask(pending []approval) ([]client.Decision, outcome) {
 		s.out.card(a, i+1, len(pending))
 		s.out.batchLines(pending[i+1:])
 		s.out.linef("%s", a.keys())
-		for {
-			l, o := s.readDecisionLine(a)
-			if o == turnExpired {
-				break
-			}
-			if o != turnDone {
-				return nil, s.stopAsking(o, len(pending))
-			}
-			d := client.Decision{ApprovalRequestID: a.ID}
-			key := strings.ToLower(strings.TrimSpace(l))
-			if a.locked() && (key == "c" || key == "h" || key == "a" || key == "b") {
-				s.out.linef("An admin locked this tool at Ask: it can only be approved once or denied.")
-				key = ""
-			} else if key != "" && strings.Contains("ychanbres", key) && len(key) == 1 && !a.offers(key) {
-				s.out.linef("An admin limited the choices for this tool: %s is not one of them.", key)
-				key = ""
-			}
-			switch key {
-			case "y":
-				d.Approve = true
-			case "c":
-				d.Approve, d.Scope = true, "conversation"
-			case "h":
-				d.Approve, d.Scope = true, "hour"
-			case "a":
-				d.Approve, d.Remember = true, true
-			case "n":
-			case "b":
-				d.Remember = true
-			case "r":
-				reason, o := s.readReason()
-				if o != turnDone {
-					return nil, s.stopAsking(o, len(pending))
-				}
-				d.Reason = reason
-			case "e":
-				corr, reason, o := s.readCorrection(a)
-				if o != turnDone {
-					return nil, s.stopAsking(o, len(pending))
-				}
-				d.Correction, d.Reason = corr, reason
-			case "s":
-				s.out.linef("A reason for the model (optional; Enter for none):")
-				reason, o := s.readReason()
-				if o != turnDone {
-					return nil, s.stopAsking(o, len(pending))
-				}
-				d.Reason, d.Stop = reason, true
-				// The server denies the rest: nothing more to ask.
-				s.out.linef("%s", stopLine(len(pending)-i-1))
-				return append(out, d), turnDone
-			default:
-				s.out.linef("Please type one of %s, then Enter.", a.keyList())
-				s.out.linef("%s", a.keys())
-				continue
-			}
-			out = append(out, d)
-			break
+		d, step, o := s.askOne(a, len(pending)-i-1)
+		switch step {
+		case stepExpired:
+			continue
+		case stepAbort:
+			return nil, s.stopAsking(o, len(pending))
+		case stepStop:
+			return append(out, d), turnDone
 		}
+		out = append(out, d)
 	}
 	return out, turnDone
+}
+
+// askStep is what ask does once a key for a request was read.
+type askStep int
+
+const (
+	stepNext    askStep = iota // the decision is made: on to the next request
+	stepAgain                  // no valid key: read another
+	stepExpired                // the request expired while asked: leave it out
+	stepAbort                  // the asking ended (the outcome says how)
+	stepStop                   // stop: this decision is the last
+)
+
+// askOne reads keys for a until one decides it; rest is the number of
+// requests after it.
+func (s *session) askOne(a approval, rest int) (client.Decision, askStep, outcome) {
+	for {
+		l, o := s.readDecisionLine(a)
+		if o == turnExpired {
+			return client.Decision{}, stepExpired, o
+		}
+		if o != turnDone {
+			return client.Decision{}, stepAbort, o
+		}
+		d, step, o := s.decisionFor(a, l, rest)
+		if step != stepAgain {
+			return d, step, o
+		}
+	}
+}
+
+// decisionFor makes the decision the key line l says for a, reading a
+// reason or a correction where the key asks for one.
+func (s *session) decisionFor(a approval, l string, rest int) (client.Decision, askStep, outcome) {
+	d := client.Decision{ApprovalRequestID: a.ID}
+	key := s.offeredKey(a, strings.ToLower(strings.TrimSpace(l)))
+	switch key {
+	case "y":
+		d.Approve = true
+	case "c":
+		d.Approve, d.Scope = true, "conversation"
+	case "h":
+		d.Approve, d.Scope = true, "hour"
+	case "a":
+		d.Approve, d.Remember = true, true
+	case "n":
+	case "b":
+		d.Remember = true
+	case "r":
+		reason, o := s.readReason()
+		if o != turnDone {
+			return d, stepAbort, o
+		}
+		d.Reason = reason
+	case "e":
+		corr, reason, o := s.readCorrection(a)
+		if o != turnDone {
+			return d, stepAbort, o
+		}
+		d.Correction, d.Reason = corr, reason
+	case "s":
+		s.out.linef("A reason for the model (optional; Enter for none):")
+		reason, o := s.readReason()
+		if o != turnDone {
+			return d, stepAbort, o
+		}
+		d.Reason, d.Stop = reason, true
+		// The server denies the rest: nothing more to ask.
+		s.out.linef("%s", stopLine(rest))
+		return d, stepStop, turnDone
+	default:
+		s.out.linef("Please type one of %s, then Enter.", a.keyList())
+		s.out.linef("%s", a.keys())
+		return d, stepAgain, turnDone
+	}
+	return d, stepNext, turnDone
+}
+
+// offeredKey is key when a's card offers it; otherwise it says why not
+// and is "" (not a key).
+func (s *session) offeredKey(a approval, key string) string {
+	if a.locked() && (key == "c" || key == "h" || key == "a" || key == "b") {
+		s.out.linef("An admin locked this tool at Ask: it can only be approved once or denied.")
+		key = ""
+	} else if key != "" && strings.Contains("ychanbres", key) && len(key) == 1 && !a.offers(key) {
+		s.out.linef("An admin limited the choices for this tool: %s is not one of them.", key)
+		key = ""
+	}
+	return key
 }
 
 // reminders are the times left at which the client says how long a
