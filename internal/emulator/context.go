@@ -21,10 +21,32 @@ type resolved struct {
 // unanswered.
 func (s *Server) resolve(r *request) (*resolved, *apiError) {
 	res := &resolved{listed: map[string][]ListedTool{}, requests: map[string]ctxItem{}}
+	if ae := s.resolveInput(r, res); ae != nil {
+		return nil, ae
+	}
+
+	// Answers in the history count as given; this request's answers are
+	// checked one by one below.
+	answered := res.index()
+	if ae := s.checkAnswers(res, answered); ae != nil {
+		return nil, ae
+	}
+	if ae := res.checkOpen(answered); ae != nil {
+		return nil, ae
+	}
+	if ae := res.checkApproved(r.Tools); ae != nil {
+		return nil, ae
+	}
+	return res, nil
+}
+
+// resolveInput reads the history of previous_response_id and the request's
+// input into res, resolving item references and refusing repeated ids.
+func (s *Server) resolveInput(r *request, res *resolved) *apiError {
 	if r.PreviousResponseID != "" {
 		h, ok := s.store.chain(r.PreviousResponseID)
 		if !ok {
-			return nil, invalid("previous_response_id", "previous_response_not_found", "Previous response with id '%s' not found.", r.PreviousResponseID)
+			return invalid("previous_response_id", "previous_response_not_found", "Previous response with id '%s' not found.", r.PreviousResponseID)
 		}
 		res.history = h
 	}
@@ -38,22 +60,25 @@ func (s *Server) resolve(r *request) (*resolved, *apiError) {
 		if it.Type == "item_reference" {
 			ref, ok := s.store.item(it.ID)
 			if !ok {
-				return nil, invalid(it.Param, "", "Item with id '%s' not found.", it.ID)
+				return invalid(it.Param, "", "Item with id '%s' not found.", it.ID)
 			}
 			ref.Param = it.Param
 			it = ref
 		}
 		if it.ID != "" {
 			if seen[it.ID] {
-				return nil, invalid("input", "", "Duplicate item found with id %s. Remove duplicate items from your input and try again.", it.ID)
+				return invalid("input", "", "Duplicate item found with id %s. Remove duplicate items from your input and try again.", it.ID)
 			}
 			seen[it.ID] = true
 		}
 		res.input = append(res.input, it)
 	}
+	return nil
+}
 
-	// Answers in the history count as given; this request's answers are
-	// checked one by one below.
+// index fills res's tool lists and approval requests from the whole
+// context and returns the requests the history answered.
+func (res *resolved) index() map[string]bool {
 	answered := map[string]bool{}
 	for i, it := range append(append([]ctxItem{}, res.history...), res.input...) {
 		switch it.Type {
@@ -67,16 +92,23 @@ func (s *Server) resolve(r *request) (*resolved, *apiError) {
 			}
 		}
 	}
+	return answered
+}
+
+// checkAnswers checks each approval response of the input answers a known
+// request once, marks it answered, and keeps those not yet acted on as
+// res.answers.
+func (s *Server) checkAnswers(res *resolved, answered map[string]bool) *apiError {
 	for i, it := range res.input {
 		if it.Type != "mcp_approval_response" {
 			continue
 		}
 		id := it.ApprovalRequestID
 		if _, ok := res.requests[id]; !ok {
-			return nil, invalid(it.Param+".approval_request_id", "", "No MCP approval request found with id '%s'. An mcp_approval_response must answer an mcp_approval_request of the previous response.", id)
+			return invalid(it.Param+".approval_request_id", "", "No MCP approval request found with id '%s'. An mcp_approval_response must answer an mcp_approval_request of the previous response.", id)
 		}
 		if answered[id] {
-			return nil, invalid(it.Param+".approval_request_id", "", "The MCP approval request '%s' already has an approval. Each approval request can be answered once.", id)
+			return invalid(it.Param+".approval_request_id", "", "The MCP approval request '%s' already has an approval. Each approval request can be answered once.", id)
 		}
 		answered[id] = true
 		if s.consumed(res, i) {
@@ -84,6 +116,11 @@ func (s *Server) resolve(r *request) (*resolved, *apiError) {
 		}
 		res.answers = append(res.answers, it)
 	}
+	return nil
+}
+
+// checkOpen refuses a context that leaves an approval request unanswered.
+func (res *resolved) checkOpen(answered map[string]bool) *apiError {
 	var open []string
 	for _, it := range append(append([]ctxItem{}, res.history...), res.input...) {
 		if it.Type == "mcp_approval_request" && !answered[it.ID] {
@@ -91,18 +128,23 @@ func (s *Server) resolve(r *request) (*resolved, *apiError) {
 		}
 	}
 	if len(open) > 0 {
-		return nil, invalid("input", "", "The following MCP approval requests do not have an approval: %s. Send an mcp_approval_response for each of them.", strings.Join(open, ", "))
+		return invalid("input", "", "The following MCP approval requests do not have an approval: %s. Send an mcp_approval_response for each of them.", strings.Join(open, ", "))
 	}
+	return nil
+}
+
+// checkApproved refuses an approval whose MCP server is not in tools.
+func (res *resolved) checkApproved(tools []mcpTool) *apiError {
 	for _, a := range res.answers {
 		if !a.Approve {
 			continue
 		}
 		req := res.requests[a.ApprovalRequestID]
-		if findTool(r.Tools, req.ServerLabel) == nil {
-			return nil, invalid("tools", "", "The approved MCP approval request '%s' is for the MCP server '%s', which is not in 'tools'. Send the same MCP tools with the approval response.", req.ID, req.ServerLabel)
+		if findTool(tools, req.ServerLabel) == nil {
+			return invalid("tools", "", "The approved MCP approval request '%s' is for the MCP server '%s', which is not in 'tools'. Send the same MCP tools with the approval response.", req.ID, req.ServerLabel)
 		}
 	}
-	return res, nil
+	return nil
 }
 
 // consumed says whether the approval response res.input[i] was acted on

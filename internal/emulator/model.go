@@ -42,16 +42,7 @@ func findMentions(text string, offers []offer) []mention {
 	pending := -1 // index in out of the call still waiting for its arguments
 	for i := 0; i < len(text); {
 		if text[i] == '{' && pending >= 0 {
-			end, ok := objectEnd(text, i)
-			if ok {
-				var b bytes.Buffer
-				if json.Compact(&b, []byte(text[i:end])) == nil {
-					out[pending].args = b.String()
-				}
-				i = end
-			} else { // never closed: no arguments, and the rest is text
-				i++
-			}
+			i = readArgs(text, i, &out[pending])
 			pending = -1
 			continue
 		}
@@ -59,19 +50,7 @@ func findMentions(text string, offers []offer) []mention {
 			i++
 			continue
 		}
-		best, bestLen := -1, 0
-		for k, o := range offers {
-			for _, name := range []string{o.qualified(), o.tool.Name} {
-				if len(name) <= bestLen || !strings.HasPrefix(text[i:], name) {
-					continue
-				}
-				end := i + len(name)
-				if end < len(text) && (isNameByte(text[end]) || text[end] == '.' && end+1 < len(text) && isNameByte(text[end+1])) {
-					continue
-				}
-				best, bestLen = k, len(name)
-			}
-		}
+		best, bestLen := longestName(text, i, offers)
 		if best < 0 {
 			i++
 			continue
@@ -81,6 +60,41 @@ func findMentions(text string, offers []offer) []mention {
 		pending = len(out) - 1
 	}
 	return out
+}
+
+// readArgs takes the JSON object at text[i] as m's arguments when it is
+// valid, and returns where the text goes on: past the object, or past its
+// brace when it is never closed (no arguments, and the rest is text).
+func readArgs(text string, i int, m *mention) int {
+	end, ok := objectEnd(text, i)
+	if ok {
+		var b bytes.Buffer
+		if json.Compact(&b, []byte(text[i:end])) == nil {
+			m.args = b.String()
+		}
+		return end
+	}
+	// never closed: no arguments, and the rest is text
+	return i + 1
+}
+
+// longestName is the offer whose name (qualified or bare) is the longest
+// whole word at text[i], and that name's length; best is -1 with none.
+func longestName(text string, i int, offers []offer) (best, bestLen int) {
+	best, bestLen = -1, 0
+	for k, o := range offers {
+		for _, name := range []string{o.qualified(), o.tool.Name} {
+			if len(name) <= bestLen || !strings.HasPrefix(text[i:], name) {
+				continue
+			}
+			end := i + len(name)
+			if end < len(text) && (isNameByte(text[end]) || text[end] == '.' && end+1 < len(text) && isNameByte(text[end+1])) {
+				continue
+			}
+			best, bestLen = k, len(name)
+		}
+	}
+	return best, bestLen
 }
 
 // objectEnd returns the index just past the '}' that closes the brace at

@@ -33,59 +33,16 @@ type request struct {
 }
 
 func parseRequest(body []byte) (*request, *apiError) {
-	if len(bytes.TrimSpace(body)) == 0 {
-		return nil, invalid("", "", "We could not parse the JSON body of your request. (HINT: This likely means you aren't using your HTTP library correctly. The OpenAI API expects a JSON payload, but what was sent was not valid JSON. If you have trouble figuring out how to fix this, please contact us through our help center at help.openai.com.)")
-	}
-	var top map[string]json.RawMessage
-	if err := json.Unmarshal(body, &top); err != nil {
-		return nil, invalid("", "", "We could not parse the JSON body of your request. (HINT: This likely means you aren't using your HTTP library correctly. The OpenAI API expects a JSON payload, but what was sent was not valid JSON. If you have trouble figuring out how to fix this, please contact us through our help center at help.openai.com.)")
-	}
-	keys := make([]string, 0, len(top))
-	for k := range top {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
-		if !knownParams[k] {
-			return nil, invalid(k, "unknown_parameter", "Unknown parameter: '%s'.", k)
-		}
+	top, e := parseTop(body)
+	if e != nil {
+		return nil, e
 	}
 	r := &request{Store: true, ParallelToolCalls: true}
-	if e := str(top, "", "model", &r.Model); e != nil {
+	if e := r.parseSettings(top); e != nil {
 		return nil, e
 	}
-	if r.Model == "" {
-		return nil, missingParam("model")
-	}
-	for _, b := range []struct {
-		key string
-		dst *bool
-	}{{"stream", &r.Stream}, {"store", &r.Store}, {"parallel_tool_calls", &r.ParallelToolCalls}} {
-		if raw, ok := top[b.key]; ok && !isNull(raw) {
-			if err := json.Unmarshal(raw, b.dst); err != nil {
-				return nil, invalidType(b.key, "a boolean")
-			}
-		}
-	}
-	if e := str(top, "", "previous_response_id", &r.PreviousResponseID); e != nil {
+	if e := r.parseRefused(top); e != nil {
 		return nil, e
-	}
-	if raw, ok := top["instructions"]; ok && !isNull(raw) {
-		var s string
-		if json.Unmarshal(raw, &s) == nil {
-			r.Instructions = &s
-		}
-	}
-	if raw, ok := top["metadata"]; ok && !isNull(raw) {
-		if err := json.Unmarshal(raw, &r.Metadata); err != nil {
-			return nil, invalidType("metadata", "an object with string values")
-		}
-	}
-	if raw, ok := top["conversation"]; ok && !isNull(raw) {
-		return nil, invalid("conversation", "", "The Toolgate emulator does not support 'conversation'; chain responses with 'previous_response_id'.")
-	}
-	if raw, ok := top["background"]; ok && string(raw) == "true" {
-		return nil, invalid("background", "", "The Toolgate emulator does not support background responses.")
 	}
 	if raw, ok := top["tools"]; ok && !isNull(raw) {
 		tools, e := parseTools(raw)
@@ -105,6 +62,75 @@ func parseRequest(body []byte) (*request, *apiError) {
 		return nil, missingParam("input")
 	}
 	return r, nil
+}
+
+// parseTop reads the body as a JSON object of known parameters.
+func parseTop(body []byte) (map[string]json.RawMessage, *apiError) {
+	if len(bytes.TrimSpace(body)) == 0 {
+		return nil, invalid("", "", "We could not parse the JSON body of your request. (HINT: This likely means you aren't using your HTTP library correctly. The OpenAI API expects a JSON payload, but what was sent was not valid JSON. If you have trouble figuring out how to fix this, please contact us through our help center at help.openai.com.)")
+	}
+	var top map[string]json.RawMessage
+	if err := json.Unmarshal(body, &top); err != nil {
+		return nil, invalid("", "", "We could not parse the JSON body of your request. (HINT: This likely means you aren't using your HTTP library correctly. The OpenAI API expects a JSON payload, but what was sent was not valid JSON. If you have trouble figuring out how to fix this, please contact us through our help center at help.openai.com.)")
+	}
+	keys := make([]string, 0, len(top))
+	for k := range top {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		if !knownParams[k] {
+			return nil, invalid(k, "unknown_parameter", "Unknown parameter: '%s'.", k)
+		}
+	}
+	return top, nil
+}
+
+// parseSettings reads the model, the switches, the previous response, the
+// instructions and the metadata.
+func (r *request) parseSettings(top map[string]json.RawMessage) *apiError {
+	if e := str(top, "", "model", &r.Model); e != nil {
+		return e
+	}
+	if r.Model == "" {
+		return missingParam("model")
+	}
+	for _, b := range []struct {
+		key string
+		dst *bool
+	}{{"stream", &r.Stream}, {"store", &r.Store}, {"parallel_tool_calls", &r.ParallelToolCalls}} {
+		if raw, ok := top[b.key]; ok && !isNull(raw) {
+			if err := json.Unmarshal(raw, b.dst); err != nil {
+				return invalidType(b.key, "a boolean")
+			}
+		}
+	}
+	if e := str(top, "", "previous_response_id", &r.PreviousResponseID); e != nil {
+		return e
+	}
+	if raw, ok := top["instructions"]; ok && !isNull(raw) {
+		var s string
+		if json.Unmarshal(raw, &s) == nil {
+			r.Instructions = &s
+		}
+	}
+	if raw, ok := top["metadata"]; ok && !isNull(raw) {
+		if err := json.Unmarshal(raw, &r.Metadata); err != nil {
+			return invalidType("metadata", "an object with string values")
+		}
+	}
+	return nil
+}
+
+// parseRefused refuses the parameters the emulator does not support.
+func (r *request) parseRefused(top map[string]json.RawMessage) *apiError {
+	if raw, ok := top["conversation"]; ok && !isNull(raw) {
+		return invalid("conversation", "", "The Toolgate emulator does not support 'conversation'; chain responses with 'previous_response_id'.")
+	}
+	if raw, ok := top["background"]; ok && string(raw) == "true" {
+		return invalid("background", "", "The Toolgate emulator does not support background responses.")
+	}
+	return nil
 }
 
 // str reads an optional string field (null counts as absent).

@@ -33,68 +33,87 @@ func parseInput(raw json.RawMessage) ([]ctxItem, *apiError) {
 	items := make([]ctxItem, 0, len(entries))
 	for i, e := range entries {
 		p := fmt.Sprintf("input[%d]", i)
-		it := ctxItem{Param: p}
-		if ae := str(e, p, "type", &it.Type); ae != nil {
-			return nil, ae
-		}
-		if ae := str(e, p, "id", &it.ID); ae != nil {
-			return nil, ae
-		}
-		if it.Type == "" {
-			// Without a type, an item with a role is a message and one with
-			// only an id is an item reference (ItemReferenceParam's type is
-			// optional; openai-go's ResponseInputItemParamOfItemReference
-			// leaves it out).
-			_, hasRole := e["role"]
-			switch {
-			case hasRole:
-				it.Type = "message"
-			case it.ID != "":
-				it.Type = "item_reference"
-			default:
-				return nil, missingParam(p + ".type")
-			}
-		}
-		var ae *apiError
-		switch it.Type {
-		case "message":
-			ae = parseMessage(p, e, &it)
-		case "mcp_approval_response":
-			ae = req(e, p, "approval_request_id", &it.ApprovalRequestID)
-			if ae == nil {
-				raw, ok := e["approve"]
-				if !ok || isNull(raw) {
-					ae = missingParam(p + ".approve")
-				} else if json.Unmarshal(raw, &it.Approve) != nil {
-					ae = invalidType(p+".approve", "a boolean")
-				}
-			}
-			if ae == nil {
-				ae = str(e, p, "reason", &it.Reason)
-			}
-		case "item_reference":
-			ae = req(e, p, "id", &it.ID)
-		case "mcp_approval_request":
-			ae = firstErr(req(e, p, "id", &it.ID), req(e, p, "server_label", &it.ServerLabel), req(e, p, "name", &it.Name), str(e, p, "arguments", &it.Arguments))
-		case "mcp_call":
-			ae = firstErr(req(e, p, "id", &it.ID), req(e, p, "server_label", &it.ServerLabel), req(e, p, "name", &it.Name), str(e, p, "arguments", &it.Arguments), str(e, p, "approval_request_id", &it.ApprovalRequestID))
-		case "mcp_list_tools":
-			ae = firstErr(req(e, p, "id", &it.ID), req(e, p, "server_label", &it.ServerLabel))
-			if ae == nil {
-				if raw, ok := e["tools"]; ok && json.Unmarshal(raw, &it.Tools) != nil {
-					ae = invalidType(p+".tools", "an array of tools")
-				}
-			}
-		case "reasoning":
-		default:
-			ae = invalid(p+".type", "invalid_value", "Invalid value: '%s'. The Toolgate emulator supports the input item types 'message', 'mcp_approval_response', 'item_reference', 'mcp_approval_request', 'mcp_call', 'mcp_list_tools' and 'reasoning'.", it.Type)
-		}
+		it, ae := parseInputItem(p, e)
 		if ae != nil {
 			return nil, ae
 		}
 		items = append(items, it)
 	}
 	return items, nil
+}
+
+// parseInputItem reads one input item at p: its type and id, then the
+// fields of its type.
+func parseInputItem(p string, e map[string]json.RawMessage) (ctxItem, *apiError) {
+	it := ctxItem{Param: p}
+	if ae := str(e, p, "type", &it.Type); ae != nil {
+		return it, ae
+	}
+	if ae := str(e, p, "id", &it.ID); ae != nil {
+		return it, ae
+	}
+	if it.Type == "" {
+		// Without a type, an item with a role is a message and one with
+		// only an id is an item reference (ItemReferenceParam's type is
+		// optional; openai-go's ResponseInputItemParamOfItemReference
+		// leaves it out).
+		_, hasRole := e["role"]
+		switch {
+		case hasRole:
+			it.Type = "message"
+		case it.ID != "":
+			it.Type = "item_reference"
+		default:
+			return it, missingParam(p + ".type")
+		}
+	}
+	return it, parseItemFields(p, e, &it)
+}
+
+// parseItemFields reads the fields of it's type.
+func parseItemFields(p string, e map[string]json.RawMessage, it *ctxItem) *apiError {
+	var ae *apiError
+	switch it.Type {
+	case "message":
+		ae = parseMessage(p, e, it)
+	case "mcp_approval_response":
+		ae = parseApprovalResponse(p, e, it)
+	case "item_reference":
+		ae = req(e, p, "id", &it.ID)
+	case "mcp_approval_request":
+		ae = firstErr(req(e, p, "id", &it.ID), req(e, p, "server_label", &it.ServerLabel), req(e, p, "name", &it.Name), str(e, p, "arguments", &it.Arguments))
+	case "mcp_call":
+		ae = firstErr(req(e, p, "id", &it.ID), req(e, p, "server_label", &it.ServerLabel), req(e, p, "name", &it.Name), str(e, p, "arguments", &it.Arguments), str(e, p, "approval_request_id", &it.ApprovalRequestID))
+	case "mcp_list_tools":
+		ae = firstErr(req(e, p, "id", &it.ID), req(e, p, "server_label", &it.ServerLabel))
+		if ae == nil {
+			if raw, ok := e["tools"]; ok && json.Unmarshal(raw, &it.Tools) != nil {
+				ae = invalidType(p+".tools", "an array of tools")
+			}
+		}
+	case "reasoning":
+	default:
+		ae = invalid(p+".type", "invalid_value", "Invalid value: '%s'. The Toolgate emulator supports the input item types 'message', 'mcp_approval_response', 'item_reference', 'mcp_approval_request', 'mcp_call', 'mcp_list_tools' and 'reasoning'.", it.Type)
+	}
+	return ae
+}
+
+// parseApprovalResponse reads an mcp_approval_response's request id,
+// approve and reason.
+func parseApprovalResponse(p string, e map[string]json.RawMessage, it *ctxItem) *apiError {
+	ae := req(e, p, "approval_request_id", &it.ApprovalRequestID)
+	if ae == nil {
+		raw, ok := e["approve"]
+		if !ok || isNull(raw) {
+			ae = missingParam(p + ".approve")
+		} else if json.Unmarshal(raw, &it.Approve) != nil {
+			ae = invalidType(p+".approve", "a boolean")
+		}
+	}
+	if ae == nil {
+		ae = str(e, p, "reason", &it.Reason)
+	}
+	return ae
 }
 
 func parseMessage(p string, e map[string]json.RawMessage, it *ctxItem) *apiError {

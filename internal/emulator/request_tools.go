@@ -101,42 +101,7 @@ var mcpToolKeys = map[string]bool{"type": true, "server_label": true, "server_ur
 
 func parseMCPTool(p string, e map[string]json.RawMessage) (mcpTool, *apiError) {
 	var t mcpTool
-	for k := range e {
-		if !mcpToolKeys[k] {
-			return t, invalid(p+"."+k, "unknown_parameter", "Unknown parameter: '%s.%s'.", p, k)
-		}
-	}
-	if ae := str(e, p, "server_label", &t.Label); ae != nil {
-		return t, ae
-	}
-	if t.Label == "" {
-		return t, missingParam(p + ".server_label")
-	}
-	if _, ok := e["connector_id"]; ok {
-		return t, invalid(p+".connector_id", "", "The Toolgate emulator does not support connectors; give a server_url.")
-	}
-	if ae := str(e, p, "server_url", &t.URL); ae != nil {
-		return t, ae
-	}
-	if t.URL == "" {
-		return t, invalid(p+".server_url", "missing_required_parameter", "Missing required parameter: '%s.server_url' (or 'connector_id').", p)
-	}
-	if !strings.HasPrefix(t.URL, "http://") && !strings.HasPrefix(t.URL, "https://") {
-		return t, invalid(p+".server_url", "invalid_value", "Invalid URL '%s' in '%s.server_url': expected an http or https URL.", t.URL, p)
-	}
-	if raw, ok := e["server_description"]; ok && !isNull(raw) {
-		var s string
-		if json.Unmarshal(raw, &s) != nil {
-			return t, invalidType(p+".server_description", "a string")
-		}
-		t.Description = &s
-	}
-	if raw, ok := e["headers"]; ok && !isNull(raw) {
-		if json.Unmarshal(raw, &t.Headers) != nil {
-			return t, invalidType(p+".headers", "an object with string values")
-		}
-	}
-	if ae := str(e, p, "authorization", &t.Authorization); ae != nil {
+	if ae := t.parseServer(p, e); ae != nil {
 		return t, ae
 	}
 	t.AllowedRaw = json.RawMessage("null")
@@ -149,39 +114,89 @@ func parseMCPTool(p string, e map[string]json.RawMessage) (mcpTool, *apiError) {
 	}
 	t.Approval, t.ApprovalRaw = approvalPolicy{Setting: "always"}, json.RawMessage(`"always"`)
 	if raw, ok := e["require_approval"]; ok && !isNull(raw) {
-		var s string
-		if json.Unmarshal(raw, &s) == nil {
-			if s != "always" && s != "never" {
-				return t, invalidValue(p+".require_approval", s, "'always' and 'never'")
-			}
-			t.Approval, t.ApprovalRaw = approvalPolicy{Setting: s}, compact(raw)
-		} else {
-			var obj map[string]json.RawMessage
-			if json.Unmarshal(raw, &obj) != nil {
-				return t, invalidType(p+".require_approval", "'always', 'never' or an object with 'always' and 'never' filters")
-			}
-			pol := approvalPolicy{}
-			for k, v := range obj {
-				if isNull(v) {
-					continue
-				}
-				f, ae := parseFilter(p+".require_approval."+k, v, false)
-				if ae != nil {
-					return t, ae
-				}
-				switch k {
-				case "always":
-					pol.Always = f
-				case "never":
-					pol.Never = f
-				default:
-					return t, invalid(p+".require_approval."+k, "unknown_parameter", "Unknown parameter: '%s.require_approval.%s'.", p, k)
-				}
-			}
-			t.Approval, t.ApprovalRaw = pol, compact(raw)
+		if ae := t.parseApproval(p, raw); ae != nil {
+			return t, ae
 		}
 	}
 	return t, nil
+}
+
+// parseServer reads the keys that say which MCP server and how to reach it:
+// server_label to authorization.
+func (t *mcpTool) parseServer(p string, e map[string]json.RawMessage) *apiError {
+	for k := range e {
+		if !mcpToolKeys[k] {
+			return invalid(p+"."+k, "unknown_parameter", "Unknown parameter: '%s.%s'.", p, k)
+		}
+	}
+	if ae := str(e, p, "server_label", &t.Label); ae != nil {
+		return ae
+	}
+	if t.Label == "" {
+		return missingParam(p + ".server_label")
+	}
+	if _, ok := e["connector_id"]; ok {
+		return invalid(p+".connector_id", "", "The Toolgate emulator does not support connectors; give a server_url.")
+	}
+	if ae := str(e, p, "server_url", &t.URL); ae != nil {
+		return ae
+	}
+	if t.URL == "" {
+		return invalid(p+".server_url", "missing_required_parameter", "Missing required parameter: '%s.server_url' (or 'connector_id').", p)
+	}
+	if !strings.HasPrefix(t.URL, "http://") && !strings.HasPrefix(t.URL, "https://") {
+		return invalid(p+".server_url", "invalid_value", "Invalid URL '%s' in '%s.server_url': expected an http or https URL.", t.URL, p)
+	}
+	if raw, ok := e["server_description"]; ok && !isNull(raw) {
+		var s string
+		if json.Unmarshal(raw, &s) != nil {
+			return invalidType(p+".server_description", "a string")
+		}
+		t.Description = &s
+	}
+	if raw, ok := e["headers"]; ok && !isNull(raw) {
+		if json.Unmarshal(raw, &t.Headers) != nil {
+			return invalidType(p+".headers", "an object with string values")
+		}
+	}
+	return str(e, p, "authorization", &t.Authorization)
+}
+
+// parseApproval reads require_approval: "always", "never" or the object
+// of filters.
+func (t *mcpTool) parseApproval(p string, raw json.RawMessage) *apiError {
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		if s != "always" && s != "never" {
+			return invalidValue(p+".require_approval", s, "'always' and 'never'")
+		}
+		t.Approval, t.ApprovalRaw = approvalPolicy{Setting: s}, compact(raw)
+		return nil
+	}
+	var obj map[string]json.RawMessage
+	if json.Unmarshal(raw, &obj) != nil {
+		return invalidType(p+".require_approval", "'always', 'never' or an object with 'always' and 'never' filters")
+	}
+	pol := approvalPolicy{}
+	for k, v := range obj {
+		if isNull(v) {
+			continue
+		}
+		f, ae := parseFilter(p+".require_approval."+k, v, false)
+		if ae != nil {
+			return ae
+		}
+		switch k {
+		case "always":
+			pol.Always = f
+		case "never":
+			pol.Never = f
+		default:
+			return invalid(p+".require_approval."+k, "unknown_parameter", "Unknown parameter: '%s.require_approval.%s'.", p, k)
+		}
+	}
+	t.Approval, t.ApprovalRaw = pol, compact(raw)
+	return nil
 }
 
 // parseFilter reads an MCPToolFilter; allowed_tools also takes a bare array.
