@@ -17,9 +17,26 @@ type runResult map[string]float64
 // each phase (Toolgate, proxy, direct).
 func measureRun(ctx context.Context, o options, m *mock, vs []*variant, stdout interface{ Write([]byte) (int, error) }) (runResult, error) {
 	r := runResult{}
-	settle := func() { time.Sleep(300 * time.Millisecond) }
+	if err := r.measureFirstDelta(ctx, o, vs); err != nil {
+		return nil, err
+	}
+	if err := r.measureLevels(ctx, o, vs, stdout); err != nil {
+		return nil, err
+	}
+	if err := r.measureApprovals(ctx, o, m, vs); err != nil {
+		return nil, err
+	}
+	fmt.Fprintf(stdout, "  Toolgate: first delta +%.2f ms p50, event delay p99 %.2f ms @%d, approval %.2f ms p50\n",
+		r["toolgate.ttfd_added_p50_ms"], r[fmt.Sprintf("toolgate.event_delay_p99_ms@%d", o.levels[0])], o.levels[0], r["toolgate.approval_p50_ms"])
+	return r, nil
+}
 
-	// Added time to first text delta, turns arriving at o.rate a second.
+// settle lets the variant measured last calm down before the next.
+func settle() { time.Sleep(300 * time.Millisecond) }
+
+// measureFirstDelta measures the added time to first text delta, turns
+// arriving at o.rate a second.
+func (r runResult) measureFirstDelta(ctx context.Context, o options, vs []*variant) error {
 	count := max(1, int(o.ttfdFor.Seconds()*float64(o.rate)))
 	for _, v := range vs {
 		var mu sync.Mutex
@@ -35,76 +52,110 @@ func measureRun(ctx context.Context, o options, m *mock, vs []*variant, stdout i
 			firsts = append(firsts, s.addedFirst)
 		})
 		if firstErr != nil {
-			return nil, fmt.Errorf("time to first delta: %w", firstErr)
+			return fmt.Errorf("time to first delta: %w", firstErr)
 		}
 		r[v.name+".ttfd_added_p50_ms"] = ms(pct(firsts, 50))
 		r[v.name+".ttfd_added_p99_ms"] = ms(pct(firsts, 99))
 		settle()
 	}
+	return nil
+}
 
-	// Per-event delay at each level of concurrent streams; CPU per event
-	// at the first level; Toolgate's memory at each.
+// measureLevels measures the per-event delay at each level of concurrent
+// streams; CPU per event at the first level; Toolgate's memory at each.
+func (r runResult) measureLevels(ctx context.Context, o options, vs []*variant, stdout interface{ Write([]byte) (int, error) }) error {
 	deltas := max(1, int((o.ramp+o.hold)/o.gap))
 	for li, n := range o.levels {
 		fmt.Fprintf(stdout, "  %d streams…\n", n)
 		for _, v := range vs {
-			var cpu0 time.Duration
-			rss0 := int64(0)
-			if v.pid != 0 {
-				cpu0, _ = cpuTime(v.pid)
-				rss0 = rss(v.pid)
-			}
-			peak := rss0
-			stop := make(chan struct{})
-			sampled := make(chan struct{})
-			go func() {
-				defer close(sampled)
-				if v.pid == 0 {
-					return
-				}
-				t := time.NewTicker(50 * time.Millisecond)
-				defer t.Stop()
-				for {
-					select {
-					case <-stop:
-						return
-					case <-t.C:
-						peak = max(peak, rss(v.pid))
-					}
-				}
-			}()
-			var mu sync.Mutex
-			var delays []time.Duration
-			var firstErr error
-			openLoop(n, o.ramp/time.Duration(n), func(_ int, at time.Time) {
-				s := v.stream(ctx, at, deltas)
-				mu.Lock()
-				defer mu.Unlock()
-				if s.err != nil && firstErr == nil {
-					firstErr = s.err
-				}
-				delays = append(delays, s.delays...)
-			})
-			close(stop)
-			<-sampled
-			if firstErr != nil {
-				return nil, fmt.Errorf("%d streams: %w", n, firstErr)
-			}
-			r[fmt.Sprintf("%s.event_delay_p99_ms@%d", v.name, n)] = ms(pct(delays, 99))
-			r[fmt.Sprintf("%s.event_delay_p50_ms@%d", v.name, n)] = ms(pct(delays, 50))
-			if v.pid != 0 {
-				cpu1, _ := cpuTime(v.pid)
-				if li == 0 {
-					r[fmt.Sprintf("%s.cpu_per_event_us@%d", v.name, n)] = float64(cpu1-cpu0) / float64(time.Microsecond) / float64(len(delays))
-				}
-				r[fmt.Sprintf("%s.rss_peak_mb@%d", v.name, n)] = float64(peak) / (1 << 20)
-				r[fmt.Sprintf("%s.rss_per_stream_kib@%d", v.name, n)] = float64(peak-rss0) / 1024 / float64(n)
+			if err := r.measureLevel(ctx, o, v, li, n, deltas); err != nil {
+				return err
 			}
 			settle()
 		}
 	}
+	return nil
+}
 
-	// Approval decision → follow-up at the mock, 10 a second.
+// measureLevel measures one variant at level li: n concurrent streams of
+// deltas deltas each.
+func (r runResult) measureLevel(ctx context.Context, o options, v *variant, li, n, deltas int) error {
+	var cpu0 time.Duration
+	rss0 := int64(0)
+	if v.pid != 0 {
+		cpu0, _ = cpuTime(v.pid)
+		rss0 = rss(v.pid)
+	}
+	sampler := sampleRSS(v.pid, rss0)
+	var mu sync.Mutex
+	var delays []time.Duration
+	var firstErr error
+	openLoop(n, o.ramp/time.Duration(n), func(_ int, at time.Time) {
+		s := v.stream(ctx, at, deltas)
+		mu.Lock()
+		defer mu.Unlock()
+		if s.err != nil && firstErr == nil {
+			firstErr = s.err
+		}
+		delays = append(delays, s.delays...)
+	})
+	peak := sampler.end()
+	if firstErr != nil {
+		return fmt.Errorf("%d streams: %w", n, firstErr)
+	}
+	r[fmt.Sprintf("%s.event_delay_p99_ms@%d", v.name, n)] = ms(pct(delays, 99))
+	r[fmt.Sprintf("%s.event_delay_p50_ms@%d", v.name, n)] = ms(pct(delays, 50))
+	if v.pid != 0 {
+		cpu1, _ := cpuTime(v.pid)
+		if li == 0 {
+			r[fmt.Sprintf("%s.cpu_per_event_us@%d", v.name, n)] = float64(cpu1-cpu0) / float64(time.Microsecond) / float64(len(delays))
+		}
+		r[fmt.Sprintf("%s.rss_peak_mb@%d", v.name, n)] = float64(peak) / (1 << 20)
+		r[fmt.Sprintf("%s.rss_per_stream_kib@%d", v.name, n)] = float64(peak-rss0) / 1024 / float64(n)
+	}
+	return nil
+}
+
+// rssSampler reads a process's resident set every 50 ms, keeping the peak,
+// until it is ended.
+type rssSampler struct {
+	peak    int64
+	stop    chan struct{}
+	sampled chan struct{}
+}
+
+// sampleRSS starts sampling pid (0: none; the peak stays rss0).
+func sampleRSS(pid int, rss0 int64) *rssSampler {
+	s := &rssSampler{peak: rss0, stop: make(chan struct{}), sampled: make(chan struct{})}
+	go func() {
+		defer close(s.sampled)
+		if pid == 0 {
+			return
+		}
+		t := time.NewTicker(50 * time.Millisecond)
+		defer t.Stop()
+		for {
+			select {
+			case <-s.stop:
+				return
+			case <-t.C:
+				s.peak = max(s.peak, rss(pid))
+			}
+		}
+	}()
+	return s
+}
+
+// end stops the sampling and returns the peak.
+func (s *rssSampler) end() int64 {
+	close(s.stop)
+	<-s.sampled
+	return s.peak
+}
+
+// measureApprovals measures approval decision → follow-up at the mock,
+// 10 a second.
+func (r runResult) measureApprovals(ctx context.Context, o options, m *mock, vs []*variant) error {
 	for _, v := range vs {
 		var mu sync.Mutex
 		var rts []time.Duration
@@ -119,15 +170,13 @@ func measureRun(ctx context.Context, o options, m *mock, vs []*variant, stdout i
 			rts = append(rts, d)
 		})
 		if firstErr != nil {
-			return nil, fmt.Errorf("approval: %w", firstErr)
+			return fmt.Errorf("approval: %w", firstErr)
 		}
 		r[v.name+".approval_p50_ms"] = ms(pct(rts, 50))
 		r[v.name+".approval_p99_ms"] = ms(pct(rts, 99))
 		settle()
 	}
-	fmt.Fprintf(stdout, "  Toolgate: first delta +%.2f ms p50, event delay p99 %.2f ms @%d, approval %.2f ms p50\n",
-		r["toolgate.ttfd_added_p50_ms"], r[fmt.Sprintf("toolgate.event_delay_p99_ms@%d", o.levels[0])], o.levels[0], r["toolgate.approval_p50_ms"])
-	return r, nil
+	return nil
 }
 
 // measureBuild seeds o.seedServers servers of o.seedTools tools each into
