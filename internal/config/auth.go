@@ -42,6 +42,22 @@ func loadAuth(get func(string, string) string, listenAddr string, errs *[]string
 		OIDCGroupsClaim:  get("OIDC_GROUPS_CLAIM", "groups"),
 	}
 	fail := func(format string, args ...any) { *errs = append(*errs, fmt.Sprintf(format, args...)) }
+	a.checkMode(listenAddr, fail)
+	a.checkAdmin(fail)
+	a.loadSessions(get, errs, fail)
+	for _, e := range strings.Split(get("OIDC_ADMIN_EMAILS", ""), ",") {
+		if e = strings.TrimSpace(e); e != "" {
+			a.OIDCAdminEmails = append(a.OIDCAdminEmails, strings.ToLower(e))
+		}
+	}
+	if a.Mode == "oidc" {
+		a.checkOIDC(fail)
+	}
+	return a
+}
+
+// checkMode checks AUTH_MODE, and that none listens on loopback only.
+func (a *Auth) checkMode(listenAddr string, fail func(string, ...any)) {
 	switch a.Mode {
 	case "local", "oidc":
 	case "none":
@@ -51,6 +67,10 @@ func loadAuth(get func(string, string) string, listenAddr string, errs *[]string
 	default:
 		fail("AUTH_MODE must be local, oidc or none (got %q)", a.Mode)
 	}
+}
+
+// checkAdmin checks TOOLGATE_ADMIN_EMAIL and TOOLGATE_ADMIN_PASSWORD.
+func (a *Auth) checkAdmin(fail func(string, ...any)) {
 	if (a.AdminEmail == "") != (a.AdminPassword == "") {
 		fail("TOOLGATE_ADMIN_EMAIL and TOOLGATE_ADMIN_PASSWORD go together: set both or neither")
 	}
@@ -62,6 +82,10 @@ func loadAuth(get func(string, string) string, listenAddr string, errs *[]string
 			fail("TOOLGATE_ADMIN_PASSWORD must be 8 to 1024 characters long")
 		}
 	}
+}
+
+// loadSessions reads the session lifetimes and TRUST_PROXY_HEADERS.
+func (a *Auth) loadSessions(get func(string, string) string, errs *[]string, fail func(string, ...any)) {
 	a.IdleTimeout = duration(get, "SESSION_IDLE_TIMEOUT", "12h", errs)
 	a.MaxAge = duration(get, "SESSION_MAX_AGE", "168h", errs)
 	if a.IdleTimeout > 0 && a.MaxAge > 0 && a.IdleTimeout > a.MaxAge {
@@ -71,28 +95,24 @@ func loadAuth(get func(string, string) string, listenAddr string, errs *[]string
 	if a.TrustProxy, err = strconv.ParseBool(get("TRUST_PROXY_HEADERS", "false")); err != nil {
 		fail("TRUST_PROXY_HEADERS must be true or false (got %q)", get("TRUST_PROXY_HEADERS", ""))
 	}
-	for _, e := range strings.Split(get("OIDC_ADMIN_EMAILS", ""), ",") {
-		if e = strings.TrimSpace(e); e != "" {
-			a.OIDCAdminEmails = append(a.OIDCAdminEmails, strings.ToLower(e))
-		}
+}
+
+// checkOIDC checks what AUTH_MODE=oidc needs.
+func (a *Auth) checkOIDC(fail func(string, ...any)) {
+	if u, err := url.Parse(a.OIDCIssuer); err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
+		fail("AUTH_MODE=oidc needs OIDC_ISSUER, the provider's issuer URL such as https://accounts.example.com (got %q)", a.OIDCIssuer)
 	}
-	if a.Mode == "oidc" {
-		if u, err := url.Parse(a.OIDCIssuer); err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
-			fail("AUTH_MODE=oidc needs OIDC_ISSUER, the provider's issuer URL such as https://accounts.example.com (got %q)", a.OIDCIssuer)
-		}
-		if a.OIDCClientID == "" {
-			fail("AUTH_MODE=oidc needs OIDC_CLIENT_ID, the client registered for Toolgate at the provider")
-		}
-		if u, err := url.Parse(a.OIDCRedirectURL); err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
-			fail("OIDC_REDIRECT_URL must be an http(s) URL ending in /api/auth/oidc/callback (got %q)", a.OIDCRedirectURL)
-		}
-		// The role is the provider's answer at every sign-in: without either
-		// setting nobody would ever be an admin.
-		if len(a.OIDCAdminEmails) == 0 && a.OIDCAdminGroup == "" {
-			fail("AUTH_MODE=oidc needs OIDC_ADMIN_EMAILS (comma-separated emails) or OIDC_ADMIN_GROUP (a group in the %s claim): admins are chosen by these at every sign-in", a.OIDCGroupsClaim)
-		}
+	if a.OIDCClientID == "" {
+		fail("AUTH_MODE=oidc needs OIDC_CLIENT_ID, the client registered for Toolgate at the provider")
 	}
-	return a
+	if u, err := url.Parse(a.OIDCRedirectURL); err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
+		fail("OIDC_REDIRECT_URL must be an http(s) URL ending in /api/auth/oidc/callback (got %q)", a.OIDCRedirectURL)
+	}
+	// The role is the provider's answer at every sign-in: without either
+	// setting nobody would ever be an admin.
+	if len(a.OIDCAdminEmails) == 0 && a.OIDCAdminGroup == "" {
+		fail("AUTH_MODE=oidc needs OIDC_ADMIN_EMAILS (comma-separated emails) or OIDC_ADMIN_GROUP (a group in the %s claim): admins are chosen by these at every sign-in", a.OIDCGroupsClaim)
+	}
 }
 
 // loopback reports whether host (of LISTEN_ADDR) only takes connections

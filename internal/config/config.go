@@ -85,38 +85,8 @@ func Load(getenv func(string) string) (Config, error) {
 		DatabaseURL: get("DATABASE_URL", DefaultDatabaseURL),
 		LogFormat:   get("LOG_FORMAT", "text"),
 	}
-	if _, _, err := net.SplitHostPort(c.ListenAddr); err != nil {
-		errs = append(errs, fmt.Sprintf("LISTEN_ADDR must be host:port, e.g. 127.0.0.1:8080 (got %q)", c.ListenAddr))
-	}
-	if u, err := url.Parse(c.DatabaseURL); err != nil || (u.Scheme != "postgres" && u.Scheme != "postgresql") {
-		errs = append(errs, "DATABASE_URL must be a postgres:// URL, e.g. "+DefaultDatabaseURL)
-	}
-	if err := c.LogLevel.UnmarshalText([]byte(get("LOG_LEVEL", "info"))); err != nil {
-		errs = append(errs, fmt.Sprintf("LOG_LEVEL must be debug, info, warn or error (got %q)", getenv("LOG_LEVEL")))
-	}
-	if c.LogFormat != "text" && c.LogFormat != "json" {
-		errs = append(errs, fmt.Sprintf("LOG_FORMAT must be text or json (got %q)", c.LogFormat))
-	}
-	var err error
-	if c.CreateDatabase, err = strconv.ParseBool(get("DATABASE_CREATE", "true")); err != nil {
-		errs = append(errs, fmt.Sprintf("DATABASE_CREATE must be true or false (got %q)", getenv("DATABASE_CREATE")))
-	}
-	c.DiscoveryTimeout = duration(get, "DISCOVERY_TIMEOUT", "10s", &errs)
-	c.ShutdownTimeout = duration(get, "SHUTDOWN_TIMEOUT", "10s", &errs)
-	if c.MaxBodyBytes, err = strconv.ParseInt(get("MAX_BODY_BYTES", "1048576"), 10, 64); err != nil || c.MaxBodyBytes < 1024 {
-		errs = append(errs, fmt.Sprintf("MAX_BODY_BYTES must be a whole number of bytes, at least 1024 (got %q)", getenv("MAX_BODY_BYTES")))
-	}
-	c.OpenAIAPIKey = strings.TrimSpace(getenv("OPENAI_API_KEY"))
-	c.OpenAIBaseURL = get("OPENAI_BASE_URL", "")
-	if c.OpenAIBaseURL != "" {
-		if u, err := url.Parse(c.OpenAIBaseURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			errs = append(errs, fmt.Sprintf("OPENAI_BASE_URL must be an http(s) URL such as https://api.openai.com/v1/ (got %q)", c.OpenAIBaseURL))
-		}
-	}
-	c.OpenAIModel = get("OPENAI_MODEL", "gpt-5-mini")
-	if c.OpenAIMaxRetries, err = strconv.Atoi(get("OPENAI_MAX_RETRIES", "2")); err != nil || c.OpenAIMaxRetries < 0 || c.OpenAIMaxRetries > 10 {
-		errs = append(errs, fmt.Sprintf("OPENAI_MAX_RETRIES must be a whole number from 0 to 10 (got %q)", getenv("OPENAI_MAX_RETRIES")))
-	}
+	c.loadBasics(get, getenv, &errs)
+	c.loadOpenAI(get, getenv, &errs)
 	c.Upstream = loadUpstream(get, &errs)
 	c.Replica = loadReplica(get, &errs)
 	c.ToolLayout = get("MCP_TOOL_LAYOUT", "default")
@@ -131,23 +101,9 @@ func Load(getenv func(string) string) (Config, error) {
 	if c.SSEHeartbeat > 15*time.Second {
 		errs = append(errs, fmt.Sprintf("SSE_HEARTBEAT must be at most 15s, or proxies may close idle streams (got %q)", getenv("SSE_HEARTBEAT")))
 	}
-	c.EmulatorAddr = get("EMULATOR_ADDR", "127.0.0.1:8091")
-	c.DemoMCPAddr = get("DEMO_MCP_ADDR", "127.0.0.1:8090")
-	for key, addr := range map[string]string{"EMULATOR_ADDR": c.EmulatorAddr, "DEMO_MCP_ADDR": c.DemoMCPAddr} {
-		if _, _, err := net.SplitHostPort(addr); err != nil {
-			errs = append(errs, fmt.Sprintf("%s must be host:port, e.g. 127.0.0.1:0 (got %q)", key, addr))
-		}
-	}
-	if c.OfflineDemo, err = strconv.ParseBool(get("OFFLINE_DEMO", "true")); err != nil {
-		errs = append(errs, fmt.Sprintf("OFFLINE_DEMO must be true or false (got %q)", getenv("OFFLINE_DEMO")))
-	}
+	c.loadDemo(get, getenv, &errs)
 	c.WebDir = get("WEB_DIR", "")
-	if c.UserMaxConcurrentTurns, err = strconv.Atoi(get("USER_MAX_CONCURRENT_TURNS", "4")); err != nil || c.UserMaxConcurrentTurns < 1 || c.UserMaxConcurrentTurns > 1000 {
-		errs = append(errs, fmt.Sprintf("USER_MAX_CONCURRENT_TURNS must be a whole number from 1 to 1000 (got %q)", getenv("USER_MAX_CONCURRENT_TURNS")))
-	}
-	if c.UserMessagesPerMinute, err = strconv.Atoi(get("USER_MESSAGES_PER_MINUTE", "30")); err != nil || c.UserMessagesPerMinute < 1 || c.UserMessagesPerMinute > 10000 {
-		errs = append(errs, fmt.Sprintf("USER_MESSAGES_PER_MINUTE must be a whole number from 1 to 10000 (got %q)", getenv("USER_MESSAGES_PER_MINUTE")))
-	}
+	c.loadUserLimits(get, getenv, &errs)
 	c.AllowedHosts = allowedHosts(getenv("ALLOWED_HOSTS"), c.ListenAddr, &errs)
 	c.MetricsToken = metricsToken(getenv("METRICS_TOKEN"), &errs)
 	c.DebugAddr = debugAddr(get("DEBUG_ADDR", ""), &errs)
@@ -160,6 +116,75 @@ func Load(getenv func(string) string) (Config, error) {
 		return c, fmt.Errorf("invalid configuration:\n  %s", strings.Join(errs, "\n  "))
 	}
 	return c, nil
+}
+
+// loadBasics checks the listen address and the database URL, and reads the
+// log settings, DATABASE_CREATE, the discovery and shutdown timeouts and
+// MAX_BODY_BYTES.
+func (c *Config) loadBasics(get func(string, string) string, getenv func(string) string, errs *[]string) {
+	if _, _, err := net.SplitHostPort(c.ListenAddr); err != nil {
+		*errs = append(*errs, fmt.Sprintf("LISTEN_ADDR must be host:port, e.g. 127.0.0.1:8080 (got %q)", c.ListenAddr))
+	}
+	if u, err := url.Parse(c.DatabaseURL); err != nil || (u.Scheme != "postgres" && u.Scheme != "postgresql") {
+		*errs = append(*errs, "DATABASE_URL must be a postgres:// URL, e.g. "+DefaultDatabaseURL)
+	}
+	if err := c.LogLevel.UnmarshalText([]byte(get("LOG_LEVEL", "info"))); err != nil {
+		*errs = append(*errs, fmt.Sprintf("LOG_LEVEL must be debug, info, warn or error (got %q)", getenv("LOG_LEVEL")))
+	}
+	if c.LogFormat != "text" && c.LogFormat != "json" {
+		*errs = append(*errs, fmt.Sprintf("LOG_FORMAT must be text or json (got %q)", c.LogFormat))
+	}
+	var err error
+	if c.CreateDatabase, err = strconv.ParseBool(get("DATABASE_CREATE", "true")); err != nil {
+		*errs = append(*errs, fmt.Sprintf("DATABASE_CREATE must be true or false (got %q)", getenv("DATABASE_CREATE")))
+	}
+	c.DiscoveryTimeout = duration(get, "DISCOVERY_TIMEOUT", "10s", errs)
+	c.ShutdownTimeout = duration(get, "SHUTDOWN_TIMEOUT", "10s", errs)
+	if c.MaxBodyBytes, err = strconv.ParseInt(get("MAX_BODY_BYTES", "1048576"), 10, 64); err != nil || c.MaxBodyBytes < 1024 {
+		*errs = append(*errs, fmt.Sprintf("MAX_BODY_BYTES must be a whole number of bytes, at least 1024 (got %q)", getenv("MAX_BODY_BYTES")))
+	}
+}
+
+// loadOpenAI reads the provider's key, base URL, model and retries.
+func (c *Config) loadOpenAI(get func(string, string) string, getenv func(string) string, errs *[]string) {
+	c.OpenAIAPIKey = strings.TrimSpace(getenv("OPENAI_API_KEY"))
+	c.OpenAIBaseURL = get("OPENAI_BASE_URL", "")
+	if c.OpenAIBaseURL != "" {
+		if u, err := url.Parse(c.OpenAIBaseURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			*errs = append(*errs, fmt.Sprintf("OPENAI_BASE_URL must be an http(s) URL such as https://api.openai.com/v1/ (got %q)", c.OpenAIBaseURL))
+		}
+	}
+	c.OpenAIModel = get("OPENAI_MODEL", "gpt-5-mini")
+	var err error
+	if c.OpenAIMaxRetries, err = strconv.Atoi(get("OPENAI_MAX_RETRIES", "2")); err != nil || c.OpenAIMaxRetries < 0 || c.OpenAIMaxRetries > 10 {
+		*errs = append(*errs, fmt.Sprintf("OPENAI_MAX_RETRIES must be a whole number from 0 to 10 (got %q)", getenv("OPENAI_MAX_RETRIES")))
+	}
+}
+
+// loadDemo reads the offline demo's addresses and OFFLINE_DEMO.
+func (c *Config) loadDemo(get func(string, string) string, getenv func(string) string, errs *[]string) {
+	c.EmulatorAddr = get("EMULATOR_ADDR", "127.0.0.1:8091")
+	c.DemoMCPAddr = get("DEMO_MCP_ADDR", "127.0.0.1:8090")
+	for key, addr := range map[string]string{"EMULATOR_ADDR": c.EmulatorAddr, "DEMO_MCP_ADDR": c.DemoMCPAddr} {
+		if _, _, err := net.SplitHostPort(addr); err != nil {
+			*errs = append(*errs, fmt.Sprintf("%s must be host:port, e.g. 127.0.0.1:0 (got %q)", key, addr))
+		}
+	}
+	var err error
+	if c.OfflineDemo, err = strconv.ParseBool(get("OFFLINE_DEMO", "true")); err != nil {
+		*errs = append(*errs, fmt.Sprintf("OFFLINE_DEMO must be true or false (got %q)", getenv("OFFLINE_DEMO")))
+	}
+}
+
+// loadUserLimits reads the per-user limits on turns and messages.
+func (c *Config) loadUserLimits(get func(string, string) string, getenv func(string) string, errs *[]string) {
+	var err error
+	if c.UserMaxConcurrentTurns, err = strconv.Atoi(get("USER_MAX_CONCURRENT_TURNS", "4")); err != nil || c.UserMaxConcurrentTurns < 1 || c.UserMaxConcurrentTurns > 1000 {
+		*errs = append(*errs, fmt.Sprintf("USER_MAX_CONCURRENT_TURNS must be a whole number from 1 to 1000 (got %q)", getenv("USER_MAX_CONCURRENT_TURNS")))
+	}
+	if c.UserMessagesPerMinute, err = strconv.Atoi(get("USER_MESSAGES_PER_MINUTE", "30")); err != nil || c.UserMessagesPerMinute < 1 || c.UserMessagesPerMinute > 10000 {
+		*errs = append(*errs, fmt.Sprintf("USER_MESSAGES_PER_MINUTE must be a whole number from 1 to 10000 (got %q)", getenv("USER_MESSAGES_PER_MINUTE")))
+	}
 }
 
 func duration(get func(string, string) string, key, def string, errs *[]string) time.Duration {
