@@ -159,40 +159,57 @@ const maxReconnects = 5
 func (c *Client) Follow(ctx context.Context, conv, lastID string) iter.Seq2[Event, error] {
 	path := "/api/conversations/" + url.PathEscape(conv) + "/events"
 	return func(yield func(Event, error) bool) {
-		retry, failures := DefaultRetry, 0
+		st := &followState{lastID: &lastID, retry: DefaultRetry}
 		for ctx.Err() == nil {
-			var hdr http.Header
-			if lastID != "" {
-				hdr = http.Header{"Last-Event-Id": {lastID}}
-			}
-			s, err := c.Open(ctx, http.MethodGet, path, nil, hdr)
-			if err != nil {
-				if ctx.Err() != nil {
-					return
-				}
-				if failures++; !transient(err) || failures > maxReconnects {
-					yield(Event{}, err)
-					return
-				}
-			} else {
-				got, more := relay(s, yield)
-				lastID = s.LastID()
-				if !more {
-					return
-				}
-				if got {
-					failures = 0
-				}
-				if s.retry > 0 {
-					retry = s.retry
-				}
+			if !c.followOnce(ctx, path, st, yield) {
+				return
 			}
 			select {
 			case <-ctx.Done():
-			case <-time.After(retry):
+			case <-time.After(st.retry):
 			}
 		}
 	}
+}
+
+// followState is what Follow keeps between connections.
+type followState struct {
+	lastID   *string       // the last id seen: Follow's lastID
+	retry    time.Duration // the wait before the next connection
+	failures int           // connections that failed in a row
+}
+
+// followOnce opens path once, after st.lastID, and yields its events until
+// it ends; more is false when Follow ends (the caller stopped, ctx ended,
+// or the server refused or stayed unreachable).
+func (c *Client) followOnce(ctx context.Context, path string, st *followState, yield func(Event, error) bool) (more bool) {
+	var hdr http.Header
+	if *st.lastID != "" {
+		hdr = http.Header{"Last-Event-Id": {*st.lastID}}
+	}
+	s, err := c.Open(ctx, http.MethodGet, path, nil, hdr)
+	if err != nil {
+		if ctx.Err() != nil {
+			return false
+		}
+		if st.failures++; !transient(err) || st.failures > maxReconnects {
+			yield(Event{}, err)
+			return false
+		}
+		return true
+	}
+	got, more := relay(s, yield)
+	*st.lastID = s.LastID()
+	if !more {
+		return false
+	}
+	if got {
+		st.failures = 0
+	}
+	if s.retry > 0 {
+		st.retry = s.retry
+	}
+	return true
 }
 
 // relay yields s's events until it ends; more is false when the caller

@@ -65,13 +65,12 @@ func (s *Reader) LastID() string { return s.lastID }
 // a stream cut inside an event returns io.ErrUnexpectedEOF (the event is
 // dropped, as the standard says).
 func (s *Reader) Next() (Event, error) {
-	var name string
-	var data []byte
-	hasData, size := false, 0
+	var ev pendingEvent
+	size := 0
 	for {
 		ln, err := s.readLine()
 		if err != nil {
-			if errors.Is(err, io.EOF) && (hasData || name != "") {
+			if errors.Is(err, io.EOF) && (ev.hasData || ev.name != "") {
 				err = io.ErrUnexpectedEOF
 			}
 			return Event{}, err
@@ -81,37 +80,50 @@ func (s *Reader) Next() (Event, error) {
 		}
 		if len(ln) == 0 {
 			s.lastID = s.idBuf
-			if hasData {
-				if name == "" {
-					name = "message"
+			if ev.hasData {
+				if ev.name == "" {
+					ev.name = "message"
 				}
-				return Event{ID: s.lastID, Name: name, Data: data, Retry: s.retry}, nil
+				return Event{ID: s.lastID, Name: ev.name, Data: ev.data, Retry: s.retry}, nil
 			}
-			name = ""
+			ev.name = ""
 			continue
 		}
 		if ln[0] == ':' {
 			s.Comments++
 			continue
 		}
-		field, value, _ := bytes.Cut(ln, []byte(":"))
-		value = bytes.TrimPrefix(value, []byte(" "))
-		switch string(field) {
-		case "event":
-			name = string(value)
-		case "data":
-			if hasData {
-				data = append(data, '\n')
-			}
-			data, hasData = append(data, value...), true
-		case "id":
-			if bytes.IndexByte(value, 0) < 0 {
-				s.idBuf = string(value)
-			}
-		case "retry":
-			if ms, err := strconv.ParseUint(string(value), 10, 31); err == nil {
-				s.retry = time.Duration(ms) * time.Millisecond
-			}
+		s.field(ln, &ev)
+	}
+}
+
+// pendingEvent is the event Next is reading.
+type pendingEvent struct {
+	name    string
+	data    []byte
+	hasData bool
+}
+
+// field reads one field line into ev (event:, data:) or the reader (id:,
+// retry:); other fields are ignored.
+func (s *Reader) field(ln []byte, ev *pendingEvent) {
+	field, value, _ := bytes.Cut(ln, []byte(":"))
+	value = bytes.TrimPrefix(value, []byte(" "))
+	switch string(field) {
+	case "event":
+		ev.name = string(value)
+	case "data":
+		if ev.hasData {
+			ev.data = append(ev.data, '\n')
+		}
+		ev.data, ev.hasData = append(ev.data, value...), true
+	case "id":
+		if bytes.IndexByte(value, 0) < 0 {
+			s.idBuf = string(value)
+		}
+	case "retry":
+		if ms, err := strconv.ParseUint(string(value), 10, 31); err == nil {
+			s.retry = time.Duration(ms) * time.Millisecond
 		}
 	}
 }
