@@ -114,59 +114,86 @@ func checkDuplicateKeys(raw []byte, v any) error {
 	mapPaths(reflect.TypeOf(v), "", maps, 0)
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.UseNumber()
-	type frame struct {
-		object bool
-		path   string          // the object's or array's field path, without indexes
-		seen   map[string]bool // object: the keys so far (folded unless a map)
-		key    string          // object: the current member's name
-		keyNow bool            // object: the next string is a name
-	}
-	var stack []frame
+	w := dupWalk{maps: maps}
 	for {
 		tok, err := dec.Token()
 		if err != nil {
 			return nil // io.EOF, or malformed: Decode reports it
 		}
-		top := len(stack) - 1
-		if d, ok := tok.(json.Delim); ok && (d == '}' || d == ']') {
-			stack = stack[:top]
-			if top--; top >= 0 && stack[top].object {
-				stack[top].keyNow = true
-			}
-			continue
+		if err := w.token(tok); err != nil {
+			return err
 		}
-		if top >= 0 && stack[top].object && stack[top].keyNow {
-			name, _ := tok.(string)
-			k := name
-			if !maps[stack[top].path] {
-				k = strings.ToLower(name)
-			}
-			if stack[top].seen[k] {
-				field := name
-				if stack[top].path != "" {
-					field = stack[top].path + "." + name
-				}
-				return apperr.Invalidf("duplicate_field", field,
-					"field %s is given more than once (names are case-insensitive); send each field once", field)
-			}
-			stack[top].seen[k], stack[top].key, stack[top].keyNow = true, name, false
-			continue
+	}
+}
+
+// dupFrame is an object or array open in checkDuplicateKeys's walk.
+type dupFrame struct {
+	object bool
+	path   string          // the object's or array's field path, without indexes
+	seen   map[string]bool // object: the keys so far (folded unless a map)
+	key    string          // object: the current member's name
+	keyNow bool            // object: the next string is a name
+}
+
+// dupWalk is checkDuplicateKeys's walk: the field paths that are maps and
+// the objects and arrays open, outermost first.
+type dupWalk struct {
+	maps  map[string]bool
+	stack []dupFrame
+}
+
+// token takes the next token; the error refuses a name given twice.
+func (w *dupWalk) token(tok json.Token) error {
+	top := len(w.stack) - 1
+	if d, ok := tok.(json.Delim); ok && (d == '}' || d == ']') {
+		w.stack = w.stack[:top]
+		if top--; top >= 0 && w.stack[top].object {
+			w.stack[top].keyNow = true
 		}
-		// A value: its path is the member's, or the array's.
-		path := ""
-		if top >= 0 {
-			path = stack[top].path
-			if stack[top].object {
-				path = strings.TrimPrefix(path+"."+stack[top].key, ".")
-			}
+		return nil
+	}
+	if top >= 0 && w.stack[top].object && w.stack[top].keyNow {
+		return w.name(top, tok)
+	}
+	w.value(top, tok)
+	return nil
+}
+
+// name takes a member's name in the object at top, refusing one it had.
+func (w *dupWalk) name(top int, tok json.Token) error {
+	name, _ := tok.(string)
+	k := name
+	if !w.maps[w.stack[top].path] {
+		k = strings.ToLower(name)
+	}
+	if w.stack[top].seen[k] {
+		field := name
+		if w.stack[top].path != "" {
+			field = w.stack[top].path + "." + name
 		}
-		if d, ok := tok.(json.Delim); ok {
-			stack = append(stack, frame{object: d == '{', path: path, seen: map[string]bool{}, keyNow: d == '{'})
-			continue
+		return apperr.Invalidf("duplicate_field", field,
+			"field %s is given more than once (names are case-insensitive); send each field once", field)
+	}
+	w.stack[top].seen[k], w.stack[top].key, w.stack[top].keyNow = true, name, false
+	return nil
+}
+
+// value takes a value (or the start of one) in the object or array at top.
+func (w *dupWalk) value(top int, tok json.Token) {
+	// A value: its path is the member's, or the array's.
+	path := ""
+	if top >= 0 {
+		path = w.stack[top].path
+		if w.stack[top].object {
+			path = strings.TrimPrefix(path+"."+w.stack[top].key, ".")
 		}
-		if top >= 0 && stack[top].object {
-			stack[top].keyNow = true
-		}
+	}
+	if d, ok := tok.(json.Delim); ok {
+		w.stack = append(w.stack, dupFrame{object: d == '{', path: path, seen: map[string]bool{}, keyNow: d == '{'})
+		return
+	}
+	if top >= 0 && w.stack[top].object {
+		w.stack[top].keyNow = true
 	}
 }
 

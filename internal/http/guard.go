@@ -232,27 +232,7 @@ func checkJSONText(raw []byte) error {
 	}
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.UseNumber()
-	type frame struct {
-		object bool
-		key    string // object: the current member's name
-		index  int    // array: the next element's index
-		keyNow bool   // object: the next string is a name
-	}
-	var stack []frame
-	where := func(frames []frame) string {
-		var b strings.Builder
-		for _, f := range frames {
-			if f.object {
-				if b.Len() > 0 {
-					b.WriteByte('.')
-				}
-				b.WriteString(f.key)
-			} else {
-				fmt.Fprintf(&b, "[%d]", f.index)
-			}
-		}
-		return b.String()
-	}
+	var stack textPath
 	prev := int64(0)
 	for {
 		tok, err := dec.Token()
@@ -262,45 +242,97 @@ func checkJSONText(raw []byte) error {
 		end := dec.InputOffset()
 		segment := raw[prev:end]
 		prev = end
-		top := len(stack) - 1
-		switch t := tok.(type) {
-		case json.Delim:
-			switch t {
-			case '{', '[':
-				stack = append(stack, frame{object: t == '{', keyNow: t == '{'})
-				continue
-			default:
-				stack = stack[:top]
-				top--
-			}
-		case string:
-			if top >= 0 && stack[top].object && stack[top].keyNow {
-				if problem := jsonStringProblem(segment, t); problem != "" {
-					if name := where(stack[:top]); name != "" {
-						return textError(name, "a field name in "+name, problem)
-					}
-					return textError("body", "a field name", problem)
-				}
-				stack[top].key, stack[top].keyNow = t, false
-				continue
-			}
-			if problem := jsonStringProblem(segment, t); problem != "" {
-				if name := where(stack); name != "" {
-					return textError(name, "field "+name, problem)
-				}
-				return textError("body", "the body", problem)
-			}
-		}
-		// A value ended: the next string in an object is a name again, and
-		// an array moves to its next element.
-		if top >= 0 {
-			if stack[top].object {
-				stack[top].keyNow = true
-			} else {
-				stack[top].index++
-			}
+		if stack, err = stack.token(tok, segment); err != nil {
+			return err
 		}
 	}
+}
+
+// textFrame is an object or array open in checkJSONText's walk.
+type textFrame struct {
+	object bool
+	key    string // object: the current member's name
+	index  int    // array: the next element's index
+	keyNow bool   // object: the next string is a name
+}
+
+// textPath is the objects and arrays open in checkJSONText's walk,
+// outermost first.
+type textPath []textFrame
+
+// where names the place the path points at, e.g. "decisions[0].reason".
+func (p textPath) where() string {
+	var b strings.Builder
+	for _, f := range p {
+		if f.object {
+			if b.Len() > 0 {
+				b.WriteByte('.')
+			}
+			b.WriteString(f.key)
+		} else {
+			fmt.Fprintf(&b, "[%d]", f.index)
+		}
+	}
+	return b.String()
+}
+
+// token takes the next token (segment: its raw bytes since the last one)
+// and returns the path after it, or the error for a string it refuses.
+func (p textPath) token(tok json.Token, segment []byte) (textPath, error) {
+	top := len(p) - 1
+	switch t := tok.(type) {
+	case json.Delim:
+		switch t {
+		case '{', '[':
+			return append(p, textFrame{object: t == '{', keyNow: t == '{'}), nil
+		default:
+			p = p[:top]
+			top--
+		}
+	case string:
+		if top >= 0 && p[top].object && p[top].keyNow {
+			if err := p[:top].nameProblem(segment, t); err != nil {
+				return p, err
+			}
+			p[top].key, p[top].keyNow = t, false
+			return p, nil
+		}
+		if err := p.valueProblem(segment, t); err != nil {
+			return p, err
+		}
+	}
+	// A value ended: the next string in an object is a name again, and
+	// an array moves to its next element.
+	if top >= 0 {
+		if p[top].object {
+			p[top].keyNow = true
+		} else {
+			p[top].index++
+		}
+	}
+	return p, nil
+}
+
+// nameProblem refuses a field name of the object inside p.
+func (p textPath) nameProblem(segment []byte, key string) error {
+	if problem := jsonStringProblem(segment, key); problem != "" {
+		if name := p.where(); name != "" {
+			return textError(name, "a field name in "+name, problem)
+		}
+		return textError("body", "a field name", problem)
+	}
+	return nil
+}
+
+// valueProblem refuses a string value at p.
+func (p textPath) valueProblem(segment []byte, value string) error {
+	if problem := jsonStringProblem(segment, value); problem != "" {
+		if name := p.where(); name != "" {
+			return textError(name, "field "+name, problem)
+		}
+		return textError("body", "the body", problem)
+	}
+	return nil
 }
 
 // jsonStringProblem checks one string token: its raw bytes (which hold the
