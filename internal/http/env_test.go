@@ -140,14 +140,14 @@ func newAPIWith(t testing.TB, opts envOptions) *apiEnv {
 	e.start()
 	// Every request helper signs in as this admin with a personal token;
 	// newUser gives another user's view of the same server.
-	admin, created, err := e.auth.EnsureAdmin(context.Background(), "admin@toolgate.test", "")
+	admin, created, err := e.auth.Accounts.EnsureAdmin(context.Background(), "admin@toolgate.test", "")
 	if err == nil && !created { // AUTH_MODE=none made its built-in admin first
-		admin, err = e.auth.OldestActiveAdmin(context.Background())
+		admin, err = e.auth.Accounts.OldestActiveAdmin(context.Background())
 	}
 	if err != nil {
 		t.Fatal(err)
 	}
-	tok, err := e.auth.CreateToken(auth.WithUser(context.Background(), admin), "tests")
+	tok, err := e.auth.APITokens.CreateToken(auth.WithUser(context.Background(), admin), "tests")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -162,12 +162,12 @@ var userSeq, replicaSeq atomic.Int64
 func (e *apiEnv) newUser(role auth.Role) (*apiEnv, auth.User) {
 	e.t.Helper()
 	ctx := auth.WithUser(context.Background(), e.admin)
-	u, err := e.auth.CreateUser(ctx, auth.NewUser{Email: fmt.Sprintf("user%d@toolgate.test", userSeq.Add(1)),
+	u, err := e.auth.Accounts.CreateUser(ctx, auth.NewUser{Email: fmt.Sprintf("user%d@toolgate.test", userSeq.Add(1)),
 		Password: "correct horse battery", Role: role})
 	if err != nil {
 		e.t.Fatal(err)
 	}
-	tok, err := e.auth.CreateToken(auth.WithUser(context.Background(), u), "tests")
+	tok, err := e.auth.APITokens.CreateToken(auth.WithUser(context.Background(), u), "tests")
 	if err != nil {
 		e.t.Fatal(err)
 	}
@@ -246,7 +246,7 @@ func (e *apiEnv) start() {
 		e.t.Fatal(err)
 	}
 	e.chat.Start(lctx)
-	e.auth = auth.NewService(postgres.AuthStores(e.pool), auth.Options{Mode: e.opts.authMode}, e.log)
+	e.auth = auth.New(postgres.AuthStores(e.pool), auth.Options{Mode: e.opts.authMode}, e.log)
 	// Webhook URLs may be on this machine (the tests' receivers), not on
 	// private networks.
 	guard, err := netguard.New(netguard.Config{AllowedHosts: "127.0.0.1"})
@@ -267,7 +267,7 @@ func (e *apiEnv) start() {
 		StreamWriteTimeout: e.opts.writeLimit, Webhooks: webhook.NewService(e.hooks, guard, e.log, nil), MCPFace: mcpFace,
 		SettingsChanges: changes})
 	if e.opts.authMode == auth.ModeNone {
-		if _, err := e.auth.EnsureLocalUser(context.Background()); err != nil {
+		if _, err := e.auth.SignIn.EnsureLocalUser(context.Background()); err != nil {
 			e.t.Fatal(err)
 		}
 	}
