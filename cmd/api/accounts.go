@@ -13,6 +13,7 @@ import (
 	"github.com/toolgate/toolgate/internal/auth"
 	"github.com/toolgate/toolgate/internal/config"
 	"github.com/toolgate/toolgate/internal/postgres"
+	"github.com/toolgate/toolgate/internal/postgres/authdb"
 )
 
 // DemoAdminEmail is the admin the offline demo creates on a fresh install.
@@ -26,7 +27,7 @@ func newAuth(cfg config.Config, pool *pgxpool.Pool, log *slog.Logger) *auth.Serv
 		opts.OIDC = auth.NewOIDC(auth.OIDCConfig{Issuer: a.OIDCIssuer, ClientID: a.OIDCClientID, ClientSecret: a.OIDCClientSecret,
 			RedirectURL: a.OIDCRedirectURL, AdminEmails: a.OIDCAdminEmails, AdminGroup: a.OIDCAdminGroup, GroupsClaim: a.OIDCGroupsClaim})
 	}
-	return auth.New(postgres.AuthStores(pool), opts, log)
+	return auth.New(authdb.Stores(pool), opts, log)
 }
 
 // prepareAccounts makes sure someone can sign in: the built-in admin of

@@ -11,7 +11,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/toolgate/toolgate/internal/auth"
-	"github.com/toolgate/toolgate/internal/postgres"
+	"github.com/toolgate/toolgate/internal/postgres/authdb"
 	"github.com/toolgate/toolgate/internal/testdb"
 )
 
@@ -41,7 +41,7 @@ func names(t *testing.T, pool *pgxpool.Pool, q string) []string {
 func TestCleanup_SignInsDeleteExpiredRowsAtMostEveryInterval(t *testing.T) {
 	pool := testdb.New(t)
 	ctx := context.Background()
-	svc := auth.New(postgres.AuthStores(pool), auth.Options{IdleTimeout: time.Hour, MaxAge: 24 * time.Hour,
+	svc := auth.New(authdb.Stores(pool), auth.Options{IdleTimeout: time.Hour, MaxAge: 24 * time.Hour,
 		FailureWindow: 15 * time.Minute, CleanEvery: 10 * time.Minute}, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	now := time.Now().Round(time.Second)
 	svc.SetClock(func() time.Time { return now })
@@ -120,7 +120,7 @@ func TestCleanup_SignInsDeleteExpiredRowsAtMostEveryInterval(t *testing.T) {
 func TestCleanup_RemovesOnlyWhatCanNoLongerSignAnyoneIn(t *testing.T) {
 	pool := testdb.New(t)
 	ctx := context.Background()
-	svc := auth.New(postgres.AuthStores(pool), auth.Options{}, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	svc := auth.New(authdb.Stores(pool), auth.Options{}, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	if got, err := svc.SignIn.Cleanup(ctx); err != nil || got != (auth.Cleaned{}) {
 		t.Fatalf("empty tables: %+v %v", got, err)
 	}

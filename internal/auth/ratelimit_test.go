@@ -10,7 +10,7 @@ import (
 
 	"github.com/toolgate/toolgate/internal/apperr"
 	"github.com/toolgate/toolgate/internal/auth"
-	"github.com/toolgate/toolgate/internal/postgres"
+	"github.com/toolgate/toolgate/internal/postgres/authdb"
 	"github.com/toolgate/toolgate/internal/testdb"
 )
 
@@ -22,7 +22,7 @@ import (
 func TestLogin_GuessesSpreadOverAddressesAreCappedPerAccount(t *testing.T) {
 	pool := testdb.New(t)
 	ctx := context.Background()
-	svc := auth.New(postgres.AuthStores(pool), auth.Options{Mode: auth.ModeLocal, MaxFailures: 3,
+	svc := auth.New(authdb.Stores(pool), auth.Options{Mode: auth.ModeLocal, MaxFailures: 3,
 		MaxAccountFailures: 7, FailureWindow: 15 * time.Minute}, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	now := time.Now().Round(time.Second)
 	svc.SetClock(func() time.Time { return now })

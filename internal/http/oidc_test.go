@@ -25,6 +25,7 @@ import (
 	"github.com/toolgate/toolgate/internal/mcpclient"
 	"github.com/toolgate/toolgate/internal/policy"
 	"github.com/toolgate/toolgate/internal/postgres"
+	"github.com/toolgate/toolgate/internal/postgres/authdb"
 	"github.com/toolgate/toolgate/internal/testdb"
 )
 
@@ -115,7 +116,7 @@ func (e *oidcEnv) configure(admins auth.OIDCConfig) {
 	cfg := admins
 	cfg.Issuer, cfg.ClientID, cfg.ClientSecret = e.issuer, "toolgate", "toolgate-secret"
 	cfg.RedirectURL = e.apiURL + "/api/auth/oidc/callback"
-	e.auth = auth.New(postgres.AuthStores(e.pool), auth.Options{Mode: auth.ModeOIDC, OIDC: auth.NewOIDC(cfg)}, e.log)
+	e.auth = auth.New(authdb.Stores(e.pool), auth.Options{Mode: auth.ModeOIDC, OIDC: auth.NewOIDC(cfg)}, e.log)
 	store := postgres.NewStore(e.pool)
 	var h http.Handler = toolhttp.NewServer(e.log, policy.New(store, &mcpclient.Discoverer{}, e.log, policy.Options{}), nil, e.auth, store,
 		toolhttp.Options{MaxBodyBytes: 1 << 20})
