@@ -13,6 +13,7 @@ import (
 	"github.com/toolgate/toolgate/internal/auth"
 	"github.com/toolgate/toolgate/internal/config"
 	"github.com/toolgate/toolgate/internal/postgres"
+	"github.com/toolgate/toolgate/internal/postgres/authdb"
 )
 
 // DemoAdminEmail is the admin the offline demo creates on a fresh install.
@@ -26,7 +27,7 @@ func newAuth(cfg config.Config, pool *pgxpool.Pool, log *slog.Logger) *auth.Serv
 		opts.OIDC = auth.NewOIDC(auth.OIDCConfig{Issuer: a.OIDCIssuer, ClientID: a.OIDCClientID, ClientSecret: a.OIDCClientSecret,
 			RedirectURL: a.OIDCRedirectURL, AdminEmails: a.OIDCAdminEmails, AdminGroup: a.OIDCAdminGroup, GroupsClaim: a.OIDCGroupsClaim})
 	}
-	return auth.NewService(postgres.AuthStores(pool), opts, log)
+	return auth.New(authdb.Stores(pool), opts, log)
 }
 
 // prepareAccounts makes sure someone can sign in: the built-in admin of
@@ -45,9 +46,9 @@ func prepareAccounts(ctx context.Context, cfg config.Config, authn *auth.Service
 		fmt.Fprintf(stdout, "%s %s\n", msg, link)
 		log.Log(ctx, level, "printed a one-time "+what+" link to the terminal (not logged); run `toolgate link` for a new one")
 	}
-	switch authn.Mode() {
+	switch authn.SignIn.Mode() {
 	case auth.ModeNone:
-		u, err := authn.EnsureLocalUser(ctx)
+		u, err := authn.SignIn.EnsureLocalUser(ctx)
 		if err != nil {
 			return fmt.Errorf("create the built-in admin of AUTH_MODE=none: %w", err)
 		}
@@ -55,7 +56,7 @@ func prepareAccounts(ctx context.Context, cfg config.Config, authn *auth.Service
 		return nil
 	}
 	if cfg.Auth.AdminEmail != "" {
-		u, created, err := authn.EnsureAdmin(ctx, cfg.Auth.AdminEmail, cfg.Auth.AdminPassword)
+		u, created, err := authn.Accounts.EnsureAdmin(ctx, cfg.Auth.AdminEmail, cfg.Auth.AdminPassword)
 		if err != nil {
 			return fmt.Errorf("create the admin of TOOLGATE_ADMIN_EMAIL: %w", err)
 		}
@@ -63,19 +64,19 @@ func prepareAccounts(ctx context.Context, cfg config.Config, authn *auth.Service
 			log.Info("created the admin of TOOLGATE_ADMIN_EMAIL", "email", u.Email)
 		}
 	}
-	if authn.Mode() != auth.ModeLocal {
+	if authn.SignIn.Mode() != auth.ModeLocal {
 		return nil
 	}
 	if cfg.Offline() && cfg.OfflineDemo {
 		// The demo stays one click from the terminal to a working chat.
-		if _, _, err := authn.EnsureAdmin(ctx, DemoAdminEmail, ""); err != nil {
+		if _, _, err := authn.Accounts.EnsureAdmin(ctx, DemoAdminEmail, ""); err != nil {
 			return fmt.Errorf("create the demo admin: %w", err)
 		}
-		admin, err := authn.OldestActiveAdmin(ctx)
+		admin, err := authn.Accounts.OldestActiveAdmin(ctx)
 		if err != nil {
 			return fmt.Errorf("find the admin to sign in: %w", err)
 		}
-		tok, err := authn.CreateLoginLink(ctx, admin.ID, time.Hour)
+		tok, err := authn.SignIn.CreateLoginLink(ctx, admin.ID, time.Hour)
 		if err != nil {
 			return fmt.Errorf("create the sign-in link: %w", err)
 		}
@@ -83,11 +84,11 @@ func prepareAccounts(ctx context.Context, cfg config.Config, authn *auth.Service
 		fmt.Fprintln(stdout, "toolgate: (the link works once, for 1 hour; after signing out, ./bin/toolgate link prints a new one)")
 		return nil
 	}
-	has, err := authn.HasUsers(ctx)
+	has, err := authn.Accounts.HasUsers(ctx)
 	if err != nil || has {
 		return err
 	}
-	tok, err := authn.CreateSetupToken(ctx, 24*time.Hour)
+	tok, err := authn.SignIn.CreateSetupToken(ctx, 24*time.Hour)
 	if err != nil {
 		return fmt.Errorf("create the setup link: %w", err)
 	}
@@ -121,27 +122,27 @@ func printLink(ctx context.Context, cfg config.Config, log *slog.Logger, email s
 	base := cfg.Webhooks.PublicURL
 	var u auth.User
 	if email != "" {
-		if u, err = authn.ActiveUser(ctx, email); err != nil {
+		if u, err = authn.Accounts.ActiveUser(ctx, email); err != nil {
 			return fmt.Errorf("a sign-in link for %s: %w", email, err)
 		}
 	} else {
-		has, err := authn.HasUsers(ctx)
+		has, err := authn.Accounts.HasUsers(ctx)
 		if err != nil {
 			return err
 		}
 		if !has {
-			tok, err := authn.CreateSetupToken(ctx, 24*time.Hour)
+			tok, err := authn.SignIn.CreateSetupToken(ctx, 24*time.Hour)
 			if err != nil {
 				return fmt.Errorf("create the setup link: %w", err)
 			}
 			_, err = fmt.Fprintf(stdout, "%s/setup?token=%s\n", base, url.QueryEscape(tok))
 			return err
 		}
-		if u, err = authn.OldestActiveAdmin(ctx); err != nil {
+		if u, err = authn.Accounts.OldestActiveAdmin(ctx); err != nil {
 			return fmt.Errorf("find the admin to sign in: %w", err)
 		}
 	}
-	tok, err := authn.CreateLoginLink(ctx, u.ID, linkTTL)
+	tok, err := authn.SignIn.CreateLoginLink(ctx, u.ID, linkTTL)
 	if err != nil {
 		return fmt.Errorf("create the sign-in link: %w", err)
 	}
@@ -173,7 +174,7 @@ func issueToken(ctx context.Context, cfg config.Config, log *slog.Logger, email,
 	if _, err := postgres.MigrateUp(ctx, pool); err != nil {
 		return err
 	}
-	tok, err := newAuth(cfg, pool, log).IssueToken(ctx, email, name)
+	tok, err := newAuth(cfg, pool, log).APITokens.IssueToken(ctx, email, name)
 	if err != nil {
 		return fmt.Errorf("create a token for %s: %w", email, err)
 	}

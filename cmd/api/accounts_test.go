@@ -190,7 +190,7 @@ func TestAccounts_FirstAdminAdoptsTheRowsFromBeforeAccounts(t *testing.T) {
 				if m == nil {
 					t.Fatalf("no setup link in %q", stdout)
 				}
-				ns, err := authn.Setup(context.Background(), m[1], "owner@example.com", "a long passphrase", client)
+				ns, err := authn.SignIn.Setup(context.Background(), m[1], "owner@example.com", "a long passphrase", client)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -216,14 +216,14 @@ func TestAccounts_FirstAdminAdoptsTheRowsFromBeforeAccounts(t *testing.T) {
 			name: "OIDC first sign-in",
 			cfg:  config.Config{ListenAddr: "127.0.0.1:8080", OpenAIAPIKey: "sk-test", Auth: config.Auth{Mode: "oidc", OIDCIssuer: "https://idp.example.com"}},
 			first: func(t *testing.T, authn *auth.Service, _ string, _ preAccountRows, _ *pgxpool.Pool) auth.User {
-				ns, err := authn.OIDCLogin(context.Background(), oidcID("boss", true), client)
+				ns, err := authn.SignIn.OIDCLogin(context.Background(), oidcID("boss", true), client)
 				if err != nil {
 					t.Fatal(err)
 				}
 				return ns.User
 			},
 			second: func(t *testing.T, authn *auth.Service, _ auth.User) auth.User {
-				ns, err := authn.OIDCLogin(context.Background(), oidcID("deputy", true), client)
+				ns, err := authn.SignIn.OIDCLogin(context.Background(), oidcID("deputy", true), client)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -234,13 +234,13 @@ func TestAccounts_FirstAdminAdoptsTheRowsFromBeforeAccounts(t *testing.T) {
 			name: "OIDC member the provider makes admin later",
 			cfg:  config.Config{ListenAddr: "127.0.0.1:8080", OpenAIAPIKey: "sk-test", Auth: config.Auth{Mode: "oidc", OIDCIssuer: "https://idp.example.com"}},
 			first: func(t *testing.T, authn *auth.Service, _ string, r preAccountRows, pool *pgxpool.Pool) auth.User {
-				if _, err := authn.OIDCLogin(context.Background(), oidcID("boss", false), client); err != nil {
+				if _, err := authn.SignIn.OIDCLogin(context.Background(), oidcID("boss", false), client); err != nil {
 					t.Fatal(err)
 				}
 				if got := r.owners(t, pool); got != [4]string{"", "", "local", ""} {
 					t.Errorf("a member adopted the rows from before accounts: %v", got)
 				}
-				ns, err := authn.OIDCLogin(context.Background(), oidcID("boss", true), client)
+				ns, err := authn.SignIn.OIDCLogin(context.Background(), oidcID("boss", true), client)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -248,10 +248,10 @@ func TestAccounts_FirstAdminAdoptsTheRowsFromBeforeAccounts(t *testing.T) {
 			},
 			second: func(t *testing.T, authn *auth.Service, _ auth.User) auth.User {
 				ctx := context.Background()
-				if _, err := authn.OIDCLogin(ctx, oidcID("deputy", false), client); err != nil {
+				if _, err := authn.SignIn.OIDCLogin(ctx, oidcID("deputy", false), client); err != nil {
 					t.Fatal(err)
 				}
-				ns, err := authn.OIDCLogin(ctx, oidcID("deputy", true), client)
+				ns, err := authn.SignIn.OIDCLogin(ctx, oidcID("deputy", true), client)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -284,7 +284,7 @@ func TestAccounts_FirstAdminAdoptsTheRowsFromBeforeAccounts(t *testing.T) {
 				second = tc.second(t, authn, first)
 			} else {
 				var err error
-				second, err = authn.CreateUser(auth.WithUser(context.Background(), first),
+				second, err = authn.Accounts.CreateUser(auth.WithUser(context.Background(), first),
 					auth.NewUser{Email: "deputy@example.com", Password: "a long passphrase", Role: auth.Admin})
 				if err != nil {
 					t.Fatal(err)
@@ -305,7 +305,7 @@ func TestAccounts_FirstAdminAdoptsTheRowsFromBeforeAccounts(t *testing.T) {
 
 func oldestAdmin(t *testing.T, authn *auth.Service, email string) auth.User {
 	t.Helper()
-	u, err := authn.OldestActiveAdmin(context.Background())
+	u, err := authn.Accounts.OldestActiveAdmin(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -17,6 +17,9 @@ import (
 	toolhttp "github.com/toolgate/toolgate/internal/http"
 	"github.com/toolgate/toolgate/internal/policy"
 	"github.com/toolgate/toolgate/internal/postgres"
+	"github.com/toolgate/toolgate/internal/postgres/idempotencydb"
+	"github.com/toolgate/toolgate/internal/postgres/notify"
+	"github.com/toolgate/toolgate/internal/postgres/webhookdb"
 	"github.com/toolgate/toolgate/internal/responses"
 	"github.com/toolgate/toolgate/internal/webhook"
 )
@@ -95,7 +98,7 @@ func (a *app) buildChat(ctx context.Context) error {
 
 func (a *app) buildWebhooks(context.Context) error {
 	cfg := a.cfg
-	webhookStore := postgres.NewWebhookStore(a.pool)
+	webhookStore := webhookdb.New(a.pool)
 	a.dispatcher = &webhook.Dispatcher{Store: webhookStore, Client: webhook.NewClient(a.guard.Transport(), cfg.Webhooks.Timeout),
 		Owner: cfg.Replica.ID, PublicURL: cfg.Webhooks.PublicURL, Log: a.log.With("component", "webhooks"),
 		Config: webhook.Config{MaxAttempts: cfg.Webhooks.MaxAttempts, RetryBase: cfg.Webhooks.RetryBase, Timeout: cfg.Webhooks.Timeout}}
@@ -111,13 +114,13 @@ func (a *app) startListening(ctx context.Context) error {
 	a.lctx, a.stopListening = lctx, stopListening
 	a.onClose(stopListening)
 	a.changes = policy.NewChanges()
-	listener := postgres.NewListener(a.pool, a.log.With("component", "listener"), (*notifications)(a))
+	listener := notify.NewListener(a.pool, a.log.With("component", "listener"), (*notifications)(a))
 	go listener.Run(lctx, conversation.ChannelEvents, conversation.ChannelSignals, webhook.Channel, postgres.PolicyChannel,
 		postgres.SettingsChannel)
 	return nil
 }
 
-// notifications is the app as the listener's postgres.ListenHandler.
+// notifications is the app as the listener's notify.Handler.
 type notifications app
 
 // Connected: notifications sent while the listener was away were not
@@ -215,7 +218,7 @@ func (a *app) buildHTTP(ctx context.Context) error {
 	}
 	a.api = toolhttp.NewServer(a.log, a.policies, a.chat, authn, a.store, toolhttp.Options{MaxBodyBytes: cfg.MaxBodyBytes, Heartbeat: cfg.SSEHeartbeat,
 		WebDir: cfg.WebDir, Web: frontend.App(), Version: a.build.Version,
-		TrustProxyHeaders: cfg.Auth.TrustProxy, AllowedHosts: cfg.AllowedHosts, Idempotency: postgres.NewIdempotencyStore(a.pool),
+		TrustProxyHeaders: cfg.Auth.TrustProxy, AllowedHosts: cfg.AllowedHosts, Idempotency: idempotencydb.New(a.pool),
 		Metrics: a.mets, MetricsToken: cfg.MetricsToken, Webhooks: a.webhooks,
 		MCPFace: newMCPFace(cfg, a.tokens, mcpGate, a.policies, a.caller, a.log), SettingsChanges: a.changes})
 	// No WriteTimeout: streamed responses live as long as their turn.

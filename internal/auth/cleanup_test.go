@@ -11,7 +11,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/toolgate/toolgate/internal/auth"
-	"github.com/toolgate/toolgate/internal/postgres"
+	"github.com/toolgate/toolgate/internal/postgres/authdb"
 	"github.com/toolgate/toolgate/internal/testdb"
 )
 
@@ -41,11 +41,11 @@ func names(t *testing.T, pool *pgxpool.Pool, q string) []string {
 func TestCleanup_SignInsDeleteExpiredRowsAtMostEveryInterval(t *testing.T) {
 	pool := testdb.New(t)
 	ctx := context.Background()
-	svc := auth.NewService(postgres.AuthStores(pool), auth.Options{IdleTimeout: time.Hour, MaxAge: 24 * time.Hour,
+	svc := auth.New(authdb.Stores(pool), auth.Options{IdleTimeout: time.Hour, MaxAge: 24 * time.Hour,
 		FailureWindow: 15 * time.Minute, CleanEvery: 10 * time.Minute}, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	now := time.Now().Round(time.Second)
 	svc.SetClock(func() time.Time { return now })
-	u, _, err := svc.EnsureAdmin(ctx, "admin@example.com", "a long passphrase")
+	u, _, err := svc.Accounts.EnsureAdmin(ctx, "admin@example.com", "a long passphrase")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -79,7 +79,7 @@ func TestCleanup_SignInsDeleteExpiredRowsAtMostEveryInterval(t *testing.T) {
 
 	attempt := func() {
 		t.Helper()
-		if _, err := svc.Login(ctx, "admin@example.com", "wrong password", auth.Client{Addr: "192.0.2.1"}); err == nil {
+		if _, err := svc.SignIn.Login(ctx, "admin@example.com", "wrong password", auth.Client{Addr: "192.0.2.1"}); err == nil {
 			t.Fatal("a wrong password signed in")
 		}
 	}
@@ -107,7 +107,7 @@ func TestCleanup_SignInsDeleteExpiredRowsAtMostEveryInterval(t *testing.T) {
 	}
 	// ... after it, the next one does (and so does a successful one).
 	now = now.Add(10 * time.Minute)
-	if _, err := svc.Login(ctx, "admin@example.com", "a long passphrase", auth.Client{Addr: "192.0.2.2"}); err != nil {
+	if _, err := svc.SignIn.Login(ctx, "admin@example.com", "a long passphrase", auth.Client{Addr: "192.0.2.2"}); err != nil {
 		t.Fatal(err)
 	}
 	if got := sessions(); len(got) != 1 || got[0] != "" { // the session just opened (no user agent)
@@ -120,25 +120,25 @@ func TestCleanup_SignInsDeleteExpiredRowsAtMostEveryInterval(t *testing.T) {
 func TestCleanup_RemovesOnlyWhatCanNoLongerSignAnyoneIn(t *testing.T) {
 	pool := testdb.New(t)
 	ctx := context.Background()
-	svc := auth.NewService(postgres.AuthStores(pool), auth.Options{}, slog.New(slog.NewTextHandler(io.Discard, nil)))
-	if got, err := svc.Cleanup(ctx); err != nil || got != (auth.Cleaned{}) {
+	svc := auth.New(authdb.Stores(pool), auth.Options{}, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if got, err := svc.SignIn.Cleanup(ctx); err != nil || got != (auth.Cleaned{}) {
 		t.Fatalf("empty tables: %+v %v", got, err)
 	}
-	u, _, err := svc.EnsureAdmin(ctx, "admin@example.com", "a long passphrase")
+	u, _, err := svc.Accounts.EnsureAdmin(ctx, "admin@example.com", "a long passphrase")
 	if err != nil {
 		t.Fatal(err)
 	}
-	link, err := svc.CreateLoginLink(ctx, u.ID, time.Hour)
+	link, err := svc.SignIn.CreateLoginLink(ctx, u.ID, time.Hour)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := svc.UseLink(ctx, link, auth.Client{}); err != nil {
+	if _, err := svc.SignIn.UseLink(ctx, link, auth.Client{}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := pool.Exec(ctx, `UPDATE sessions SET last_seen_at = now() - interval '13 hours'`); err != nil {
 		t.Fatal(err)
 	}
-	got, err := svc.Cleanup(ctx)
+	got, err := svc.SignIn.Cleanup(ctx)
 	if want := (auth.Cleaned{Sessions: 1, OneTime: 1}); err != nil || got != want {
 		t.Errorf("Cleanup = %+v %v, want %+v (the idle session, the used link)", got, err, want)
 	}

@@ -168,7 +168,7 @@ func TestSecret_IDsMatchTheDatabaseFormat(t *testing.T) {
 }
 
 func TestTokenUser_RefusesABearerThatIsNotAToolgateToken(t *testing.T) {
-	s := NewService(Stores{}, Options{}, nil) // no stores: refused before any lookup
+	s := New(Stores{}, Options{}, nil).SignIn // no stores: refused before any lookup
 	for _, b := range []string{"", "ghp_abc", "Bearer tg_x", "TG_abc"} {
 		_, err := s.TokenUser(t.Context(), b)
 		if e, _ := apperr.As(err); e == nil || e.Kind != apperr.Unauthenticated || !strings.Contains(e.Message, "tg_") {

@@ -51,7 +51,7 @@ const (
 )
 
 // Stores is what the Service keeps its state in, one narrow store per
-// kind of row. internal/postgres fills all of them (postgres.AuthStores).
+// kind of row. internal/postgres/authdb fills all of them (authdb.Stores).
 type Stores struct {
 	Users         Users
 	LoginFailures LoginFailures

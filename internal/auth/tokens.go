@@ -8,6 +8,14 @@ import (
 	"github.com/toolgate/toolgate/internal/apperr"
 )
 
+// APITokens is personal API tokens: a user's own, and one issued at the
+// server's terminal.
+type APITokens struct {
+	*base
+	users  Users
+	tokens Tokens
+}
+
 // NewToken is a personal API token just created: Token is its secret,
 // shown this once.
 type NewToken struct {
@@ -16,7 +24,7 @@ type NewToken struct {
 }
 
 // Tokens lists the caller's personal API tokens.
-func (s *Service) Tokens(ctx context.Context) ([]Token, error) {
+func (s *APITokens) Tokens(ctx context.Context) ([]Token, error) {
 	u, err := caller(ctx)
 	if err != nil {
 		return nil, err
@@ -25,7 +33,7 @@ func (s *Service) Tokens(ctx context.Context) ([]Token, error) {
 }
 
 // CreateToken creates a personal API token for the caller.
-func (s *Service) CreateToken(ctx context.Context, name string) (NewToken, error) {
+func (s *APITokens) CreateToken(ctx context.Context, name string) (NewToken, error) {
 	u, err := caller(ctx)
 	if err != nil {
 		return NewToken{}, err
@@ -43,7 +51,7 @@ func (s *Service) CreateToken(ctx context.Context, name string) (NewToken, error
 }
 
 // DeleteToken deletes one of the caller's tokens; another user's is NotFound.
-func (s *Service) DeleteToken(ctx context.Context, id string) error {
+func (s *APITokens) DeleteToken(ctx context.Context, id string) error {
 	u, err := caller(ctx)
 	if err != nil {
 		return err
@@ -54,7 +62,7 @@ func (s *Service) DeleteToken(ctx context.Context, id string) error {
 // IssueToken creates a personal API token for the account with email, for
 // operators at the server's terminal (`api token create`): whoever can run
 // the binary against the database can already do anything.
-func (s *Service) IssueToken(ctx context.Context, email, name string) (NewToken, error) {
+func (s *APITokens) IssueToken(ctx context.Context, email, name string) (NewToken, error) {
 	acct, err := s.users.AccountByEmail(ctx, normEmail(email))
 	if err != nil {
 		return NewToken{}, err

@@ -22,7 +22,7 @@ type UserChange struct {
 }
 
 // Users lists every account (admins only).
-func (s *Service) Users(ctx context.Context) ([]User, error) {
+func (s *Accounts) Users(ctx context.Context) ([]User, error) {
 	if _, err := requireAdmin(ctx); err != nil {
 		return nil, err
 	}
@@ -31,14 +31,14 @@ func (s *Service) Users(ctx context.Context) ([]User, error) {
 
 // CreateUser creates an account (admins only). A password is required in
 // local mode; in OIDC mode an account without one links at its first sign-in.
-func (s *Service) CreateUser(ctx context.Context, n NewUser) (User, error) {
+func (s *Accounts) CreateUser(ctx context.Context, n NewUser) (User, error) {
 	if _, err := requireAdmin(ctx); err != nil {
 		return User{}, err
 	}
 	if n.Role == "" {
 		n.Role = Member
 	}
-	a, err := s.newAccount(n.Email, n.Password, n.Role, s.opts.Mode == ModeLocal)
+	a, err := newAccount(n.Email, n.Password, n.Role, s.opts.Mode == ModeLocal)
 	if err != nil {
 		return User{}, err
 	}
@@ -51,7 +51,7 @@ func (s *Service) CreateUser(ctx context.Context, n NewUser) (User, error) {
 
 // UpdateUser changes an account's role, disabled flag or password (admins
 // only). The last active admin cannot be demoted or disabled.
-func (s *Service) UpdateUser(ctx context.Context, id string, ch UserChange) (User, error) {
+func (s *Accounts) UpdateUser(ctx context.Context, id string, ch UserChange) (User, error) {
 	if _, err := requireAdmin(ctx); err != nil {
 		return User{}, err
 	}
@@ -84,7 +84,7 @@ func (s *Service) UpdateUser(ctx context.Context, id string, ch UserChange) (Use
 
 // DisableUser disables an account and revokes its sessions and tokens
 // (admins only); accounts are never deleted, so the audit log keeps its actors.
-func (s *Service) DisableUser(ctx context.Context, id string) error {
+func (s *Accounts) DisableUser(ctx context.Context, id string) error {
 	disabled := true
 	_, err := s.UpdateUser(ctx, id, UserChange{Disabled: &disabled})
 	return err

@@ -51,8 +51,8 @@ func (s *Server) signedIn(c echo.Context) error {
 
 func (s *Server) caller(c echo.Context) (auth.User, error) {
 	ctx := c.Request().Context()
-	if s.auth.Mode() == auth.ModeNone {
-		if u, ok := s.auth.LocalUser(); ok {
+	if s.auth.SignIn.Mode() == auth.ModeNone {
+		if u, ok := s.auth.SignIn.LocalUser(); ok {
 			return u, nil
 		}
 		return auth.User{}, auth.Unauthenticated()
@@ -62,13 +62,13 @@ func (s *Server) caller(c echo.Context) (auth.User, error) {
 		if !strings.EqualFold(scheme, "Bearer") {
 			return auth.User{}, auth.Unauthenticated()
 		}
-		return s.auth.TokenUser(ctx, strings.TrimSpace(tok))
+		return s.auth.SignIn.TokenUser(ctx, strings.TrimSpace(tok))
 	}
 	ck, err := c.Cookie(SessionCookie)
 	if err != nil {
 		return auth.User{}, auth.Unauthenticated()
 	}
-	return s.auth.SessionUser(ctx, ck.Value)
+	return s.auth.SignIn.SessionUser(ctx, ck.Value)
 }
 
 // adminOnly is the route middleware of admin-only routes.
@@ -122,7 +122,7 @@ func (s *Server) login(c echo.Context) error {
 	if err := s.decode(c, &in); err != nil {
 		return err
 	}
-	ns, err := s.auth.Login(c.Request().Context(), in.Email, in.Password, client(c))
+	ns, err := s.auth.SignIn.Login(c.Request().Context(), in.Email, in.Password, client(c))
 	if err != nil {
 		return err
 	}
@@ -132,7 +132,7 @@ func (s *Server) login(c echo.Context) error {
 
 func (s *Server) logout(c echo.Context) error {
 	if ck, err := c.Cookie(SessionCookie); err == nil {
-		if err := s.auth.Logout(c.Request().Context(), ck.Value); err != nil {
+		if err := s.auth.SignIn.Logout(c.Request().Context(), ck.Value); err != nil {
 			return err
 		}
 	}
@@ -146,7 +146,7 @@ func (s *Server) me(c echo.Context) error {
 }
 
 func (s *Server) authStatus(c echo.Context) error {
-	st, err := s.auth.Status(c.Request().Context())
+	st, err := s.auth.SignIn.Status(c.Request().Context())
 	if err != nil {
 		return err
 	}
@@ -162,7 +162,7 @@ func (s *Server) setup(c echo.Context) error {
 	if err := s.decode(c, &in); err != nil {
 		return err
 	}
-	ns, err := s.auth.Setup(c.Request().Context(), in.Token, in.Email, in.Password, client(c))
+	ns, err := s.auth.SignIn.Setup(c.Request().Context(), in.Token, in.Email, in.Password, client(c))
 	if err != nil {
 		return err
 	}
@@ -171,7 +171,7 @@ func (s *Server) setup(c echo.Context) error {
 }
 
 func (s *Server) useLink(c echo.Context) error {
-	ns, err := s.auth.UseLink(c.Request().Context(), c.QueryParam("token"), client(c))
+	ns, err := s.auth.SignIn.UseLink(c.Request().Context(), c.QueryParam("token"), client(c))
 	if err != nil {
 		return s.linkFailed(c, err)
 	}

@@ -29,6 +29,10 @@ import (
 	"github.com/toolgate/toolgate/internal/netguard"
 	"github.com/toolgate/toolgate/internal/policy"
 	"github.com/toolgate/toolgate/internal/postgres"
+	"github.com/toolgate/toolgate/internal/postgres/authdb"
+	"github.com/toolgate/toolgate/internal/postgres/idempotencydb"
+	"github.com/toolgate/toolgate/internal/postgres/notify"
+	"github.com/toolgate/toolgate/internal/postgres/webhookdb"
 	"github.com/toolgate/toolgate/internal/responses"
 	"github.com/toolgate/toolgate/internal/testdb"
 	"github.com/toolgate/toolgate/internal/webhook"
@@ -51,7 +55,7 @@ type apiEnv struct {
 	auth    *auth.Service
 	admin   auth.User // the admin created with the env
 	token   string    // the bearer token every request helper sends ("" sends none)
-	hooks   *postgres.WebhookStore
+	hooks   *webhookdb.Store
 	// gateway mode (envOptions.gateway): the capability tokens and what
 	// reached the face.
 	tokens   *gateway.Tokens
@@ -140,14 +144,14 @@ func newAPIWith(t testing.TB, opts envOptions) *apiEnv {
 	e.start()
 	// Every request helper signs in as this admin with a personal token;
 	// newUser gives another user's view of the same server.
-	admin, created, err := e.auth.EnsureAdmin(context.Background(), "admin@toolgate.test", "")
+	admin, created, err := e.auth.Accounts.EnsureAdmin(context.Background(), "admin@toolgate.test", "")
 	if err == nil && !created { // AUTH_MODE=none made its built-in admin first
-		admin, err = e.auth.OldestActiveAdmin(context.Background())
+		admin, err = e.auth.Accounts.OldestActiveAdmin(context.Background())
 	}
 	if err != nil {
 		t.Fatal(err)
 	}
-	tok, err := e.auth.CreateToken(auth.WithUser(context.Background(), admin), "tests")
+	tok, err := e.auth.APITokens.CreateToken(auth.WithUser(context.Background(), admin), "tests")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -162,12 +166,12 @@ var userSeq, replicaSeq atomic.Int64
 func (e *apiEnv) newUser(role auth.Role) (*apiEnv, auth.User) {
 	e.t.Helper()
 	ctx := auth.WithUser(context.Background(), e.admin)
-	u, err := e.auth.CreateUser(ctx, auth.NewUser{Email: fmt.Sprintf("user%d@toolgate.test", userSeq.Add(1)),
+	u, err := e.auth.Accounts.CreateUser(ctx, auth.NewUser{Email: fmt.Sprintf("user%d@toolgate.test", userSeq.Add(1)),
 		Password: "correct horse battery", Role: role})
 	if err != nil {
 		e.t.Fatal(err)
 	}
-	tok, err := e.auth.CreateToken(auth.WithUser(context.Background(), u), "tests")
+	tok, err := e.auth.APITokens.CreateToken(auth.WithUser(context.Background(), u), "tests")
 	if err != nil {
 		e.t.Fatal(err)
 	}
@@ -223,7 +227,7 @@ func (e *apiEnv) start() {
 	changes := policy.NewChanges()
 	connected := make(chan struct{})
 	var once sync.Once
-	listener := postgres.NewListener(e.pool, e.log, postgres.ListenFuncs{
+	listener := notify.NewListener(e.pool, e.log, notify.Funcs{
 		Notify: func(channel string, payload []byte) {
 			if ch, ok := postgres.SettingsChange(channel, payload); ok {
 				changes.Publish(ch)
@@ -246,14 +250,14 @@ func (e *apiEnv) start() {
 		e.t.Fatal(err)
 	}
 	e.chat.Start(lctx)
-	e.auth = auth.NewService(postgres.AuthStores(e.pool), auth.Options{Mode: e.opts.authMode}, e.log)
+	e.auth = auth.New(authdb.Stores(e.pool), auth.Options{Mode: e.opts.authMode}, e.log)
 	// Webhook URLs may be on this machine (the tests' receivers), not on
 	// private networks.
 	guard, err := netguard.New(netguard.Config{AllowedHosts: "127.0.0.1"})
 	if err != nil {
 		e.t.Fatal(err)
 	}
-	e.hooks = postgres.NewWebhookStore(e.pool)
+	e.hooks = webhookdb.New(e.pool)
 	mcpFace := e.mcpFace(svc)
 	if e.opts.gateway {
 		caller := &mcpclient.Caller{CallTimeout: 10 * time.Second}
@@ -263,11 +267,11 @@ func (e *apiEnv) start() {
 	}
 	e.api = toolhttp.NewServer(e.log, svc, e.chat, e.auth, store, toolhttp.Options{MaxBodyBytes: 64 << 10, Heartbeat: e.opts.heartbeat, WebDir: e.opts.webDir,
 		Web: e.opts.web, Version: e.opts.version, TrustProxyHeaders: e.opts.trustProxy,
-		Metrics: e.opts.metrics, MetricsToken: e.opts.metricsTok, Idempotency: postgres.NewIdempotencyStore(e.pool),
+		Metrics: e.opts.metrics, MetricsToken: e.opts.metricsTok, Idempotency: idempotencydb.New(e.pool),
 		StreamWriteTimeout: e.opts.writeLimit, Webhooks: webhook.NewService(e.hooks, guard, e.log, nil), MCPFace: mcpFace,
 		SettingsChanges: changes})
 	if e.opts.authMode == auth.ModeNone {
-		if _, err := e.auth.EnsureLocalUser(context.Background()); err != nil {
+		if _, err := e.auth.SignIn.EnsureLocalUser(context.Background()); err != nil {
 			e.t.Fatal(err)
 		}
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/toolgate/toolgate/internal/mcpclient"
 	"github.com/toolgate/toolgate/internal/policy"
 	"github.com/toolgate/toolgate/internal/postgres"
+	"github.com/toolgate/toolgate/internal/postgres/authdb"
 )
 
 // TestFaults_DatabaseDownIs503WithoutDetails: with no database (connection
@@ -35,7 +36,7 @@ func TestFaults_DatabaseDownIs503WithoutDetails(t *testing.T) {
 		return logs.Write(p)
 	}), nil))
 	store := postgres.NewStore(pool)
-	authn := auth.NewService(postgres.AuthStores(pool), auth.Options{}, log)
+	authn := auth.New(authdb.Stores(pool), auth.Options{}, log)
 	srv := httptest.NewServer(toolhttp.NewServer(log, policy.New(store, &mcpclient.Discoverer{}, log, policy.Options{}), nil, authn, store, toolhttp.Options{MaxBodyBytes: 1 << 20}))
 	defer srv.Close()
 	// The token cannot be checked either: still 503, not 401.

@@ -155,7 +155,7 @@ func (s *Server) idempotentKeyed(c echo.Context, next echo.HandlerFunc) error {
 	ctx := req.Context()
 	// The key is held by this request on a lease that this replica renews
 	// while the request runs: if the replica dies, a repeat settles the
-	// key once the lease ran out (postgres.IdempotencyStore.Reserve).
+	// key once the lease ran out (idempotencydb.Store.Reserve).
 	lease := s.chat.LeaseTTL()
 	holder := s.chat.Replica() + "/" + randomHolder()
 	held, reserved, err := s.idem.Reserve(ctx, u.ID, key, hash, IdempotencyTTL, idempotency.Hold{Holder: holder, Lease: lease})

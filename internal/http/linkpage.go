@@ -52,7 +52,7 @@ func (s *Server) linkFailed(c echo.Context, err error) error {
 	if e.Kind == apperr.Internal || !wantsHTML(c.Request()) {
 		return err
 	}
-	st, serr := s.auth.Status(c.Request().Context())
+	st, serr := s.auth.SignIn.Status(c.Request().Context())
 	data := struct {
 		Title, Why     string
 		Demo, Disabled bool

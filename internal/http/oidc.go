@@ -16,7 +16,7 @@ import (
 const oidcCookie = "toolgate_oidc"
 
 func (s *Server) oidcProvider() (*auth.OIDC, error) {
-	if o := s.auth.OIDC(); o != nil {
+	if o := s.auth.SignIn.OIDC(); o != nil {
 		return o, nil
 	}
 	return nil, apperr.NotFoundf("oidc_disabled", "sign-in with an OIDC provider is off; set AUTH_MODE=oidc and OIDC_ISSUER")
@@ -57,7 +57,7 @@ func (s *Server) oidcCallback(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	ns, err := s.auth.OIDCLogin(c.Request().Context(), id, client(c))
+	ns, err := s.auth.SignIn.OIDCLogin(c.Request().Context(), id, client(c))
 	if err != nil {
 		return err
 	}

@@ -25,6 +25,7 @@ import (
 	"github.com/toolgate/toolgate/internal/mcpclient"
 	"github.com/toolgate/toolgate/internal/policy"
 	"github.com/toolgate/toolgate/internal/postgres"
+	"github.com/toolgate/toolgate/internal/postgres/authdb"
 	"github.com/toolgate/toolgate/internal/testdb"
 )
 
@@ -115,7 +116,7 @@ func (e *oidcEnv) configure(admins auth.OIDCConfig) {
 	cfg := admins
 	cfg.Issuer, cfg.ClientID, cfg.ClientSecret = e.issuer, "toolgate", "toolgate-secret"
 	cfg.RedirectURL = e.apiURL + "/api/auth/oidc/callback"
-	e.auth = auth.NewService(postgres.AuthStores(e.pool), auth.Options{Mode: auth.ModeOIDC, OIDC: auth.NewOIDC(cfg)}, e.log)
+	e.auth = auth.New(authdb.Stores(e.pool), auth.Options{Mode: auth.ModeOIDC, OIDC: auth.NewOIDC(cfg)}, e.log)
 	store := postgres.NewStore(e.pool)
 	var h http.Handler = toolhttp.NewServer(e.log, policy.New(store, &mcpclient.Discoverer{}, e.log, policy.Options{}), nil, e.auth, store,
 		toolhttp.Options{MaxBodyBytes: 1 << 20})
@@ -297,7 +298,7 @@ func TestOIDC_DisabledAccountCannotSignIn(t *testing.T) {
 	e := newOIDCEnv(t)
 	e.configure(auth.OIDCConfig{AdminEmails: []string{"test-user@zitadel.ch"}})
 	_, _ = e.mustSignIn(e.adminUser())
-	admin, err := e.auth.OldestActiveAdmin(context.Background())
+	admin, err := e.auth.Accounts.OldestActiveAdmin(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -314,11 +315,11 @@ func TestOIDC_DisabledAccountCannotSignIn(t *testing.T) {
 	}
 
 	// Created by an admin, disabled before its first sign-in: not linked.
-	u, err := e.auth.CreateUser(asAdmin, auth.NewUser{Email: "test-user2@zitadel.ch", Role: auth.Member})
+	u, err := e.auth.Accounts.CreateUser(asAdmin, auth.NewUser{Email: "test-user2@zitadel.ch", Role: auth.Member})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := e.auth.DisableUser(asAdmin, u.ID); err != nil {
+	if err := e.auth.Accounts.DisableUser(asAdmin, u.ID); err != nil {
 		t.Fatal(err)
 	}
 	refused("disabled before the first sign-in")
@@ -329,14 +330,14 @@ func TestOIDC_DisabledAccountCannotSignIn(t *testing.T) {
 
 	// Enabled, it signs in and is linked; disabled again, it is refused.
 	enabled := false
-	if _, err := e.auth.UpdateUser(asAdmin, u.ID, auth.UserChange{Disabled: &enabled}); err != nil {
+	if _, err := e.auth.Accounts.UpdateUser(asAdmin, u.ID, auth.UserChange{Disabled: &enabled}); err != nil {
 		t.Fatal(err)
 	}
 	browser, me := e.mustSignIn(e.memberUser())
 	if !strings.Contains(me, u.ID) {
 		t.Fatalf("signed in as %s, want the admin-created account %s", me, u.ID)
 	}
-	if err := e.auth.DisableUser(asAdmin, u.ID); err != nil {
+	if err := e.auth.Accounts.DisableUser(asAdmin, u.ID); err != nil {
 		t.Fatal(err)
 	}
 	if st, _ := e.get(browser, "/api/auth/me"); st != 401 {

@@ -410,11 +410,11 @@ func TestRedTeam_OIDCEmailNotVerifiedGrantsNoAdminAndLinksNoAccount(t *testing.T
 	e2.users.mu.Unlock()
 	e2.configure(auth.OIDCConfig{AdminEmails: []string{"test-user@zitadel.ch"}})
 	_, _ = e2.mustSignIn(e2.adminUser())
-	admin, err := e2.auth.OldestActiveAdmin(t.Context())
+	admin, err := e2.auth.Accounts.OldestActiveAdmin(t.Context())
 	if err != nil {
 		t.Fatal(err)
 	}
-	u, err := e2.auth.CreateUser(auth.WithUser(t.Context(), admin), auth.NewUser{Email: "test-user2@zitadel.ch", Role: auth.Member})
+	u, err := e2.auth.Accounts.CreateUser(auth.WithUser(t.Context(), admin), auth.NewUser{Email: "test-user2@zitadel.ch", Role: auth.Member})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -88,7 +88,7 @@ type Options struct {
 	// X-Forwarded-For and https from X-Forwarded-Proto.
 	TrustProxyHeaders bool
 	// Idempotency keeps the Idempotency-Key of the chat routes
-	// (postgres.NewIdempotencyStore); nil: the header is ignored.
+	// (idempotencydb.New); nil: the header is ignored.
 	Idempotency IdempotencyStore
 	// Metrics counts requests, streams and turns (nil: nothing is counted);
 	// GET /metrics serves them to a caller with MetricsToken (METRICS_TOKEN;

@@ -8,7 +8,7 @@ import (
 )
 
 func (s *Server) listTokens(c echo.Context) error {
-	toks, err := s.auth.Tokens(c.Request().Context())
+	toks, err := s.auth.APITokens.Tokens(c.Request().Context())
 	if err != nil {
 		return err
 	}
@@ -22,7 +22,7 @@ func (s *Server) createToken(c echo.Context) error {
 	if err := s.decode(c, &in); err != nil {
 		return err
 	}
-	t, err := s.auth.CreateToken(c.Request().Context(), in.Name)
+	t, err := s.auth.APITokens.CreateToken(c.Request().Context(), in.Name)
 	if err != nil {
 		return err
 	}
@@ -36,7 +36,7 @@ func (s *Server) createToken(c echo.Context) error {
 }
 
 func (s *Server) deleteToken(c echo.Context) error {
-	if err := s.auth.DeleteToken(c.Request().Context(), c.Param("tokenId")); err != nil {
+	if err := s.auth.APITokens.DeleteToken(c.Request().Context(), c.Param("tokenId")); err != nil {
 		return err
 	}
 	return c.NoContent(http.StatusNoContent)

@@ -9,7 +9,7 @@ import (
 )
 
 func (s *Server) listUsers(c echo.Context) error {
-	users, err := s.auth.Users(c.Request().Context())
+	users, err := s.auth.Accounts.Users(c.Request().Context())
 	if err != nil {
 		return err
 	}
@@ -21,7 +21,7 @@ func (s *Server) createUser(c echo.Context) error {
 	if err := s.decode(c, &in); err != nil {
 		return err
 	}
-	u, err := s.auth.CreateUser(c.Request().Context(), in)
+	u, err := s.auth.Accounts.CreateUser(c.Request().Context(), in)
 	if err != nil {
 		return err
 	}
@@ -33,7 +33,7 @@ func (s *Server) updateUser(c echo.Context) error {
 	if err := s.decode(c, &in); err != nil {
 		return err
 	}
-	u, err := s.auth.UpdateUser(c.Request().Context(), c.Param("userId"), in)
+	u, err := s.auth.Accounts.UpdateUser(c.Request().Context(), c.Param("userId"), in)
 	if err != nil {
 		return err
 	}
@@ -44,7 +44,7 @@ func (s *Server) updateUser(c echo.Context) error {
 }
 
 func (s *Server) deleteUser(c echo.Context) error {
-	if err := s.auth.DisableUser(c.Request().Context(), c.Param("userId")); err != nil {
+	if err := s.auth.Accounts.DisableUser(c.Request().Context(), c.Param("userId")); err != nil {
 		return err
 	}
 	s.chat.StopUser(c.Param("userId"))

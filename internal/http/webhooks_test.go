@@ -19,7 +19,7 @@ import (
 
 	"github.com/toolgate/toolgate/internal/auth"
 	"github.com/toolgate/toolgate/internal/netguard"
-	"github.com/toolgate/toolgate/internal/postgres"
+	"github.com/toolgate/toolgate/internal/postgres/notify"
 	"github.com/toolgate/toolgate/internal/webhook"
 )
 
@@ -197,7 +197,7 @@ func (e *apiEnv) wakeOnNotify(d *webhook.Dispatcher) {
 	e.t.Cleanup(cancel)
 	listening := make(chan struct{})
 	var once sync.Once
-	l := postgres.NewListener(e.pool, e.log, postgres.ListenFuncs{Notify: func(string, []byte) { d.Wake() },
+	l := notify.NewListener(e.pool, e.log, notify.Funcs{Notify: func(string, []byte) { d.Wake() },
 		Connect: func() { once.Do(func() { close(listening) }) }})
 	go l.Run(ctx, webhook.Channel)
 	<-listening

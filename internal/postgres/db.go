@@ -75,13 +75,16 @@ func createDatabase(ctx context.Context, target *pgx.ConnConfig) error {
 	return nil
 }
 
-// querier is what both a pool and a transaction offer.
-type querier interface {
+// Querier is what both a pool and a transaction offer.
+type Querier interface {
 	Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error)
 	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
 	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
 	SendBatch(ctx context.Context, b *pgx.Batch) pgx.BatchResults
 }
+
+// querier is Querier under the name the package's own stores use.
+type querier = Querier
 
 // inTx runs fn in a transaction on pool, committing only if fn succeeds.
 func inTx(ctx context.Context, pool *pgxpool.Pool, fn func(pgx.Tx) error) error {
@@ -134,10 +137,23 @@ func translate(err error, what string) error {
 	return fmt.Errorf("%s: %w", what, err)
 }
 
+// InTx is inTx for the stores in the subpackages (authdb, webhookdb).
+func InTx(ctx context.Context, pool *pgxpool.Pool, fn func(pgx.Tx) error) error {
+	return inTx(ctx, pool, fn)
+}
+
+// Translate is translate, the one function that translates driver errors,
+// for the stores in the subpackages (authdb, webhookdb, idempotencydb).
+func Translate(err error, what string) error { return translate(err, what) }
+
+// NoRows is noRows for the stores in the subpackages: they name no driver
+// error themselves.
+func NoRows(err error) bool { return noRows(err) }
+
 // noRows reports whether err is the driver's "the query returned no row",
 // for the reads to which no row is an answer (false, a zero value, a
 // default, or a more specific NotFound than translate's), not an error.
-// Nothing else in the package names pgx.ErrNoRows.
+// Nothing else in the package or its subpackages names pgx.ErrNoRows.
 func noRows(err error) bool {
 	return errors.Is(err, pgx.ErrNoRows)
 }

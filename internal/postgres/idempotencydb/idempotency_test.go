@@ -1,4 +1,4 @@
-package postgres_test
+package idempotencydb_test
 
 import (
 	"bytes"
@@ -8,14 +8,15 @@ import (
 
 	"github.com/toolgate/toolgate/internal/auth"
 	"github.com/toolgate/toolgate/internal/idempotency"
-	"github.com/toolgate/toolgate/internal/postgres"
+	"github.com/toolgate/toolgate/internal/postgres/authdb"
+	"github.com/toolgate/toolgate/internal/postgres/idempotencydb"
 	"github.com/toolgate/toolgate/internal/testdb"
 )
 
 func TestIdempotencyKeys(t *testing.T) {
 	pool := testdb.New(t)
 	ctx := context.Background()
-	users := postgres.NewUserStore(pool)
+	users := authdb.NewUsers(pool)
 	var ids []string
 	for _, email := range []string{"a@example.com", "b@example.com"} {
 		u, err := users.CreateUser(ctx, auth.Account{User: auth.User{ID: testUserID(len(ids)), Email: email, Role: auth.Member}})
@@ -25,7 +26,7 @@ func TestIdempotencyKeys(t *testing.T) {
 		ids = append(ids, u.ID)
 	}
 	a, b := ids[0], ids[1]
-	s := postgres.NewIdempotencyStore(pool)
+	s := idempotencydb.New(pool)
 	hash := []byte("hash-1")
 	day := 24 * time.Hour
 

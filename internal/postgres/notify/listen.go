@@ -1,4 +1,7 @@
-package postgres
+// Package notify receives the notifications replicas send each other
+// through Postgres (LISTEN/NOTIFY): settings changes, webhook wake-ups and
+// the like, on one connection of its own.
+package notify
 
 import (
 	"context"
@@ -15,11 +18,11 @@ import (
 type Listener struct {
 	pool *pgxpool.Pool
 	log  *slog.Logger
-	h    ListenHandler
+	h    Handler
 }
 
-// ListenHandler hears what a Listener receives.
-type ListenHandler interface {
+// Handler hears what a Listener receives.
+type Handler interface {
 	// Notified is called for each notification, one at a time.
 	Notified(channel string, payload []byte)
 	// Connected is called after every (re)connection: notifications sent
@@ -27,22 +30,22 @@ type ListenHandler interface {
 	Connected()
 }
 
-// ListenFuncs is a ListenHandler of two functions (tests); a nil one is
+// Funcs is a Handler of two functions (tests); a nil one is
 // skipped.
-type ListenFuncs struct {
+type Funcs struct {
 	Notify  func(channel string, payload []byte)
 	Connect func()
 }
 
 // Notified calls f.Notify.
-func (f ListenFuncs) Notified(channel string, payload []byte) {
+func (f Funcs) Notified(channel string, payload []byte) {
 	if f.Notify != nil {
 		f.Notify(channel, payload)
 	}
 }
 
 // Connected calls f.Connect.
-func (f ListenFuncs) Connected() {
+func (f Funcs) Connected() {
 	if f.Connect != nil {
 		f.Connect()
 	}
@@ -50,7 +53,7 @@ func (f ListenFuncs) Connected() {
 
 // NewListener returns a listener on pool's database that tells h what it
 // receives.
-func NewListener(pool *pgxpool.Pool, log *slog.Logger, h ListenHandler) *Listener {
+func NewListener(pool *pgxpool.Pool, log *slog.Logger, h Handler) *Listener {
 	return &Listener{pool: pool, log: log, h: h}
 }
 

@@ -1,4 +1,8 @@
-package postgres
+// Package webhookdb is the Postgres implementation of webhook.Store: the
+// webhooks, their delivery queue (leased by replicas) and its log. The
+// deliveries of stored events are queued by internal/postgres in the
+// statement that stores them (its webhookOutbox).
+package webhookdb
 
 import (
 	"context"
@@ -10,35 +14,17 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/toolgate/toolgate/internal/policy"
+	"github.com/toolgate/toolgate/internal/postgres"
 	"github.com/toolgate/toolgate/internal/webhook"
 )
 
-// webhookOutbox is the part of AppendEvents that queues a delivery of each
-// stored event to every enabled webhook that wants it, in the statement
-// that stores the event: both commit or neither does. The delivery id is
-// derived from the webhook and the event, so it is the same however the
-// statement is retried. It needs AppendEvents's seq CTE and parameters.
-const webhookOutbox = `, webhook_outbox AS (
-			INSERT INTO webhook_deliveries (id, webhook_id, event, conversation_id, conversation_title, event_id, data)
-			SELECT 'whd_' || md5(w.id || '/' || $1 || '/' || (seq.base + e.ord)::text), w.id, e.name, $1,
-				coalesce((SELECT title FROM conversations WHERE id = $1), ''), seq.base + e.ord, e.data::jsonb
-			FROM seq, unnest($4::text[], $5::text[]) WITH ORDINALITY AS e(name, data, ord)
-			JOIN webhooks w ON w.enabled AND e.name = ANY (w.events)
-			ON CONFLICT DO NOTHING
-			RETURNING 1
-		)`
+// Store is the Postgres implementation of webhook.Store.
+type Store struct{ pool *pgxpool.Pool }
 
-// webhookWake wakes the dispatchers (on commit) when webhookOutbox queued
-// something.
-const webhookWake = `(SELECT pg_notify('` + webhook.Channel + `', '') FROM webhook_outbox LIMIT 1)`
+// New returns a Store on pool.
+func New(pool *pgxpool.Pool) *Store { return &Store{pool: pool} }
 
-// WebhookStore is the Postgres implementation of webhook.Store.
-type WebhookStore struct{ pool *pgxpool.Pool }
-
-// NewWebhookStore returns a WebhookStore on pool.
-func NewWebhookStore(pool *pgxpool.Pool) *WebhookStore { return &WebhookStore{pool: pool} }
-
-var _ webhook.Store = (*WebhookStore)(nil)
+var _ webhook.Store = (*Store)(nil)
 
 const webhookCols = `id, url, description, events, secret_enc, enabled, created_at, updated_at`
 
@@ -54,44 +40,44 @@ func scanWebhook(row pgx.Row) (webhook.Webhook, error) {
 }
 
 // ListWebhooks returns every webhook, oldest first, without secrets.
-func (s *WebhookStore) ListWebhooks(ctx context.Context) ([]webhook.Webhook, error) {
+func (s *Store) ListWebhooks(ctx context.Context) ([]webhook.Webhook, error) {
 	rows, err := s.pool.Query(ctx, `SELECT `+webhookCols+` FROM webhooks ORDER BY created_at, id`)
 	if err != nil {
-		return nil, translate(err, "list webhooks")
+		return nil, postgres.Translate(err, "list webhooks")
 	}
 	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (webhook.Webhook, error) { return scanWebhook(r) })
-	return out, translate(err, "list webhooks")
+	return out, postgres.Translate(err, "list webhooks")
 }
 
 // Webhook returns one webhook (without its secret).
-func (s *WebhookStore) Webhook(ctx context.Context, id string) (webhook.Webhook, error) {
+func (s *Store) Webhook(ctx context.Context, id string) (webhook.Webhook, error) {
 	w, err := scanWebhook(s.pool.QueryRow(ctx, `SELECT `+webhookCols+` FROM webhooks WHERE id = $1`, id))
-	return w, translate(err, "read webhook")
+	return w, postgres.Translate(err, "read webhook")
 }
 
 // CreateWebhook stores w, its secret sealed, and the audit entry.
-func (s *WebhookStore) CreateWebhook(ctx context.Context, w webhook.Webhook, audit policy.AuditEntry) (webhook.Webhook, error) {
-	err := inTx(ctx, s.pool, func(tx pgx.Tx) error {
+func (s *Store) CreateWebhook(ctx context.Context, w webhook.Webhook, audit policy.AuditEntry) (webhook.Webhook, error) {
+	err := postgres.InTx(ctx, s.pool, func(tx pgx.Tx) error {
 		err := tx.QueryRow(ctx, `INSERT INTO webhooks (id, url, description, events, secret_enc, enabled)
 			VALUES ($1, $2, $3, $4, $5, $6) RETURNING created_at, updated_at`,
-			w.ID, w.RawURL, w.Description, w.Events, box().Seal([]byte(w.Secret), []byte(w.ID)), w.Enabled).Scan(&w.CreatedAt, &w.UpdatedAt)
+			w.ID, w.RawURL, w.Description, w.Events, postgres.Box().Seal([]byte(w.Secret), []byte(w.ID)), w.Enabled).Scan(&w.CreatedAt, &w.UpdatedAt)
 		if err != nil {
-			return translate(err, "create webhook")
+			return postgres.Translate(err, "create webhook")
 		}
-		return repo{tx}.InsertAudit(ctx, audit)
+		return postgres.InsertAudit(ctx, tx, audit)
 	})
 	return w, err
 }
 
 // UpdateWebhook locks the webhook, applies change and stores the result
 // with change's audit entry.
-func (s *WebhookStore) UpdateWebhook(ctx context.Context, id string, change func(*webhook.Webhook) (policy.AuditEntry, error)) (webhook.Webhook, error) {
+func (s *Store) UpdateWebhook(ctx context.Context, id string, change func(*webhook.Webhook) (policy.AuditEntry, error)) (webhook.Webhook, error) {
 	var w webhook.Webhook
-	err := inTx(ctx, s.pool, func(tx pgx.Tx) error {
+	err := postgres.InTx(ctx, s.pool, func(tx pgx.Tx) error {
 		var err error
 		w, err = scanWebhook(tx.QueryRow(ctx, `SELECT `+webhookCols+` FROM webhooks WHERE id = $1 FOR UPDATE`, id))
 		if err != nil {
-			return translate(err, "read webhook")
+			return postgres.Translate(err, "read webhook")
 		}
 		audit, err := change(&w)
 		if err != nil {
@@ -100,54 +86,54 @@ func (s *WebhookStore) UpdateWebhook(ctx context.Context, id string, change func
 		err = tx.QueryRow(ctx, `UPDATE webhooks SET url = $2, description = $3, events = $4, enabled = $5, updated_at = now()
 			WHERE id = $1 RETURNING updated_at`, id, w.RawURL, w.Description, w.Events, w.Enabled).Scan(&w.UpdatedAt)
 		if err != nil {
-			return translate(err, "update webhook")
+			return postgres.Translate(err, "update webhook")
 		}
-		return repo{tx}.InsertAudit(ctx, audit)
+		return postgres.InsertAudit(ctx, tx, audit)
 	})
 	return w, err
 }
 
 // DeleteWebhook deletes the webhook and its deliveries, audited.
-func (s *WebhookStore) DeleteWebhook(ctx context.Context, id string, audit func(webhook.Webhook) policy.AuditEntry) error {
-	return inTx(ctx, s.pool, func(tx pgx.Tx) error {
+func (s *Store) DeleteWebhook(ctx context.Context, id string, audit func(webhook.Webhook) policy.AuditEntry) error {
+	return postgres.InTx(ctx, s.pool, func(tx pgx.Tx) error {
 		w, err := scanWebhook(tx.QueryRow(ctx, `DELETE FROM webhooks WHERE id = $1 RETURNING `+webhookCols, id))
 		if err != nil {
-			return translate(err, "delete webhook")
+			return postgres.Translate(err, "delete webhook")
 		}
-		return repo{tx}.InsertAudit(ctx, audit(w))
+		return postgres.InsertAudit(ctx, tx, audit(w))
 	})
 }
 
 // EnqueuePing queues a ping, due now, and wakes the dispatchers.
-func (s *WebhookStore) EnqueuePing(ctx context.Context, webhookID string, data json.RawMessage) (webhook.Delivery, error) {
+func (s *Store) EnqueuePing(ctx context.Context, webhookID string, data json.RawMessage) (webhook.Delivery, error) {
 	var id string
 	err := s.pool.QueryRow(ctx, `WITH d AS (
 			INSERT INTO webhook_deliveries (id, webhook_id, event, data)
 			VALUES ('whd_' || md5(random()::text || clock_timestamp()::text), $1, $2, $3) RETURNING id
 		) SELECT d.id, pg_notify('`+webhook.Channel+`', '') FROM d`, webhookID, webhook.EventPing, data).Scan(&id, new(any))
 	if err != nil {
-		return webhook.Delivery{}, translate(err, "queue a test delivery")
+		return webhook.Delivery{}, postgres.Translate(err, "queue a test delivery")
 	}
 	ds, err := s.deliveries(ctx, `d.id = $1`, id)
 	if err != nil || len(ds) == 0 {
-		return webhook.Delivery{}, translate(err, "read the test delivery")
+		return webhook.Delivery{}, postgres.Translate(err, "read the test delivery")
 	}
 	return ds[0], nil
 }
 
 // Deliveries lists the webhook's latest deliveries with their attempts.
-func (s *WebhookStore) Deliveries(ctx context.Context, webhookID string, limit int) ([]webhook.Delivery, error) {
+func (s *Store) Deliveries(ctx context.Context, webhookID string, limit int) ([]webhook.Delivery, error) {
 	return s.deliveries(ctx, `d.webhook_id = $1 ORDER BY d.created_at DESC, d.id LIMIT $2`, webhookID, limit)
 }
 
-func (s *WebhookStore) deliveries(ctx context.Context, where string, args ...any) ([]webhook.Delivery, error) {
+func (s *Store) deliveries(ctx context.Context, where string, args ...any) ([]webhook.Delivery, error) {
 	rows, err := s.pool.Query(ctx, `SELECT d.id, d.webhook_id, d.event, nullif(d.conversation_id, ''), d.state, d.attempts,
 			d.last_status, d.last_error, d.last_latency_ms, CASE WHEN d.state = 'pending' THEN d.next_attempt_at END, d.delivered_at, d.created_at,
 			coalesce((SELECT json_agg(json_build_object('attempt', a.attempt, 'at', a.at, 'status', a.status, 'error', a.error,
 				'latency_ms', a.latency_ms) ORDER BY a.attempt) FROM webhook_attempts a WHERE a.delivery_id = d.id), '[]')
 		FROM webhook_deliveries d WHERE `+where, args...)
 	if err != nil {
-		return nil, translate(err, "read webhook deliveries")
+		return nil, postgres.Translate(err, "read webhook deliveries")
 	}
 	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (webhook.Delivery, error) {
 		var d webhook.Delivery
@@ -159,7 +145,7 @@ func (s *WebhookStore) deliveries(ctx context.Context, where string, args ...any
 		}
 		return d, err
 	})
-	return out, translate(err, "read webhook deliveries")
+	return out, postgres.Translate(err, "read webhook deliveries")
 }
 
 // Claim gives owner the lease on up to limit due deliveries, counting an
@@ -169,12 +155,12 @@ func (s *WebhookStore) deliveries(ctx context.Context, where string, args ...any
 // the lease runs out (the replica died), when another replica claims it
 // again. A delivery whose webhook is disabled waits (a ping is sent
 // regardless).
-func (s *WebhookStore) Claim(ctx context.Context, owner string, lease time.Duration, maxAttempts, limit int) ([]webhook.Claimed, error) {
+func (s *Store) Claim(ctx context.Context, owner string, lease time.Duration, maxAttempts, limit int) ([]webhook.Claimed, error) {
 	_, err := s.pool.Exec(ctx, `UPDATE webhook_deliveries SET state = 'failed', lease_owner = NULL, lease_expires_at = NULL,
 			last_error = 'the replica sending the last attempt stopped before it finished; no attempts are left'
 		WHERE state = 'pending' AND attempts >= $1 AND lease_expires_at < clock_timestamp()`, maxAttempts)
 	if err != nil {
-		return nil, translate(err, "give up on webhook deliveries")
+		return nil, postgres.Translate(err, "give up on webhook deliveries")
 	}
 	rows, err := s.pool.Query(ctx, `WITH due AS (
 			SELECT d.id FROM webhook_deliveries d JOIN webhooks w ON w.id = d.webhook_id
@@ -190,7 +176,7 @@ func (s *WebhookStore) Claim(ctx context.Context, owner string, lease time.Durat
 		RETURNING d.id, d.webhook_id, w.url, w.secret_enc, d.event, d.conversation_id, d.conversation_title, d.data, d.created_at, d.attempts`,
 		owner, lease.Seconds(), limit, maxAttempts)
 	if err != nil {
-		return nil, translate(err, "claim webhook deliveries")
+		return nil, postgres.Translate(err, "claim webhook deliveries")
 	}
 	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (webhook.Claimed, error) {
 		var c webhook.Claimed
@@ -199,20 +185,20 @@ func (s *WebhookStore) Claim(ctx context.Context, owner string, lease time.Durat
 		if err != nil {
 			return c, err
 		}
-		plain, err := box().Open(sealed, []byte(c.WebhookID))
+		plain, err := postgres.Box().Open(sealed, []byte(c.WebhookID))
 		if err != nil {
 			c.SecretErr = fmt.Errorf("the webhook's signing secret cannot be read: %w", err)
 		}
 		c.Secret = string(plain)
 		return c, nil
 	})
-	return out, translate(err, "claim webhook deliveries")
+	return out, postgres.Translate(err, "claim webhook deliveries")
 }
 
 // Record logs the attempt (unless its webhook was deleted meanwhile) and,
 // if owner still holds that attempt's lease, stores its outcome and
 // releases the lease.
-func (s *WebhookStore) Record(ctx context.Context, owner string, r webhook.Result) error {
+func (s *Store) Record(ctx context.Context, owner string, r webhook.Result) error {
 	var status *int
 	if r.Status != 0 {
 		status = &r.Status
@@ -232,12 +218,12 @@ func (s *WebhookStore) Record(ctx context.Context, owner string, r webhook.Resul
 			lease_owner = NULL, lease_expires_at = NULL
 		WHERE id = $1 AND attempts = $2 AND lease_owner = $8`,
 		r.DeliveryID, r.Attempt, status, r.Error, ms, r.State, next, owner)
-	return translate(err, "record a webhook delivery attempt")
+	return postgres.Translate(err, "record a webhook delivery attempt")
 }
 
 // Prune deletes the delivered and failed deliveries created before before,
 // with their attempts; it returns how many.
-func (s *WebhookStore) Prune(ctx context.Context, before time.Time) (int64, error) {
+func (s *Store) Prune(ctx context.Context, before time.Time) (int64, error) {
 	tag, err := s.pool.Exec(ctx, `DELETE FROM webhook_deliveries WHERE state <> 'pending' AND created_at < $1`, before)
-	return tag.RowsAffected(), translate(err, "prune the webhook delivery log")
+	return tag.RowsAffected(), postgres.Translate(err, "prune the webhook delivery log")
 }
