@@ -16,11 +16,10 @@ import { useQueryClient, type QueryClient } from "@tanstack/react-query";
 import { useCallback, useEffect, useState, useSyncExternalStore } from "react";
 import { ApiError, eventsPath, send } from "../api/client";
 import { parseSSE, toChatEvent } from "../api/events";
-import { keys } from "../api/query";
+import { invalidateConversationList, keys } from "../api/query";
 import type { Transcript } from "../api/types";
 import { feedOf } from "./conversationFeed";
 import type { LiveTurn } from "./liveTurn";
-import { invalidateList } from "./queries";
 
 /** connecting: not open yet; live: open; retrying: dropped, resuming soon; off: given up or refused (see reconnect). */
 export type EventsConnection = "connecting" | "live" | "retrying" | "off";
@@ -86,7 +85,7 @@ async function follow(qc: QueryClient, id: string, signal: AbortSignal, onState:
   // The conversation is gone (deleted, or not this person's): read it again, which says so.
   const gone = () => {
     void qc.invalidateQueries({ queryKey: key, exact: true });
-    void invalidateList(qc);
+    void invalidateConversationList(qc);
     onState("off");
   };
 
