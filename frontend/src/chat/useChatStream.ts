@@ -12,7 +12,7 @@
 import { useQueryClient } from "@tanstack/react-query";
 import { useCallback, useEffect, useMemo, useRef, useState } from "react";
 import { ApiError, api, send, streams } from "../api/client";
-import { isTerminal, parseSSE, toChatEvent, type ChatEvent } from "../api/events";
+import { isTerminal, parseSSE, readChatEvent, type ChatEvent } from "../api/events";
 import { invalidateConversationList, keys } from "../api/query";
 import type { Transcript } from "../api/types";
 import i18n from "../i18n";
@@ -148,8 +148,7 @@ export function useChatStream(options: ChatStreamOptions = {}) {
       try {
         if (!res.body) throw new Error("the answer has no body");
         for await (const raw of parseSSE(res.body, ctl.signal)) {
-          let ev: ChatEvent | null;
-          try { ev = toChatEvent(raw); } catch { continue; } // data that is not JSON: skip the event
+          const ev = readChatEvent(raw);
           if (!ev) continue;
           handle(ev);
           if (isTerminal(ev) || ev.event === "conversation.deleted") break;

@@ -15,7 +15,7 @@
 import { useQueryClient, type QueryClient } from "@tanstack/react-query";
 import { useCallback, useEffect, useState, useSyncExternalStore } from "react";
 import { eventsPath } from "../api/client";
-import { toChatEvent } from "../api/events";
+import { readChatEvent } from "../api/events";
 import { backoff, followStream } from "../api/eventStream";
 import { invalidateConversationList, keys } from "../api/query";
 import type { Transcript } from "../api/types";
@@ -104,8 +104,7 @@ function follow(qc: QueryClient, id: string, signal: AbortSignal, onState: (s: E
     event: (raw) => {
       const n = Number(raw.id);
       if (Number.isSafeInteger(n) && n > 0) cursor = n;
-      let ev;
-      try { ev = toChatEvent(raw); } catch { return; } // data that is not JSON: skip the event
+      const ev = readChatEvent(raw);
       if (!ev) return;
       delivered = true;
       feed.accept(ev);
