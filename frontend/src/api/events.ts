@@ -95,6 +95,11 @@ export function toChatEvent(raw: RawEvent): ChatEvent | null {
   return { event: raw.event, id: Number.isSafeInteger(id) && id > 0 ? id : 0, data: JSON.parse(raw.data || "{}") } as ChatEvent;
 }
 
+/** The typed event a stream delivers, or null for one to skip: an unknown name, or data that is not JSON. */
+export function readChatEvent(raw: RawEvent): ChatEvent | null {
+  try { return toChatEvent(raw); } catch { return null; }
+}
+
 /**
  * Reads a text/event-stream body and yields each event. It follows the
  * WHATWG framing (field lines, blank line ends an event, ":" comments such as

@@ -29,6 +29,10 @@ export const keys = {
   conversationTools: (id: string) => ["conversations", id, "tools"] as const,
 };
 
+/** Reads the conversation list again: the list only (a conversation's own key sits below it). */
+export const invalidateConversationList = (qc: QueryClient) =>
+  qc.invalidateQueries({ queryKey: keys.conversations, exact: true });
+
 /** /api/info does not change while Toolgate runs: read once per page load, shared by the top bar and the chat. */
 export const infoQuery = queryOptions({ queryKey: keys.info, queryFn: () => api.info(), staleTime: Infinity });
 

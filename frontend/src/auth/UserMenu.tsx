@@ -1,11 +1,12 @@
 // The user menu in the top bar: who is signed in, their pages, the language,
 // sign out. A disclosure (button + panel), closed by Escape or a click
 // elsewhere.
-import { useEffect, useId, useRef, useState } from "react";
+import { useId } from "react";
 import { useTranslation } from "react-i18next";
 import type { Me } from "../api/types";
 import { languages } from "../i18n";
 import { linkProps, navigate } from "../router";
+import { useDisclosure } from "../useDisclosure";
 import { useSignOut } from "./session";
 
 function LanguageSelect() {
@@ -23,29 +24,8 @@ function LanguageSelect() {
 
 export function UserMenu({ me }: { me: Me }) {
   const { t } = useTranslation("common");
-  const id = useId();
-  const [open, setOpen] = useState(false);
-  const root = useRef<HTMLDivElement>(null);
-  const button = useRef<HTMLButtonElement>(null);
+  const { open, setOpen, root, buttonProps, panelProps } = useDisclosure();
   const signOut = useSignOut(() => navigate({ page: "login" }, { replace: true }));
-
-  useEffect(() => {
-    if (!open) return;
-    const onDown = (e: MouseEvent) => {
-      if (!root.current?.contains(e.target as Node)) setOpen(false);
-    };
-    const onKey = (e: KeyboardEvent) => {
-      if (e.key !== "Escape") return;
-      setOpen(false);
-      if (root.current?.contains(document.activeElement)) button.current?.focus();
-    };
-    document.addEventListener("mousedown", onDown);
-    document.addEventListener("keydown", onKey);
-    return () => {
-      document.removeEventListener("mousedown", onDown);
-      document.removeEventListener("keydown", onKey);
-    };
-  }, [open]);
 
   const link = (to: Parameters<typeof linkProps>[0]) => {
     const p = linkProps(to);
@@ -54,13 +34,13 @@ export function UserMenu({ me }: { me: Me }) {
 
   return (
     <div className="user-menu" ref={root}>
-      <button type="button" ref={button} aria-expanded={open} aria-controls={`${id}-panel`}
+      <button type="button" {...buttonProps}
         aria-label={t("menu.account", { email: me.email })} onClick={() => setOpen(!open)}>
         <span className="user-initial" aria-hidden="true">{me.email.charAt(0).toUpperCase()}</span>
         <span className="user-email">{me.email}</span> <span aria-hidden="true">▾</span>
       </button>
       {open && (
-        <div id={`${id}-panel`} className="user-menu-panel">
+        <div {...panelProps} className="user-menu-panel">
           <p className="user-who">
             <strong>{me.email}</strong>
             <span className={`badge role-${me.role}`}>{t(`menu.roleBadge.${me.role}`)}</span>

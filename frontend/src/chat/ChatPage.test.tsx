@@ -1,13 +1,13 @@
 import { screen, waitFor, within } from "@testing-library/react";
 import userEvent from "@testing-library/user-event";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import type { Approval, Conversation, Item, Transcript } from "../api/types";
+import type { Item, Transcript } from "../api/types";
 import { useQuery } from "@tanstack/react-query";
 import { infoQuery } from "../api/query";
 import { useRoute } from "../router";
 import { renderWithClient } from "../testing";
 import { ChatPage } from "./ChatPage";
-import { jsonResponse, mockFetch, sse, sseResponse } from "./testutil";
+import { approval, approvalItem, conversation, info, jsonResponse, mockFetch, sse, sseResponse } from "./testutil";
 
 /** The shell's use of /api/info (its top bar shows the mode). */
 function ShellMode() {
@@ -19,27 +19,6 @@ function Harness() {
   const r = useRoute();
   return r.page === "chat" ? <ChatPage conversationId={r.conversationId} linkedApproval={r.approval} /> : null;
 }
-
-const info = { offline: true, model: "gpt-5-mini", tool_layout: "default", base_url: "", version: "dev" };
-
-function conversation(over: Partial<Conversation> = {}): Conversation {
-  return { id: "conv_1", title: "Weather chores", created_at: "t", updated_at: "t", last_response_id: "resp_1", streaming: false, pending_approvals: 0, tools: { servers: {} }, ...over };
-}
-
-function approval(id: string, tool: string, over: Partial<Approval> = {}): Approval {
-  return {
-    approval_request_id: id, conversation_id: "conv_1", response_id: "resp_1", server_label: "demo", upstream_label: "demo",
-    tool_name: tool, arguments: { city: "Berlin" }, redacted: [], annotations: {}, asks_because: { policy: "always", source: "tool" },
-    requested_at: "t", state: "pending", decided_at: null, decided_by: null, decided_by_id: null, reason: null, scope: null, remember: false, answered_in: null, expires_at: null,
-    correction: null, corrects: null,
-    ...over,
-  };
-}
-
-const approvalItem = (seq: number, a: Approval): Item => ({
-  seq, type: "mcp_approval_request", id: a.approval_request_id, response_id: a.response_id, created_at: "t",
-  server_label: a.server_label, upstream_label: a.upstream_label, name: a.tool_name, arguments: a.arguments, approval: a,
-});
 
 const baseItems: Item[] = [
   { seq: 1, type: "user_message", id: "u1", created_at: "t", text: "delete_forecast and send_alert please" },

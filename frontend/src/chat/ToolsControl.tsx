@@ -5,11 +5,12 @@
 // new chat the first click creates the conversation, so the choice can be
 // made before the first message.
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
-import { useEffect, useId, useRef, useState } from "react";
+import { useState } from "react";
 import { useTranslation } from "react-i18next";
 import { api, ApiError } from "../api/client";
 import { keys } from "../api/query";
 import type { ConversationTools, ServerChoice, ToolSelection } from "../api/types";
+import { useDisclosure } from "../useDisclosure";
 import { useScoped } from "./useScoped";
 
 /** How many of a server's tools the conversation offers (none while the server is off). */
@@ -64,12 +65,9 @@ export interface ToolsControlProps {
 export function ToolsControl({ conversationId, onCreate }: ToolsControlProps) {
   const { t } = useTranslation("chat");
   const qc = useQueryClient();
-  const id = useId();
-  const [open, setOpen] = useState(false);
+  const { open, setOpen, root, buttonProps, panelProps } = useDisclosure();
   const [creating, setCreating] = useState(false);
   const [error, setError] = useScoped<string | null>(conversationId, null);
-  const root = useRef<HTMLDivElement>(null);
-  const button = useRef<HTMLButtonElement>(null);
 
   const tools = useQuery({
     queryKey: keys.conversationTools(conversationId ?? ""),
@@ -96,24 +94,6 @@ export function ToolsControl({ conversationId, onCreate }: ToolsControlProps) {
     },
   });
 
-  useEffect(() => {
-    if (!open) return;
-    const onDown = (e: MouseEvent) => {
-      if (!root.current?.contains(e.target as Node)) setOpen(false);
-    };
-    const onKey = (e: KeyboardEvent) => {
-      if (e.key !== "Escape") return;
-      setOpen(false);
-      if (root.current?.contains(document.activeElement)) button.current?.focus();
-    };
-    document.addEventListener("mousedown", onDown);
-    document.addEventListener("keydown", onKey);
-    return () => {
-      document.removeEventListener("mousedown", onDown);
-      document.removeEventListener("keydown", onKey);
-    };
-  }, [open]);
-
   const toggle = async () => {
     if (open) { setOpen(false); return; }
     if (conversationId === undefined) {
@@ -139,15 +119,15 @@ export function ToolsControl({ conversationId, onCreate }: ToolsControlProps) {
 
   return (
     <div className="tools-control" ref={root}>
-      <button type="button" ref={button} className={limited ? "tools-limited" : undefined}
-        aria-expanded={open} aria-controls={`${id}-panel`} disabled={creating} onClick={() => void toggle()}>
+      <button type="button" {...buttonProps} className={limited ? "tools-limited" : undefined}
+        disabled={creating} onClick={() => void toggle()}>
         {t("tools.button")}
         {ct && total > 0 && <span className="tools-count">{t("tools.count", { selected: offered, total })}</span>}
         <span aria-hidden="true"> ▾</span>
       </button>
       {error && !open && <p className="alert error tools-error" role="alert">{error}</p>}
       {open && (
-        <div id={`${id}-panel`} className="tools-panel" role="group" aria-label={t("tools.label")}>
+        <div {...panelProps} className="tools-panel" role="group" aria-label={t("tools.label")}>
           <p className="tools-intro muted">{t("tools.intro")}</p>
           {error && <p className="alert error" role="alert">{error}</p>}
           {tools.isPending && <p className="muted">{t("tools.loading")}</p>}

@@ -10,10 +10,9 @@
 // started before an event can never take that event back.
 import type { QueryClient } from "@tanstack/react-query";
 import { isTerminal, type ChatEvent } from "../api/events";
-import { keys } from "../api/query";
+import { invalidateConversationList, keys } from "../api/query";
 import type { Transcript } from "../api/types";
 import { advance, followedTurn, type LiveTurn } from "./liveTurn";
-import { invalidateList } from "./queries";
 import { setStreaming, withEvent, withTurnEnd } from "./transcript";
 
 type Change = (tr: Transcript) => Transcript;
@@ -131,7 +130,7 @@ export class ConversationFeed {
       if (cur && typeof cur.conversation.last_event_id !== "number") void this.qc.cancelQueries({ queryKey: key, exact: true });
       this.qc.setQueryData<Transcript>(key, (tr) => (tr ? change(tr) : tr));
     }
-    if (ev.event === "conversation") void invalidateList(this.qc);
+    if (ev.event === "conversation") void invalidateConversationList(this.qc);
     // A decision (the expiry sweep's too, which has no turn) changes the list's "needs approval".
     if (ev.event === "decision.recorded") void this.qc.invalidateQueries({ queryKey: keys.conversations, exact: true }, { cancelRefetch: false });
     if (ev.event === "decision.recorded" && ev.data.policy_changed) {
@@ -144,7 +143,7 @@ export class ConversationFeed {
     }
     if (isTerminal(ev)) {
       // Read back what the server stored (ids of error items, partial messages); a read under way will do.
-      void invalidateList(this.qc);
+      void invalidateConversationList(this.qc);
       void this.qc.invalidateQueries({ queryKey: key, exact: true }, { cancelRefetch: false });
     }
   }

@@ -3,7 +3,7 @@
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { useSyncExternalStore } from "react";
 import { api } from "../api/client";
-import { infoQuery, keys } from "../api/query";
+import { infoQuery, invalidateConversationList, keys } from "../api/query";
 import type { Conversation } from "../api/types";
 import { feedOf } from "./conversationFeed";
 
@@ -54,17 +54,13 @@ export function useConversation(id: string | undefined) {
   });
 }
 
-/** The list only (a conversation's own key sits below it). */
-export const invalidateList = (qc: ReturnType<typeof useQueryClient>) =>
-  qc.invalidateQueries({ queryKey: keys.conversations, exact: true });
-
 export function useRenameConversation() {
   const qc = useQueryClient();
   return useMutation({
     mutationFn: ({ id, title }: { id: string; title: string }) => api.renameConversation(id, title),
     onSuccess: (c: Conversation) => {
       qc.setQueryData<Conversation[]>(keys.conversations, (list) => list?.map((x) => (x.id === c.id ? c : x)));
-      void invalidateList(qc);
+      void invalidateConversationList(qc);
       void qc.invalidateQueries({ queryKey: keys.conversation(c.id), exact: true });
     },
   });
@@ -77,7 +73,7 @@ export function useDeleteConversation() {
     onSuccess: (_: unknown, id: string) => {
       qc.setQueryData<Conversation[]>(keys.conversations, (list) => list?.filter((x) => x.id !== id));
       qc.removeQueries({ queryKey: keys.conversation(id), exact: true });
-      void invalidateList(qc);
+      void invalidateConversationList(qc);
     },
   });
 }

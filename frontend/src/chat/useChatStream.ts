@@ -12,11 +12,10 @@
 import { useQueryClient } from "@tanstack/react-query";
 import { useCallback, useEffect, useMemo, useRef, useState } from "react";
 import { ApiError, api, send, streams } from "../api/client";
-import { isTerminal, parseSSE, toChatEvent, type ChatEvent } from "../api/events";
-import { keys } from "../api/query";
+import { isTerminal, parseSSE, readChatEvent, type ChatEvent } from "../api/events";
+import { invalidateConversationList, keys } from "../api/query";
 import type { Transcript } from "../api/types";
 import i18n from "../i18n";
-import { invalidateList } from "./queries";
 import { feedOf } from "./conversationFeed";
 import { advance, newTurn, type LiveTurn, type StreamRequest } from "./liveTurn";
 import { newTranscript, setStreaming } from "./transcript";
@@ -90,7 +89,7 @@ export function useChatStream(options: ChatStreamOptions = {}) {
       const key = keys.conversation(id);
       if (!qc.getQueryData(key)) qc.setQueryData(key, newTranscript(id));
       qc.setQueryData<Transcript>(key, (tr) => (tr ? setStreaming(tr, true) : tr));
-      void invalidateList(qc);
+      void invalidateConversationList(qc);
       if (isNew) optsRef.current.onConversation?.(id, t);
     };
 
@@ -102,7 +101,7 @@ export function useChatStream(options: ChatStreamOptions = {}) {
       optsRef.current.onEnd?.(done);
       resolveEnded(done);
       if (done.conversationId) {
-        void invalidateList(qc);
+        void invalidateConversationList(qc);
         await qc.invalidateQueries({ queryKey: keys.conversation(done.conversationId), exact: true });
       }
       // The transcript read back holds everything the turn showed.
@@ -134,7 +133,7 @@ export function useChatStream(options: ChatStreamOptions = {}) {
       // Stopped before the answer came: the server may have started the turn.
       if (aborted) {
         optsRef.current.onEnd?.({ ...t, phase: "ended", cut: entry.reason ?? "stopped" });
-        void invalidateList(qc);
+        void invalidateConversationList(qc);
         if (t.conversationId) void qc.invalidateQueries({ queryKey: keys.conversation(t.conversationId), exact: true });
       }
       const error = err instanceof ApiError ? err : new ApiError(0, "network_error", err instanceof Error ? err.message : String(err));
@@ -149,8 +148,7 @@ export function useChatStream(options: ChatStreamOptions = {}) {
       try {
         if (!res.body) throw new Error("the answer has no body");
         for await (const raw of parseSSE(res.body, ctl.signal)) {
-          let ev: ChatEvent | null;
-          try { ev = toChatEvent(raw); } catch { continue; } // data that is not JSON: skip the event
+          const ev = readChatEvent(raw);
           if (!ev) continue;
           handle(ev);
           if (isTerminal(ev) || ev.event === "conversation.deleted") break;

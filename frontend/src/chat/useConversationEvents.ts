@@ -14,13 +14,13 @@
 // where it was when it is shown again.
 import { useQueryClient, type QueryClient } from "@tanstack/react-query";
 import { useCallback, useEffect, useState, useSyncExternalStore } from "react";
-import { ApiError, eventsPath, send } from "../api/client";
-import { parseSSE, toChatEvent } from "../api/events";
-import { keys } from "../api/query";
+import { eventsPath } from "../api/client";
+import { readChatEvent } from "../api/events";
+import { backoff, followStream } from "../api/eventStream";
+import { invalidateConversationList, keys } from "../api/query";
 import type { Transcript } from "../api/types";
 import { feedOf } from "./conversationFeed";
 import type { LiveTurn } from "./liveTurn";
-import { invalidateList } from "./queries";
 
 /** connecting: not open yet; live: open; retrying: dropped, resuming soon; off: given up or refused (see reconnect). */
 export type EventsConnection = "connecting" | "live" | "retrying" | "off";
@@ -74,119 +74,56 @@ export function useConversationEvents(conversationId: string | undefined, ready:
   return { turn, connection: conn.scope === scope ? conn.state : "connecting", reconnect };
 }
 
-/** The connection loop: runs until signal aborts, the server refuses, or it gives up. */
-async function follow(qc: QueryClient, id: string, signal: AbortSignal, onState: (s: EventsConnection) => void) {
+/** Follows the conversation's stream: runs until signal aborts, the server refuses, or it gives up. */
+function follow(qc: QueryClient, id: string, signal: AbortSignal, onState: (s: EventsConnection) => void): Promise<void> {
   const feed = feedOf(qc, id);
   const key = keys.conversation(id);
   const read = qc.getQueryData<Transcript>(key);
   const last = read?.conversation.last_event_id;
   let cursor: number | null = read && !read.conversation.streaming && typeof last === "number" ? last : null;
   let drops = 0;
+  let delivered = false;
 
   // The conversation is gone (deleted, or not this person's): read it again, which says so.
   const gone = () => {
     void qc.invalidateQueries({ queryKey: key, exact: true });
-    void invalidateList(qc);
+    void invalidateConversationList(qc);
     onState("off");
   };
 
-  while (!signal.aborted) {
-    await whenVisible(signal);
-    if (signal.aborted) return;
-    const conn = new AbortController();
-    const leave = () => conn.abort();
-    signal.addEventListener("abort", leave);
-    let paused = false;
-    const unwatchHidden = onHiddenFor(eventsTiming.hiddenGraceMs, () => { paused = true; conn.abort(); });
-    let watchdog: ReturnType<typeof setTimeout> | undefined;
-    const kick = () => {
-      clearTimeout(watchdog);
-      watchdog = setTimeout(() => conn.abort(), eventsTiming.idleMs);
-    };
-    const opened = Date.now();
-    let delivered = false;
-    try {
-      kick();
-      const headers: Record<string, string> = { Accept: "text/event-stream" };
-      if (cursor !== null) headers["Last-Event-ID"] = String(cursor);
-      const res = await send(eventsPath(id), { headers, signal: conn.signal, cache: "no-store" });
+  return followStream(eventsPath(id), eventsTiming, signal, {
+    begin: () => {
+      delivered = false;
+      return cursor === null ? null : String(cursor);
+    },
+    opened: () => {
       onState("live");
       // Started where the server chose: a read from now on holds what the stream does not replay.
       if (cursor === null) void qc.invalidateQueries({ queryKey: key, exact: true });
-      if (!res.body) throw new Error("the events stream has no body");
-      for await (const raw of parseSSE(tap(res.body, kick), conn.signal)) {
-        const n = Number(raw.id);
-        if (Number.isSafeInteger(n) && n > 0) cursor = n;
-        let ev;
-        try { ev = toChatEvent(raw); } catch { continue; } // data that is not JSON: skip the event
-        if (!ev) continue;
-        delivered = true;
-        feed.accept(ev);
-        if (ev.event === "conversation.deleted") return gone();
+    },
+    event: (raw) => {
+      const n = Number(raw.id);
+      if (Number.isSafeInteger(n) && n > 0) cursor = n;
+      const ev = readChatEvent(raw);
+      if (!ev) return;
+      delivered = true;
+      feed.accept(ev);
+      if (ev.event === "conversation.deleted") {
+        gone();
+        return "stop";
       }
-    } catch (err) {
-      if (signal.aborted) return;
-      if (err instanceof ApiError && err.status >= 400 && err.status < 500 && err.status !== 408 && err.status !== 429) {
-        // Refused (gone, signed out, forbidden): trying again would not help.
-        if (err.status === 404) return gone();
-        return onState("off");
+    },
+    // Refused (gone, signed out, forbidden): trying again would not help.
+    refused: (err) => (err.status === 404 ? gone() : onState("off")),
+    dropped: (begun) => {
+      if (delivered || Date.now() - begun >= eventsTiming.healthyMs) drops = 0;
+      drops++;
+      if (drops > eventsTiming.attempts) {
+        onState("off");
+        return null;
       }
-    } finally {
-      clearTimeout(watchdog);
-      unwatchHidden();
-      signal.removeEventListener("abort", leave);
-    }
-    if (signal.aborted) return;
-    if (paused) continue; // hidden: not a failure; resumes once shown
-    if (delivered || Date.now() - opened >= eventsTiming.healthyMs) drops = 0;
-    drops++;
-    if (drops > eventsTiming.attempts) return onState("off");
-    onState("retrying");
-    await sleep(Math.min(eventsTiming.maxDelayMs, eventsTiming.baseDelayMs * 2 ** (drops - 1)), signal);
-  }
-}
-
-/** The body, telling kick about every chunk (heartbeats included). */
-export function tap(body: ReadableStream<Uint8Array>, kick: () => void): ReadableStream<Uint8Array> {
-  return body.pipeThrough(new TransformStream<Uint8Array, Uint8Array>({
-    transform(chunk, c) { kick(); c.enqueue(chunk); },
-  }));
-}
-
-export function sleep(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    const done = () => { clearTimeout(h); signal.removeEventListener("abort", done); resolve(); };
-    const h = setTimeout(done, ms);
-    signal.addEventListener("abort", done);
+      onState("retrying");
+      return backoff(drops, eventsTiming);
+    },
   });
-}
-
-const hidden = () => typeof document !== "undefined" && document.visibilityState === "hidden";
-
-/** Resolves once the page is visible (at once when it is). */
-export function whenVisible(signal: AbortSignal): Promise<void> {
-  if (!hidden()) return Promise.resolve();
-  return new Promise((resolve) => {
-    const done = () => {
-      if (hidden() && !signal.aborted) return;
-      document.removeEventListener("visibilitychange", done);
-      signal.removeEventListener("abort", done);
-      resolve();
-    };
-    document.addEventListener("visibilitychange", done);
-    signal.addEventListener("abort", done);
-  });
-}
-
-/** Calls fn once the page has been hidden for ms without being shown again; returns the cleanup. */
-export function onHiddenFor(ms: number, fn: () => void): () => void {
-  if (typeof document === "undefined") return () => {};
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const check = () => {
-    clearTimeout(timer);
-    if (hidden()) timer = setTimeout(fn, ms);
-  };
-  document.addEventListener("visibilitychange", check);
-  check();
-  return () => { clearTimeout(timer); document.removeEventListener("visibilitychange", check); };
 }

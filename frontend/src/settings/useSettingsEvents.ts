@@ -13,10 +13,9 @@
 // lets its stream go and catches up when shown again.
 import { useQueryClient, type QueryClient, type QueryKey } from "@tanstack/react-query";
 import { useEffect } from "react";
-import { ApiError, send, settingsEventsPath } from "../api/client";
-import { parseSSE } from "../api/events";
+import { settingsEventsPath } from "../api/client";
+import { backoff, followStream } from "../api/eventStream";
 import { keys } from "../api/query";
-import { onHiddenFor, sleep, tap, whenVisible } from "../chat/useConversationEvents";
 
 /** What changed (docs/sse-events.md, `settings.changed`). */
 export type SettingsChangeKind = "workspace" | "personal" | "card" | "server" | "decision_hook" | "webhook" | "resync";
@@ -79,52 +78,27 @@ export function useSettingsEvents(): void {
   }, [qc]);
 }
 
-/** The connection loop: runs until signal aborts or the server refuses (signed out, forbidden). */
-async function follow(qc: QueryClient, signal: AbortSignal) {
+/** Follows the settings stream: runs until signal aborts or the server refuses (signed out, forbidden). */
+function follow(qc: QueryClient, signal: AbortSignal): Promise<void> {
   let cursor: string | null = null;
   let opens = 0;
   let drops = 0;
-  while (!signal.aborted) {
-    await whenVisible(signal);
-    if (signal.aborted) return;
-    const conn = new AbortController();
-    const leave = () => conn.abort();
-    signal.addEventListener("abort", leave);
-    let paused = false;
-    const unwatchHidden = onHiddenFor(settingsEventsTiming.hiddenGraceMs, () => { paused = true; conn.abort(); });
-    let watchdog: ReturnType<typeof setTimeout> | undefined;
-    const kick = () => {
-      clearTimeout(watchdog);
-      watchdog = setTimeout(() => conn.abort(), settingsEventsTiming.idleMs);
-    };
-    try {
-      kick();
-      const headers: Record<string, string> = { Accept: "text/event-stream" };
-      if (cursor !== null) headers["Last-Event-ID"] = cursor;
-      const res = await send(settingsEventsPath, { headers, signal: conn.signal, cache: "no-store" });
+  return followStream(settingsEventsPath, settingsEventsTiming, signal, {
+    begin: () => cursor,
+    opened: (res) => {
       cursor = res.headers.get("X-Settings-Version") ?? cursor;
       // Back after a drop or a hidden spell: what changed meanwhile was not heard.
       if (opens++ > 0) invalidateWhenSettled(qc, everything);
       drops = 0;
-      if (!res.body) throw new Error("the settings stream has no body");
-      for await (const raw of parseSSE(tap(res.body, kick), conn.signal)) {
-        if (raw.event !== "settings.changed") continue;
-        if (raw.id) cursor = raw.id;
-        let kinds: string[] = ["resync"];
-        try { kinds = (JSON.parse(raw.data) as { kinds?: string[] }).kinds ?? kinds; } catch { /* read everything */ }
-        invalidateWhenSettled(qc, keysFor(kinds));
-      }
-    } catch (err) {
-      if (signal.aborted) return;
-      if (err instanceof ApiError && err.status >= 400 && err.status < 500 && err.status !== 408 && err.status !== 429) return;
-    } finally {
-      clearTimeout(watchdog);
-      unwatchHidden();
-      signal.removeEventListener("abort", leave);
-    }
-    if (signal.aborted) return;
-    if (paused) continue;
-    drops++;
-    await sleep(Math.min(settingsEventsTiming.maxDelayMs, settingsEventsTiming.baseDelayMs * 2 ** (drops - 1)), signal);
-  }
+    },
+    event: (raw) => {
+      if (raw.event !== "settings.changed") return;
+      if (raw.id) cursor = raw.id;
+      let kinds: string[] = ["resync"];
+      try { kinds = (JSON.parse(raw.data) as { kinds?: string[] }).kinds ?? kinds; } catch { /* read everything */ }
+      invalidateWhenSettled(qc, keysFor(kinds));
+    },
+    refused: () => {},
+    dropped: () => backoff(++drops, settingsEventsTiming),
+  });
 }
