@@ -114,7 +114,7 @@ func (s *Service) ApprovalStats(ctx context.Context, p StatsPeriod) (ApprovalSta
 	if err := p.Validate(); err != nil {
 		return ApprovalStats{}, err
 	}
-	tools, err := s.store.Repo().ApprovalStats(ctx, p)
+	tools, err := s.store.Repo().Audit.Stats(ctx, p)
 	if err != nil {
 		return ApprovalStats{}, err
 	}

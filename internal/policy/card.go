@@ -183,11 +183,11 @@ func (s *Service) ApprovalCards(ctx context.Context, label string) ([]ApprovalCa
 	}
 	var out []ApprovalCard
 	err := s.store.Tx(ctx, func(r Repo) error {
-		if _, err := r.Server(ctx, label, false); err != nil {
+		if _, err := r.Servers.Get(ctx, label, false); err != nil {
 			return err
 		}
 		var err error
-		out, err = r.ApprovalCards(ctx, label)
+		out, err = r.Cards.List(ctx, label)
 		return err
 	})
 	return out, err
@@ -210,14 +210,14 @@ func (s *Service) SetApprovalCard(ctx context.Context, c ApprovalCard) (Approval
 		return ApprovalCard{}, err
 	}
 	err = s.store.Tx(ctx, func(r Repo) error {
-		if _, err := r.Server(ctx, c.ServerLabel, true); err != nil {
+		if _, err := r.Servers.Get(ctx, c.ServerLabel, true); err != nil {
 			return err
 		}
-		old, had, err := r.ApprovalCard(ctx, c.ServerLabel, c.ToolName)
+		old, had, err := r.Cards.Get(ctx, c.ServerLabel, c.ToolName)
 		if err != nil {
 			return err
 		}
-		if c, err = r.PutApprovalCard(ctx, c, u.Email); err != nil {
+		if c, err = r.Cards.Put(ctx, c, u.Email); err != nil {
 			return err
 		}
 		var before any
@@ -237,14 +237,14 @@ func (s *Service) DeleteApprovalCard(ctx context.Context, label, tool string) er
 		return err
 	}
 	return s.store.Tx(ctx, func(r Repo) error {
-		if _, err := r.Server(ctx, label, true); err != nil {
+		if _, err := r.Servers.Get(ctx, label, true); err != nil {
 			return err
 		}
-		old, had, err := r.ApprovalCard(ctx, label, tool)
+		old, had, err := r.Cards.Get(ctx, label, tool)
 		if err != nil || !had {
 			return err
 		}
-		if err := r.DeleteApprovalCard(ctx, label, tool); err != nil {
+		if err := r.Cards.Delete(ctx, label, tool); err != nil {
 			return err
 		}
 		return s.insertAudit(ctx, r, u, ActionApprovalCardDelete, &label, &tool, cardAudit(old), nil)
@@ -254,7 +254,7 @@ func (s *Service) DeleteApprovalCard(ctx context.Context, label, tool string) er
 // ApprovalCardIn reads a tool's card in r (every choice, no text when
 // none is set).
 func ApprovalCardIn(ctx context.Context, r Repo, label, tool string) (ApprovalCard, error) {
-	c, had, err := r.ApprovalCard(ctx, label, tool)
+	c, had, err := r.Cards.Get(ctx, label, tool)
 	if err != nil {
 		return ApprovalCard{}, err
 	}

@@ -57,18 +57,18 @@ func (s *Service) ClearPolicies(ctx context.Context, label string, layer Layer) 
 	}
 	out := Cleared{Tools: []string{}}
 	err = s.store.Tx(ctx, func(r Repo) error {
-		if _, err := r.Server(ctx, label, true); err != nil {
+		if _, err := r.Servers.Get(ctx, label, true); err != nil {
 			return err
 		}
 		removed := map[string]Policy{}
 		var locked []string
 		if layer == LayerWorkspace {
-			pols, err := r.Policies(ctx, label)
+			pols, err := r.Policies.List(ctx, label)
 			if err != nil {
 				return err
 			}
 			for _, p := range pols {
-				if _, err := r.DeletePolicy(ctx, label, p.ToolName); err != nil {
+				if _, err := r.Policies.Delete(ctx, label, p.ToolName); err != nil {
 					return err
 				}
 				removed[p.ToolName] = p.Policy
@@ -77,12 +77,12 @@ func (s *Service) ClearPolicies(ctx context.Context, label string, layer Layer) 
 				}
 			}
 		} else {
-			pols, err := r.UserPolicies(ctx, u.ID, label)
+			pols, err := r.Policies.OfUser(ctx, u.ID, label)
 			if err != nil {
 				return err
 			}
 			for _, p := range pols {
-				if _, err := r.DeleteUserPolicy(ctx, u.ID, label, p.ToolName); err != nil {
+				if _, err := r.Policies.DeleteUser(ctx, u.ID, label, p.ToolName); err != nil {
 					return err
 				}
 				removed[p.ToolName] = p.Policy

@@ -118,7 +118,7 @@ func hookScope(ctx context.Context, r Repo, label string, lock bool) error {
 	if label == "" {
 		return nil
 	}
-	_, err := r.Server(ctx, label, lock)
+	_, err := r.Servers.Get(ctx, label, lock)
 	return err
 }
 
@@ -145,7 +145,7 @@ func (s *Service) loadHook(ctx context.Context, label string) (DecisionHook, err
 	if err := hookScope(ctx, r, label, false); err != nil {
 		return DecisionHook{}, err
 	}
-	h, ok, err := r.DecisionHook(ctx, label)
+	h, ok, err := r.Hooks.Get(ctx, label)
 	if err != nil {
 		return DecisionHook{}, err
 	}
@@ -174,7 +174,7 @@ func (s *Service) SetDecisionHook(ctx context.Context, label string, in Decision
 		if err := hookScope(ctx, r, label, true); err != nil {
 			return err
 		}
-		old, had, err := r.DecisionHook(ctx, label)
+		old, had, err := r.Hooks.Get(ctx, label)
 		if err != nil {
 			return err
 		}
@@ -193,7 +193,7 @@ func (s *Service) SetDecisionHook(ctx context.Context, label string, in Decision
 			secret = hooks.NewSecret()
 			h.Secret = secret
 		}
-		if out, err = r.PutDecisionHook(ctx, h); err != nil {
+		if out, err = r.Hooks.Put(ctx, h); err != nil {
 			return err
 		}
 		var before any
@@ -219,14 +219,14 @@ func (s *Service) DeleteDecisionHook(ctx context.Context, label string) error {
 		if err := hookScope(ctx, r, label, true); err != nil {
 			return err
 		}
-		old, had, err := r.DecisionHook(ctx, label)
+		old, had, err := r.Hooks.Get(ctx, label)
 		if err != nil {
 			return err
 		}
 		if !had {
 			return errHookNotSet(label)
 		}
-		if err := r.DeleteDecisionHook(ctx, label); err != nil {
+		if err := r.Hooks.Delete(ctx, label); err != nil {
 			return err
 		}
 		return s.insertAudit(ctx, r, u, ActionDecisionHookDelete, hookServer(label), nil, old.snapshot(false), nil)
@@ -310,7 +310,7 @@ func (s *Service) DecideByHooks(ctx context.Context, u auth.User, c HookCall) (H
 	out := HookDecision{Decision: hooks.Ask}
 	r := s.store.Repo()
 	for _, scope := range []struct{ label, hook string }{{c.Server, hooks.HookServer}, {"", hooks.HookWorkspace}} {
-		h, ok, err := r.DecisionHook(ctx, scope.label)
+		h, ok, err := r.Hooks.Get(ctx, scope.label)
 		if err != nil {
 			return out, err
 		}
@@ -342,7 +342,7 @@ func (s *Service) DecideByHooks(ctx context.Context, u auth.User, c HookCall) (H
 	if err != nil {
 		return out, err
 	}
-	set, err := r.Settings(ctx)
+	set, err := r.Settings.Get(ctx)
 	if err != nil {
 		return out, err
 	}

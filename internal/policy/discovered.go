@@ -6,7 +6,7 @@ import "context"
 // listing) stored it; false when Toolgate has not seen the tool, or only
 // knows its name from a policy.
 func (s *Service) DiscoveredTool(ctx context.Context, label, name string) (DiscoveredTool, bool, error) {
-	tools, err := s.store.Repo().Tools(ctx, label)
+	tools, err := s.store.Repo().Tools.List(ctx, label)
 	if err != nil {
 		return DiscoveredTool{}, false, err
 	}

@@ -462,7 +462,7 @@ func userPolicies(ctx context.Context, r Repo, userID, label string) ([]UserPoli
 	if userID == "" {
 		return nil, nil
 	}
-	return r.UserPolicies(ctx, userID, label)
+	return r.Policies.OfUser(ctx, userID, label)
 }
 
 // RecordListed stores tools that an upstream response listed for a server
@@ -476,13 +476,13 @@ func (s *Service) RecordListed(ctx context.Context, label string, tools []Discov
 		return nil
 	}
 	return s.store.Tx(ctx, func(r Repo) error {
-		if _, err := r.Server(ctx, label, true); err != nil {
+		if _, err := r.Servers.Get(ctx, label, true); err != nil {
 			if apperr.KindOf(err) == apperr.NotFound {
 				return nil
 			}
 			return err
 		}
-		known, err := r.Tools(ctx, label)
+		known, err := r.Tools.List(ctx, label)
 		if err != nil {
 			return err
 		}
@@ -499,10 +499,10 @@ func (s *Service) RecordListed(ctx context.Context, label string, tools []Discov
 			return nil
 		}
 		at := s.now()
-		if err := r.UpsertTools(ctx, label, fresh, at); err != nil {
+		if err := r.Tools.Upsert(ctx, label, fresh, at); err != nil {
 			return err
 		}
-		return r.MarkDiscovered(ctx, label, at)
+		return r.Servers.MarkDiscovered(ctx, label, at)
 	})
 }
 
@@ -529,18 +529,18 @@ func Effective(ctx context.Context, r Repo, userID, label, tool string) (Policy,
 // ResolveTool is Effective with the whole resolution (an admin's lock at
 // Ask among it).
 func ResolveTool(ctx context.Context, r Repo, userID, label, tool string) (Resolution, error) {
-	srv, err := r.Server(ctx, label, false)
+	srv, err := r.Servers.Get(ctx, label, false)
 	if apperr.KindOf(err) == apperr.NotFound {
 		return Resolution{Policy: Blocked, Source: FromServer}, nil
 	}
 	if err != nil {
 		return Resolution{}, err
 	}
-	set, err := r.Settings(ctx)
+	set, err := r.Settings.Get(ctx)
 	if err != nil {
 		return Resolution{}, err
 	}
-	tools, err := r.Tools(ctx, label)
+	tools, err := r.Tools.List(ctx, label)
 	if err != nil {
 		return Resolution{}, err
 	}

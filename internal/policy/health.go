@@ -150,7 +150,7 @@ func MaskURLIn(text, raw string) string {
 // keeps its health. A server deleted meanwhile is not an error.
 func (s *Service) ServerFailed(ctx context.Context, label, serverURL, reason string) error {
 	reason = MaskURLIn(reason, serverURL)
-	err := s.store.Repo().MarkUnreachable(ctx, label, serverURL, healthError(reason), s.now())
+	err := s.store.Repo().Health.MarkUnreachable(ctx, label, serverURL, healthError(reason), s.now())
 	if err == nil {
 		s.log.WarnContext(ctx, "MCP server unreachable: it is left out of requests until it answers again",
 			"server_id", label, "error", reason)
@@ -165,7 +165,7 @@ func (s *Service) ServerFailed(ctx context.Context, label, serverURL, reason str
 // starts the count again.
 func (s *Service) CallFailed(ctx context.Context, label, serverURL, reason string) error {
 	reason = MaskURLIn(reason, serverURL)
-	n, down, err := s.store.Repo().CountFailure(ctx, label, serverURL,
+	n, down, err := s.store.Repo().Health.CountFailure(ctx, label, serverURL,
 		healthError(fmt.Sprintf("%d calls in a row failed; the last: %s", s.failures(), reason)), s.now(), s.failures())
 	switch {
 	case err != nil:
@@ -182,7 +182,7 @@ func (s *Service) CallFailed(ctx context.Context, label, serverURL, reason strin
 // CallWorked records that a call reached the server: its failures in a
 // row start again from zero.
 func (s *Service) CallWorked(ctx context.Context, label, serverURL string) error {
-	return s.store.Repo().ResetFailures(ctx, label, serverURL)
+	return s.store.Repo().Health.ResetFailures(ctx, label, serverURL)
 }
 
 func (s *Service) failures() int {
@@ -198,7 +198,7 @@ func (s *Service) failures() int {
 // until it is fast again), one that fails counts a failure. Nothing is
 // stored of what they list (that is Refresh's). It returns their labels.
 func (s *Service) CheckReachable(ctx context.Context, every time.Duration, limit int) ([]string, error) {
-	labels, err := s.store.Repo().ClaimChecks(ctx, every, limit)
+	labels, err := s.store.Repo().Health.ClaimChecks(ctx, every, limit)
 	if err != nil {
 		return nil, err
 	}
@@ -212,7 +212,7 @@ func (s *Service) CheckReachable(ctx context.Context, every time.Duration, limit
 
 // check is one background check of a reachable server.
 func (s *Service) check(ctx context.Context, label string) error {
-	srv, err := s.store.Repo().Server(ctx, label, false)
+	srv, err := s.store.Repo().Servers.Get(ctx, label, false)
 	if err != nil {
 		return err
 	}
@@ -224,7 +224,7 @@ func (s *Service) check(ctx context.Context, label string) error {
 	}
 	if discErr != nil {
 		reason := discoveryCause(srv, errorMessage(discErr))
-		_, _, err := s.store.Repo().CountFailure(ctx, label, srv.URL,
+		_, _, err := s.store.Repo().Health.CountFailure(ctx, label, srv.URL,
 			healthError(fmt.Sprintf("%d checks or calls in a row failed; the last: %s", s.failures(), reason)), s.now(), s.failures())
 		return errors.Join(discErr, err)
 	}
@@ -233,7 +233,7 @@ func (s *Service) check(ctx context.Context, label string) error {
 		s.log.WarnContext(ctx, "MCP server slow to list its tools: it is left out of requests until it is fast again",
 			"server_id", label, "took", took)
 	}
-	return s.store.Repo().MarkListed(ctx, label, srv.URL, s.now(), took, slow)
+	return s.store.Repo().Health.MarkListed(ctx, label, srv.URL, s.now(), took, slow)
 }
 
 // RecheckUnreachable runs discovery again for the enabled unreachable and
@@ -241,14 +241,14 @@ func (s *Service) check(ctx context.Context, label string) error {
 // their labels. Each server is claimed in the database before it is
 // checked, so of several replicas only one re-checks it per interval.
 func (s *Service) RecheckUnreachable(ctx context.Context, every time.Duration, limit int) ([]string, error) {
-	labels, err := s.store.Repo().ClaimRechecks(ctx, every, limit)
+	labels, err := s.store.Repo().Health.ClaimRechecks(ctx, every, limit)
 	if err != nil {
 		return nil, err
 	}
 	for _, label := range labels {
 		if _, err := s.refresh(auth.WithUser(ctx, auth.System), label); err != nil && ctx.Err() == nil {
 			s.log.DebugContext(ctx, "MCP server still unreachable", "server_id", label, "error", err)
-		} else if srv, rerr := s.store.Repo().Server(ctx, label, false); err == nil && rerr == nil && srv.Health.Status == HealthSlow {
+		} else if srv, rerr := s.store.Repo().Servers.Get(ctx, label, false); err == nil && rerr == nil && srv.Health.Status == HealthSlow {
 			s.log.DebugContext(ctx, "MCP server still slow to list its tools", "server_id", label, "error", srv.Health.LastError)
 		} else if err == nil {
 			s.log.InfoContext(ctx, "MCP server reachable again: it is offered to the model again", "server_id", label)

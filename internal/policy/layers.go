@@ -95,19 +95,19 @@ func quote(s string) string { return "\u201c" + s + "\u201d" }
 // setUserPolicies sets or removes (nil) u's personal policies for label's
 // tools in r, all or nothing, audited with u as the actor.
 func (s *Service) setUserPolicies(ctx context.Context, r Repo, u auth.User, label string, policies map[string]*Policy) error {
-	srv, err := r.Server(ctx, label, true)
+	srv, err := r.Servers.Get(ctx, label, true)
 	if err != nil {
 		return err
 	}
-	set, err := r.Settings(ctx)
+	set, err := r.Settings.Get(ctx)
 	if err != nil {
 		return err
 	}
-	tools, err := r.Tools(ctx, label)
+	tools, err := r.Tools.List(ctx, label)
 	if err != nil {
 		return err
 	}
-	mine, err := r.UserPolicies(ctx, u.ID, label)
+	mine, err := r.Policies.OfUser(ctx, u.ID, label)
 	if err != nil {
 		return err
 	}
@@ -130,13 +130,13 @@ func (s *Service) setUserPolicies(ctx context.Context, r Repo, u auth.User, labe
 		case p != nil && had && old.Policy == *p && (*p != Never || old.GrantedDigest == t.Digest):
 			continue // no change, no audit entry
 		case p == nil:
-			if _, err := r.DeleteUserPolicy(ctx, u.ID, label, name); err != nil {
+			if _, err := r.Policies.DeleteUser(ctx, u.ID, label, name); err != nil {
 				return err
 			}
 		default:
 			up := UserPolicy{UserID: u.ID, ServerLabel: label, ToolName: name, Policy: *p}
 			up.GrantedDigest, up.GrantedDefinition = granted(t, *p)
-			if err := r.UpsertUserPolicy(ctx, up); err != nil {
+			if err := r.Policies.UpsertUser(ctx, up); err != nil {
 				return err
 			}
 		}

@@ -24,13 +24,13 @@ func (s *Service) RecordDefinitions(ctx context.Context, label string, tools []D
 	}
 	err = s.store.Tx(ctx, func(r Repo) error {
 		changed = nil
-		if _, err := r.Server(ctx, label, true); err != nil {
+		if _, err := r.Servers.Get(ctx, label, true); err != nil {
 			if apperr.KindOf(err) == apperr.NotFound {
 				return nil
 			}
 			return err
 		}
-		known, err := r.Tools(ctx, label)
+		known, err := r.Tools.List(ctx, label)
 		if err != nil {
 			return err
 		}
@@ -56,10 +56,10 @@ func (s *Service) RecordDefinitions(ctx context.Context, label string, tools []D
 			return nil
 		}
 		at := s.now()
-		if err := r.UpsertTools(ctx, label, write, at); err != nil {
+		if err := r.Tools.Upsert(ctx, label, write, at); err != nil {
 			return err
 		}
-		if err := r.MarkDiscovered(ctx, label, at); err != nil {
+		if err := r.Servers.MarkDiscovered(ctx, label, at); err != nil {
 			return err
 		}
 		if len(changed) == 0 {

@@ -34,7 +34,7 @@ type RuleDecision struct {
 // offered as asking, so that every call comes to Toolgate.
 func HasRules(ctx context.Context, r Repo, label, tool string) (bool, error) {
 	for _, l := range ruleLists(label, tool) {
-		rs, err := r.Rules(ctx, l)
+		rs, err := r.Rules.Get(ctx, l)
 		if err != nil {
 			return false, err
 		}
@@ -54,7 +54,7 @@ func DecideByRules(ctx context.Context, r Repo, u auth.User, label, tool string,
 	call := rules.Call{Args: args, Tool: tool, Server: label, User: rules.User{ID: u.ID, Email: u.Email, Role: string(u.Role)}}
 	out := RuleDecision{Decision: rules.Ask, Index: -1}
 	for _, l := range ruleLists(label, tool) {
-		rs, err := r.Rules(ctx, l)
+		rs, err := r.Rules.Get(ctx, l)
 		if err != nil {
 			return out, err
 		}
@@ -91,7 +91,7 @@ func DecideByRules(ctx context.Context, r Repo, u auth.User, label, tool string,
 	if err != nil {
 		return out, err
 	}
-	set, err := r.Settings(ctx)
+	set, err := r.Settings.Get(ctx)
 	if err != nil {
 		return out, err
 	}

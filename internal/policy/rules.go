@@ -41,7 +41,7 @@ func (s *Service) Rules(ctx context.Context, l RuleList) ([]rules.Rule, error) {
 			return err
 		}
 		var err error
-		out, err = r.Rules(ctx, l)
+		out, err = r.Rules.Get(ctx, l)
 		return err
 	})
 	return out, err
@@ -69,7 +69,7 @@ func (s *Service) SetRules(ctx context.Context, l RuleList, rs []rules.Rule) ([]
 		}
 		var schema []byte
 		if l.ToolName != "" {
-			tools, err := r.Tools(ctx, l.ServerLabel)
+			tools, err := r.Tools.List(ctx, l.ServerLabel)
 			if err != nil {
 				return err
 			}
@@ -78,11 +78,11 @@ func (s *Service) SetRules(ctx context.Context, l RuleList, rs []rules.Rule) ([]
 		if err := rules.Check(rs, schema); err != nil {
 			return err
 		}
-		old, err := r.Rules(ctx, l)
+		old, err := r.Rules.Get(ctx, l)
 		if err != nil {
 			return err
 		}
-		if err := r.PutRules(ctx, l, rs, u.Email); err != nil {
+		if err := r.Rules.Put(ctx, l, rs, u.Email); err != nil {
 			return err
 		}
 		var server, tool *string
@@ -110,7 +110,7 @@ func checkRuleList(ctx context.Context, r Repo, l RuleList, lock bool) error {
 		}
 		return nil
 	}
-	_, err := r.Server(ctx, l.ServerLabel, lock)
+	_, err := r.Servers.Get(ctx, l.ServerLabel, lock)
 	return err
 }
 
@@ -151,10 +151,10 @@ func (s *Service) CompileToolRules(ctx context.Context, label, tool string, rs [
 	}
 	var schema []byte
 	err := s.store.Tx(ctx, func(r Repo) error {
-		if _, err := r.Server(ctx, label, false); err != nil {
+		if _, err := r.Servers.Get(ctx, label, false); err != nil {
 			return err
 		}
-		tools, err := r.Tools(ctx, label)
+		tools, err := r.Tools.List(ctx, label)
 		if err != nil {
 			return err
 		}

@@ -185,16 +185,16 @@ func (s *Service) ToolChoices(ctx context.Context, userID string) ([]ServerTools
 	var out []ServerTools
 	err := s.store.Tx(ctx, func(r Repo) error {
 		out = nil
-		set, err := r.Settings(ctx)
+		set, err := r.Settings.Get(ctx)
 		if err != nil {
 			return err
 		}
-		servers, err := r.ListServers(ctx)
+		servers, err := r.Servers.List(ctx)
 		if err != nil {
 			return err
 		}
 		for _, srv := range servers {
-			tools, err := r.Tools(ctx, srv.Label)
+			tools, err := r.Tools.List(ctx, srv.Label)
 			if err != nil {
 				return err
 			}

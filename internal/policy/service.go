@@ -60,12 +60,12 @@ func New(store Store, d Discoverer, log *slog.Logger, opts Options) *Service {
 
 // ListServers returns every server, ordered by label.
 func (s *Service) ListServers(ctx context.Context) ([]Server, error) {
-	return s.store.Repo().ListServers(ctx)
+	return s.store.Repo().Servers.List(ctx)
 }
 
 // Server returns one server.
 func (s *Service) Server(ctx context.Context, label string) (Server, error) {
-	return s.store.Repo().Server(ctx, label, false)
+	return s.store.Repo().Servers.Get(ctx, label, false)
 }
 
 // CreateServer registers a server and discovers its tools. A discovery failure
@@ -88,7 +88,7 @@ func (s *Service) CreateServer(ctx context.Context, in NewServer) (Server, error
 		srv.Headers = map[string]string{}
 	}
 	err := s.store.Tx(ctx, func(r Repo) error {
-		created, err := r.InsertServer(ctx, srv)
+		created, err := r.Servers.Insert(ctx, srv)
 		if err != nil {
 			return err
 		}
@@ -143,7 +143,7 @@ func (s *Service) UpdateServer(ctx context.Context, label string, p ServerPatch)
 // server.update with u as the actor: what UpdateServer stores, and what a
 // wider decision's change of a server's default stores (widen.go).
 func (s *Service) updateServerIn(ctx context.Context, r Repo, u auth.User, label string, p ServerPatch) (before, after Server, err error) {
-	if before, err = r.Server(ctx, label, true); err != nil {
+	if before, err = r.Servers.Get(ctx, label, true); err != nil {
 		return before, before, err
 	}
 	if after, err = p.Apply(before); err != nil {
@@ -158,7 +158,7 @@ func (s *Service) updateServerIn(ctx context.Context, r Repo, u auth.User, label
 		}
 	}
 	dropped := after.HeadersDropped
-	if after, err = r.UpdateServer(ctx, after); err != nil {
+	if after, err = r.Servers.Update(ctx, after); err != nil {
 		return before, after, err
 	}
 	after.HeadersDropped = dropped
@@ -182,15 +182,15 @@ func (s *Service) DeleteServer(ctx context.Context, label string) error {
 		return err
 	}
 	return s.store.Tx(ctx, func(r Repo) error {
-		srv, err := r.Server(ctx, label, true)
+		srv, err := r.Servers.Get(ctx, label, true)
 		if err != nil {
 			return err
 		}
-		pols, err := r.Policies(ctx, label)
+		pols, err := r.Policies.List(ctx, label)
 		if err != nil {
 			return err
 		}
-		if err := r.DeleteServer(ctx, label); err != nil {
+		if err := r.Servers.Delete(ctx, label); err != nil {
 			return err
 		}
 		before := map[string]any{"server": serverSnapshot(srv), "policies": policyMap(pols)}
@@ -211,7 +211,7 @@ func (s *Service) RefreshTools(ctx context.Context, label string) ([]Tool, error
 // the server's health: a discovery that works makes it reachable again, one
 // that fails unreachable.
 func (s *Service) refresh(ctx context.Context, label string) ([]Tool, error) {
-	srv, err := s.store.Repo().Server(ctx, label, false)
+	srv, err := s.store.Repo().Servers.Get(ctx, label, false)
 	if err != nil {
 		return nil, err
 	}
@@ -223,7 +223,7 @@ func (s *Service) refresh(ctx context.Context, label string) ([]Tool, error) {
 	}
 	at := s.now()
 	err = s.store.Tx(ctx, func(r Repo) error {
-		cur, err := r.Server(ctx, label, true)
+		cur, err := r.Servers.Get(ctx, label, true)
 		if err != nil {
 			return err
 		}
@@ -232,10 +232,10 @@ func (s *Service) refresh(ctx context.Context, label string) ([]Tool, error) {
 				"the server's URL or headers changed while its tools were being listed; refresh again")
 		}
 		if discErr != nil {
-			if err := r.SetRefreshResult(ctx, label, at, errorMessage(discErr)); err != nil {
+			if err := r.Servers.SetRefreshResult(ctx, label, at, errorMessage(discErr)); err != nil {
 				return err
 			}
-			if err := r.MarkUnreachable(ctx, label, srv.URL, healthError(discoveryCause(srv, errorMessage(discErr))), at); err != nil {
+			if err := r.Health.MarkUnreachable(ctx, label, srv.URL, healthError(discoveryCause(srv, errorMessage(discErr))), at); err != nil {
 				return err
 			}
 			if cur.RefreshError != errorMessage(discErr) {
@@ -244,20 +244,20 @@ func (s *Service) refresh(ctx context.Context, label string) ([]Tool, error) {
 			}
 			return nil
 		}
-		old, err := r.Tools(ctx, label)
+		old, err := r.Tools.List(ctx, label)
 		if err != nil {
 			return err
 		}
-		if err := r.ReplaceTools(ctx, label, found, at); err != nil {
+		if err := r.Tools.Replace(ctx, label, found, at); err != nil {
 			return err
 		}
-		if err := r.SetRefreshResult(ctx, label, at, ""); err != nil {
+		if err := r.Servers.SetRefreshResult(ctx, label, at, ""); err != nil {
 			return err
 		}
-		if err := r.MarkDiscovered(ctx, label, at); err != nil {
+		if err := r.Servers.MarkDiscovered(ctx, label, at); err != nil {
 			return err
 		}
-		if err := r.MarkListed(ctx, label, srv.URL, at, took, s.slowReason(took)); err != nil {
+		if err := r.Health.MarkListed(ctx, label, srv.URL, at, took, s.slowReason(took)); err != nil {
 			return err
 		}
 		before, after := toolDigests(old), toolDigests(toTools(found))
@@ -287,18 +287,18 @@ func (s *Service) Tools(ctx context.Context, label string) ([]Tool, error) {
 	}
 	var tools []Tool
 	err = s.store.Tx(ctx, func(r Repo) error {
-		srv, err := r.Server(ctx, label, false)
+		srv, err := r.Servers.Get(ctx, label, false)
 		if err != nil {
 			return err
 		}
-		set, err := r.Settings(ctx)
+		set, err := r.Settings.Get(ctx)
 		if err != nil {
 			return err
 		}
-		if tools, err = r.Tools(ctx, label); err != nil {
+		if tools, err = r.Tools.List(ctx, label); err != nil {
 			return err
 		}
-		mine, err := r.UserPolicies(ctx, u.ID, label)
+		mine, err := r.Policies.OfUser(ctx, u.ID, label)
 		if err != nil {
 			return err
 		}
@@ -312,11 +312,11 @@ func (s *Service) Tools(ctx context.Context, label string) ([]Tool, error) {
 func (s *Service) Policies(ctx context.Context, label string) ([]ToolPolicy, error) {
 	var out []ToolPolicy
 	err := s.store.Tx(ctx, func(r Repo) error {
-		if _, err := r.Server(ctx, label, false); err != nil {
+		if _, err := r.Servers.Get(ctx, label, false); err != nil {
 			return err
 		}
 		var err error
-		out, err = r.Policies(ctx, label)
+		out, err = r.Policies.List(ctx, label)
 		return err
 	})
 	return out, err
@@ -398,14 +398,14 @@ func (s *Service) change(ctx context.Context, label string, layer Layer, policie
 
 // setPolicies applies validated workspace policies in the transaction r.
 func (s *Service) setPolicies(ctx context.Context, r Repo, u auth.User, label string, policies map[string]*Policy, locked *bool) error {
-	if _, err := r.Server(ctx, label, true); err != nil {
+	if _, err := r.Servers.Get(ctx, label, true); err != nil {
 		return err
 	}
-	current, err := r.Policies(ctx, label)
+	current, err := r.Policies.List(ctx, label)
 	if err != nil {
 		return err
 	}
-	tools, err := r.Tools(ctx, label)
+	tools, err := r.Tools.List(ctx, label)
 	if err != nil {
 		return err
 	}
@@ -427,13 +427,13 @@ func (s *Service) setPolicies(ctx context.Context, r Repo, u auth.User, label st
 		case p != nil && had && old.Policy == *p && old.Locked == lock && (*p != Never || old.GrantedDigest == t.Digest):
 			continue // no change, no audit entry
 		case p == nil:
-			if _, err := r.DeletePolicy(ctx, label, name); err != nil {
+			if _, err := r.Policies.Delete(ctx, label, name); err != nil {
 				return err
 			}
 		default:
 			tp := ToolPolicy{ServerLabel: label, ToolName: name, Policy: *p, Locked: lock, UpdatedBy: u.Email, UpdatedByID: &u.ID}
 			tp.GrantedDigest, tp.GrantedDefinition = granted(t, *p)
-			if err := r.UpsertPolicy(ctx, tp); err != nil {
+			if err := r.Policies.Upsert(ctx, tp); err != nil {
 				return err
 			}
 		}
@@ -475,7 +475,7 @@ func (s *Service) oneTool(ctx context.Context, label, name string, err error) (T
 
 // Settings returns the global settings.
 func (s *Service) Settings(ctx context.Context) (Settings, error) {
-	return s.store.Repo().Settings(ctx)
+	return s.store.Repo().Settings.Get(ctx)
 }
 
 // UpdateSettings applies a settings patch.
@@ -496,7 +496,7 @@ func (s *Service) UpdateSettings(ctx context.Context, p SettingsPatch) (Settings
 // settings.update with u as the actor: what UpdateSettings stores, and
 // what a wider decision's change of the global default stores (widen.go).
 func (s *Service) updateSettingsIn(ctx context.Context, r Repo, u auth.User, p SettingsPatch) (before, after Settings, err error) {
-	cur, err := r.Settings(ctx)
+	cur, err := r.Settings.Get(ctx)
 	if err != nil {
 		return cur, cur, err
 	}
@@ -507,7 +507,7 @@ func (s *Service) updateSettingsIn(ctx context.Context, r Repo, u auth.User, p S
 	if next.DefaultPolicy == cur.DefaultPolicy && next.DefaultPolicyLocked == cur.DefaultPolicyLocked && next.AskEverything == cur.AskEverything {
 		return cur, cur, nil
 	}
-	out, err := r.PutSettings(ctx, next)
+	out, err := r.Settings.Put(ctx, next)
 	if err != nil {
 		return cur, out, err
 	}
@@ -533,7 +533,7 @@ func (s *Service) Audit(ctx context.Context, q AuditQuery) (AuditPage, error) {
 		return AuditPage{}, apperr.Invalidf("invalid_limit", "limit", "limit must be between 1 and 500 (got %d)", q.Limit)
 	}
 	q.Limit++ // one more tells whether there is a next page
-	entries, err := s.store.Repo().Audit(ctx, q)
+	entries, err := s.store.Repo().Audit.List(ctx, q)
 	if err != nil {
 		return AuditPage{}, err
 	}
@@ -566,7 +566,7 @@ func (s *Service) insertAudit(ctx context.Context, r Repo, u auth.User, action s
 	if err != nil {
 		return err
 	}
-	return r.InsertAudit(ctx, AuditEntry{Actor: u.Email, ActorID: u.ID, Action: action, ServerLabel: server, ToolName: tool, Before: b, After: a})
+	return r.Audit.Insert(ctx, AuditEntry{Actor: u.Email, ActorID: u.ID, Action: action, ServerLabel: server, ToolName: tool, Before: b, After: a})
 }
 
 func marshalState(v any) (json.RawMessage, error) {

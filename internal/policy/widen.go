@@ -41,7 +41,7 @@ func (s *Service) WidenDefault(ctx context.Context, r Repo, u auth.User, label s
 	if label == "" {
 		return s.widenGlobal(ctx, r, u, never)
 	}
-	srv, err := r.Server(ctx, label, true)
+	srv, err := r.Servers.Get(ctx, label, true)
 	if err != nil {
 		return Widened{}, err
 	}
@@ -56,7 +56,7 @@ func (s *Service) WidenDefault(ctx context.Context, r Repo, u auth.User, label s
 }
 
 func (s *Service) widenGlobal(ctx context.Context, r Repo, u auth.User, never Policy) (Widened, error) {
-	cur, err := r.Settings(ctx)
+	cur, err := r.Settings.Get(ctx)
 	if err != nil {
 		return Widened{}, err
 	}

@@ -137,7 +137,7 @@ func (p ConversationPolicies) Audit(ctx context.Context, tx conversation.Repo, e
 	if err != nil {
 		return err
 	}
-	return r.InsertAudit(ctx, e)
+	return r.Audit.Insert(ctx, e)
 }
 
 // WidenDefault sets a workspace default to never for an admin's wider
@@ -165,10 +165,10 @@ func (p ConversationPolicies) ResolveIn(ctx context.Context, tx conversation.Rep
 func policyRepo(tx conversation.Repo) (policy.Repo, error) {
 	c, ok := tx.(convRepo)
 	if !ok {
-		return nil, apperr.New(apperr.Internal, "foreign_repository",
+		return policy.Repo{}, apperr.New(apperr.Internal, "foreign_repository",
 			"the policy work of a decision was given a conversation repository (%T) that is not Postgres's, so it cannot share its transaction", tx)
 	}
-	return repo(c), nil
+	return newRepo(c.q), nil
 }
 
 // DecideByRules evaluates the argument rules that apply to one call for u.

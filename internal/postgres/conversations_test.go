@@ -735,7 +735,7 @@ func TestConversations_DecisionPolicyAndAuditCommitTogether(t *testing.T) {
 	store, pool := newConversations(t)
 	ctx := t.Context()
 	r := store.Repo()
-	if _, err := postgres.NewStore(pool).Repo().InsertServer(ctx, policy.Server{Label: "crm", URL: "https://crm.example/mcp",
+	if _, err := postgres.NewStore(pool).Repo().Servers.Insert(ctx, policy.Server{Label: "crm", URL: "https://crm.example/mcp",
 		Headers: map[string]string{}, Enabled: true}); err != nil {
 		t.Fatal(err)
 	}

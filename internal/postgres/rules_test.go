@@ -12,7 +12,7 @@ import (
 
 func putRules(t *testing.T, r policy.Repo, l policy.RuleList, rs ...rules.Rule) {
 	t.Helper()
-	if err := r.PutRules(t.Context(), l, rs, "admin@example.com"); err != nil {
+	if err := r.Rules.Put(t.Context(), l, rs, "admin@example.com"); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -71,7 +71,7 @@ func TestRules_NeverLoosenLockedOrBlocked(t *testing.T) {
 		{ServerLabel: "crm", ToolName: "blocked", Policy: policy.Blocked, UpdatedBy: "admin"},
 		{ServerLabel: "crm", ToolName: "asks", Policy: policy.Always, UpdatedBy: "admin"},
 	} {
-		if err := r.UpsertPolicy(ctx, p); err != nil {
+		if err := r.Policies.Upsert(ctx, p); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -52,26 +52,26 @@ func seedScale(b *testing.B, servers, tools int) *pgxpool.Pool {
 func requestToolsPerServer(ctx context.Context, store *postgres.Store, userID string, grants map[string]map[string]policy.GrantRef) ([]policy.ServerTools, error) {
 	var out []policy.ServerTools
 	err := store.Tx(ctx, func(r policy.Repo) error {
-		set, err := r.Settings(ctx)
+		set, err := r.Settings.Get(ctx)
 		if err != nil {
 			return err
 		}
-		servers, err := r.ListServers(ctx)
+		servers, err := r.Servers.List(ctx)
 		if err != nil {
 			return err
 		}
-		if _, err := r.RuledLists(ctx); err != nil {
+		if _, err := r.Rules.Lists(ctx); err != nil {
 			return err
 		}
 		for _, srv := range servers {
 			if !srv.Enabled {
 				continue
 			}
-			tools, err := r.Tools(ctx, srv.Label)
+			tools, err := r.Tools.List(ctx, srv.Label)
 			if err != nil {
 				return err
 			}
-			mine, err := r.UserPolicies(ctx, userID, srv.Label)
+			mine, err := r.Policies.OfUser(ctx, userID, srv.Label)
 			if err != nil {
 				return err
 			}

@@ -27,18 +27,18 @@ func replicaPolicies(t *testing.T) (a, b *policy.Service, pool *pgxpool.Pool) {
 		t.Fatal(err)
 	}
 	r := postgres.NewStore(pool).Repo()
-	if _, err := r.InsertServer(t.Context(), policy.Server{Label: "crm", URL: "https://crm.example/mcp",
+	if _, err := r.Servers.Insert(t.Context(), policy.Server{Label: "crm", URL: "https://crm.example/mcp",
 		Headers: map[string]string{"Authorization": "Bearer x"}, Enabled: true}); err != nil {
 		t.Fatal(err)
 	}
 	at := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	if err := r.ReplaceTools(t.Context(), "crm", []policy.DiscoveredTool{{Name: "search"}, {Name: "update"}}, at); err != nil {
+	if err := r.Tools.Replace(t.Context(), "crm", []policy.DiscoveredTool{{Name: "search"}, {Name: "update"}}, at); err != nil {
 		t.Fatal(err)
 	}
-	if err := r.MarkDiscovered(t.Context(), "crm", at); err != nil {
+	if err := r.Servers.MarkDiscovered(t.Context(), "crm", at); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := r.PutSettings(t.Context(), policy.Settings{DefaultPolicy: policy.Never}); err != nil {
+	if _, err := r.Settings.Put(t.Context(), policy.Settings{DefaultPolicy: policy.Never}); err != nil {
 		t.Fatal(err)
 	}
 	log := slog.New(slog.DiscardHandler)
@@ -191,11 +191,11 @@ func TestToolSnapshot_ReadsWhatGroupingNeeds(t *testing.T) {
 	store := postgres.NewStore(pool)
 	r := store.Repo()
 	ctx := t.Context()
-	if err := r.UpsertPolicy(ctx, policy.ToolPolicy{ServerLabel: "crm", ToolName: "update", Policy: policy.Never, UpdatedBy: "x",
+	if err := r.Policies.Upsert(ctx, policy.ToolPolicy{ServerLabel: "crm", ToolName: "update", Policy: policy.Never, UpdatedBy: "x",
 		GrantedDigest: "sha256:old", GrantedDefinition: &policy.Definition{Title: "old"}}); err != nil {
 		t.Fatal(err)
 	}
-	if err := r.UpsertPolicy(ctx, policy.ToolPolicy{ServerLabel: "crm", ToolName: "later", Policy: policy.Always, UpdatedBy: "x", Locked: true}); err != nil {
+	if err := r.Policies.Upsert(ctx, policy.ToolPolicy{ServerLabel: "crm", ToolName: "later", Policy: policy.Always, UpdatedBy: "x", Locked: true}); err != nil {
 		t.Fatal(err)
 	}
 	snap, err := store.ToolSnapshot(ctx)
