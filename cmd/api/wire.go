@@ -16,6 +16,7 @@ import (
 	"github.com/toolgate/toolgate/internal/gateway"
 	toolhttp "github.com/toolgate/toolgate/internal/http"
 	"github.com/toolgate/toolgate/internal/policy"
+	"github.com/toolgate/toolgate/internal/policy/changefeed"
 	"github.com/toolgate/toolgate/internal/postgres"
 	"github.com/toolgate/toolgate/internal/responses"
 	"github.com/toolgate/toolgate/internal/webhook"
@@ -60,7 +61,7 @@ func (a *app) buildUpstream(ctx context.Context) error {
 func (a *app) startRechecks(ctx context.Context) error {
 	rechecks, stopRechecks := context.WithCancel(ctx)
 	rechecked := make(chan struct{})
-	go func() { defer close(rechecked); a.policies.RunRechecks(rechecks, a.cfg.HealthRecheck) }()
+	go func() { defer close(rechecked); a.policies.Health.RunRechecks(rechecks, a.cfg.HealthRecheck) }()
 	a.onClose(func() { stopRechecks(); <-rechecked })
 	return nil
 }
@@ -110,7 +111,7 @@ func (a *app) startListening(ctx context.Context) error {
 	lctx, stopListening := context.WithCancel(context.WithoutCancel(ctx))
 	a.lctx, a.stopListening = lctx, stopListening
 	a.onClose(stopListening)
-	a.changes = policy.NewChanges()
+	a.changes = changefeed.New()
 	listener := postgres.NewListener(a.pool, a.log.With("component", "listener"), (*notifications)(a))
 	go listener.Run(lctx, conversation.ChannelEvents, conversation.ChannelSignals, webhook.Channel, postgres.PolicyChannel,
 		postgres.SettingsChannel)
@@ -145,7 +146,7 @@ func (n *notifications) Notified(channel string, payload []byte) {
 	case postgres.PolicyChannel:
 		// A policy change committed: load it now rather than in the next turn.
 		if v, err := strconv.ParseInt(string(payload), 10, 64); err == nil {
-			go a.policies.WarmTools(a.lctx, v)
+			go a.policies.Requests.WarmTools(a.lctx, v)
 		}
 	}
 }

@@ -44,8 +44,8 @@ func ParseClearLayer(u auth.User, s string) (Layer, error) {
 // and includes locked policies (the admin set the locks). The user layer is
 // the caller's own personal policies: nobody else's, and never the
 // workspace's. Nothing to remove is no error and no audit entry.
-func (s *Service) ClearPolicies(ctx context.Context, label string, layer Layer) (Cleared, error) {
-	u, err := caller(ctx)
+func (s *Policies) ClearPolicies(ctx context.Context, label string, layer Layer) (Cleared, error) {
+	u, err := Caller(ctx)
 	if err != nil {
 		return Cleared{}, err
 	}
@@ -99,7 +99,7 @@ func (s *Service) ClearPolicies(ctx context.Context, label string, layer Layer) 
 			before["locked"] = locked
 		}
 		after := map[string]any{"layer": layer, "policies": map[string]Policy{}}
-		return s.insertAudit(ctx, r, u, ActionPoliciesClear, &label, nil, before, after)
+		return WriteAudit(ctx, r, u, ActionPoliciesClear, &label, nil, before, after)
 	})
 	if err != nil {
 		return Cleared{}, err
@@ -116,7 +116,7 @@ func DefaultSettings() Settings {
 
 // ResetSettings puts the global settings back to DefaultSettings in one
 // transaction with one settings.update entry (none when they already are).
-func (s *Service) ResetSettings(ctx context.Context) (Settings, error) {
+func (s *Policies) ResetSettings(ctx context.Context) (Settings, error) {
 	d := DefaultSettings()
 	return s.UpdateSettings(ctx, SettingsPatch{DefaultPolicy: &d.DefaultPolicy,
 		DefaultPolicyLocked: &d.DefaultPolicyLocked, AskEverything: &d.AskEverything})

@@ -48,7 +48,7 @@ func errAdminOnly(what string) error {
 }
 
 // caller is the signed-in user of ctx.
-func caller(ctx context.Context) (auth.User, error) {
+func Caller(ctx context.Context) (auth.User, error) {
 	u, ok := auth.UserFrom(ctx)
 	if !ok || u.ID == "" {
 		return auth.User{}, errNoCaller
@@ -57,8 +57,8 @@ func caller(ctx context.Context) (auth.User, error) {
 }
 
 // requireAdmin returns the caller if they are an admin.
-func requireAdmin(ctx context.Context, what string) (auth.User, error) {
-	u, err := caller(ctx)
+func RequireAdmin(ctx context.Context, what string) (auth.User, error) {
+	u, err := Caller(ctx)
 	if err != nil {
 		return u, err
 	}
@@ -94,7 +94,7 @@ func quote(s string) string { return "\u201c" + s + "\u201d" }
 
 // setUserPolicies sets or removes (nil) u's personal policies for label's
 // tools in r, all or nothing, audited with u as the actor.
-func (s *Service) setUserPolicies(ctx context.Context, r Repo, u auth.User, label string, policies map[string]*Policy) error {
+func (s *Policies) setUserPolicies(ctx context.Context, r Repo, u auth.User, label string, policies map[string]*Policy) error {
 	srv, err := r.Servers.Get(ctx, label, true)
 	if err != nil {
 		return err
@@ -118,7 +118,7 @@ func (s *Service) setUserPolicies(ctx context.Context, r Repo, u auth.User, labe
 	for _, name := range sortedKeys(policies) {
 		p := policies[name]
 		old, had := have[name]
-		t := findTool(tools, label, name)
+		t := FindTool(tools, label, name)
 		if p != nil {
 			if err := checkPersonal(srv, set, t, *p); err != nil {
 				return err
@@ -144,7 +144,7 @@ func (s *Service) setUserPolicies(ctx context.Context, r Repo, u auth.User, labe
 		if p == nil {
 			action = ActionPolicyDelete
 		}
-		if err := s.insertAudit(ctx, r, u, action, &label, &name, before, after); err != nil {
+		if err := WriteAudit(ctx, r, u, action, &label, &name, before, after); err != nil {
 			return err
 		}
 	}
@@ -152,7 +152,7 @@ func (s *Service) setUserPolicies(ctx context.Context, r Repo, u auth.User, labe
 }
 
 // findTool returns the named tool of tools, or a tool known by name only.
-func findTool(tools []Tool, label, name string) Tool {
+func FindTool(tools []Tool, label, name string) Tool {
 	if i := slices.IndexFunc(tools, func(t Tool) bool { return t.Name == name }); i >= 0 {
 		return tools[i]
 	}

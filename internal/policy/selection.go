@@ -181,7 +181,7 @@ func (sel Selection) Check(groups []ServerTools) error {
 // ToolChoices groups the tools of every server (enabled or not, reachable
 // or not) for userID, without any conversation's allowances: what a person
 // chooses a conversation's tools from.
-func (s *Service) ToolChoices(ctx context.Context, userID string) ([]ServerTools, error) {
+func (s *Requests) ToolChoices(ctx context.Context, userID string) ([]ServerTools, error) {
 	var out []ServerTools
 	err := s.store.Tx(ctx, func(r Repo) error {
 		out = nil

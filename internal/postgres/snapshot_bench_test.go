@@ -9,6 +9,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/toolgate/toolgate/internal/policy"
+	"github.com/toolgate/toolgate/internal/policy/policysvc"
 	"github.com/toolgate/toolgate/internal/postgres"
 	"github.com/toolgate/toolgate/internal/testdb"
 )
@@ -107,14 +108,14 @@ func BenchmarkRequestTools_1000x100(b *testing.B) {
 			check(b, len(out))
 		}
 	})
-	svc := policy.New(store, nil, slog.New(slog.DiscardHandler), policy.Options{})
-	if _, _, err := svc.RequestTools(ctx, owner, grants, nil); err != nil { // loads the copy
+	svc := policysvc.New(store, nil, slog.New(slog.DiscardHandler), policy.Options{})
+	if _, _, err := svc.Requests.RequestTools(ctx, owner, grants, nil); err != nil { // loads the copy
 		b.Fatal(err)
 	}
 	b.Run("cached", func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
-			out, _, err := svc.RequestTools(ctx, owner, grants, nil)
+			out, _, err := svc.Requests.RequestTools(ctx, owner, grants, nil)
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -152,7 +153,7 @@ func BenchmarkRequestTools_1000x100(b *testing.B) {
 				b.Fatal(err)
 			}
 			b.StartTimer()
-			out, _, err := svc.RequestTools(ctx, owner, grants, nil)
+			out, _, err := svc.Requests.RequestTools(ctx, owner, grants, nil)
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/toolgate/toolgate/internal/auth"
 	"github.com/toolgate/toolgate/internal/policy"
+	"github.com/toolgate/toolgate/internal/policy/policysvc"
 	"github.com/toolgate/toolgate/internal/postgres"
 	"github.com/toolgate/toolgate/internal/testdb"
 )
@@ -19,7 +20,7 @@ import (
 // replicaPolicies returns two policy services (two replicas, each with
 // its own copy of the tool policies) on one database with a server "crm"
 // whose tools search and update were discovered.
-func replicaPolicies(t *testing.T) (a, b *policy.Service, pool *pgxpool.Pool) {
+func replicaPolicies(t *testing.T) (a, b *policysvc.Service, pool *pgxpool.Pool) {
 	t.Helper()
 	pool = testdb.New(t)
 	if _, err := pool.Exec(t.Context(), `INSERT INTO users (id, email, role) VALUES
@@ -42,14 +43,14 @@ func replicaPolicies(t *testing.T) (a, b *policy.Service, pool *pgxpool.Pool) {
 		t.Fatal(err)
 	}
 	log := slog.New(slog.DiscardHandler)
-	return policy.New(postgres.NewStore(pool), nil, log, policy.Options{}), policy.New(postgres.NewStore(pool), nil, log, policy.Options{}), pool
+	return policysvc.New(postgres.NewStore(pool), nil, log, policy.Options{}), policysvc.New(postgres.NewStore(pool), nil, log, policy.Options{}), pool
 }
 
 // groupsOf is the policy group of every tool RequestTools offers ("" for
 // skipped servers' tools), as "server/tool" -> never|always.
-func groupsOf(t *testing.T, s *policy.Service, userID string) map[string]string {
+func groupsOf(t *testing.T, s *policysvc.Service, userID string) map[string]string {
 	t.Helper()
-	groups, skipped, err := s.RequestTools(t.Context(), userID, nil, nil)
+	groups, skipped, err := s.Requests.RequestTools(t.Context(), userID, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -84,13 +85,13 @@ func TestRequestTools_ChangeOnOneReplicaIsInForceOnTheOtherAtOnce(t *testing.T) 
 	blocked, always := policy.Blocked, policy.Always
 
 	// A workspace tool policy.
-	if err := a.SetPolicies(adminCtx(ctx), "crm", policy.LayerWorkspace, map[string]*policy.Policy{"update": &always}); err != nil {
+	if err := a.Policies.SetPolicies(adminCtx(ctx), "crm", policy.LayerWorkspace, map[string]*policy.Policy{"update": &always}); err != nil {
 		t.Fatal(err)
 	}
 	if got := groupsOf(t, b, owner); got["crm/update"] != "always" {
 		t.Errorf("after a set update to always, b's next request offers %v", got)
 	}
-	if err := a.SetPolicies(adminCtx(ctx), "crm", policy.LayerWorkspace, map[string]*policy.Policy{"update": &blocked}); err != nil {
+	if err := a.Policies.SetPolicies(adminCtx(ctx), "crm", policy.LayerWorkspace, map[string]*policy.Policy{"update": &blocked}); err != nil {
 		t.Fatal(err)
 	}
 	if got := groupsOf(t, b, owner); got["crm/update"] != "" {
@@ -99,7 +100,7 @@ func TestRequestTools_ChangeOnOneReplicaIsInForceOnTheOtherAtOnce(t *testing.T) 
 
 	// The admin's switch.
 	on := true
-	if _, err := a.UpdateSettings(adminCtx(ctx), policy.SettingsPatch{AskEverything: &on}); err != nil {
+	if _, err := a.Policies.UpdateSettings(adminCtx(ctx), policy.SettingsPatch{AskEverything: &on}); err != nil {
 		t.Fatal(err)
 	}
 	if got := groupsOf(t, b, owner); got["crm/search"] != "always" {
@@ -108,10 +109,10 @@ func TestRequestTools_ChangeOnOneReplicaIsInForceOnTheOtherAtOnce(t *testing.T) 
 
 	// A personal policy (read with every turn, never cached).
 	off := false
-	if _, err := a.UpdateSettings(adminCtx(ctx), policy.SettingsPatch{AskEverything: &off}); err != nil {
+	if _, err := a.Policies.UpdateSettings(adminCtx(ctx), policy.SettingsPatch{AskEverything: &off}); err != nil {
 		t.Fatal(err)
 	}
-	if err := a.SetPolicies(auth.WithUser(ctx, auth.User{ID: owner, Email: "owner@example.com", Role: auth.Member}),
+	if err := a.Policies.SetPolicies(auth.WithUser(ctx, auth.User{ID: owner, Email: "owner@example.com", Role: auth.Member}),
 		"crm", policy.LayerUser, map[string]*policy.Policy{"search": &always}); err != nil {
 		t.Fatal(err)
 	}
@@ -123,7 +124,7 @@ func TestRequestTools_ChangeOnOneReplicaIsInForceOnTheOtherAtOnce(t *testing.T) 
 	}
 
 	// Health, as another replica's turn records it.
-	if err := a.ServerFailed(ctx, "crm", "", "connection refused"); err != nil {
+	if err := a.Health.ServerFailed(ctx, "crm", "", "connection refused"); err != nil {
 		t.Fatal(err)
 	}
 	if got := groupsOf(t, b, owner); got["crm"] != "skipped" {
