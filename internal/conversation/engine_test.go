@@ -20,6 +20,7 @@ import (
 	"github.com/toolgate/toolgate/internal/emulator"
 	"github.com/toolgate/toolgate/internal/mcpclient"
 	"github.com/toolgate/toolgate/internal/policy"
+	"github.com/toolgate/toolgate/internal/policy/policysvc"
 	"github.com/toolgate/toolgate/internal/postgres"
 	"github.com/toolgate/toolgate/internal/responses"
 	"github.com/toolgate/toolgate/internal/testdb"
@@ -35,7 +36,7 @@ type engine struct {
 	pool     *pgxpool.Pool
 	chat     *conversation.Service
 	replica  func(id string) *conversation.Service // another replica on the same database
-	policies *policy.Service
+	policies *policysvc.Service
 	up       *emuTap
 	demo     *demomcp.Demo
 	demoURL  string // the demo MCP server's endpoint
@@ -65,7 +66,7 @@ func newEngine(t *testing.T, opts engineOptions) *engine {
 	demoMCP := demomcp.New(demomcp.Options{})
 	demo := httptest.NewServer(demoMCP.Handler())
 	t.Cleanup(demo.Close)
-	policies := policy.New(postgres.NewStore(pool), &mcpclient.Discoverer{Timeout: 5 * time.Second}, log, policy.Options{Health: opts.health})
+	policies := policysvc.New(postgres.NewStore(pool), &mcpclient.Discoverer{Timeout: 5 * time.Second}, log, policy.Options{Health: opts.health})
 	srv, err := policies.CreateServer(as(t.Context(), admin), policy.NewServer{Label: "demo", URL: demo.URL + "/mcp"})
 	if err != nil || srv.RefreshError != "" || srv.ToolCount == 0 {
 		t.Fatalf("registering the demo server: %v %q (%d tools)", err, srv.RefreshError, srv.ToolCount)
