@@ -60,33 +60,16 @@ func (s *Policies) ClearPolicies(ctx context.Context, label string, layer Layer)
 		if _, err := r.Servers.Get(ctx, label, true); err != nil {
 			return err
 		}
-		removed := map[string]Policy{}
+		var removed map[string]Policy
 		var locked []string
+		var err error
 		if layer == LayerWorkspace {
-			pols, err := r.Policies.List(ctx, label)
-			if err != nil {
-				return err
-			}
-			for _, p := range pols {
-				if _, err := r.Policies.Delete(ctx, label, p.ToolName); err != nil {
-					return err
-				}
-				removed[p.ToolName] = p.Policy
-				if p.Locked {
-					locked = append(locked, p.ToolName)
-				}
-			}
+			removed, locked, err = clearWorkspace(ctx, r, label)
 		} else {
-			pols, err := r.Policies.OfUser(ctx, u.ID, label)
-			if err != nil {
-				return err
-			}
-			for _, p := range pols {
-				if _, err := r.Policies.DeleteUser(ctx, u.ID, label, p.ToolName); err != nil {
-					return err
-				}
-				removed[p.ToolName] = p.Policy
-			}
+			removed, err = clearMine(ctx, r, u.ID, label)
+		}
+		if err != nil {
+			return err
 		}
 		if len(removed) == 0 {
 			return nil
@@ -105,6 +88,44 @@ func (s *Policies) ClearPolicies(ctx context.Context, label string, layer Layer)
 		return Cleared{}, err
 	}
 	return out, nil
+}
+
+// clearWorkspace removes every workspace policy of server label in r and
+// returns what each was, and the tools whose policy was locked.
+func clearWorkspace(ctx context.Context, r Repo, label string) (map[string]Policy, []string, error) {
+	removed := map[string]Policy{}
+	var locked []string
+	pols, err := r.Policies.List(ctx, label)
+	if err != nil {
+		return removed, locked, err
+	}
+	for _, p := range pols {
+		if _, err := r.Policies.Delete(ctx, label, p.ToolName); err != nil {
+			return removed, locked, err
+		}
+		removed[p.ToolName] = p.Policy
+		if p.Locked {
+			locked = append(locked, p.ToolName)
+		}
+	}
+	return removed, locked, nil
+}
+
+// clearMine removes userID's personal policies for server label's tools
+// in r and returns what each was.
+func clearMine(ctx context.Context, r Repo, userID, label string) (map[string]Policy, error) {
+	removed := map[string]Policy{}
+	pols, err := r.Policies.OfUser(ctx, userID, label)
+	if err != nil {
+		return removed, err
+	}
+	for _, p := range pols {
+		if _, err := r.Policies.DeleteUser(ctx, userID, label, p.ToolName); err != nil {
+			return removed, err
+		}
+		removed[p.ToolName] = p.Policy
+	}
+	return removed, nil
 }
 
 // DefaultSettings are a fresh install's global settings (the column

@@ -147,41 +147,9 @@ func (s *Servers) refresh(ctx context.Context, label string) ([]policy.Tool, err
 				"the server's URL or headers changed while its tools were being listed; refresh again")
 		}
 		if discErr != nil {
-			if err := r.Servers.SetRefreshResult(ctx, label, at, policy.ErrorMessage(discErr)); err != nil {
-				return err
-			}
-			if err := r.Health.MarkUnreachable(ctx, label, srv.URL, healthError(discoveryCause(srv, policy.ErrorMessage(discErr))), at); err != nil {
-				return err
-			}
-			if cur.RefreshError != policy.ErrorMessage(discErr) {
-				return policy.WriteAuditByCaller(ctx, r, policy.ActionToolsRefresh, &label, nil,
-					map[string]any{"error": policy.NullIfEmpty(cur.RefreshError)}, map[string]any{"error": policy.ErrorMessage(discErr)})
-			}
-			return nil
+			return storeFailedRefresh(ctx, r, label, srv, cur, at, discErr)
 		}
-		old, err := r.Tools.List(ctx, label)
-		if err != nil {
-			return err
-		}
-		if err := r.Tools.Replace(ctx, label, found, at); err != nil {
-			return err
-		}
-		if err := r.Servers.SetRefreshResult(ctx, label, at, ""); err != nil {
-			return err
-		}
-		if err := r.Servers.MarkDiscovered(ctx, label, at); err != nil {
-			return err
-		}
-		if err := r.Health.MarkListed(ctx, label, srv.URL, at, took, slowReason(s.health, took)); err != nil {
-			return err
-		}
-		before, after := policy.ToolDigests(old), policy.ToolDigests(policy.ToTools(found))
-		if !maps.Equal(before, after) || cur.RefreshError != "" {
-			return policy.WriteAuditByCaller(ctx, r, policy.ActionToolsRefresh, &label, nil,
-				map[string]any{"tools": before, "error": policy.NullIfEmpty(cur.RefreshError)},
-				map[string]any{"tools": after, "error": nil})
-		}
-		return nil
+		return storeRefresh(ctx, r, label, srv, cur, found, at, took, s.health)
 	})
 	if err != nil {
 		return nil, err
@@ -191,6 +159,54 @@ func (s *Servers) refresh(ctx context.Context, label string) ([]policy.Tool, err
 		return nil, discErr
 	}
 	return s.policies.Tools(ctx, label)
+}
+
+// storeFailedRefresh records in r that listing the tools of srv (cur now,
+// locked) failed at at with discErr: the refresh result, the server
+// unreachable, and an audit entry when the error is new.
+func storeFailedRefresh(ctx context.Context, r policy.Repo, label string, srv, cur policy.Server, at time.Time, discErr error) error {
+	if err := r.Servers.SetRefreshResult(ctx, label, at, policy.ErrorMessage(discErr)); err != nil {
+		return err
+	}
+	if err := r.Health.MarkUnreachable(ctx, label, srv.URL, healthError(discoveryCause(srv, policy.ErrorMessage(discErr))), at); err != nil {
+		return err
+	}
+	if cur.RefreshError != policy.ErrorMessage(discErr) {
+		return policy.WriteAuditByCaller(ctx, r, policy.ActionToolsRefresh, &label, nil,
+			map[string]any{"error": policy.NullIfEmpty(cur.RefreshError)}, map[string]any{"error": policy.ErrorMessage(discErr)})
+	}
+	return nil
+}
+
+// storeRefresh stores in r the tools found listing srv (cur now, locked)
+// at at in took: the tools, the refresh result, the first discovery, the
+// listing time, and an audit entry when the tools changed or an error
+// went away.
+func storeRefresh(ctx context.Context, r policy.Repo, label string, srv, cur policy.Server, found []policy.DiscoveredTool,
+	at time.Time, took time.Duration, health policy.HealthOptions) error {
+	old, err := r.Tools.List(ctx, label)
+	if err != nil {
+		return err
+	}
+	if err := r.Tools.Replace(ctx, label, found, at); err != nil {
+		return err
+	}
+	if err := r.Servers.SetRefreshResult(ctx, label, at, ""); err != nil {
+		return err
+	}
+	if err := r.Servers.MarkDiscovered(ctx, label, at); err != nil {
+		return err
+	}
+	if err := r.Health.MarkListed(ctx, label, srv.URL, at, took, slowReason(health, took)); err != nil {
+		return err
+	}
+	before, after := policy.ToolDigests(old), policy.ToolDigests(policy.ToTools(found))
+	if !maps.Equal(before, after) || cur.RefreshError != "" {
+		return policy.WriteAuditByCaller(ctx, r, policy.ActionToolsRefresh, &label, nil,
+			map[string]any{"tools": before, "error": policy.NullIfEmpty(cur.RefreshError)},
+			map[string]any{"tools": after, "error": nil})
+	}
+	return nil
 }
 
 // RecordDefinitions stores the definitions a server lists now, seen where a
