@@ -16,6 +16,6 @@ func newMCPFace(cfg config.Config, tokens *gateway.Tokens, gate gateway.Gate, po
 	if gate == nil {
 		return nil
 	}
-	return gateway.NewFace(gateway.FaceOptions{Tokens: tokens, Gate: gate, Servers: policies, Upstream: caller,
+	return gateway.NewFace(gateway.FaceOptions{Tokens: tokens, Gate: gate, Servers: policies.Servers, Upstream: caller,
 		DefinitionMaxAge: cfg.Face.DefinitionMaxAge, MaxBodyBytes: cfg.MaxBodyBytes, Logger: log})
 }

@@ -87,7 +87,7 @@ func (a *app) buildChat(ctx context.Context) error {
 	// (MCP_ROUTE=gateway) this stays off: every call is checked at the face.
 	if !cfg.Route.Gateway() {
 		d := cfg.Discovery
-		opts.Prelist = &conversation.Prelist{Lister: a.discoverer, Recorder: a.policies, MaxAge: d.PrelistMaxAge, TimeLimit: d.PrelistTimeLimit}
+		opts.Prelist = &conversation.Prelist{Lister: a.discoverer, Recorder: a.policies.Servers, MaxAge: d.PrelistMaxAge, TimeLimit: d.PrelistTimeLimit}
 	}
 	a.chat = conversation.New(postgres.NewConversationStore(a.pool), postgres.NewConversationPolicies(a.policies),
 		responses.New(a.upCfg), a.log, opts)

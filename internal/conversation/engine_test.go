@@ -67,14 +67,14 @@ func newEngine(t *testing.T, opts engineOptions) *engine {
 	demo := httptest.NewServer(demoMCP.Handler())
 	t.Cleanup(demo.Close)
 	policies := policysvc.New(postgres.NewStore(pool), &mcpclient.Discoverer{Timeout: 5 * time.Second}, log, policy.Options{Health: opts.health})
-	srv, err := policies.CreateServer(as(t.Context(), admin), policy.NewServer{Label: "demo", URL: demo.URL + "/mcp"})
+	srv, err := policies.Servers.CreateServer(as(t.Context(), admin), policy.NewServer{Label: "demo", URL: demo.URL + "/mcp"})
 	if err != nil || srv.RefreshError != "" || srv.ToolCount == 0 {
 		t.Fatalf("registering the demo server: %v %q (%d tools)", err, srv.RefreshError, srv.ToolCount)
 	}
 	// Its read-only hints accepted, as the offline demo's are: the tests
 	// count on get_forecast running unasked.
 	trusted := policy.HintsTrusted
-	if _, err := policies.UpdateServer(as(t.Context(), admin), "demo", policy.ServerPatch{ReadOnlyHints: &trusted}); err != nil {
+	if _, err := policies.Servers.UpdateServer(as(t.Context(), admin), "demo", policy.ServerPatch{ReadOnlyHints: &trusted}); err != nil {
 		t.Fatal(err)
 	}
 	up := newEmuTap(t)

@@ -129,7 +129,7 @@ func (e *apiEnv) prelist() *conversation.Prelist {
 	}
 	lister := &mcpclient.Discoverer{Timeout: 10 * time.Second, Guard: guard, Name: prelistClient}
 	recorder := policysvc.New(postgres.NewStore(e.pool), lister, e.log, policy.Options{})
-	return &conversation.Prelist{Lister: lister, Recorder: recorder, MaxAge: d.maxAge, TimeLimit: d.limit}
+	return &conversation.Prelist{Lister: lister, Recorder: recorder.Servers, MaxAge: d.maxAge, TimeLimit: d.limit}
 }
 
 type noticeEvent struct {

@@ -260,7 +260,7 @@ func (e *apiEnv) start() {
 	if e.opts.gateway {
 		caller := &mcpclient.Caller{CallTimeout: 10 * time.Second}
 		e.t.Cleanup(caller.Close)
-		mcpFace = gateway.NewFace(gateway.FaceOptions{Tokens: e.tokens, Gate: conversation.NewCallGate(e.chat), Servers: svc,
+		mcpFace = gateway.NewFace(gateway.FaceOptions{Tokens: e.tokens, Gate: conversation.NewCallGate(e.chat), Servers: svc.Servers,
 			Upstream: caller, DefinitionMaxAge: e.opts.definitionMaxAge, Logger: e.log}) // 0: list at every call
 	}
 	e.api = toolhttp.NewServer(e.log, svc, e.chat, e.auth, store, toolhttp.Options{MaxBodyBytes: 64 << 10, Heartbeat: e.opts.heartbeat, WebDir: e.opts.webDir,

@@ -145,7 +145,7 @@ func TestMCPFace_ForwardsWithTheRegisteredServersStoredHeaders(t *testing.T) {
 	t.Cleanup(caller.Close)
 	e := newAPIWith(t, envOptions{mcpFace: func(svc *policysvc.Service) http.Handler {
 		// policy.Service is the face's registry, as cmd/api wires it.
-		return gateway.NewFace(gateway.FaceOptions{Tokens: tokens, Gate: openGate{}, Servers: svc, Upstream: caller})
+		return gateway.NewFace(gateway.FaceOptions{Tokens: tokens, Gate: openGate{}, Servers: svc.Servers, Upstream: caller})
 	}})
 	e.must(201, "POST", "/api/mcp/servers", map[string]any{"label": "weather", "url": demoSrv.URL + "/mcp?key=q-secret-5",
 		"headers": map[string]string{"Authorization": "Bearer stored-secret-4411"}}, nil)

@@ -119,7 +119,7 @@ func (s *Audit) Audit(ctx context.Context, q AuditQuery) (AuditPage, error) {
 	return page, nil
 }
 
-// writeAuditByCaller records an entry with the request's caller as the actor, in r.
+// WriteAuditByCaller records an entry with the request's caller as the actor, in r.
 func WriteAuditByCaller(ctx context.Context, r Repo, action string, server, tool *string, before, after any) error {
 	u, err := Caller(ctx)
 	if err != nil {
@@ -128,7 +128,7 @@ func WriteAuditByCaller(ctx context.Context, r Repo, action string, server, tool
 	return WriteAudit(ctx, r, u, action, server, tool, before, after)
 }
 
-// writeAudit records an entry with u as the actor, in r.
+// WriteAudit records an entry with u as the actor, in r.
 func WriteAudit(ctx context.Context, r Repo, u auth.User, action string, server, tool *string, before, after any) error {
 	b, err := marshalState(before)
 	if err != nil {

@@ -47,7 +47,7 @@ func errAdminOnly(what string) error {
 		"only an admin can change %s; ask an admin, or set a personal policy with ?layer=user", what)
 }
 
-// caller is the signed-in user of ctx.
+// Caller is the signed-in user of ctx.
 func Caller(ctx context.Context) (auth.User, error) {
 	u, ok := auth.UserFrom(ctx)
 	if !ok || u.ID == "" {
@@ -56,7 +56,7 @@ func Caller(ctx context.Context) (auth.User, error) {
 	return u, nil
 }
 
-// requireAdmin returns the caller if they are an admin.
+// RequireAdmin returns the caller if they are an admin.
 func RequireAdmin(ctx context.Context, what string) (auth.User, error) {
 	u, err := Caller(ctx)
 	if err != nil {
@@ -151,7 +151,7 @@ func (s *Policies) setUserPolicies(ctx context.Context, r Repo, u auth.User, lab
 	return nil
 }
 
-// findTool returns the named tool of tools, or a tool known by name only.
+// FindTool returns the named tool of tools, or a tool known by name only.
 func FindTool(tools []Tool, label, name string) Tool {
 	if i := slices.IndexFunc(tools, func(t Tool) bool { return t.Name == name }); i >= 0 {
 		return tools[i]

@@ -58,7 +58,7 @@ type URLChecker interface {
 	CheckURL(ctx context.Context, raw string) error
 }
 
-// checkURL refuses a server URL urls refuses (nil: every URL is accepted).
+// CheckURL refuses a server URL urls refuses (nil: every URL is accepted).
 func CheckURL(ctx context.Context, urls URLChecker, raw string) error {
 	if urls == nil {
 		return nil

@@ -274,7 +274,7 @@ func (s *Policies) oneTool(ctx context.Context, label, name string, err error) (
 	return withEffective(srv, set, []Tool{{DiscoveredTool: DiscoveredTool{Name: name}, ServerLabel: label}}, nil)[0], nil
 }
 
-// serverSnapshot is a server as the audit log shows it: secrets masked.
+// ServerSnapshot is a server as the audit log shows it: secrets masked.
 func ServerSnapshot(s Server) map[string]any {
 	m := map[string]any{"label": s.Label, "url": MaskURL(s.URL), "description": s.Description,
 		"headers": MaskedHeaders(s.Headers), "default_policy": s.DefaultPolicy,
@@ -296,6 +296,7 @@ func equalPtr[T comparable](a, b *T) bool {
 	return (a == nil) == (b == nil) && (a == nil || *a == *b)
 }
 
+// PolicyMap maps each policy's tool to its policy.
 func PolicyMap(ps []ToolPolicy) map[string]Policy {
 	m := make(map[string]Policy, len(ps))
 	for _, p := range ps {
@@ -314,6 +315,7 @@ func policyState(p Policy, locked, ok bool) any {
 	return map[string]Policy{"policy": p}
 }
 
+// ToTools makes discovered tools known tools, with their digests.
 func ToTools(d []DiscoveredTool) []Tool {
 	out := make([]Tool, len(d))
 	for i, t := range d {
@@ -322,6 +324,7 @@ func ToTools(d []DiscoveredTool) []Tool {
 	return out
 }
 
+// ToolDigests maps each discovered tool of ts to its digest.
 func ToolDigests(ts []Tool) map[string]string {
 	m := map[string]string{}
 	for _, t := range ts {
@@ -340,6 +343,7 @@ func deref[T any](p *T) T {
 	return *p
 }
 
+// NullIfEmpty is s, or nil (JSON null in an audit entry) when it is empty.
 func NullIfEmpty(s string) any {
 	if s == "" {
 		return nil
@@ -347,6 +351,7 @@ func NullIfEmpty(s string) any {
 	return s
 }
 
+// ErrorMessage is err's message as the API shows it: an apperr's message, else the error.
 func ErrorMessage(err error) string {
 	var e *apperr.Error
 	if errors.As(err, &e) {

@@ -11,19 +11,17 @@ import (
 	"github.com/toolgate/toolgate/internal/policy/registry"
 )
 
-// Service holds the parts of the policy API, each named by its type
-// (svc.Servers.CreateServer, svc.Policies.SetPolicy). Their methods are
-// promoted too, so a caller that still names only the service
-// (svc.CreateServer) reaches the one part that has it.
+// Service holds the parts of the policy API; a caller names the part it
+// calls (svc.Servers.CreateServer, svc.Policies.SetPolicy).
 type Service struct {
-	*policy.Policies
-	*policy.Requests
-	*policy.Audit
-	*registry.Servers
-	*registry.Health
-	*decide.Hooks
-	*decide.Rules
-	*decide.Cards
+	Policies *policy.Policies
+	Requests *policy.Requests
+	Audit    *policy.Audit
+	Servers  *registry.Servers
+	Health   *registry.Health
+	Hooks    *decide.Hooks
+	Rules    *decide.Rules
+	Cards    *decide.Cards
 }
 
 // New returns the policy service over store that discovers tools with d,
