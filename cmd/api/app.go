@@ -22,6 +22,8 @@ import (
 	"github.com/toolgate/toolgate/internal/metrics"
 	"github.com/toolgate/toolgate/internal/netguard"
 	"github.com/toolgate/toolgate/internal/policy"
+	"github.com/toolgate/toolgate/internal/policy/changefeed"
+	"github.com/toolgate/toolgate/internal/policy/policysvc"
 	"github.com/toolgate/toolgate/internal/postgres"
 	"github.com/toolgate/toolgate/internal/responses"
 	"github.com/toolgate/toolgate/internal/webhook"
@@ -54,7 +56,7 @@ type app struct {
 	guard      *netguard.Guard
 	store      *postgres.Store
 	discoverer *mcpclient.Discoverer
-	policies   *policy.Service
+	policies   *policysvc.Service
 	caller     *mcpclient.Caller
 	info       conversation.Info
 	upCfg      responses.Config
@@ -62,7 +64,7 @@ type app struct {
 	chat       *conversation.Service
 	dispatcher *webhook.Dispatcher
 	webhooks   *webhook.Service
-	changes    *policy.Changes
+	changes    *changefeed.Hub
 	// lctx is the background work's context; stopListening ends it.
 	lctx          context.Context
 	stopListening context.CancelFunc
@@ -156,7 +158,7 @@ func (a *app) buildPolicies(context.Context) error {
 		SchemaBytes: d.ToolSchemaMaxBytes, ListBytes: d.ToolListMaxBytes}
 	a.store = postgres.NewStore(a.pool)
 	a.discoverer = &mcpclient.Discoverer{Timeout: a.cfg.DiscoveryTimeout, Guard: a.guard, Limits: limits}
-	a.policies = policy.New(a.store, a.discoverer, a.log, policy.Options{Limits: limits,
+	a.policies = policysvc.New(a.store, a.discoverer, a.log, policy.Options{Limits: limits,
 		Health: policy.HealthOptions{ListTimeLimit: d.ListTimeLimit, Failures: d.HealthFailures, CheckEvery: d.HealthCheck},
 		URLs:   a.guard, HookClient: hooks.NewClient(a.guard.Transport())})
 	// The MCP face's way to the real servers: the same URL policy as

@@ -15,6 +15,7 @@ import (
 	"github.com/toolgate/toolgate/internal/demomcp"
 	"github.com/toolgate/toolgate/internal/emulator"
 	"github.com/toolgate/toolgate/internal/policy"
+	"github.com/toolgate/toolgate/internal/policy/policysvc"
 )
 
 // DemoLabel is the label the demo MCP server is registered under offline.
@@ -87,24 +88,24 @@ func (o *offline) close(ctx context.Context) {
 // its current URL, so a fresh offline install has a server to chat with,
 // with its read-only hints accepted: it is Toolgate's own code, run by
 // this process, so what it says of its tools is not a stranger's claim.
-func registerDemo(ctx context.Context, policies *policy.Service, url string) error {
-	srv, err := policies.Server(ctx, DemoLabel)
+func registerDemo(ctx context.Context, policies *policysvc.Service, url string) error {
+	srv, err := policies.Servers.Server(ctx, DemoLabel)
 	trusted := policy.HintsTrusted
 	switch {
 	case apperr.KindOf(err) == apperr.NotFound:
-		if _, err = policies.CreateServer(ctx, policy.NewServer{Label: DemoLabel, URL: url,
+		if _, err = policies.Servers.CreateServer(ctx, policy.NewServer{Label: DemoLabel, URL: url,
 			Description: "Toolgate's demo MCP server (offline mode): weather forecasts and alerts"}); err != nil {
 			return err
 		}
-		_, err = policies.UpdateServer(ctx, DemoLabel, policy.ServerPatch{ReadOnlyHints: &trusted})
+		_, err = policies.Servers.UpdateServer(ctx, DemoLabel, policy.ServerPatch{ReadOnlyHints: &trusted})
 		return err
 	case err != nil:
 		return err
 	case srv.URL != url:
-		_, err = policies.UpdateServer(ctx, DemoLabel, policy.ServerPatch{URL: &url, ReadOnlyHints: &trusted})
+		_, err = policies.Servers.UpdateServer(ctx, DemoLabel, policy.ServerPatch{URL: &url, ReadOnlyHints: &trusted})
 		return err
 	case srv.ReadOnlyHints != policy.HintsTrusted:
-		_, err = policies.UpdateServer(ctx, DemoLabel, policy.ServerPatch{ReadOnlyHints: &trusted})
+		_, err = policies.Servers.UpdateServer(ctx, DemoLabel, policy.ServerPatch{ReadOnlyHints: &trusted})
 		return err
 	}
 	return nil

@@ -16,6 +16,7 @@ import (
 	"github.com/toolgate/toolgate/internal/gateway"
 	toolhttp "github.com/toolgate/toolgate/internal/http"
 	"github.com/toolgate/toolgate/internal/policy"
+	"github.com/toolgate/toolgate/internal/policy/changefeed"
 	"github.com/toolgate/toolgate/internal/postgres"
 	"github.com/toolgate/toolgate/internal/postgres/idempotencydb"
 	"github.com/toolgate/toolgate/internal/postgres/notify"
@@ -63,7 +64,7 @@ func (a *app) buildUpstream(ctx context.Context) error {
 func (a *app) startRechecks(ctx context.Context) error {
 	rechecks, stopRechecks := context.WithCancel(ctx)
 	rechecked := make(chan struct{})
-	go func() { defer close(rechecked); a.policies.RunRechecks(rechecks, a.cfg.HealthRecheck) }()
+	go func() { defer close(rechecked); a.policies.Health.RunRechecks(rechecks, a.cfg.HealthRecheck) }()
 	a.onClose(func() { stopRechecks(); <-rechecked })
 	return nil
 }
@@ -89,7 +90,7 @@ func (a *app) buildChat(ctx context.Context) error {
 	// (MCP_ROUTE=gateway) this stays off: every call is checked at the face.
 	if !cfg.Route.Gateway() {
 		d := cfg.Discovery
-		opts.Prelist = &conversation.Prelist{Lister: a.discoverer, Recorder: a.policies, MaxAge: d.PrelistMaxAge, TimeLimit: d.PrelistTimeLimit}
+		opts.Prelist = &conversation.Prelist{Lister: a.discoverer, Recorder: a.policies.Servers, MaxAge: d.PrelistMaxAge, TimeLimit: d.PrelistTimeLimit}
 	}
 	a.chat = conversation.New(postgres.NewConversationStore(a.pool), postgres.NewConversationPolicies(a.policies),
 		responses.New(a.upCfg), a.log, opts)
@@ -113,7 +114,7 @@ func (a *app) startListening(ctx context.Context) error {
 	lctx, stopListening := context.WithCancel(context.WithoutCancel(ctx))
 	a.lctx, a.stopListening = lctx, stopListening
 	a.onClose(stopListening)
-	a.changes = policy.NewChanges()
+	a.changes = changefeed.New()
 	listener := notify.NewListener(a.pool, a.log.With("component", "listener"), (*notifications)(a))
 	go listener.Run(lctx, conversation.ChannelEvents, conversation.ChannelSignals, webhook.Channel, postgres.PolicyChannel,
 		postgres.SettingsChannel)
@@ -148,7 +149,7 @@ func (n *notifications) Notified(channel string, payload []byte) {
 	case postgres.PolicyChannel:
 		// A policy change committed: load it now rather than in the next turn.
 		if v, err := strconv.ParseInt(string(payload), 10, 64); err == nil {
-			go a.policies.WarmTools(a.lctx, v)
+			go a.policies.Requests.WarmTools(a.lctx, v)
 		}
 	}
 }

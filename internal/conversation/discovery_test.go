@@ -122,7 +122,7 @@ func TestDiscovery_HostileListIsRefusedAndNothingIsStored(t *testing.T) {
 	}
 	digests := func() map[string]string {
 		t.Helper()
-		tools, err := e.policies.Tools(as(t.Context(), admin), "hostile")
+		tools, err := e.policies.Policies.Tools(as(t.Context(), admin), "hostile")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -166,11 +166,11 @@ func TestDiscovery_HostileListIsRefusedAndNothingIsStored(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			h.set(tt.list, 0)
-			_, err := e.policies.RefreshTools(as(t.Context(), admin), "hostile")
+			_, err := e.policies.Servers.RefreshTools(as(t.Context(), admin), "hostile")
 			if apperr.KindOf(err) != apperr.Upstream || !strings.Contains(fmt.Sprint(err), tt.want) {
 				t.Errorf("refresh: %v, want a discovery_failed error saying %q", err, tt.want)
 			}
-			srv, err := e.policies.Server(t.Context(), "hostile")
+			srv, err := e.policies.Servers.Server(t.Context(), "hostile")
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -195,7 +195,7 @@ func TestDiscovery_HostileListIsRefusedAndNothingIsStored(t *testing.T) {
 
 	t.Run("behaving again, it is listed and offered again", func(t *testing.T) {
 		h.set(nil, 0)
-		if _, err := e.policies.RefreshTools(as(t.Context(), admin), "hostile"); err != nil {
+		if _, err := e.policies.Servers.RefreshTools(as(t.Context(), admin), "hostile"); err != nil {
 			t.Fatal(err)
 		}
 		conv, rec := e.send(ana, "", "hello")
@@ -230,7 +230,7 @@ func TestHealth_SlowServerIsSkippedUntilFastAgain(t *testing.T) {
 
 	const delay = 2500 * time.Millisecond
 	h.set(nil, delay)
-	checked, err := e.policies.CheckReachable(t.Context(), 0, 8)
+	checked, err := e.policies.Health.CheckReachable(t.Context(), 0, 8)
 	if err != nil || !slices.Contains(checked, "slowpoke") || !slices.Contains(checked, "demo") {
 		t.Fatalf("checked %v, %v: want both servers", checked, err)
 	}
@@ -255,7 +255,7 @@ func TestHealth_SlowServerIsSkippedUntilFastAgain(t *testing.T) {
 	}
 
 	// Still slow: the re-check keeps it out.
-	if _, err := e.policies.RecheckUnreachable(t.Context(), 0, 8); err != nil {
+	if _, err := e.policies.Health.RecheckUnreachable(t.Context(), 0, 8); err != nil {
 		t.Fatal(err)
 	}
 	if hs := e.health("slowpoke"); hs.Status != policy.HealthSlow {
@@ -263,7 +263,7 @@ func TestHealth_SlowServerIsSkippedUntilFastAgain(t *testing.T) {
 	}
 
 	h.set(nil, 0)
-	if _, err := e.policies.RecheckUnreachable(t.Context(), 0, 8); err != nil {
+	if _, err := e.policies.Health.RecheckUnreachable(t.Context(), 0, 8); err != nil {
 		t.Fatal(err)
 	}
 	if hs := e.health("slowpoke"); hs.Status != policy.HealthOK || hs.Since != nil || hs.LastError != "" {
@@ -283,7 +283,7 @@ func TestDiscovery_ProviderListingKeepsTheSameLimits(t *testing.T) {
 	e := newEngine(t, engineOptions{})
 	e.register("later", closedURL(t)+"/mcp") // discovery fails: nothing known yet
 	obj := json.RawMessage(`{"type":"object"}`)
-	err := e.policies.RecordListed(t.Context(), "later", []policy.DiscoveredTool{
+	err := e.policies.Servers.RecordListed(t.Context(), "later", []policy.DiscoveredTool{
 		{Name: "get_forecast", Description: "Get it.", InputSchema: obj},
 		{Name: "get_\u202Etsacerof_eteled", Description: "Delete.", InputSchema: obj},
 		{Name: "chatty", Description: strings.Repeat("d", 100<<10), InputSchema: obj},
@@ -291,7 +291,7 @@ func TestDiscovery_ProviderListingKeepsTheSameLimits(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tools, err := e.policies.Tools(as(t.Context(), admin), "later")
+	tools, err := e.policies.Policies.Tools(as(t.Context(), admin), "later")
 	if err != nil {
 		t.Fatal(err)
 	}

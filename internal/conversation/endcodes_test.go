@@ -199,7 +199,7 @@ var endCases = []endCase{
 	{name: "a request with more servers than the provider accepts is not sent", code: conversation.CodeRequestTooLarge,
 		opts: engineOptions{maxTools: 1},
 		start: func(e *engine) *conversation.Turn {
-			if _, err := e.policies.CreateServer(as(e.t.Context(), admin), policy.NewServer{Label: "demo2", URL: e.demoURL}); err != nil {
+			if _, err := e.policies.Servers.CreateServer(as(e.t.Context(), admin), policy.NewServer{Label: "demo2", URL: e.demoURL}); err != nil {
 				e.t.Fatal(err)
 			}
 			// Offered whatever its discovery made of it on a busy machine:
@@ -559,7 +559,7 @@ var refusalCases = []refusalCase{
 		do: func(e *engine) error {
 			conv, a := e.asking(ana, "")
 			blocked := policy.Blocked
-			if _, err := e.policies.SetPolicy(as(e.t.Context(), admin), "demo", "delete_forecast",
+			if _, err := e.policies.Policies.SetPolicy(as(e.t.Context(), admin), "demo", "delete_forecast",
 				policy.PolicyChange{Layer: policy.LayerWorkspace, Policy: &blocked}); err != nil {
 				e.t.Fatal(err)
 			}
@@ -572,7 +572,7 @@ var refusalCases = []refusalCase{
 	{name: "a grant for a tool an admin locked at Ask", code: "policy_locked", kind: apperr.Forbidden,
 		do: func(e *engine) error {
 			always := policy.Always
-			if _, err := e.policies.SetPolicy(as(e.t.Context(), admin), "demo", "delete_forecast",
+			if _, err := e.policies.Policies.SetPolicy(as(e.t.Context(), admin), "demo", "delete_forecast",
 				policy.PolicyChange{Layer: policy.LayerWorkspace, Policy: &always, Locked: ptr(true)}); err != nil {
 				e.t.Fatal(err)
 			}
@@ -587,7 +587,7 @@ var refusalCases = []refusalCase{
 		}},
 	{name: "a choice an admin did not leave the tool", code: "choice_not_allowed", kind: apperr.Forbidden,
 		do: func(e *engine) error {
-			if _, err := e.policies.SetApprovalCard(as(e.t.Context(), admin), policy.ApprovalCard{ServerLabel: "demo",
+			if _, err := e.policies.Cards.SetApprovalCard(as(e.t.Context(), admin), policy.ApprovalCard{ServerLabel: "demo",
 				ToolName: "delete_forecast", Choices: []policy.Choice{policy.ChoiceApproveOnce, policy.ChoiceDeny}}); err != nil {
 				e.t.Fatal(err)
 			}

@@ -20,6 +20,7 @@ import (
 	"github.com/toolgate/toolgate/internal/emulator"
 	"github.com/toolgate/toolgate/internal/mcpclient"
 	"github.com/toolgate/toolgate/internal/policy"
+	"github.com/toolgate/toolgate/internal/policy/policysvc"
 	"github.com/toolgate/toolgate/internal/postgres"
 	"github.com/toolgate/toolgate/internal/responses"
 	"github.com/toolgate/toolgate/internal/testdb"
@@ -35,7 +36,7 @@ type engine struct {
 	pool     *pgxpool.Pool
 	chat     *conversation.Service
 	replica  func(id string) *conversation.Service // another replica on the same database
-	policies *policy.Service
+	policies *policysvc.Service
 	up       *emuTap
 	demo     *demomcp.Demo
 	demoURL  string // the demo MCP server's endpoint
@@ -65,15 +66,15 @@ func newEngine(t *testing.T, opts engineOptions) *engine {
 	demoMCP := demomcp.New(demomcp.Options{})
 	demo := httptest.NewServer(demoMCP.Handler())
 	t.Cleanup(demo.Close)
-	policies := policy.New(postgres.NewStore(pool), &mcpclient.Discoverer{Timeout: 5 * time.Second}, log, policy.Options{Health: opts.health})
-	srv, err := policies.CreateServer(as(t.Context(), admin), policy.NewServer{Label: "demo", URL: demo.URL + "/mcp"})
+	policies := policysvc.New(postgres.NewStore(pool), &mcpclient.Discoverer{Timeout: 5 * time.Second}, log, policy.Options{Health: opts.health})
+	srv, err := policies.Servers.CreateServer(as(t.Context(), admin), policy.NewServer{Label: "demo", URL: demo.URL + "/mcp"})
 	if err != nil || srv.RefreshError != "" || srv.ToolCount == 0 {
 		t.Fatalf("registering the demo server: %v %q (%d tools)", err, srv.RefreshError, srv.ToolCount)
 	}
 	// Its read-only hints accepted, as the offline demo's are: the tests
 	// count on get_forecast running unasked.
 	trusted := policy.HintsTrusted
-	if _, err := policies.UpdateServer(as(t.Context(), admin), "demo", policy.ServerPatch{ReadOnlyHints: &trusted}); err != nil {
+	if _, err := policies.Servers.UpdateServer(as(t.Context(), admin), "demo", policy.ServerPatch{ReadOnlyHints: &trusted}); err != nil {
 		t.Fatal(err)
 	}
 	up := newEmuTap(t)

@@ -36,7 +36,7 @@ func gateCall(t *testing.T, e *engine, c gateway.Claims, tool, args string) gate
 	if err != nil {
 		t.Fatal(err)
 	}
-	def, ok, err := e.policies.DiscoveredTool(t.Context(), "demo", tool)
+	def, ok, err := e.policies.Servers.DiscoveredTool(t.Context(), "demo", tool)
 	if err != nil || !ok {
 		t.Fatalf("the demo server's %s is not discovered: %v", tool, err)
 	}
@@ -329,7 +329,7 @@ func TestGate_ChangedDefinitionIsRefusedAndAsksFromTheNextRequest(t *testing.T) 
 	if row := readCall(t, e.pool, v.CallID); row.Definition != changed.Digest() {
 		t.Errorf("the refused call's record names definition %q; want the one the server listed, %q", row.Definition, changed.Digest())
 	}
-	groups, _, err := e.policies.RequestTools(t.Context(), ana.ID, nil, nil)
+	groups, _, err := e.policies.Requests.RequestTools(t.Context(), ana.ID, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -360,7 +360,7 @@ func TestGate_ChangedDefinitionIsRefusedAndAsksFromTheNextRequest(t *testing.T) 
 	call := gateCall(t, e2, claims2, "delete_forecast", approvedArgs)
 	moved := *call.Definition
 	moved.Description = "Deletes every forecast"
-	if _, err := e2.policies.RecordDefinitions(t.Context(), "demo", []policy.DiscoveredTool{moved}); err != nil {
+	if _, err := e2.policies.Servers.RecordDefinitions(t.Context(), "demo", []policy.DiscoveredTool{moved}); err != nil {
 		t.Fatal(err)
 	}
 	call.Definition = &moved
@@ -377,13 +377,13 @@ func TestGate_RefusalsEachHaveAReceipt(t *testing.T) {
 	turn := e.message(ana, "", "hello")
 	claims := gateway.Claims{ConversationID: turn.ConversationID(), TurnID: turn.ID(), ServerLabel: "demo"}
 	blocked := policy.Blocked
-	if _, err := e.policies.SetPolicy(as(t.Context(), admin), "demo", "get_forecast",
+	if _, err := e.policies.Policies.SetPolicy(as(t.Context(), admin), "demo", "get_forecast",
 		policy.PolicyChange{Layer: policy.LayerWorkspace, Policy: &blocked}); err != nil {
 		t.Fatal(err)
 	}
 	var listed []policy.DiscoveredTool
 	for _, name := range []string{"get_forecast", "delete_forecast"} {
-		d, _, _ := e.policies.DiscoveredTool(t.Context(), "demo", name)
+		d, _, _ := e.policies.Servers.DiscoveredTool(t.Context(), "demo", name)
 		listed = append(listed, d)
 	}
 	seen, err := g.Listed(t.Context(), claims, listed)
@@ -434,7 +434,7 @@ func TestGate_RefusalsEachHaveAReceipt(t *testing.T) {
 	}
 
 	off := false
-	if _, err := e.policies.UpdateServer(as(t.Context(), admin), "demo", policy.ServerPatch{Enabled: &off}); err != nil {
+	if _, err := e.policies.Servers.UpdateServer(as(t.Context(), admin), "demo", policy.ServerPatch{Enabled: &off}); err != nil {
 		t.Fatal(err)
 	}
 	var ref *gateway.Refusal
@@ -606,7 +606,7 @@ func TestGate_RugPullAfterAPersonalNeverIsRefused(t *testing.T) {
 	e := newEngine(t, engineOptions{})
 	g := conversation.NewCallGate(e.chat)
 	never := policy.Never
-	if _, err := e.policies.SetPolicy(as(t.Context(), ana), "demo", "delete_forecast",
+	if _, err := e.policies.Policies.SetPolicy(as(t.Context(), ana), "demo", "delete_forecast",
 		policy.PolicyChange{Layer: policy.LayerUser, Policy: &never}); err != nil {
 		t.Fatal(err)
 	}

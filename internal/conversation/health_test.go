@@ -74,11 +74,11 @@ func (m *mcpSite) up() {
 // register registers a second MCP server as an admin.
 func (e *engine) register(label, url string) policy.Server {
 	e.t.Helper()
-	if _, err := e.policies.CreateServer(as(e.t.Context(), admin), policy.NewServer{Label: label, URL: url}); err != nil {
+	if _, err := e.policies.Servers.CreateServer(as(e.t.Context(), admin), policy.NewServer{Label: label, URL: url}); err != nil {
 		e.t.Fatalf("registering %s: %v", label, err)
 	}
 	trusted := policy.HintsTrusted
-	srv, err := e.policies.UpdateServer(as(e.t.Context(), admin), label, policy.ServerPatch{ReadOnlyHints: &trusted})
+	srv, err := e.policies.Servers.UpdateServer(as(e.t.Context(), admin), label, policy.ServerPatch{ReadOnlyHints: &trusted})
 	if err != nil {
 		e.t.Fatalf("trusting %s's hints: %v", label, err)
 	}
@@ -87,7 +87,7 @@ func (e *engine) register(label, url string) policy.Server {
 
 func (e *engine) health(label string) policy.Health {
 	e.t.Helper()
-	srv, err := e.policies.Server(e.t.Context(), label)
+	srv, err := e.policies.Servers.Server(e.t.Context(), label)
 	if err != nil {
 		e.t.Fatal(err)
 	}
@@ -221,7 +221,7 @@ func TestHealth_RecoveredServerIsOfferedAgain(t *testing.T) {
 	site.up()
 	ctx, cancel := context.WithCancel(t.Context())
 	done := make(chan struct{})
-	go func() { defer close(done); e.policies.RunRechecks(ctx, 100*time.Millisecond) }()
+	go func() { defer close(done); e.policies.Health.RunRechecks(ctx, 100*time.Millisecond) }()
 	t.Cleanup(func() { cancel(); <-done })
 	deadline := time.Now().Add(15 * time.Second)
 	for e.health("demo-2").Status != policy.HealthOK {
@@ -300,11 +300,11 @@ func TestHealth_424OnDecisionsIsNotRetried(t *testing.T) {
 func TestHealth_AnsweredServerIsOfferedWhileUnreachable(t *testing.T) {
 	e := newEngine(t, engineOptions{})
 	conv, a := e.asking(ana, "")
-	srv, err := e.policies.Server(t.Context(), "demo")
+	srv, err := e.policies.Servers.Server(t.Context(), "demo")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := e.policies.ServerFailed(t.Context(), "demo", srv.URL, "a call could not reach it"); err != nil {
+	if err := e.policies.Health.ServerFailed(t.Context(), "demo", srv.URL, "a call could not reach it"); err != nil {
 		t.Fatal(err)
 	}
 	turn, err := e.decide(ana, conv, a.ID, true)
@@ -391,13 +391,13 @@ func TestHealth_TurnsRecordWhatTheyLearn(t *testing.T) {
 // server's old URL does not mark it unreachable once it points elsewhere.
 func TestHealth_FailureOfAnOldURLIsIgnored(t *testing.T) {
 	e := newEngine(t, engineOptions{})
-	if err := e.policies.ServerFailed(t.Context(), "demo", "http://127.0.0.1:1/old", "refused"); err != nil {
+	if err := e.policies.Health.ServerFailed(t.Context(), "demo", "http://127.0.0.1:1/old", "refused"); err != nil {
 		t.Fatal(err)
 	}
 	if h := e.health("demo"); h.Status != policy.HealthOK {
 		t.Errorf("health %+v, want ok: the failure was of another URL", h)
 	}
-	if err := e.policies.ServerFailed(t.Context(), "gone", "", "refused"); err != nil {
+	if err := e.policies.Health.ServerFailed(t.Context(), "gone", "", "refused"); err != nil {
 		t.Errorf("a failure of a deleted server: %v, want no error", err)
 	}
 }
@@ -430,7 +430,7 @@ func TestHealth_ProviderErrorsKeepURLSecrets(t *testing.T) {
 	// Whatever a turn reports (a listing's or a call's error quoting the
 	// URL) is stored masked.
 	url := site.url() + "?api_key=" + secret
-	if err := e.policies.ServerFailed(t.Context(), "demo-2", url, `Could not reach the MCP server: Post "`+url+`": connection refused`); err != nil {
+	if err := e.policies.Health.ServerFailed(t.Context(), "demo-2", url, `Could not reach the MCP server: Post "`+url+`": connection refused`); err != nil {
 		t.Fatal(err)
 	}
 	if h := e.health("demo-2"); strings.Contains(h.LastError, secret) || !strings.Contains(h.LastError, "api_key=********6789") {

@@ -70,7 +70,7 @@ func (h *hookRecv) requests() []hooks.Request {
 // setHook makes h the decision hook of label ("": the workspace's).
 func (e *engine) setHook(label string, h *hookRecv, timeoutMS int) {
 	e.t.Helper()
-	_, secret, err := e.policies.SetDecisionHook(as(e.t.Context(), admin), label, policy.DecisionHookInput{URL: h.url + "/decide", TimeoutMS: &timeoutMS})
+	_, secret, err := e.policies.Hooks.SetDecisionHook(as(e.t.Context(), admin), label, policy.DecisionHookInput{URL: h.url + "/decide", TimeoutMS: &timeoutMS})
 	if err != nil {
 		e.t.Fatal(err)
 	}
@@ -218,7 +218,7 @@ func TestHooks_HookCannotApproveLockedOrBlocked(t *testing.T) {
 	t.Run("locked always", func(t *testing.T) {
 		e := newEngine(t, engineOptions{})
 		always, locked := policy.Always, true
-		if _, err := e.policies.SetPolicy(as(t.Context(), admin), "demo", "delete_forecast",
+		if _, err := e.policies.Policies.SetPolicy(as(t.Context(), admin), "demo", "delete_forecast",
 			policy.PolicyChange{Layer: policy.LayerWorkspace, Policy: &always, Locked: &locked}); err != nil {
 			t.Fatal(err)
 		}
@@ -240,7 +240,7 @@ func TestHooks_HookCannotApproveLockedOrBlocked(t *testing.T) {
 		// The admin blocks the tool while the hook thinks it over.
 		h := newHookRecv(t, func(w http.ResponseWriter, r hooks.Request) {
 			blocked := policy.Blocked
-			if _, err := e.policies.SetPolicy(as(t.Context(), admin), "demo", "delete_forecast",
+			if _, err := e.policies.Policies.SetPolicy(as(t.Context(), admin), "demo", "delete_forecast",
 				policy.PolicyChange{Layer: policy.LayerWorkspace, Policy: &blocked}); err != nil {
 				t.Error(err)
 			}

@@ -15,6 +15,7 @@ import (
 	"github.com/toolgate/toolgate/internal/auth"
 	"github.com/toolgate/toolgate/internal/conversation"
 	"github.com/toolgate/toolgate/internal/policy"
+	"github.com/toolgate/toolgate/internal/policy/policysvc"
 	"github.com/toolgate/toolgate/internal/postgres"
 	"github.com/toolgate/toolgate/internal/testdb"
 )
@@ -46,7 +47,7 @@ func newChat(t *testing.T, limits conversation.Limits) *chatEnv {
 		t.Fatal(err)
 	}
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	policies := policy.New(postgres.NewStore(pool), nil, log, policy.Options{})
+	policies := policysvc.New(postgres.NewStore(pool), nil, log, policy.Options{})
 	up := &scriptedUpstream{}
 	chat := conversation.New(postgres.NewConversationStore(pool), postgres.NewConversationPolicies(policies), up, log,
 		conversation.Options{Info: conversation.Info{Offline: true}, Limits: limits})

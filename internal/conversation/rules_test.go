@@ -15,7 +15,7 @@ import (
 // setRules replaces one list of argument rules, as the admin.
 func (e *engine) setRules(l policy.RuleList, rs ...rules.Rule) {
 	e.t.Helper()
-	if _, err := e.policies.SetRules(as(e.t.Context(), admin), l, rs); err != nil {
+	if _, err := e.policies.Rules.SetRules(as(e.t.Context(), admin), l, rs); err != nil {
 		e.t.Fatalf("SetRules(%+v): %v", l, err)
 	}
 }
@@ -228,7 +228,7 @@ func TestRules_ApprovingRuleCannotLoosenAskEverything(t *testing.T) {
 	e := newEngine(t, engineOptions{})
 	e.setRules(deleteForecast, rules.Rule{When: `true`, Decision: rules.Approve})
 	on := true
-	if _, err := e.policies.UpdateSettings(as(t.Context(), admin), policy.SettingsPatch{AskEverything: &on}); err != nil {
+	if _, err := e.policies.Policies.UpdateSettings(as(t.Context(), admin), policy.SettingsPatch{AskEverything: &on}); err != nil {
 		t.Fatal(err)
 	}
 	_, rec := e.send(ana, "", `delete_forecast {"city": "Test"}`)

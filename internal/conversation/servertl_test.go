@@ -21,7 +21,7 @@ func (e *engine) addServer(label string, set func(*policy.NewServer)) *demomcp.D
 	if set != nil {
 		set(&in)
 	}
-	got, err := e.policies.CreateServer(as(e.t.Context(), admin), in)
+	got, err := e.policies.Servers.CreateServer(as(e.t.Context(), admin), in)
 	if err != nil || got.ToolCount == 0 {
 		e.t.Fatalf("registering %s: %v (%d tools)", label, err, got.ToolCount)
 	}
@@ -85,7 +85,7 @@ func TestExpiry_ServerOverrideExpiresOnlyItsOwnRequests(t *testing.T) {
 
 	// 0: the server's requests never expire, however old.
 	never := 0
-	if _, err := e.policies.UpdateServer(as(t.Context(), admin), "demo", policy.ServerPatch{
+	if _, err := e.policies.Servers.UpdateServer(as(t.Context(), admin), "demo", policy.ServerPatch{
 		ApprovalTTLSeconds: policy.Optional[int]{Set: true, Value: &never}}); err != nil {
 		t.Fatal(err)
 	}

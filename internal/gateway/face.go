@@ -16,7 +16,7 @@ import (
 )
 
 // Servers finds a registered MCP server by label: its real URL, its stored
-// headers and whether it is enabled (policy.Service has it). A server that
+// headers and whether it is enabled (registry.Servers has it). A server that
 // does not exist is an *apperr.Error of kind NotFound.
 type Servers interface {
 	Server(ctx context.Context, label string) (policy.Server, error)

@@ -20,7 +20,7 @@ type putApprovalCardRequest struct {
 // listApprovalCards lists the words and choices admins set for a server's
 // tools.
 func (s *Server) listApprovalCards(c echo.Context) error {
-	cards, err := s.policies.ApprovalCards(c.Request().Context(), c.Param("serverId"))
+	cards, err := s.policies.Cards.ApprovalCards(c.Request().Context(), c.Param("serverId"))
 	if err != nil {
 		return err
 	}
@@ -38,7 +38,7 @@ func (s *Server) putApprovalCard(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	card, err := s.policies.SetApprovalCard(c.Request().Context(), policy.ApprovalCard{ServerLabel: c.Param("serverId"),
+	card, err := s.policies.Cards.SetApprovalCard(c.Request().Context(), policy.ApprovalCard{ServerLabel: c.Param("serverId"),
 		ToolName: name, Text: req.Text, Choices: req.Choices})
 	if err != nil {
 		return err
@@ -52,7 +52,7 @@ func (s *Server) deleteApprovalCard(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := s.policies.DeleteApprovalCard(c.Request().Context(), c.Param("serverId"), name); err != nil {
+	if err := s.policies.Cards.DeleteApprovalCard(c.Request().Context(), c.Param("serverId"), name); err != nil {
 		return err
 	}
 	return c.NoContent(http.StatusNoContent)

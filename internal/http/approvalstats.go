@@ -42,7 +42,7 @@ func (s *Server) approvalStats(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	stats, err := s.policies.ApprovalStats(c.Request().Context(), p)
+	stats, err := s.policies.Audit.ApprovalStats(c.Request().Context(), p)
 	if err != nil {
 		return err
 	}

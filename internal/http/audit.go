@@ -50,7 +50,7 @@ func (s *Server) listAudit(c echo.Context) error {
 		}
 		q.BeforeID = id
 	}
-	page, err := s.policies.Audit(c.Request().Context(), q)
+	page, err := s.policies.Audit.Audit(c.Request().Context(), q)
 	if err != nil {
 		return err
 	}
@@ -69,7 +69,7 @@ func (s *Server) exportAudit(c echo.Context) error {
 	q.Limit = auditExportPage
 	// The first page is read before the header goes out, so a failure is
 	// still an error answer.
-	page, err := s.policies.Audit(ctx, q)
+	page, err := s.policies.Audit.Audit(ctx, q)
 	if err != nil {
 		return err
 	}
@@ -90,7 +90,7 @@ func (s *Server) exportAudit(c echo.Context) error {
 			return nil
 		}
 		if q.BeforeID, err = policy.DecodeCursor(*page.NextCursor); err == nil {
-			page, err = s.policies.Audit(ctx, q)
+			page, err = s.policies.Audit.Audit(ctx, q)
 		}
 		if err != nil {
 			// The answer has begun: it can only be cut short, which a

@@ -47,7 +47,7 @@ type putDecisionHookRequest struct {
 // address it by serverId, the workspace's have none.
 
 func (s *Server) getDecisionHook(c echo.Context) error {
-	h, err := s.policies.DecisionHook(c.Request().Context(), c.Param("serverId"))
+	h, err := s.policies.Hooks.DecisionHook(c.Request().Context(), c.Param("serverId"))
 	if err != nil {
 		return err
 	}
@@ -59,7 +59,7 @@ func (s *Server) putDecisionHook(c echo.Context) error {
 	if err := s.decode(c, &req); err != nil {
 		return err
 	}
-	h, secret, err := s.policies.SetDecisionHook(c.Request().Context(), c.Param("serverId"), policy.DecisionHookInput{
+	h, secret, err := s.policies.Hooks.SetDecisionHook(c.Request().Context(), c.Param("serverId"), policy.DecisionHookInput{
 		URL: req.URL, TimeoutMS: req.TimeoutMS, Enabled: req.Enabled, RotateSecret: req.RotateSecret})
 	if err != nil {
 		return err
@@ -68,7 +68,7 @@ func (s *Server) putDecisionHook(c echo.Context) error {
 }
 
 func (s *Server) deleteDecisionHook(c echo.Context) error {
-	if err := s.policies.DeleteDecisionHook(c.Request().Context(), c.Param("serverId")); err != nil {
+	if err := s.policies.Hooks.DeleteDecisionHook(c.Request().Context(), c.Param("serverId")); err != nil {
 		return err
 	}
 	return c.NoContent(http.StatusNoContent)
@@ -77,7 +77,7 @@ func (s *Server) deleteDecisionHook(c echo.Context) error {
 // testDecisionHook sends the hook a sample request: its answer is the
 // response (200 whatever the hook did; error says why it counts as ask).
 func (s *Server) testDecisionHook(c echo.Context) error {
-	a, err := s.policies.TestDecisionHook(c.Request().Context(), c.Param("serverId"))
+	a, err := s.policies.Hooks.TestDecisionHook(c.Request().Context(), c.Param("serverId"))
 	if err != nil {
 		return err
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/toolgate/toolgate/internal/hooks"
 	"github.com/toolgate/toolgate/internal/netguard"
 	"github.com/toolgate/toolgate/internal/policy"
+	"github.com/toolgate/toolgate/internal/policy/policysvc"
 	"github.com/toolgate/toolgate/internal/postgres"
 )
 
@@ -239,7 +240,7 @@ func TestDecisionHooks_URLPolicy(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	svc := policy.New(postgres.NewStore(e.pool), nil, e.log, policy.Options{URLs: g})
+	svc := policysvc.New(postgres.NewStore(e.pool), nil, e.log, policy.Options{URLs: g})
 	ctx := auth.WithUser(context.Background(), e.admin)
 	for _, tc := range []struct {
 		url string
@@ -252,7 +253,7 @@ func TestDecisionHooks_URLPolicy(t *testing.T) {
 		{"https://10.0.0.1/hook", false},          // private, not allowed
 		{"https://169.254.169.254/latest", false}, // metadata, never
 	} {
-		_, _, err := svc.SetDecisionHook(ctx, "weather", policy.DecisionHookInput{URL: tc.url})
+		_, _, err := svc.Hooks.SetDecisionHook(ctx, "weather", policy.DecisionHookInput{URL: tc.url})
 		if tc.ok && err != nil {
 			t.Errorf("%s refused: %v", tc.url, err)
 		}
@@ -261,7 +262,7 @@ func TestDecisionHooks_URLPolicy(t *testing.T) {
 		}
 	}
 	_, member := e.newUser(auth.Member)
-	if _, _, err := svc.SetDecisionHook(auth.WithUser(context.Background(), member), "", policy.DecisionHookInput{URL: "https://93.184.216.34/"}); err == nil {
+	if _, _, err := svc.Hooks.SetDecisionHook(auth.WithUser(context.Background(), member), "", policy.DecisionHookInput{URL: "https://93.184.216.34/"}); err == nil {
 		t.Error("a member set the workspace hook through the service")
 	}
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/toolgate/toolgate/internal/mcpclient"
 	"github.com/toolgate/toolgate/internal/netguard"
 	"github.com/toolgate/toolgate/internal/policy"
+	"github.com/toolgate/toolgate/internal/policy/policysvc"
 	"github.com/toolgate/toolgate/internal/postgres"
 )
 
@@ -127,8 +128,8 @@ func (e *apiEnv) prelist() *conversation.Prelist {
 		e.t.Fatal(err)
 	}
 	lister := &mcpclient.Discoverer{Timeout: 10 * time.Second, Guard: guard, Name: prelistClient}
-	recorder := policy.New(postgres.NewStore(e.pool), lister, e.log, policy.Options{})
-	return &conversation.Prelist{Lister: lister, Recorder: recorder, MaxAge: d.maxAge, TimeLimit: d.limit}
+	recorder := policysvc.New(postgres.NewStore(e.pool), lister, e.log, policy.Options{})
+	return &conversation.Prelist{Lister: lister, Recorder: recorder.Servers, MaxAge: d.maxAge, TimeLimit: d.limit}
 }
 
 type noticeEvent struct {

@@ -28,6 +28,8 @@ import (
 	"github.com/toolgate/toolgate/internal/metrics"
 	"github.com/toolgate/toolgate/internal/netguard"
 	"github.com/toolgate/toolgate/internal/policy"
+	"github.com/toolgate/toolgate/internal/policy/changefeed"
+	"github.com/toolgate/toolgate/internal/policy/policysvc"
 	"github.com/toolgate/toolgate/internal/postgres"
 	"github.com/toolgate/toolgate/internal/postgres/authdb"
 	"github.com/toolgate/toolgate/internal/postgres/idempotencydb"
@@ -84,7 +86,7 @@ type envOptions struct {
 	face       *responses.Face     // MCP_ROUTE=gateway: tool entries point at this face (nil: direct)
 
 	// mcpFace builds Options.MCPFace over the API's servers (nil: the face is off).
-	mcpFace func(*policy.Service) http.Handler
+	mcpFace func(*policysvc.Service) http.Handler
 	// gateway runs MCP_ROUTE=gateway as cmd/api wires it: the tool entries
 	// name this API's own face (/mcp/{label}) with capability tokens, the
 	// face asks the real gate (conversation.CallGate), and approvals are
@@ -180,7 +182,7 @@ func (e *apiEnv) newUser(role auth.Role) (*apiEnv, auth.User) {
 	return &c, u
 }
 
-func (e *apiEnv) mcpFace(svc *policy.Service) http.Handler {
+func (e *apiEnv) mcpFace(svc *policysvc.Service) http.Handler {
 	if e.opts.mcpFace == nil {
 		return nil
 	}
@@ -199,7 +201,7 @@ func (e *apiEnv) anon() *apiEnv {
 func (e *apiEnv) start() {
 	e.t.Helper()
 	store := postgres.NewStore(e.pool)
-	svc := policy.New(store, &mcpclient.Discoverer{Timeout: 3e9}, e.log, policy.Options{})
+	svc := policysvc.New(store, &mcpclient.Discoverer{Timeout: 3e9}, e.log, policy.Options{})
 	if e.opts.layout == "" {
 		e.opts.layout = "default"
 	}
@@ -224,7 +226,7 @@ func (e *apiEnv) start() {
 	lctx, stop := context.WithCancel(context.Background())
 	e.t.Cleanup(stop)
 	chat := e.chat
-	changes := policy.NewChanges()
+	changes := changefeed.New()
 	connected := make(chan struct{})
 	var once sync.Once
 	listener := notify.NewListener(e.pool, e.log, notify.Funcs{
@@ -262,7 +264,7 @@ func (e *apiEnv) start() {
 	if e.opts.gateway {
 		caller := &mcpclient.Caller{CallTimeout: 10 * time.Second}
 		e.t.Cleanup(caller.Close)
-		mcpFace = gateway.NewFace(gateway.FaceOptions{Tokens: e.tokens, Gate: conversation.NewCallGate(e.chat), Servers: svc,
+		mcpFace = gateway.NewFace(gateway.FaceOptions{Tokens: e.tokens, Gate: conversation.NewCallGate(e.chat), Servers: svc.Servers,
 			Upstream: caller, DefinitionMaxAge: e.opts.definitionMaxAge, Logger: e.log}) // 0: list at every call
 	}
 	e.api = toolhttp.NewServer(e.log, svc, e.chat, e.auth, store, toolhttp.Options{MaxBodyBytes: 64 << 10, Heartbeat: e.opts.heartbeat, WebDir: e.opts.webDir,

@@ -15,6 +15,7 @@ import (
 	toolhttp "github.com/toolgate/toolgate/internal/http"
 	"github.com/toolgate/toolgate/internal/mcpclient"
 	"github.com/toolgate/toolgate/internal/policy"
+	"github.com/toolgate/toolgate/internal/policy/policysvc"
 	"github.com/toolgate/toolgate/internal/postgres"
 	"github.com/toolgate/toolgate/internal/postgres/authdb"
 )
@@ -37,7 +38,7 @@ func TestFaults_DatabaseDownIs503WithoutDetails(t *testing.T) {
 	}), nil))
 	store := postgres.NewStore(pool)
 	authn := auth.New(authdb.Stores(pool), auth.Options{}, log)
-	srv := httptest.NewServer(toolhttp.NewServer(log, policy.New(store, &mcpclient.Discoverer{}, log, policy.Options{}), nil, authn, store, toolhttp.Options{MaxBodyBytes: 1 << 20}))
+	srv := httptest.NewServer(toolhttp.NewServer(log, policysvc.New(store, &mcpclient.Discoverer{}, log, policy.Options{}), nil, authn, store, toolhttp.Options{MaxBodyBytes: 1 << 20}))
 	defer srv.Close()
 	// The token cannot be checked either: still 503, not 401.
 	e := &apiEnv{t: t, url: srv.URL, token: auth.TokenPrefix + "unchecked"}

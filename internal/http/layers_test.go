@@ -19,6 +19,7 @@ import (
 	"github.com/toolgate/toolgate/internal/apperr"
 	"github.com/toolgate/toolgate/internal/auth"
 	"github.com/toolgate/toolgate/internal/policy"
+	"github.com/toolgate/toolgate/internal/policy/policysvc"
 	"github.com/toolgate/toolgate/internal/postgres"
 )
 
@@ -433,25 +434,25 @@ func TestLayers_ServiceRefusesMembersWhateverTheRoute(t *testing.T) {
 	e := newAPI(t)
 	e.createDemo("weather")
 	_, member := e.newUser(auth.Member)
-	svc := policy.New(postgres.NewStore(e.pool), nil, e.log, policy.Options{})
+	svc := policysvc.New(postgres.NewStore(e.pool), nil, e.log, policy.Options{})
 	ctx := auth.WithUser(context.Background(), member)
 	never, locked := policy.Never, true
 	calls := map[string]error{
 		"settings": func() error {
-			_, err := svc.UpdateSettings(ctx, policy.SettingsPatch{DefaultPolicy: &never})
+			_, err := svc.Policies.UpdateSettings(ctx, policy.SettingsPatch{DefaultPolicy: &never})
 			return err
 		}(),
 		"server lock": func() error {
-			_, err := svc.UpdateServer(ctx, "weather", policy.ServerPatch{DefaultPolicyLocked: &locked})
+			_, err := svc.Servers.UpdateServer(ctx, "weather", policy.ServerPatch{DefaultPolicyLocked: &locked})
 			return err
 		}(),
 		"create server": func() error {
-			_, err := svc.CreateServer(ctx, policy.NewServer{Label: "x", URL: "http://127.0.0.1:1/mcp"})
+			_, err := svc.Servers.CreateServer(ctx, policy.NewServer{Label: "x", URL: "http://127.0.0.1:1/mcp"})
 			return err
 		}(),
-		"delete server": svc.DeleteServer(ctx, "weather"),
+		"delete server": svc.Servers.DeleteServer(ctx, "weather"),
 		"workspace policy": func() error {
-			_, err := svc.SetPolicy(ctx, "weather", "get_forecast", policy.PolicyChange{Layer: policy.LayerWorkspace, Policy: &never})
+			_, err := svc.Policies.SetPolicy(ctx, "weather", "get_forecast", policy.PolicyChange{Layer: policy.LayerWorkspace, Policy: &never})
 			return err
 		}(),
 	}
@@ -463,7 +464,7 @@ func TestLayers_ServiceRefusesMembersWhateverTheRoute(t *testing.T) {
 	if _, err := policy.ParseLayer(member, "workspace"); apperr.KindOf(err) != apperr.Forbidden {
 		t.Errorf("ParseLayer(member, workspace) = %v, want forbidden", err)
 	}
-	if _, err := svc.Tools(context.Background(), "weather"); apperr.KindOf(err) != apperr.Internal {
+	if _, err := svc.Policies.Tools(context.Background(), "weather"); apperr.KindOf(err) != apperr.Internal {
 		t.Errorf("Tools without a signed-in user = %v, want an internal error (never 'anyone')", err)
 	}
 	var set map[string]any

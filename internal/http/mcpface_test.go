@@ -17,6 +17,7 @@ import (
 	"github.com/toolgate/toolgate/internal/mcpclient"
 	"github.com/toolgate/toolgate/internal/netguard"
 	"github.com/toolgate/toolgate/internal/policy"
+	"github.com/toolgate/toolgate/internal/policy/policysvc"
 )
 
 // openGate lets every token and call through: these tests are about the
@@ -71,7 +72,7 @@ func TestMCPFace_OnlyTheCapabilityTokenAuthorizes(t *testing.T) {
 	t.Cleanup(caller.Close)
 	face := gateway.NewFace(gateway.FaceOptions{Tokens: tokens, Gate: openGate{}, Upstream: caller,
 		Servers: oneServer{policy.Server{Label: "demo", URL: demoSrv.URL + "/mcp", Headers: map[string]string{"Authorization": "Bearer demo-secret"}, Enabled: true}}})
-	e := newAPIWith(t, envOptions{mcpFace: func(*policy.Service) http.Handler { return face }})
+	e := newAPIWith(t, envOptions{mcpFace: func(*policysvc.Service) http.Handler { return face }})
 	capTok := tokens.Mint(gateway.Claims{ConversationID: "c", TurnID: "t", ServerLabel: "demo", ExpiresAt: time.Now().Add(time.Hour)})
 	with := func(extra map[string]string) map[string]string {
 		h := map[string]string{}
@@ -142,9 +143,9 @@ func TestMCPFace_ForwardsWithTheRegisteredServersStoredHeaders(t *testing.T) {
 	}
 	caller := &mcpclient.Caller{Guard: guard}
 	t.Cleanup(caller.Close)
-	e := newAPIWith(t, envOptions{mcpFace: func(svc *policy.Service) http.Handler {
+	e := newAPIWith(t, envOptions{mcpFace: func(svc *policysvc.Service) http.Handler {
 		// policy.Service is the face's registry, as cmd/api wires it.
-		return gateway.NewFace(gateway.FaceOptions{Tokens: tokens, Gate: openGate{}, Servers: svc, Upstream: caller})
+		return gateway.NewFace(gateway.FaceOptions{Tokens: tokens, Gate: openGate{}, Servers: svc.Servers, Upstream: caller})
 	}})
 	e.must(201, "POST", "/api/mcp/servers", map[string]any{"label": "weather", "url": demoSrv.URL + "/mcp?key=q-secret-5",
 		"headers": map[string]string{"Authorization": "Bearer stored-secret-4411"}}, nil)

@@ -24,6 +24,7 @@ import (
 	toolhttp "github.com/toolgate/toolgate/internal/http"
 	"github.com/toolgate/toolgate/internal/mcpclient"
 	"github.com/toolgate/toolgate/internal/policy"
+	"github.com/toolgate/toolgate/internal/policy/policysvc"
 	"github.com/toolgate/toolgate/internal/postgres"
 	"github.com/toolgate/toolgate/internal/postgres/authdb"
 	"github.com/toolgate/toolgate/internal/testdb"
@@ -118,7 +119,7 @@ func (e *oidcEnv) configure(admins auth.OIDCConfig) {
 	cfg.RedirectURL = e.apiURL + "/api/auth/oidc/callback"
 	e.auth = auth.New(authdb.Stores(e.pool), auth.Options{Mode: auth.ModeOIDC, OIDC: auth.NewOIDC(cfg)}, e.log)
 	store := postgres.NewStore(e.pool)
-	var h http.Handler = toolhttp.NewServer(e.log, policy.New(store, &mcpclient.Discoverer{}, e.log, policy.Options{}), nil, e.auth, store,
+	var h http.Handler = toolhttp.NewServer(e.log, policysvc.New(store, &mcpclient.Discoverer{}, e.log, policy.Options{}), nil, e.auth, store,
 		toolhttp.Options{MaxBodyBytes: 1 << 20})
 	e.handler.Store(&h)
 }

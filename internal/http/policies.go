@@ -13,7 +13,7 @@ import (
 )
 
 func (s *Server) listTools(c echo.Context) error {
-	tools, err := s.policies.Tools(c.Request().Context(), c.Param("serverId"))
+	tools, err := s.policies.Policies.Tools(c.Request().Context(), c.Param("serverId"))
 	if err != nil {
 		return err
 	}
@@ -21,7 +21,7 @@ func (s *Server) listTools(c echo.Context) error {
 }
 
 func (s *Server) listPolicies(c echo.Context) error {
-	pols, err := s.policies.Policies(c.Request().Context(), c.Param("serverId"))
+	pols, err := s.policies.Policies.Policies(c.Request().Context(), c.Param("serverId"))
 	if err != nil {
 		return err
 	}
@@ -91,7 +91,7 @@ func (s *Server) putPolicy(c echo.Context) error {
 		return err
 	}
 	p := policy.Policy(*req.Policy)
-	tool, err := s.policies.SetPolicy(c.Request().Context(), c.Param("serverId"), name,
+	tool, err := s.policies.Policies.SetPolicy(c.Request().Context(), c.Param("serverId"), name,
 		policy.PolicyChange{Layer: l, Policy: &p, Locked: req.Locked})
 	if err != nil {
 		return err
@@ -104,7 +104,7 @@ func (s *Server) deletePolicy(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	tool, err := s.policies.DeletePolicy(c.Request().Context(), c.Param("serverId"), name, l)
+	tool, err := s.policies.Policies.DeletePolicy(c.Request().Context(), c.Param("serverId"), name, l)
 	if err != nil {
 		return err
 	}
@@ -129,10 +129,10 @@ func (s *Server) putPolicies(c echo.Context) error {
 		return err
 	}
 	ctx := c.Request().Context()
-	if err := s.policies.SetPolicies(ctx, c.Param("serverId"), l, req.Policies); err != nil {
+	if err := s.policies.Policies.SetPolicies(ctx, c.Param("serverId"), l, req.Policies); err != nil {
 		return err
 	}
-	tools, err := s.policies.Tools(ctx, c.Param("serverId"))
+	tools, err := s.policies.Policies.Tools(ctx, c.Param("serverId"))
 	if err != nil {
 		return err
 	}
@@ -150,7 +150,7 @@ func (s *Server) clearPolicies(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	out, err := s.policies.ClearPolicies(c.Request().Context(), c.Param("serverId"), l)
+	out, err := s.policies.Policies.ClearPolicies(c.Request().Context(), c.Param("serverId"), l)
 	if err != nil {
 		return err
 	}

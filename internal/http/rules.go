@@ -33,7 +33,7 @@ func (s *Server) getRules(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	rs, err := s.policies.Rules(c.Request().Context(), l)
+	rs, err := s.policies.Rules.Rules(c.Request().Context(), l)
 	if err != nil {
 		return err
 	}
@@ -53,7 +53,7 @@ func (s *Server) putRules(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	rs, err := s.policies.SetRules(c.Request().Context(), l, req.Rules)
+	rs, err := s.policies.Rules.SetRules(c.Request().Context(), l, req.Rules)
 	if err != nil {
 		return err
 	}
@@ -82,7 +82,7 @@ func (s *Server) testRules(c echo.Context) error {
 	if req.Rules == nil {
 		return apperr.Invalidf("invalid_rule", "rules", `rules is required: a list of {"when", "decision", "reason"}`)
 	}
-	res, err := s.policies.TryRules(c.Request().Context(), policy.RuleTrial{
+	res, err := s.policies.Rules.TryRules(c.Request().Context(), policy.RuleTrial{
 		Rules: req.Rules, Tool: req.Tool, Server: req.Server, Args: req.Args})
 	if err != nil {
 		return err

@@ -32,7 +32,7 @@ func (s *Server) tryRules(c echo.Context) error {
 		return err
 	}
 	ctx, label := c.Request().Context(), c.Param("serverId")
-	set, err := s.policies.CompileToolRules(ctx, label, name, req.Rules)
+	set, err := s.policies.Rules.CompileToolRules(ctx, label, name, req.Rules)
 	if err != nil {
 		return err
 	}

@@ -19,7 +19,8 @@ import (
 	"github.com/toolgate/toolgate/internal/auth"
 	"github.com/toolgate/toolgate/internal/conversation"
 	"github.com/toolgate/toolgate/internal/metrics"
-	"github.com/toolgate/toolgate/internal/policy"
+	"github.com/toolgate/toolgate/internal/policy/changefeed"
+	"github.com/toolgate/toolgate/internal/policy/policysvc"
 	"github.com/toolgate/toolgate/internal/webhook"
 )
 
@@ -31,7 +32,7 @@ type Pinger interface {
 // Server is the HTTP API.
 type Server struct {
 	echo         *echo.Echo
-	policies     *policy.Service
+	policies     *policysvc.Service
 	chat         *conversation.Service
 	db           Pinger
 	log          *slog.Logger
@@ -58,7 +59,7 @@ type Server struct {
 
 	mcpFace http.Handler // the MCP face at /mcp/:label (mcpface.go); nil: 404
 
-	changes *policy.Changes // what GET /api/settings/events follows (settingsevents.go)
+	changes *changefeed.Hub // what GET /api/settings/events follows (settingsevents.go)
 
 	// closing ends the streams that follow a conversation (they run no
 	// turn) when CloseStreams is called at shutdown (sse.go).
@@ -105,11 +106,11 @@ type Options struct {
 	// (cmd/api feeds it the Postgres notifications); GET
 	// /api/settings/events follows it. nil: a hub nothing feeds (the
 	// stream only sends heartbeats).
-	SettingsChanges *policy.Changes
+	SettingsChanges *changefeed.Hub
 }
 
 // NewServer returns the API with every dependency explicit.
-func NewServer(log *slog.Logger, policies *policy.Service, chat *conversation.Service, authn *auth.Service, db Pinger, opts Options) *Server {
+func NewServer(log *slog.Logger, policies *policysvc.Service, chat *conversation.Service, authn *auth.Service, db Pinger, opts Options) *Server {
 	e := echo.New()
 	e.HideBanner, e.HidePort = true, true
 	if opts.Heartbeat <= 0 || opts.Heartbeat > 15*time.Second {
@@ -148,7 +149,7 @@ func NewServer(log *slog.Logger, policies *policy.Service, chat *conversation.Se
 	s.mcpFace = opts.MCPFace
 	s.changes = opts.SettingsChanges
 	if s.changes == nil {
-		s.changes = policy.NewChanges()
+		s.changes = changefeed.New()
 	}
 	s.metrics, s.metricsToken = opts.Metrics, opts.MetricsToken
 	// The client address keys the sign-in rate limit: a header only when a

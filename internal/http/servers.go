@@ -9,7 +9,7 @@ import (
 )
 
 func (s *Server) listServers(c echo.Context) error {
-	servers, err := s.policies.ListServers(c.Request().Context())
+	servers, err := s.policies.Servers.ListServers(c.Request().Context())
 	if err != nil {
 		return err
 	}
@@ -25,7 +25,7 @@ func (s *Server) createServer(c echo.Context) error {
 	if err := s.decode(c, &in); err != nil {
 		return err
 	}
-	srv, err := s.policies.CreateServer(c.Request().Context(), in)
+	srv, err := s.policies.Servers.CreateServer(c.Request().Context(), in)
 	if err != nil {
 		return err
 	}
@@ -34,7 +34,7 @@ func (s *Server) createServer(c echo.Context) error {
 }
 
 func (s *Server) getServer(c echo.Context) error {
-	srv, err := s.policies.Server(c.Request().Context(), c.Param("serverId"))
+	srv, err := s.policies.Servers.Server(c.Request().Context(), c.Param("serverId"))
 	if err != nil {
 		return err
 	}
@@ -46,7 +46,7 @@ func (s *Server) updateServer(c echo.Context) error {
 	if err := s.decode(c, &p); err != nil {
 		return err
 	}
-	srv, err := s.policies.UpdateServer(c.Request().Context(), c.Param("serverId"), p)
+	srv, err := s.policies.Servers.UpdateServer(c.Request().Context(), c.Param("serverId"), p)
 	if err != nil {
 		return err
 	}
@@ -54,14 +54,14 @@ func (s *Server) updateServer(c echo.Context) error {
 }
 
 func (s *Server) deleteServer(c echo.Context) error {
-	if err := s.policies.DeleteServer(c.Request().Context(), c.Param("serverId")); err != nil {
+	if err := s.policies.Servers.DeleteServer(c.Request().Context(), c.Param("serverId")); err != nil {
 		return err
 	}
 	return c.NoContent(http.StatusNoContent)
 }
 
 func (s *Server) refreshServer(c echo.Context) error {
-	tools, err := s.policies.RefreshTools(c.Request().Context(), c.Param("serverId"))
+	tools, err := s.policies.Servers.RefreshTools(c.Request().Context(), c.Param("serverId"))
 	if err != nil {
 		return err
 	}

@@ -10,7 +10,7 @@ import (
 )
 
 func (s *Server) getSettings(c echo.Context) error {
-	set, err := s.policies.Settings(c.Request().Context())
+	set, err := s.policies.Policies.Settings(c.Request().Context())
 	if err != nil {
 		return err
 	}
@@ -39,13 +39,13 @@ func (s *Server) putSettings(c echo.Context) error {
 			return apperr.Invalidf("invalid_reset", "reset",
 				"reset can only be true (send {\"reset\": true} to put the settings back to the install's defaults)")
 		}
-		set, err := s.policies.ResetSettings(ctx)
+		set, err := s.policies.Policies.ResetSettings(ctx)
 		if err != nil {
 			return err
 		}
 		return c.JSON(http.StatusOK, set)
 	}
-	set, err := s.policies.UpdateSettings(ctx, req.SettingsPatch)
+	set, err := s.policies.Policies.UpdateSettings(ctx, req.SettingsPatch)
 	if err != nil {
 		return err
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/toolgate/toolgate/internal/auth"
 	"github.com/toolgate/toolgate/internal/policy"
+	"github.com/toolgate/toolgate/internal/policy/changefeed"
 )
 
 // EventSettingsChanged is the settings stream's one event.
@@ -40,7 +41,7 @@ func (s *Server) settingsEvents(c echo.Context) error {
 	// two is told, not lost.
 	w := s.changes.Watch(u.ID, u.IsAdmin())
 	defer w.Close()
-	v, err := s.policies.Version(ctx)
+	v, err := s.policies.Requests.Version(ctx)
 	if err != nil {
 		return err
 	}
@@ -57,7 +58,7 @@ func (s *Server) settingsEvents(c echo.Context) error {
 
 // relaySettings sends w's changes to sink, and a heartbeat when idle, until
 // ctx ends or the client stops reading.
-func (s *Server) relaySettings(ctx context.Context, sink *sseSink, w *policy.Watcher) {
+func (s *Server) relaySettings(ctx context.Context, sink *sseSink, w *changefeed.Watcher) {
 	beat := time.NewTimer(s.heartbeat)
 	defer beat.Stop()
 	for !sink.closed() {

@@ -103,8 +103,8 @@ func suggestAuto(t ToolStats, res Resolution) bool {
 // ApprovalStats counts, per tool, what the audit log holds for period p:
 // admins only. Each tool carries its workspace policy now and whether the
 // statistics suggest making it Auto.
-func (s *Service) ApprovalStats(ctx context.Context, p StatsPeriod) (ApprovalStats, error) {
-	u, err := caller(ctx)
+func (s *Audit) ApprovalStats(ctx context.Context, p StatsPeriod) (ApprovalStats, error) {
+	u, err := Caller(ctx)
 	if err != nil {
 		return ApprovalStats{}, err
 	}
@@ -114,7 +114,7 @@ func (s *Service) ApprovalStats(ctx context.Context, p StatsPeriod) (ApprovalSta
 	if err := p.Validate(); err != nil {
 		return ApprovalStats{}, err
 	}
-	tools, err := s.store.Repo().ApprovalStats(ctx, p)
+	tools, err := s.store.Repo().Audit.Stats(ctx, p)
 	if err != nil {
 		return ApprovalStats{}, err
 	}
@@ -123,7 +123,7 @@ func (s *Service) ApprovalStats(ctx context.Context, p StatsPeriod) (ApprovalSta
 		return ApprovalStats{}, err
 	}
 	for i := range tools {
-		res, err := s.ResolveAt(ctx, Read{Version: version}, tools[i].ServerLabel, tools[i].ToolName)
+		res, err := s.requests.ResolveAt(ctx, Read{Version: version}, tools[i].ServerLabel, tools[i].ToolName)
 		if err != nil {
 			return ApprovalStats{}, err
 		}

@@ -174,87 +174,10 @@ func lookupPath(v any, path []string) (any, bool) {
 	return v, true
 }
 
-// ApprovalCards lists a server's approval cards (the tools whose words or
-// choices an admin set). Every signed-in user may read them: they say
-// what a card will show.
-func (s *Service) ApprovalCards(ctx context.Context, label string) ([]ApprovalCard, error) {
-	if _, err := caller(ctx); err != nil {
-		return nil, err
-	}
-	var out []ApprovalCard
-	err := s.store.Tx(ctx, func(r Repo) error {
-		if _, err := r.Server(ctx, label, false); err != nil {
-			return err
-		}
-		var err error
-		out, err = r.ApprovalCards(ctx, label)
-		return err
-	})
-	return out, err
-}
-
-// SetApprovalCard sets a tool's words and choices, admins only, audited.
-// Nil choices offer every choice.
-func (s *Service) SetApprovalCard(ctx context.Context, c ApprovalCard) (ApprovalCard, error) {
-	u, err := requireAdmin(ctx, "approval cards")
-	if err != nil {
-		return ApprovalCard{}, err
-	}
-	if err := ValidateToolName("tool_name", c.ToolName); err != nil {
-		return ApprovalCard{}, err
-	}
-	if c.Text != nil && strings.TrimSpace(*c.Text) == "" {
-		c.Text = nil
-	}
-	if err := c.Validate(); err != nil {
-		return ApprovalCard{}, err
-	}
-	err = s.store.Tx(ctx, func(r Repo) error {
-		if _, err := r.Server(ctx, c.ServerLabel, true); err != nil {
-			return err
-		}
-		old, had, err := r.ApprovalCard(ctx, c.ServerLabel, c.ToolName)
-		if err != nil {
-			return err
-		}
-		if c, err = r.PutApprovalCard(ctx, c, u.Email); err != nil {
-			return err
-		}
-		var before any
-		if had {
-			before = cardAudit(old)
-		}
-		return s.insertAudit(ctx, r, u, ActionApprovalCardSet, &c.ServerLabel, &c.ToolName, before, cardAudit(c))
-	})
-	return c, err
-}
-
-// DeleteApprovalCard removes a tool's words and choices (its card shows
-// the arguments and every choice again), admins only, audited.
-func (s *Service) DeleteApprovalCard(ctx context.Context, label, tool string) error {
-	u, err := requireAdmin(ctx, "approval cards")
-	if err != nil {
-		return err
-	}
-	return s.store.Tx(ctx, func(r Repo) error {
-		if _, err := r.Server(ctx, label, true); err != nil {
-			return err
-		}
-		old, had, err := r.ApprovalCard(ctx, label, tool)
-		if err != nil || !had {
-			return err
-		}
-		if err := r.DeleteApprovalCard(ctx, label, tool); err != nil {
-			return err
-		}
-		return s.insertAudit(ctx, r, u, ActionApprovalCardDelete, &label, &tool, cardAudit(old), nil)
-	})
-}
-
 // ApprovalCardIn reads a tool's card in r (every choice, no text when
 // none is set).
 func ApprovalCardIn(ctx context.Context, r Repo, label, tool string) (ApprovalCard, error) {
-	c, had, err := r.ApprovalCard(ctx, label, tool)
+	c, had, err := r.Cards.Get(ctx, label, tool)
 	if err != nil {
 		return ApprovalCard{}, err
 	}
@@ -262,8 +185,4 @@ func ApprovalCardIn(ctx context.Context, r Repo, label, tool string) (ApprovalCa
 		return ApprovalCard{ServerLabel: label, ToolName: tool}, nil
 	}
 	return c, nil
-}
-
-func cardAudit(c ApprovalCard) map[string]any {
-	return map[string]any{"approval_text": c.Text, "choices": c.Choices}
 }

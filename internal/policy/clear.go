@@ -44,8 +44,8 @@ func ParseClearLayer(u auth.User, s string) (Layer, error) {
 // and includes locked policies (the admin set the locks). The user layer is
 // the caller's own personal policies: nobody else's, and never the
 // workspace's. Nothing to remove is no error and no audit entry.
-func (s *Service) ClearPolicies(ctx context.Context, label string, layer Layer) (Cleared, error) {
-	u, err := caller(ctx)
+func (s *Policies) ClearPolicies(ctx context.Context, label string, layer Layer) (Cleared, error) {
+	u, err := Caller(ctx)
 	if err != nil {
 		return Cleared{}, err
 	}
@@ -57,36 +57,19 @@ func (s *Service) ClearPolicies(ctx context.Context, label string, layer Layer) 
 	}
 	out := Cleared{Tools: []string{}}
 	err = s.store.Tx(ctx, func(r Repo) error {
-		if _, err := r.Server(ctx, label, true); err != nil {
+		if _, err := r.Servers.Get(ctx, label, true); err != nil {
 			return err
 		}
-		removed := map[string]Policy{}
+		var removed map[string]Policy
 		var locked []string
+		var err error
 		if layer == LayerWorkspace {
-			pols, err := r.Policies(ctx, label)
-			if err != nil {
-				return err
-			}
-			for _, p := range pols {
-				if _, err := r.DeletePolicy(ctx, label, p.ToolName); err != nil {
-					return err
-				}
-				removed[p.ToolName] = p.Policy
-				if p.Locked {
-					locked = append(locked, p.ToolName)
-				}
-			}
+			removed, locked, err = clearWorkspace(ctx, r, label)
 		} else {
-			pols, err := r.UserPolicies(ctx, u.ID, label)
-			if err != nil {
-				return err
-			}
-			for _, p := range pols {
-				if _, err := r.DeleteUserPolicy(ctx, u.ID, label, p.ToolName); err != nil {
-					return err
-				}
-				removed[p.ToolName] = p.Policy
-			}
+			removed, err = clearMine(ctx, r, u.ID, label)
+		}
+		if err != nil {
+			return err
 		}
 		if len(removed) == 0 {
 			return nil
@@ -99,12 +82,50 @@ func (s *Service) ClearPolicies(ctx context.Context, label string, layer Layer) 
 			before["locked"] = locked
 		}
 		after := map[string]any{"layer": layer, "policies": map[string]Policy{}}
-		return s.insertAudit(ctx, r, u, ActionPoliciesClear, &label, nil, before, after)
+		return WriteAudit(ctx, r, u, ActionPoliciesClear, &label, nil, before, after)
 	})
 	if err != nil {
 		return Cleared{}, err
 	}
 	return out, nil
+}
+
+// clearWorkspace removes every workspace policy of server label in r and
+// returns what each was, and the tools whose policy was locked.
+func clearWorkspace(ctx context.Context, r Repo, label string) (map[string]Policy, []string, error) {
+	removed := map[string]Policy{}
+	var locked []string
+	pols, err := r.Policies.List(ctx, label)
+	if err != nil {
+		return removed, locked, err
+	}
+	for _, p := range pols {
+		if _, err := r.Policies.Delete(ctx, label, p.ToolName); err != nil {
+			return removed, locked, err
+		}
+		removed[p.ToolName] = p.Policy
+		if p.Locked {
+			locked = append(locked, p.ToolName)
+		}
+	}
+	return removed, locked, nil
+}
+
+// clearMine removes userID's personal policies for server label's tools
+// in r and returns what each was.
+func clearMine(ctx context.Context, r Repo, userID, label string) (map[string]Policy, error) {
+	removed := map[string]Policy{}
+	pols, err := r.Policies.OfUser(ctx, userID, label)
+	if err != nil {
+		return removed, err
+	}
+	for _, p := range pols {
+		if _, err := r.Policies.DeleteUser(ctx, userID, label, p.ToolName); err != nil {
+			return removed, err
+		}
+		removed[p.ToolName] = p.Policy
+	}
+	return removed, nil
 }
 
 // DefaultSettings are a fresh install's global settings (the column
@@ -116,7 +137,7 @@ func DefaultSettings() Settings {
 
 // ResetSettings puts the global settings back to DefaultSettings in one
 // transaction with one settings.update entry (none when they already are).
-func (s *Service) ResetSettings(ctx context.Context) (Settings, error) {
+func (s *Policies) ResetSettings(ctx context.Context) (Settings, error) {
 	d := DefaultSettings()
 	return s.UpdateSettings(ctx, SettingsPatch{DefaultPolicy: &d.DefaultPolicy,
 		DefaultPolicyLocked: &d.DefaultPolicyLocked, AskEverything: &d.AskEverything})

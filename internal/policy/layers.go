@@ -47,8 +47,8 @@ func errAdminOnly(what string) error {
 		"only an admin can change %s; ask an admin, or set a personal policy with ?layer=user", what)
 }
 
-// caller is the signed-in user of ctx.
-func caller(ctx context.Context) (auth.User, error) {
+// Caller is the signed-in user of ctx.
+func Caller(ctx context.Context) (auth.User, error) {
 	u, ok := auth.UserFrom(ctx)
 	if !ok || u.ID == "" {
 		return auth.User{}, errNoCaller
@@ -56,9 +56,9 @@ func caller(ctx context.Context) (auth.User, error) {
 	return u, nil
 }
 
-// requireAdmin returns the caller if they are an admin.
-func requireAdmin(ctx context.Context, what string) (auth.User, error) {
-	u, err := caller(ctx)
+// RequireAdmin returns the caller if they are an admin.
+func RequireAdmin(ctx context.Context, what string) (auth.User, error) {
+	u, err := Caller(ctx)
 	if err != nil {
 		return u, err
 	}
@@ -94,20 +94,20 @@ func quote(s string) string { return "\u201c" + s + "\u201d" }
 
 // setUserPolicies sets or removes (nil) u's personal policies for label's
 // tools in r, all or nothing, audited with u as the actor.
-func (s *Service) setUserPolicies(ctx context.Context, r Repo, u auth.User, label string, policies map[string]*Policy) error {
-	srv, err := r.Server(ctx, label, true)
+func (s *Policies) setUserPolicies(ctx context.Context, r Repo, u auth.User, label string, policies map[string]*Policy) error {
+	srv, err := r.Servers.Get(ctx, label, true)
 	if err != nil {
 		return err
 	}
-	set, err := r.Settings(ctx)
+	set, err := r.Settings.Get(ctx)
 	if err != nil {
 		return err
 	}
-	tools, err := r.Tools(ctx, label)
+	tools, err := r.Tools.List(ctx, label)
 	if err != nil {
 		return err
 	}
-	mine, err := r.UserPolicies(ctx, u.ID, label)
+	mine, err := r.Policies.OfUser(ctx, u.ID, label)
 	if err != nil {
 		return err
 	}
@@ -118,7 +118,7 @@ func (s *Service) setUserPolicies(ctx context.Context, r Repo, u auth.User, labe
 	for _, name := range sortedKeys(policies) {
 		p := policies[name]
 		old, had := have[name]
-		t := findTool(tools, label, name)
+		t := FindTool(tools, label, name)
 		if p != nil {
 			if err := checkPersonal(srv, set, t, *p); err != nil {
 				return err
@@ -130,13 +130,13 @@ func (s *Service) setUserPolicies(ctx context.Context, r Repo, u auth.User, labe
 		case p != nil && had && old.Policy == *p && (*p != Never || old.GrantedDigest == t.Digest):
 			continue // no change, no audit entry
 		case p == nil:
-			if _, err := r.DeleteUserPolicy(ctx, u.ID, label, name); err != nil {
+			if _, err := r.Policies.DeleteUser(ctx, u.ID, label, name); err != nil {
 				return err
 			}
 		default:
 			up := UserPolicy{UserID: u.ID, ServerLabel: label, ToolName: name, Policy: *p}
 			up.GrantedDigest, up.GrantedDefinition = granted(t, *p)
-			if err := r.UpsertUserPolicy(ctx, up); err != nil {
+			if err := r.Policies.UpsertUser(ctx, up); err != nil {
 				return err
 			}
 		}
@@ -144,15 +144,15 @@ func (s *Service) setUserPolicies(ctx context.Context, r Repo, u auth.User, labe
 		if p == nil {
 			action = ActionPolicyDelete
 		}
-		if err := s.insertAudit(ctx, r, u, action, &label, &name, before, after); err != nil {
+		if err := WriteAudit(ctx, r, u, action, &label, &name, before, after); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// findTool returns the named tool of tools, or a tool known by name only.
-func findTool(tools []Tool, label, name string) Tool {
+// FindTool returns the named tool of tools, or a tool known by name only.
+func FindTool(tools []Tool, label, name string) Tool {
 	if i := slices.IndexFunc(tools, func(t Tool) bool { return t.Name == name }); i >= 0 {
 		return tools[i]
 	}

@@ -181,20 +181,20 @@ func (sel Selection) Check(groups []ServerTools) error {
 // ToolChoices groups the tools of every server (enabled or not, reachable
 // or not) for userID, without any conversation's allowances: what a person
 // chooses a conversation's tools from.
-func (s *Service) ToolChoices(ctx context.Context, userID string) ([]ServerTools, error) {
+func (s *Requests) ToolChoices(ctx context.Context, userID string) ([]ServerTools, error) {
 	var out []ServerTools
 	err := s.store.Tx(ctx, func(r Repo) error {
 		out = nil
-		set, err := r.Settings(ctx)
+		set, err := r.Settings.Get(ctx)
 		if err != nil {
 			return err
 		}
-		servers, err := r.ListServers(ctx)
+		servers, err := r.Servers.List(ctx)
 		if err != nil {
 			return err
 		}
 		for _, srv := range servers {
-			tools, err := r.Tools(ctx, srv.Label)
+			tools, err := r.Tools.List(ctx, srv.Label)
 			if err != nil {
 				return err
 			}

@@ -58,11 +58,12 @@ type URLChecker interface {
 	CheckURL(ctx context.Context, raw string) error
 }
 
-func (s *Service) checkURL(ctx context.Context, raw string) error {
-	if s.urls == nil {
+// CheckURL refuses a server URL urls refuses (nil: every URL is accepted).
+func CheckURL(ctx context.Context, urls URLChecker, raw string) error {
+	if urls == nil {
 		return nil
 	}
-	if err := s.urls.CheckURL(ctx, raw); err != nil {
+	if err := urls.CheckURL(ctx, raw); err != nil {
 		return apperr.Invalidf("url_not_allowed", "url", "the server's url is not allowed: %s", err.Error())
 	}
 	return nil

@@ -25,102 +25,139 @@ type Store interface {
 	ToolSnapshot(ctx context.Context) (ToolSnapshot, error)
 }
 
-// Repo is the persistence the policy service needs. Methods return apperr
-// errors: NotFound for a missing server, Conflict for a duplicate label.
-type Repo interface {
-	Settings(ctx context.Context) (Settings, error)
-	PutSettings(ctx context.Context, s Settings) (Settings, error)
+// Repo is the persistence the policy service needs, one store per thing it
+// holds. Methods return apperr errors: NotFound for a missing server,
+// Conflict for a duplicate label.
+type Repo struct {
+	Settings SettingsStore
+	Servers  ServerStore
+	Health   HealthStore
+	Tools    ToolStore
+	Policies PolicyStore
+	Rules    RuleStore
+	Hooks    HookStore
+	Cards    CardStore
+	Audit    AuditStore
+}
 
-	ListServers(ctx context.Context) ([]Server, error)
-	// Server returns one server; lock holds it for update until the transaction ends.
-	Server(ctx context.Context, label string, lock bool) (Server, error)
-	InsertServer(ctx context.Context, s Server) (Server, error)
-	UpdateServer(ctx context.Context, s Server) (Server, error)
-	DeleteServer(ctx context.Context, label string) error
+// SettingsStore holds the workspace's global settings.
+type SettingsStore interface {
+	// Get returns the global settings.
+	Get(ctx context.Context) (Settings, error)
+	// Put replaces the global settings and returns them as stored.
+	Put(ctx context.Context, s Settings) (Settings, error)
+}
+
+// ServerStore holds the registered MCP servers.
+type ServerStore interface {
+	// List returns every server, ordered by label.
+	List(ctx context.Context) ([]Server, error)
+	// Get returns one server; lock holds it for update until the transaction ends.
+	Get(ctx context.Context, label string, lock bool) (Server, error)
+	// Insert registers a server (Conflict for a duplicate label).
+	Insert(ctx context.Context, s Server) (Server, error)
+	// Update stores a changed server.
+	Update(ctx context.Context, s Server) (Server, error)
+	// Delete removes a server with its tools and policies.
+	Delete(ctx context.Context, label string) error
+	// SetRefreshResult records when the tools were last listed and the error, if any.
 	SetRefreshResult(ctx context.Context, label string, at time.Time, refreshErr string) error
 	// MarkDiscovered records at as the server's first discovery, unless it has one.
 	MarkDiscovered(ctx context.Context, label string, at time.Time) error
+}
+
+// HealthStore holds whether each server is reachable.
+//
+// MarkListed, CountFailure, ResetFailures and MarkUnreachable with url set
+// only apply while the server still has that URL; a server that does not
+// exist (any more) is not an error for CountFailure and MarkUnreachable.
+// The claims take up to limit enabled servers not checked for every,
+// oldest check first, mark them checked now and return their labels; a
+// server another transaction is claiming is skipped, so each is claimed
+// once per interval whoever asks.
+type HealthStore interface {
 	// MarkHealthy records that a check at at reached the server.
 	MarkHealthy(ctx context.Context, label string, at time.Time) error
-	// MarkListed records that a discovery at at listed the server's tools
-	// in took: ok, or slow (slow says why) when it took too long. With url
-	// set it only applies while the server still has that URL.
+	// MarkListed records that a listing at at took took: ok, or slow (slow says why).
 	MarkListed(ctx context.Context, label, url string, at time.Time, took time.Duration, slow string) error
-	// CountFailure adds one to the server's failures in a row and makes it
-	// unreachable with reason once they reach threshold; it returns the
-	// count and whether the server is unreachable now. With url set it only
-	// applies while the server still has that URL; a server that does not
-	// exist (any more) is not an error.
+	// CountFailure adds a failure in a row, unreachable at threshold; returns the count and whether unreachable now.
 	CountFailure(ctx context.Context, label, url, reason string, at time.Time, threshold int) (int, bool, error)
-	// ResetFailures starts the server's failures in a row again from zero
-	// (while it still has url).
+	// ResetFailures starts the server's failures in a row again from zero.
 	ResetFailures(ctx context.Context, label, url string) error
-	// MarkUnreachable records that a check at at failed with reason; a
-	// server already unreachable keeps when it began failing. With url set
-	// it only applies while the server still has that URL. A server that
-	// does not exist (any more) is not an error.
+	// MarkUnreachable records a failed check; one already unreachable keeps when it began failing.
 	MarkUnreachable(ctx context.Context, label, url, reason string, at time.Time) error
-	// ClaimRechecks takes up to limit enabled unreachable servers not
-	// checked for every, oldest check first, marks them checked now and
-	// returns their labels; a server another transaction is claiming is
-	// skipped, so each is claimed once per interval whoever asks.
-	// Slow servers are claimed the same way.
+	// ClaimRechecks claims unreachable (and slow) servers to check again.
 	ClaimRechecks(ctx context.Context, every time.Duration, limit int) ([]string, error)
-	// ClaimChecks is ClaimRechecks for the enabled servers that are ok:
-	// their listing time is measured again every so often.
+	// ClaimChecks claims the servers that are ok, to measure their listing time again.
 	ClaimChecks(ctx context.Context, every time.Duration, limit int) ([]string, error)
+}
 
-	// Tools lists a server's discovered tools and tool names that only have a
-	// policy, each with its explicit policy (effective policy left unset).
-	Tools(ctx context.Context, label string) ([]Tool, error)
-	// ReplaceTools makes tools the server's discovered set, keeping the
-	// first-seen time of tools it already knew.
-	ReplaceTools(ctx context.Context, label string, tools []DiscoveredTool, at time.Time) error
-	// UpsertTools adds tools to the server's discovered set or updates them,
-	// leaving its other tools alone.
-	UpsertTools(ctx context.Context, label string, tools []DiscoveredTool, at time.Time) error
+// ToolStore holds the tools discovery found on each server.
+type ToolStore interface {
+	// List returns a server's discovered tools and policy-only names, each with its explicit policy.
+	List(ctx context.Context, label string) ([]Tool, error)
+	// Replace makes tools the server's discovered set, keeping first-seen times.
+	Replace(ctx context.Context, label string, tools []DiscoveredTool, at time.Time) error
+	// Upsert adds or updates tools, leaving the server's other tools alone.
+	Upsert(ctx context.Context, label string, tools []DiscoveredTool, at time.Time) error
+}
 
-	Policies(ctx context.Context, label string) ([]ToolPolicy, error)
-	UpsertPolicy(ctx context.Context, p ToolPolicy) error
-	// DeletePolicy removes an explicit policy and returns it, or nil if there was none.
-	DeletePolicy(ctx context.Context, label, tool string) (*ToolPolicy, error)
+// PolicyStore holds the explicit tool policies: the workspace's and each user's.
+type PolicyStore interface {
+	// List returns a server's workspace policies.
+	List(ctx context.Context, label string) ([]ToolPolicy, error)
+	// Upsert sets one workspace policy.
+	Upsert(ctx context.Context, p ToolPolicy) error
+	// Delete removes a workspace policy and returns it, or nil if there was none.
+	Delete(ctx context.Context, label, tool string) (*ToolPolicy, error)
+	// OfUser lists one user's personal policies for a server's tools.
+	OfUser(ctx context.Context, userID, label string) ([]UserPolicy, error)
+	// UpsertUser sets one personal policy.
+	UpsertUser(ctx context.Context, p UserPolicy) error
+	// DeleteUser removes a personal policy and returns it, or nil if there was none.
+	DeleteUser(ctx context.Context, userID, label, tool string) (*UserPolicy, error)
+}
 
-	// UserPolicies lists one user's personal policies for a server's tools.
-	UserPolicies(ctx context.Context, userID, label string) ([]UserPolicy, error)
-	UpsertUserPolicy(ctx context.Context, p UserPolicy) error
-	// DeleteUserPolicy removes a personal policy and returns it, or nil if there was none.
-	DeleteUserPolicy(ctx context.Context, userID, label, tool string) (*UserPolicy, error)
+// RuleStore holds the lists of argument rules.
+type RuleStore interface {
+	// Get returns a list of argument rules, empty when it has none.
+	Get(ctx context.Context, l RuleList) ([]rules.Rule, error)
+	// Put replaces a list of argument rules (empty: removes it).
+	Put(ctx context.Context, l RuleList, rs []rules.Rule, by string) error
+	// Lists names every list that holds at least one rule.
+	Lists(ctx context.Context) ([]RuleList, error)
+}
 
-	// Rules returns a list of argument rules, empty when it has none.
-	Rules(ctx context.Context, l RuleList) ([]rules.Rule, error)
-	// PutRules replaces a list of argument rules (empty: removes it).
-	PutRules(ctx context.Context, l RuleList, rs []rules.Rule, by string) error
-	// RuledLists names every list that holds at least one rule.
-	RuledLists(ctx context.Context) ([]RuleList, error)
+// HookStore holds the decision hooks.
+type HookStore interface {
+	// Get returns a server's hook ("": the workspace's), secret decrypted; false when none.
+	Get(ctx context.Context, label string) (DecisionHook, bool, error)
+	// Put creates or replaces a decision hook.
+	Put(ctx context.Context, h DecisionHook) (DecisionHook, error)
+	// Delete removes a decision hook.
+	Delete(ctx context.Context, label string) error
+}
 
-	// DecisionHook returns a server's decision hook ("": the workspace's),
-	// secret decrypted; false when none is set.
-	DecisionHook(ctx context.Context, label string) (DecisionHook, bool, error)
-	// PutDecisionHook creates or replaces a decision hook.
-	PutDecisionHook(ctx context.Context, h DecisionHook) (DecisionHook, error)
-	DeleteDecisionHook(ctx context.Context, label string) error
+// CardStore holds the approval cards admins set on tools.
+type CardStore interface {
+	// Get returns a tool's approval card; false when none is set (Choices nil: every choice).
+	Get(ctx context.Context, label, tool string) (ApprovalCard, bool, error)
+	// List returns a server's approval cards, by tool name.
+	List(ctx context.Context, label string) ([]ApprovalCard, error)
+	// Put creates or replaces a tool's approval card.
+	Put(ctx context.Context, c ApprovalCard, by string) (ApprovalCard, error)
+	// Delete removes a tool's approval card.
+	Delete(ctx context.Context, label, tool string) error
+}
 
-	// ApprovalCard returns a tool's approval card as an admin set it;
-	// false when none is set (Choices nil: every choice).
-	ApprovalCard(ctx context.Context, label, tool string) (ApprovalCard, bool, error)
-	// ApprovalCards lists a server's approval cards, by tool name.
-	ApprovalCards(ctx context.Context, label string) ([]ApprovalCard, error)
-	// PutApprovalCard creates or replaces a tool's approval card.
-	PutApprovalCard(ctx context.Context, c ApprovalCard, by string) (ApprovalCard, error)
-	DeleteApprovalCard(ctx context.Context, label, tool string) error
-
-	// InsertAudit records e; e.ActorID is the account (auth.User.ID).
-	InsertAudit(ctx context.Context, e AuditEntry) error
-	Audit(ctx context.Context, q AuditQuery) ([]AuditEntry, error)
-	// ApprovalStats counts the audit log's receipts and approval.decide
-	// entries of period p per tool (ToolStats without the workspace
-	// policy and suggestion), ordered by server and tool.
-	ApprovalStats(ctx context.Context, p StatsPeriod) ([]ToolStats, error)
+// AuditStore holds the audit log.
+type AuditStore interface {
+	// Insert records e; e.ActorID is the account (auth.User.ID).
+	Insert(ctx context.Context, e AuditEntry) error
+	// List returns the entries q asks for, newest first.
+	List(ctx context.Context, q AuditQuery) ([]AuditEntry, error)
+	// Stats counts period p's receipts and approval.decide entries per tool, by server and tool.
+	Stats(ctx context.Context, p StatsPeriod) ([]ToolStats, error)
 }
 
 // Discoverer lists the tools an MCP server offers.

@@ -29,7 +29,7 @@ type Widened struct {
 // deliberate step on the settings page. Tool policies, their locks and
 // blocks, and the "ask for everything" switch are not touched, so they
 // still win.
-func (s *Service) WidenDefault(ctx context.Context, r Repo, u auth.User, label string) (Widened, error) {
+func (s *Policies) WidenDefault(ctx context.Context, r Repo, u auth.User, label string) (Widened, error) {
 	if u.ID == "" {
 		return Widened{}, errNoCaller
 	}
@@ -41,22 +41,22 @@ func (s *Service) WidenDefault(ctx context.Context, r Repo, u auth.User, label s
 	if label == "" {
 		return s.widenGlobal(ctx, r, u, never)
 	}
-	srv, err := r.Server(ctx, label, true)
+	srv, err := r.Servers.Get(ctx, label, true)
 	if err != nil {
 		return Widened{}, err
 	}
 	if err := kept("server "+label+"'s default policy", srv.DefaultPolicyLocked, srv.DefaultPolicy); err != nil {
 		return Widened{}, err
 	}
-	before, after, err := s.updateServerIn(ctx, r, u, label, ServerPatch{DefaultPolicy: Optional[Policy]{Set: true, Value: &never}})
+	before, after, err := s.UpdateServerIn(ctx, r, u, label, ServerPatch{DefaultPolicy: Optional[Policy]{Set: true, Value: &never}})
 	if err != nil {
 		return Widened{}, err
 	}
 	return Widened{ServerLabel: label, Before: before.DefaultPolicy, Changed: serverChanged(before, after)}, nil
 }
 
-func (s *Service) widenGlobal(ctx context.Context, r Repo, u auth.User, never Policy) (Widened, error) {
-	cur, err := r.Settings(ctx)
+func (s *Policies) widenGlobal(ctx context.Context, r Repo, u auth.User, never Policy) (Widened, error) {
+	cur, err := r.Settings.Get(ctx)
 	if err != nil {
 		return Widened{}, err
 	}

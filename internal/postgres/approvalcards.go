@@ -8,6 +8,9 @@ import (
 	"github.com/toolgate/toolgate/internal/policy"
 )
 
+// cardStore is policy.CardStore.
+type cardStore struct{ q querier }
+
 const cardCols = `server_label, tool_name, approval_text, choices, updated_at, updated_by`
 
 func scanCard(row pgx.Row) (policy.ApprovalCard, error) {
@@ -41,7 +44,7 @@ func fromChoices(cs []policy.Choice) []string {
 	return out
 }
 
-func (r repo) ApprovalCard(ctx context.Context, label, tool string) (policy.ApprovalCard, bool, error) {
+func (r cardStore) Get(ctx context.Context, label, tool string) (policy.ApprovalCard, bool, error) {
 	c, err := scanCard(r.q.QueryRow(ctx, `SELECT `+cardCols+` FROM tool_approval_cards
 		WHERE server_label = $1 AND tool_name = $2`, label, tool))
 	if noRows(err) {
@@ -53,7 +56,7 @@ func (r repo) ApprovalCard(ctx context.Context, label, tool string) (policy.Appr
 	return c, true, nil
 }
 
-func (r repo) ApprovalCards(ctx context.Context, label string) ([]policy.ApprovalCard, error) {
+func (r cardStore) List(ctx context.Context, label string) ([]policy.ApprovalCard, error) {
 	rows, err := r.q.Query(ctx, `SELECT `+cardCols+` FROM tool_approval_cards
 		WHERE server_label = $1 ORDER BY tool_name COLLATE "C"`, label)
 	if err != nil {
@@ -66,7 +69,7 @@ func (r repo) ApprovalCards(ctx context.Context, label string) ([]policy.Approva
 	return out, translate(err, "list approval cards")
 }
 
-func (r repo) PutApprovalCard(ctx context.Context, c policy.ApprovalCard, by string) (policy.ApprovalCard, error) {
+func (r cardStore) Put(ctx context.Context, c policy.ApprovalCard, by string) (policy.ApprovalCard, error) {
 	out, err := scanCard(r.q.QueryRow(ctx, `INSERT INTO tool_approval_cards (server_label, tool_name, approval_text, choices, updated_by)
 		VALUES ($1, $2, $3, $4, $5)
 		ON CONFLICT (server_label, tool_name) DO UPDATE SET approval_text = excluded.approval_text,
@@ -75,7 +78,7 @@ func (r repo) PutApprovalCard(ctx context.Context, c policy.ApprovalCard, by str
 	return out, translate(err, "write approval card")
 }
 
-func (r repo) DeleteApprovalCard(ctx context.Context, label, tool string) error {
+func (r cardStore) Delete(ctx context.Context, label, tool string) error {
 	_, err := r.q.Exec(ctx, `DELETE FROM tool_approval_cards WHERE server_label = $1 AND tool_name = $2`, label, tool)
 	return translate(err, "delete approval card")
 }

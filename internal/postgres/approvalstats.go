@@ -74,7 +74,7 @@ WHERE coalesce(a.asked, 0) > 0 OR coalesce(c.ran_unasked, 0) > 0
 ORDER BY 1, 2`
 
 // ApprovalStats reads approvalStatsSQL for period p.
-func (r repo) ApprovalStats(ctx context.Context, p policy.StatsPeriod) ([]policy.ToolStats, error) {
+func (r auditStore) Stats(ctx context.Context, p policy.StatsPeriod) ([]policy.ToolStats, error) {
 	rows, err := r.q.Query(ctx, approvalStatsSQL, p.From, p.To)
 	if err != nil {
 		return nil, translate(err, "count approvals")

@@ -7,6 +7,8 @@ import (
 	"github.com/toolgate/toolgate/internal/auth"
 	"github.com/toolgate/toolgate/internal/conversation"
 	"github.com/toolgate/toolgate/internal/policy"
+	"github.com/toolgate/toolgate/internal/policy/decide"
+	"github.com/toolgate/toolgate/internal/policy/policysvc"
 )
 
 // ConversationPolicies is the policy service as the turn engine sees it
@@ -14,12 +16,12 @@ import (
 // the conversation store they are given: both stores keep their tables in
 // the same database, so a decision, the policy it remembers and its audit
 // entry commit together or not at all.
-type ConversationPolicies struct{ svc *policy.Service }
+type ConversationPolicies struct{ svc *policysvc.Service }
 
 var _ conversation.Policies = ConversationPolicies{}
 
 // NewConversationPolicies returns svc as conversation.Policies.
-func NewConversationPolicies(svc *policy.Service) ConversationPolicies {
+func NewConversationPolicies(svc *policysvc.Service) ConversationPolicies {
 	return ConversationPolicies{svc: svc}
 }
 
@@ -27,49 +29,49 @@ func NewConversationPolicies(svc *policy.Service) ConversationPolicies {
 // leaving out (and returning) the unreachable ones keep does not name.
 func (p ConversationPolicies) RequestTools(ctx context.Context, userID string, grants map[string]map[string]policy.GrantRef,
 	keep map[string]bool) ([]policy.ServerTools, []policy.SkippedServer, error) {
-	return p.svc.RequestTools(ctx, userID, grants, keep)
+	return p.svc.Requests.RequestTools(ctx, userID, grants, keep)
 }
 
 // ToolChoices groups every server's tools for userID, for choosing a
 // conversation's tools.
 func (p ConversationPolicies) ToolChoices(ctx context.Context, userID string) ([]policy.ServerTools, error) {
-	return p.svc.ToolChoices(ctx, userID)
+	return p.svc.Requests.ToolChoices(ctx, userID)
 }
 
 // ServerFailed records that a turn found a server unreachable.
 func (p ConversationPolicies) ServerFailed(ctx context.Context, label, url, reason string) error {
-	return p.svc.ServerFailed(ctx, label, url, reason)
+	return p.svc.Health.ServerFailed(ctx, label, url, reason)
 }
 
 // CallFailed records that the provider could not deliver a call to a server.
 func (p ConversationPolicies) CallFailed(ctx context.Context, label, url, reason string) error {
-	return p.svc.CallFailed(ctx, label, url, reason)
+	return p.svc.Health.CallFailed(ctx, label, url, reason)
 }
 
 // CallWorked records that a call reached a server.
 func (p ConversationPolicies) CallWorked(ctx context.Context, label, url string) error {
-	return p.svc.CallWorked(ctx, label, url)
+	return p.svc.Health.CallWorked(ctx, label, url)
 }
 
 // RecordListed stores the tools a response listed that were not discovered yet.
 func (p ConversationPolicies) RecordListed(ctx context.Context, label string, tools []policy.DiscoveredTool) error {
-	return p.svc.RecordListed(ctx, label, tools)
+	return p.svc.Servers.RecordListed(ctx, label, tools)
 }
 
 // RecordDefinitions stores what a server lists at the MCP face and
 // returns the tools whose definition changed.
 func (p ConversationPolicies) RecordDefinitions(ctx context.Context, label string, tools []policy.DiscoveredTool) ([]string, error) {
-	return p.svc.RecordDefinitions(ctx, label, tools)
+	return p.svc.Servers.RecordDefinitions(ctx, label, tools)
 }
 
 // DiscoveredTool returns a tool as discovery stored it.
 func (p ConversationPolicies) DiscoveredTool(ctx context.Context, label, tool string) (policy.DiscoveredTool, bool, error) {
-	return p.svc.DiscoveredTool(ctx, label, tool)
+	return p.svc.Servers.DiscoveredTool(ctx, label, tool)
 }
 
 // DecideByHooks asks the decision hooks about one approval request.
 func (p ConversationPolicies) DecideByHooks(ctx context.Context, u auth.User, c policy.HookCall) (policy.HookDecision, error) {
-	return p.svc.DecideByHooks(ctx, u, c)
+	return p.svc.Hooks.DecideByHooks(ctx, u, c)
 }
 
 // ApprovalCard reads a tool's approval card in tx.
@@ -85,7 +87,7 @@ func (p ConversationPolicies) ApprovalCard(ctx context.Context, tx conversation.
 // (Repo.OpenTurn) instead of now.
 func (p ConversationPolicies) RequestToolsAt(ctx context.Context, rd policy.Read, grants map[string]map[string]policy.GrantRef,
 	keep map[string]bool) ([]policy.ServerTools, []policy.SkippedServer, error) {
-	return p.svc.RequestToolsAt(ctx, rd, grants, keep)
+	return p.svc.Requests.RequestToolsAt(ctx, rd, grants, keep)
 }
 
 // Effective returns one tool's effective policy for userID: the policy
@@ -107,18 +109,18 @@ func (p ConversationPolicies) Resolve(ctx context.Context, tx conversation.Repo,
 	if err != nil {
 		return policy.Resolution{}, err
 	}
-	return p.svc.ResolveAt(ctx, rd, label, tool)
+	return p.svc.Requests.ResolveAt(ctx, rd, label, tool)
 }
 
 // ResolveAt is EffectiveAt with the whole resolution.
 func (p ConversationPolicies) ResolveAt(ctx context.Context, rd policy.Read, label, tool string) (policy.Resolution, error) {
-	return p.svc.ResolveAt(ctx, rd, label, tool)
+	return p.svc.Requests.ResolveAt(ctx, rd, label, tool)
 }
 
 // EffectiveAt returns one tool's effective policy from rd (read in the
 // caller's transaction) and this replica's copy.
 func (p ConversationPolicies) EffectiveAt(ctx context.Context, rd policy.Read, label, tool string) (policy.Policy, error) {
-	pol, _, err := p.svc.EffectiveAt(ctx, rd, label, tool)
+	pol, _, err := p.svc.Requests.EffectiveAt(ctx, rd, label, tool)
 	return pol, err
 }
 
@@ -128,7 +130,7 @@ func (p ConversationPolicies) Remember(ctx context.Context, tx conversation.Repo
 	if err != nil {
 		return err
 	}
-	return p.svc.Remember(ctx, r, u, label, tool, pol)
+	return p.svc.Policies.Remember(ctx, r, u, label, tool, pol)
 }
 
 // Audit records e in the audit log in tx.
@@ -137,7 +139,7 @@ func (p ConversationPolicies) Audit(ctx context.Context, tx conversation.Repo, e
 	if err != nil {
 		return err
 	}
-	return r.InsertAudit(ctx, e)
+	return r.Audit.Insert(ctx, e)
 }
 
 // WidenDefault sets a workspace default to never for an admin's wider
@@ -147,7 +149,7 @@ func (p ConversationPolicies) WidenDefault(ctx context.Context, tx conversation.
 	if err != nil {
 		return policy.Widened{}, err
 	}
-	return p.svc.WidenDefault(ctx, r, u, label)
+	return p.svc.Policies.WidenDefault(ctx, r, u, label)
 }
 
 // ResolveIn resolves one tool for userID reading everything in tx.
@@ -165,10 +167,10 @@ func (p ConversationPolicies) ResolveIn(ctx context.Context, tx conversation.Rep
 func policyRepo(tx conversation.Repo) (policy.Repo, error) {
 	c, ok := tx.(convRepo)
 	if !ok {
-		return nil, apperr.New(apperr.Internal, "foreign_repository",
+		return policy.Repo{}, apperr.New(apperr.Internal, "foreign_repository",
 			"the policy work of a decision was given a conversation repository (%T) that is not Postgres's, so it cannot share its transaction", tx)
 	}
-	return repo(c), nil
+	return newRepo(c.q), nil
 }
 
 // DecideByRules evaluates the argument rules that apply to one call for u.
@@ -178,5 +180,5 @@ func (p ConversationPolicies) DecideByRules(ctx context.Context, tx conversation
 	if err != nil {
 		return policy.RuleDecision{}, err
 	}
-	return policy.DecideByRules(ctx, r, u, label, tool, args)
+	return decide.DecideByRules(ctx, r, u, label, tool, args)
 }

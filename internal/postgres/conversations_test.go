@@ -19,6 +19,7 @@ import (
 	"github.com/toolgate/toolgate/internal/auth"
 	"github.com/toolgate/toolgate/internal/conversation"
 	"github.com/toolgate/toolgate/internal/policy"
+	"github.com/toolgate/toolgate/internal/policy/policysvc"
 	"github.com/toolgate/toolgate/internal/postgres"
 	"github.com/toolgate/toolgate/internal/testdb"
 )
@@ -735,13 +736,13 @@ func TestConversations_DecisionPolicyAndAuditCommitTogether(t *testing.T) {
 	store, pool := newConversations(t)
 	ctx := t.Context()
 	r := store.Repo()
-	if _, err := postgres.NewStore(pool).Repo().InsertServer(ctx, policy.Server{Label: "crm", URL: "https://crm.example/mcp",
+	if _, err := postgres.NewStore(pool).Repo().Servers.Insert(ctx, policy.Server{Label: "crm", URL: "https://crm.example/mcp",
 		Headers: map[string]string{}, Enabled: true}); err != nil {
 		t.Fatal(err)
 	}
 	mustCreate(t, r, "conv_1")
 	mustInsertApproval(t, r, approval("mcpr_1", "conv_1", "resp_1"))
-	policies := postgres.NewConversationPolicies(policy.New(postgres.NewStore(pool), nil, slog.New(slog.DiscardHandler), policy.Options{}))
+	policies := postgres.NewConversationPolicies(policysvc.New(postgres.NewStore(pool), nil, slog.New(slog.DiscardHandler), policy.Options{}))
 	u := auth.User{ID: owner, Email: "owner@example.com", Role: auth.Member}
 
 	decideAndRemember := func(r conversation.Repo) error {
@@ -805,7 +806,7 @@ func TestConversations_DecisionPolicyAndAuditCommitTogether(t *testing.T) {
 // the conversation's transaction, rather than work outside it.
 func TestConversationPolicies_RefuseAForeignRepository(t *testing.T) {
 	store, pool := newConversations(t)
-	policies := postgres.NewConversationPolicies(policy.New(postgres.NewStore(pool), nil, slog.New(slog.DiscardHandler), policy.Options{}))
+	policies := postgres.NewConversationPolicies(policysvc.New(postgres.NewStore(pool), nil, slog.New(slog.DiscardHandler), policy.Options{}))
 	foreign := struct{ conversation.Repo }{store.Repo()}
 	err := policies.Audit(t.Context(), foreign, policy.AuditEntry{Actor: "x", ActorID: owner, Action: policy.ActionDecision})
 	if e, ok := apperr.As(err); !ok || e.Kind != apperr.Internal {

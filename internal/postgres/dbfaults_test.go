@@ -38,7 +38,7 @@ func TestStore_ClosedPortIsDatabaseUnavailable(t *testing.T) {
 	}
 	defer pool.Close()
 	store := postgres.NewStore(pool)
-	_, err = store.Repo().ListServers(t.Context())
+	_, err = store.Repo().Servers.List(t.Context())
 	wantDBUnavailable(t, "ListServers", err)
 	err = store.Tx(t.Context(), func(policy.Repo) error { return nil })
 	wantDBUnavailable(t, "Tx", err)
@@ -79,17 +79,17 @@ func TestStore_TerminatedAndRefusedSessionsAreDatabaseUnavailable(t *testing.T) 
 	}
 
 	store := postgres.NewStore(pool)
-	if _, err := store.Repo().ListServers(ctx); err != nil {
+	if _, err := store.Repo().Servers.List(ctx); err != nil {
 		t.Fatal(err)
 	}
 	exec(`ALTER DATABASE "` + name + `" ALLOW_CONNECTIONS false`)
 	defer exec(`ALTER DATABASE "` + name + `" ALLOW_CONNECTIONS true`)
 	exec(`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = '` + name + `'`)
 	for i := range 3 {
-		_, err := store.Repo().ListServers(ctx)
+		_, err := store.Repo().Servers.List(ctx)
 		wantDBUnavailable(t, "ListServers while the database is closed", err)
 		if i == 0 {
-			err = store.Tx(ctx, func(r policy.Repo) error { _, err := r.ListServers(ctx); return err })
+			err = store.Tx(ctx, func(r policy.Repo) error { _, err := r.Servers.List(ctx); return err })
 			wantDBUnavailable(t, "Tx while the database is closed", err)
 		}
 	}
@@ -97,7 +97,7 @@ func TestStore_TerminatedAndRefusedSessionsAreDatabaseUnavailable(t *testing.T) 
 	exec(`ALTER DATABASE "` + name + `" ALLOW_CONNECTIONS true`)
 	deadline := time.Now().Add(5 * time.Second)
 	for {
-		_, err := store.Repo().ListServers(ctx)
+		_, err := store.Repo().Servers.List(ctx)
 		if err == nil {
 			break
 		}

@@ -6,11 +6,14 @@ import (
 	"github.com/toolgate/toolgate/internal/policy"
 )
 
+// hookStore is policy.HookStore.
+type hookStore struct{ q querier }
+
 // hookAAD binds a decision hook's sealed secret to its row: the server's
 // label, or "" for the workspace's.
 func hookAAD(label string) []byte { return []byte("decision_hook:" + label) }
 
-func (r repo) DecisionHook(ctx context.Context, label string) (policy.DecisionHook, bool, error) {
+func (r hookStore) Get(ctx context.Context, label string) (policy.DecisionHook, bool, error) {
 	h := policy.DecisionHook{ServerLabel: label}
 	var sealed []byte
 	err := r.q.QueryRow(ctx, `SELECT url, secret_enc, timeout_ms, enabled, updated_at, updated_by FROM decision_hooks
@@ -32,7 +35,7 @@ func (r repo) DecisionHook(ctx context.Context, label string) (policy.DecisionHo
 	return h, true, nil
 }
 
-func (r repo) PutDecisionHook(ctx context.Context, h policy.DecisionHook) (policy.DecisionHook, error) {
+func (r hookStore) Put(ctx context.Context, h policy.DecisionHook) (policy.DecisionHook, error) {
 	sealed := box().Seal([]byte(h.Secret), hookAAD(h.ServerLabel))
 	err := r.q.QueryRow(ctx, `INSERT INTO decision_hooks (server_label, url, secret_enc, timeout_ms, enabled, updated_by)
 		VALUES (nullif($1, ''), $2, $3, $4, $5, $6)
@@ -43,7 +46,7 @@ func (r repo) PutDecisionHook(ctx context.Context, h policy.DecisionHook) (polic
 	return h, translate(err, "write decision hook")
 }
 
-func (r repo) DeleteDecisionHook(ctx context.Context, label string) error {
+func (r hookStore) Delete(ctx context.Context, label string) error {
 	_, err := r.q.Exec(ctx, `DELETE FROM decision_hooks WHERE coalesce(server_label, '') = $1`, label)
 	return translate(err, "delete decision hook")
 }

@@ -5,10 +5,13 @@ import (
 	"time"
 )
 
+// healthStore is policy.HealthStore.
+type healthStore struct{ q querier }
+
 // The health of MCP servers (policy.Health), kept on mcp_servers so every
 // replica sees the same.
 
-func (r repo) MarkHealthy(ctx context.Context, label string, at time.Time) error {
+func (r healthStore) MarkHealthy(ctx context.Context, label string, at time.Time) error {
 	_, err := r.q.Exec(ctx, `UPDATE mcp_servers SET health_status = 'ok', health_since = NULL, health_error = NULL,
 		health_checked_at = $2, health_ok_at = $2, health_failures = 0 WHERE label = $1`, label, at)
 	return translate(err, "record a server reachable")
@@ -18,7 +21,7 @@ func (r repo) MarkHealthy(ctx context.Context, label string, at time.Time) error
 // is still url ("" matches any): a URL with a query is stored encrypted
 // (secrets.go), so it is compared here, and an update applies only to the
 // row as read (url = shown AND url_enc IS NOT DISTINCT FROM sealed).
-func (r repo) sameURL(ctx context.Context, label, url string) (shown string, sealed []byte, same bool, err error) {
+func (r healthStore) sameURL(ctx context.Context, label, url string) (shown string, sealed []byte, same bool, err error) {
 	if url == "" {
 		return "", nil, true, nil
 	}
@@ -36,7 +39,7 @@ func (r repo) sameURL(ctx context.Context, label, url string) (shown string, sea
 	return shown, sealed, true, nil
 }
 
-func (r repo) MarkListed(ctx context.Context, label, url string, at time.Time, took time.Duration, slow string) error {
+func (r healthStore) MarkListed(ctx context.Context, label, url string, at time.Time, took time.Duration, slow string) error {
 	shown, sealed, same, err := r.sameURL(ctx, label, url)
 	if err != nil || !same {
 		return err
@@ -53,7 +56,7 @@ func (r repo) MarkListed(ctx context.Context, label, url string, at time.Time, t
 
 // MarkUnreachable records the failure when the server still has the URL
 // that failed (url; "" for any).
-func (r repo) MarkUnreachable(ctx context.Context, label, url, reason string, at time.Time) error {
+func (r healthStore) MarkUnreachable(ctx context.Context, label, url, reason string, at time.Time) error {
 	shown, sealed, same, err := r.sameURL(ctx, label, url)
 	if err != nil || !same {
 		return err
@@ -65,7 +68,7 @@ func (r repo) MarkUnreachable(ctx context.Context, label, url, reason string, at
 	return translate(err, "record a server unreachable")
 }
 
-func (r repo) CountFailure(ctx context.Context, label, url, reason string, at time.Time, threshold int) (int, bool, error) {
+func (r healthStore) CountFailure(ctx context.Context, label, url, reason string, at time.Time, threshold int) (int, bool, error) {
 	shown, sealed, same, err := r.sameURL(ctx, label, url)
 	if err != nil || !same {
 		return 0, false, err
@@ -85,7 +88,7 @@ func (r repo) CountFailure(ctx context.Context, label, url, reason string, at ti
 	return failures, down, translate(err, "count a server's failure")
 }
 
-func (r repo) ResetFailures(ctx context.Context, label, url string) error {
+func (r healthStore) ResetFailures(ctx context.Context, label, url string) error {
 	shown, sealed, same, err := r.sameURL(ctx, label, url)
 	if err != nil || !same {
 		return err
@@ -95,17 +98,17 @@ func (r repo) ResetFailures(ctx context.Context, label, url string) error {
 	return translate(err, "reset a server's failures")
 }
 
-func (r repo) ClaimRechecks(ctx context.Context, every time.Duration, limit int) ([]string, error) {
+func (r healthStore) ClaimRechecks(ctx context.Context, every time.Duration, limit int) ([]string, error) {
 	return r.claim(ctx, `health_status IN ('unreachable', 'slow')`, every, limit)
 }
 
-func (r repo) ClaimChecks(ctx context.Context, every time.Duration, limit int) ([]string, error) {
+func (r healthStore) ClaimChecks(ctx context.Context, every time.Duration, limit int) ([]string, error) {
 	return r.claim(ctx, `health_status = 'ok'`, every, limit)
 }
 
 // claim takes up to limit enabled servers in the state where says, not
 // checked for every, and marks them checked now.
-func (r repo) claim(ctx context.Context, where string, every time.Duration, limit int) ([]string, error) {
+func (r healthStore) claim(ctx context.Context, where string, every time.Duration, limit int) ([]string, error) {
 	rows, err := r.q.Query(ctx, `UPDATE mcp_servers SET health_checked_at = now()
 		WHERE label IN (
 			SELECT label FROM mcp_servers

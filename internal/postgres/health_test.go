@@ -19,7 +19,7 @@ func TestServerHealth_FailingSinceKeepsTheFirstFailure(t *testing.T) {
 	ctx := t.Context()
 	health := func() policy.Health {
 		t.Helper()
-		s, err := r.Server(ctx, "crm", false)
+		s, err := r.Servers.Get(ctx, "crm", false)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -30,28 +30,28 @@ func TestServerHealth_FailingSinceKeepsTheFirstFailure(t *testing.T) {
 	}
 	t1 := time.Now().Add(-time.Minute).UTC().Truncate(time.Microsecond)
 	t2 := t1.Add(30 * time.Second)
-	if err := r.MarkUnreachable(ctx, "crm", "https://crm.example/mcp", "connection refused", t1); err != nil {
+	if err := r.Health.MarkUnreachable(ctx, "crm", "https://crm.example/mcp", "connection refused", t1); err != nil {
 		t.Fatal(err)
 	}
-	if err := r.MarkUnreachable(ctx, "crm", "", "timed out", t2); err != nil {
+	if err := r.Health.MarkUnreachable(ctx, "crm", "", "timed out", t2); err != nil {
 		t.Fatal(err)
 	}
 	if h := health(); h.Status != policy.HealthUnreachable || !h.Since.Equal(t1) || !h.CheckedAt.Equal(t2) || h.LastError != "timed out" {
 		t.Errorf("health %+v: want unreachable since %v, checked %v, the last error", h, t1, t2)
 	}
-	if err := r.MarkHealthy(ctx, "crm", t2.Add(time.Second)); err != nil {
+	if err := r.Health.MarkHealthy(ctx, "crm", t2.Add(time.Second)); err != nil {
 		t.Fatal(err)
 	}
 	if h := health(); h.Status != policy.HealthOK || h.Since != nil || h.LastError != "" || !h.OKAt.Equal(t2.Add(time.Second)) {
 		t.Errorf("health after a check that worked: %+v", h)
 	}
-	if err := r.MarkUnreachable(ctx, "crm", "https://old.example/mcp", "refused", t2.Add(2*time.Second)); err != nil {
+	if err := r.Health.MarkUnreachable(ctx, "crm", "https://old.example/mcp", "refused", t2.Add(2*time.Second)); err != nil {
 		t.Fatal(err)
 	}
 	if h := health(); h.Status != policy.HealthOK {
 		t.Errorf("a failure of another URL changed the health: %+v", h)
 	}
-	if err := r.MarkUnreachable(ctx, "gone", "", "refused", t2); err != nil {
+	if err := r.Health.MarkUnreachable(ctx, "gone", "", "refused", t2); err != nil {
 		t.Errorf("a failure of a server that does not exist: %v, want none", err)
 	}
 }
@@ -68,17 +68,17 @@ func TestServerHealth_ReplicasClaimEachRecheckOnce(t *testing.T) {
 	long := time.Now().Add(-time.Hour).Truncate(time.Microsecond)
 	var down []string
 	for i, label := range []string{"a", "b", "c", "d", "e", "f", "ok", "off"} {
-		if _, err := r.InsertServer(ctx, policy.Server{Label: label, URL: "https://" + label + ".example/mcp",
+		if _, err := r.Servers.Insert(ctx, policy.Server{Label: label, URL: "https://" + label + ".example/mcp",
 			Headers: map[string]string{}, Enabled: label != "off"}); err != nil {
 			t.Fatal(err)
 		}
 		if label == "ok" {
-			if err := r.MarkHealthy(ctx, label, long); err != nil {
+			if err := r.Health.MarkHealthy(ctx, label, long); err != nil {
 				t.Fatal(err)
 			}
 			continue
 		}
-		if err := r.MarkUnreachable(ctx, label, "", "refused", long.Add(time.Duration(i)*time.Second)); err != nil {
+		if err := r.Health.MarkUnreachable(ctx, label, "", "refused", long.Add(time.Duration(i)*time.Second)); err != nil {
 			t.Fatal(err)
 		}
 		if label != "off" {
@@ -94,7 +94,7 @@ func TestServerHealth_ReplicasClaimEachRecheckOnce(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			got, err := postgres.NewStore(pool).Repo().ClaimRechecks(ctx, time.Minute, 4)
+			got, err := postgres.NewStore(pool).Repo().Health.ClaimRechecks(ctx, time.Minute, 4)
 			if err != nil {
 				t.Error(err)
 			}
@@ -108,11 +108,11 @@ func TestServerHealth_ReplicasClaimEachRecheckOnce(t *testing.T) {
 	if !slices.Equal(claimed, down) {
 		t.Errorf("claimed %v, want each enabled unreachable server once: %v", claimed, down)
 	}
-	again, err := r.ClaimRechecks(ctx, time.Minute, 10)
+	again, err := r.Health.ClaimRechecks(ctx, time.Minute, 10)
 	if err != nil || len(again) != 0 {
 		t.Errorf("claimed again within the interval: %v, %v", again, err)
 	}
-	if s, err := r.Server(ctx, "a", false); err != nil || s.Health.Status != policy.HealthUnreachable || !s.Health.Since.Equal(long) {
+	if s, err := r.Servers.Get(ctx, "a", false); err != nil || s.Health.Status != policy.HealthUnreachable || !s.Health.Since.Equal(long) {
 		t.Errorf("a claim changed more than when it was checked: %+v, %v", s.Health, err)
 	}
 }

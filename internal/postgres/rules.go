@@ -11,7 +11,10 @@ import (
 	"github.com/toolgate/toolgate/internal/rules"
 )
 
-func (r repo) Rules(ctx context.Context, l policy.RuleList) ([]rules.Rule, error) {
+// ruleStore is policy.RuleStore.
+type ruleStore struct{ q querier }
+
+func (r ruleStore) Get(ctx context.Context, l policy.RuleList) ([]rules.Rule, error) {
 	var raw []byte
 	err := r.q.QueryRow(ctx, `SELECT rules FROM approval_rules
 		WHERE coalesce(server_label, '') = $1 AND coalesce(tool_name, '') = $2`, l.ServerLabel, l.ToolName).Scan(&raw)
@@ -28,7 +31,7 @@ func (r repo) Rules(ctx context.Context, l policy.RuleList) ([]rules.Rule, error
 	return out, nil
 }
 
-func (r repo) PutRules(ctx context.Context, l policy.RuleList, rs []rules.Rule, by string) error {
+func (r ruleStore) Put(ctx context.Context, l policy.RuleList, rs []rules.Rule, by string) error {
 	if len(rs) == 0 {
 		_, err := r.q.Exec(ctx, `DELETE FROM approval_rules
 			WHERE coalesce(server_label, '') = $1 AND coalesce(tool_name, '') = $2`, l.ServerLabel, l.ToolName)
@@ -46,7 +49,7 @@ func (r repo) PutRules(ctx context.Context, l policy.RuleList, rs []rules.Rule, 
 	return translate(err, "write rules")
 }
 
-func (r repo) RuledLists(ctx context.Context) ([]policy.RuleList, error) {
+func (r ruleStore) Lists(ctx context.Context) ([]policy.RuleList, error) {
 	rows, err := r.q.Query(ctx, `SELECT coalesce(server_label, ''), coalesce(tool_name, '') FROM approval_rules
 		WHERE jsonb_array_length(rules) > 0`)
 	if err != nil {

@@ -7,12 +7,13 @@ import (
 
 	"github.com/toolgate/toolgate/internal/auth"
 	"github.com/toolgate/toolgate/internal/policy"
+	"github.com/toolgate/toolgate/internal/policy/decide"
 	"github.com/toolgate/toolgate/internal/rules"
 )
 
 func putRules(t *testing.T, r policy.Repo, l policy.RuleList, rs ...rules.Rule) {
 	t.Helper()
-	if err := r.PutRules(t.Context(), l, rs, "admin@example.com"); err != nil {
+	if err := r.Rules.Put(t.Context(), l, rs, "admin@example.com"); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -44,7 +45,7 @@ func TestRules_ToolThenServerThenWorkspace(t *testing.T) {
 		if tt.to != nil {
 			args["to"] = tt.to
 		}
-		got, err := policy.DecideByRules(t.Context(), r, u, "crm", tt.tool, args)
+		got, err := decide.DecideByRules(t.Context(), r, u, "crm", tt.tool, args)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -53,7 +54,7 @@ func TestRules_ToolThenServerThenWorkspace(t *testing.T) {
 			t.Errorf("%s(%v) (-want +got):\n%s", tt.tool, tt.to, diff)
 		}
 	}
-	if has, err := policy.HasRules(t.Context(), r, "crm", "send"); err != nil || !has {
+	if has, err := decide.HasRules(t.Context(), r, "crm", "send"); err != nil || !has {
 		t.Errorf("HasRules = %v, %v", has, err)
 	}
 }
@@ -71,7 +72,7 @@ func TestRules_NeverLoosenLockedOrBlocked(t *testing.T) {
 		{ServerLabel: "crm", ToolName: "blocked", Policy: policy.Blocked, UpdatedBy: "admin"},
 		{ServerLabel: "crm", ToolName: "asks", Policy: policy.Always, UpdatedBy: "admin"},
 	} {
-		if err := r.UpsertPolicy(ctx, p); err != nil {
+		if err := r.Policies.Upsert(ctx, p); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -87,7 +88,7 @@ func TestRules_NeverLoosenLockedOrBlocked(t *testing.T) {
 		{"asks", 2, rules.Approve, false},
 	}
 	for _, tt := range tests {
-		got, err := policy.DecideByRules(ctx, r, u, "crm", tt.tool, map[string]any{"n": tt.n})
+		got, err := decide.DecideByRules(ctx, r, u, "crm", tt.tool, map[string]any{"n": tt.n})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -113,15 +113,8 @@ func SealHeaders(ctx context.Context, pool *pgxpool.Pool, b *secrets.Box) (int, 
 		if err != nil {
 			return err
 		}
-		type row struct {
-			label  string
-			plain  map[string]string
-			enc    []byte
-			url    string
-			urlEnc []byte
-		}
-		all, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (row, error) {
-			var x row
+		all, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (sealRow, error) {
+			var x sealRow
 			err := r.Scan(&x.label, &x.plain, &x.enc, &x.url, &x.urlEnc)
 			return x, err
 		})
@@ -129,30 +122,13 @@ func SealHeaders(ctx context.Context, pool *pgxpool.Pool, b *secrets.Box) (int, 
 			return err
 		}
 		for _, x := range all {
-			urlSealed, err := sealStoredURL(ctx, tx, b, x.label, x.url, x.urlEnc)
+			counted, err := sealServer(ctx, tx, b, x)
 			if err != nil {
 				return err
 			}
-			if x.enc != nil {
-				if _, err := openHeaders(b, x.label, x.enc); err != nil {
-					return fmt.Errorf("%w: is SECRETS_KEY (or the key file SECRETS_KEY_FILE) the key these secrets were stored with?", err)
-				}
-				if len(x.plain) == 0 {
-					if urlSealed {
-						sealed++
-					}
-					continue
-				}
-				return fmt.Errorf("the MCP server %q has header secrets both encrypted and in plain text; remove its headers column value by hand after checking which is current", x.label)
+			if counted {
+				sealed++
 			}
-			enc, err := sealHeaders(b, x.label, x.plain)
-			if err != nil {
-				return err
-			}
-			if _, err := tx.Exec(ctx, `UPDATE mcp_servers SET headers_enc = $2, headers = '{}' WHERE label = $1`, x.label, enc); err != nil {
-				return err
-			}
-			sealed++
 		}
 		return nil
 	})
@@ -160,6 +136,42 @@ func SealHeaders(ctx context.Context, pool *pgxpool.Pool, b *secrets.Box) (int, 
 		return 0, fmt.Errorf("encrypt MCP server header secrets: %w", err)
 	}
 	return sealed, nil
+}
+
+// sealRow is one server's secrets as SealHeaders reads them.
+type sealRow struct {
+	label  string
+	plain  map[string]string
+	enc    []byte
+	url    string
+	urlEnc []byte
+}
+
+// sealServer seals one server's URL and plain-text headers in tx, or checks
+// that b opens them; it reports whether it sealed anything of the server
+// SealHeaders counts.
+func sealServer(ctx context.Context, tx pgx.Tx, b *secrets.Box, x sealRow) (bool, error) {
+	urlSealed, err := sealStoredURL(ctx, tx, b, x.label, x.url, x.urlEnc)
+	if err != nil {
+		return false, err
+	}
+	if x.enc != nil {
+		if _, err := openHeaders(b, x.label, x.enc); err != nil {
+			return false, fmt.Errorf("%w: is SECRETS_KEY (or the key file SECRETS_KEY_FILE) the key these secrets were stored with?", err)
+		}
+		if len(x.plain) == 0 {
+			return urlSealed, nil
+		}
+		return false, fmt.Errorf("the MCP server %q has header secrets both encrypted and in plain text; remove its headers column value by hand after checking which is current", x.label)
+	}
+	enc, err := sealHeaders(b, x.label, x.plain)
+	if err != nil {
+		return false, err
+	}
+	if _, err := tx.Exec(ctx, `UPDATE mcp_servers SET headers_enc = $2, headers = '{}' WHERE label = $1`, x.label, enc); err != nil {
+		return false, err
+	}
+	return true, nil
 }
 
 // sealStoredURL checks that b opens a server's encrypted URL, or encrypts

@@ -28,7 +28,7 @@ func TestServerHeadersAreStoredEncrypted(t *testing.T) {
 	pool := testdb.New(t)
 	repo := postgres.NewStore(pool).Repo()
 	secret := "Bearer sk-live-0123456789abcdef"
-	if _, err := repo.InsertServer(t.Context(), policy.Server{Label: "crm", URL: "https://crm.example/mcp", Enabled: true,
+	if _, err := repo.Servers.Insert(t.Context(), policy.Server{Label: "crm", URL: "https://crm.example/mcp", Enabled: true,
 		Headers: map[string]string{"Authorization": secret}}); err != nil {
 		t.Fatal(err)
 	}
@@ -40,12 +40,12 @@ func TestServerHeadersAreStoredEncrypted(t *testing.T) {
 	}
 	check("after insert")
 
-	srv, err := repo.Server(t.Context(), "crm", false)
+	srv, err := repo.Servers.Get(t.Context(), "crm", false)
 	if err != nil || srv.Headers["Authorization"] != secret {
 		t.Fatalf("read back: %v, %v", srv.Headers, err)
 	}
 	srv.Headers["X-Team"] = "blue-team-secret"
-	if _, err := repo.UpdateServer(t.Context(), srv); err != nil {
+	if _, err := repo.Servers.Update(t.Context(), srv); err != nil {
 		t.Fatal(err)
 	}
 	check("after update")
@@ -54,13 +54,13 @@ func TestServerHeadersAreStoredEncrypted(t *testing.T) {
 	}
 
 	// The label is the associated data: a value copied to another row does not open.
-	if _, err := repo.InsertServer(t.Context(), policy.Server{Label: "other", URL: "https://o.example/mcp", Enabled: true}); err != nil {
+	if _, err := repo.Servers.Insert(t.Context(), policy.Server{Label: "other", URL: "https://o.example/mcp", Enabled: true}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := pool.Exec(t.Context(), `UPDATE mcp_servers SET headers_enc = (SELECT headers_enc FROM mcp_servers WHERE label = 'crm') WHERE label = 'other'`); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := repo.Server(t.Context(), "other", false); err == nil {
+	if _, err := repo.Servers.Get(t.Context(), "other", false); err == nil {
 		t.Error("a sealed value moved to another server opened")
 	}
 }
@@ -81,7 +81,7 @@ func TestSealHeadersEncryptsPlaintextFromBeforeAndRefusesAWrongKey(t *testing.T)
 	if plain != "{}" || sealed == nil || bytes.Contains(sealed, []byte("legacy-0123")) {
 		t.Errorf("after sealing: headers %s, headers_enc %q", plain, sealed)
 	}
-	srv, err := postgres.NewStore(pool).Repo().Server(t.Context(), "legacy", false)
+	srv, err := postgres.NewStore(pool).Repo().Servers.Get(t.Context(), "legacy", false)
 	if err != nil || srv.Headers["Authorization"] != "Bearer legacy-0123456789" {
 		t.Fatalf("read back: %v, %v", srv.Headers, err)
 	}
@@ -115,7 +115,7 @@ func TestServerURLQueryIsStoredEncrypted(t *testing.T) {
 	pool := testdb.New(t)
 	repo := postgres.NewStore(pool).Repo()
 	realURL := "https://crm.example/mcp?tenant=acme&api_key=qk-0123456789abcdef"
-	if _, err := repo.InsertServer(t.Context(), policy.Server{Label: "crm", URL: realURL, Enabled: true}); err != nil {
+	if _, err := repo.Servers.Insert(t.Context(), policy.Server{Label: "crm", URL: realURL, Enabled: true}); err != nil {
 		t.Fatal(err)
 	}
 	check := func(when, secret string) {
@@ -126,7 +126,7 @@ func TestServerURLQueryIsStoredEncrypted(t *testing.T) {
 		}
 	}
 	check("after insert", "qk-0123")
-	srv, err := repo.Server(t.Context(), "crm", false)
+	srv, err := repo.Servers.Get(t.Context(), "crm", false)
 	if err != nil || srv.URL != realURL {
 		t.Fatalf("read back %q, %v; want the realURL URL", srv.URL, err)
 	}
@@ -134,23 +134,23 @@ func TestServerURLQueryIsStoredEncrypted(t *testing.T) {
 		t.Fatalf("snapshot servers %+v, %v; want the realURL URL", snap.Servers, err)
 	}
 	srv.URL = "https://crm.example/mcp?tenant=acme&api_key=qk-fedcba9876543210"
-	if _, err := repo.UpdateServer(t.Context(), srv); err != nil {
+	if _, err := repo.Servers.Update(t.Context(), srv); err != nil {
 		t.Fatal(err)
 	}
 	check("after update", "qk-fedcba")
 
 	// A failure of the old URL is not recorded against the new one; one of
 	// the current URL is.
-	if err := repo.MarkUnreachable(t.Context(), "crm", realURL, "refused", time.Now()); err != nil {
+	if err := repo.Health.MarkUnreachable(t.Context(), "crm", realURL, "refused", time.Now()); err != nil {
 		t.Fatal(err)
 	}
-	if s, _ := repo.Server(t.Context(), "crm", false); s.Health.Status == "unreachable" {
+	if s, _ := repo.Servers.Get(t.Context(), "crm", false); s.Health.Status == "unreachable" {
 		t.Error("a failure of the old URL marked the server unreachable")
 	}
-	if err := repo.MarkUnreachable(t.Context(), "crm", srv.URL, "refused", time.Now()); err != nil {
+	if err := repo.Health.MarkUnreachable(t.Context(), "crm", srv.URL, "refused", time.Now()); err != nil {
 		t.Fatal(err)
 	}
-	if s, _ := repo.Server(t.Context(), "crm", false); s.Health.Status != "unreachable" {
+	if s, _ := repo.Servers.Get(t.Context(), "crm", false); s.Health.Status != "unreachable" {
 		t.Errorf("a failure of the current URL: health %+v", s.Health)
 	}
 
@@ -169,7 +169,7 @@ func TestServerURLQueryIsStoredEncrypted(t *testing.T) {
 	if shown, sealed := rawURL(t, pool, "bare"); shown != "https://b.example/mcp" || sealed != nil {
 		t.Errorf("bare after sealing: url %q, url_enc %q", shown, sealed)
 	}
-	if s, err := repo.Server(t.Context(), "legacy", false); err != nil || s.URL != "https://l.example/mcp?token=legacy-0123456789" {
+	if s, err := repo.Servers.Get(t.Context(), "legacy", false); err != nil || s.URL != "https://l.example/mcp?token=legacy-0123456789" {
 		t.Errorf("legacy read back %q, %v", s.URL, err)
 	}
 	if _, err := postgres.SealHeaders(t.Context(), pool, secrets.NewRandom()); !errors.Is(err, secrets.ErrWrongKey) {

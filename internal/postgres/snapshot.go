@@ -91,13 +91,32 @@ func (s *Store) ToolSnapshot(ctx context.Context) (policy.ToolSnapshot, error) {
 	// 100,000 tools).
 	b.Queue(`SET LOCAL work_mem = '64MB'`)
 	var most int // tools and policies: at most this many rows, read in one allocation
+	queueSnapshotSettings(b, &snap, &most)
+	index := map[string]int{}
+	queueSnapshotServers(b, &snap, index)
+	queueSnapshotTools(b, &snap, index, &most)
+	queueSnapshotRules(b, &snap)
+	b.Queue(`COMMIT`)
+	if err := s.pool.SendBatch(ctx, b).Close(); err != nil {
+		return policy.ToolSnapshot{}, translate(err, "read the tool policies")
+	}
+	return snap, nil
+}
+
+// queueSnapshotSettings queues the read of the version and the settings
+// into snap, and of how many tools and policies there are into most.
+func queueSnapshotSettings(b *pgx.Batch, snap *policy.ToolSnapshot, most *int) {
 	b.Queue(`SELECT v.version, s.default_policy, s.default_policy_locked, s.ask_everything, s.updated_at,
 			(SELECT count(*) FROM mcp_tools) + (SELECT count(*) FROM tool_policies)
 		FROM policy_version v, settings s`).QueryRow(func(row pgx.Row) error {
 		st := &snap.Settings
-		return row.Scan(&snap.Version, &st.DefaultPolicy, &st.DefaultPolicyLocked, &st.AskEverything, &st.UpdatedAt, &most)
+		return row.Scan(&snap.Version, &st.DefaultPolicy, &st.DefaultPolicyLocked, &st.AskEverything, &st.UpdatedAt, most)
 	})
-	index := map[string]int{}
+}
+
+// queueSnapshotServers queues the read of the enabled servers into snap,
+// each one's place in snap.Servers into index.
+func queueSnapshotServers(b *pgx.Batch, snap *policy.ToolSnapshot, index map[string]int) {
 	b.Queue(`SELECT label, url, description, headers_enc, default_policy, default_policy_locked, first_discovered_at,
 			health_status, health_since, coalesce(health_error, ''), approval_ttl_seconds, read_only_hints, url_enc
 		FROM mcp_servers WHERE enabled ORDER BY label`).Query(func(rows pgx.Rows) error {
@@ -121,9 +140,15 @@ func (s *Store) ToolSnapshot(ctx context.Context) (policy.ToolSnapshot, error) {
 		}
 		return rows.Err()
 	})
-	// Only what Resolve reads; a definition only where a never was
-	// granted for another one (to say what changed). Rows come by server,
-	// in no order within one: grouping sorts.
+}
+
+// queueSnapshotTools queues the read of the enabled servers' tools and
+// policies into snap's servers (found by index), most rows at most.
+//
+// Only what Resolve reads; a definition only where a never was granted
+// for another one (to say what changed). Rows come by server, in no order
+// within one: grouping sorts.
+func queueSnapshotTools(b *pgx.Batch, snap *policy.ToolSnapshot, index map[string]int, most *int) {
 	b.Queue(`
 		SELECT coalesce(t.server_label, p.server_label), coalesce(t.name, p.tool_name), t.name IS NOT NULL, coalesce(t.digest, ''),
 		       CASE jsonb_typeof(t.annotations -> 'readOnlyHint') WHEN 'boolean' THEN (t.annotations -> 'readOnlyHint')::boolean END,
@@ -136,80 +161,104 @@ func (s *Store) ToolSnapshot(ctx context.Context) (policy.ToolSnapshot, error) {
 		CROSS JOIN LATERAL (SELECT p.policy = 'never' AND t.digest IS DISTINCT FROM p.granted_digest AND t.name IS NOT NULL AS changed) c
 		WHERE coalesce(t.server_label, p.server_label) IN (SELECT label FROM mcp_servers WHERE enabled)
 		ORDER BY coalesce(t.server_label, p.server_label) COLLATE "C"`).Query(func(rows pgx.Rows) error {
-		var label pgtype.DriverBytes // only valid until the next row: compared, not kept
-		all := make([]policy.Tool, 0, most)
-		times := make([]pgtype.Timestamptz, 0, 2*most) // the tools' times point into it
-		pols := [...]policy.Policy{policy.Never, policy.Always, policy.Blocked}
-		cur, start := -1, 0
-		flush := func() {
-			if cur >= 0 {
-				snap.Servers[cur].Tools = all[start:len(all):len(all)]
-			}
-			start = len(all)
-		}
-		// Scanned into the same variables row after row: each variable
-		// passed to Scan lives on the heap, so one per row would cost.
-		var (
-			t               policy.Tool
-			readOnly        *bool
-			pol             pgtype.Text
-			title, desc     *string
-			schema, ann     []byte
-			first, changed  pgtype.Timestamptz
-			name, digest    string
-			granted         string
-			discovered, lck bool
-			grantedDef      *policy.Definition
-		)
-		dest := []any{&label, &name, &discovered, &digest, &readOnly, &first, &changed, &pol,
-			&lck, &granted, &grantedDef, &title, &desc, &schema, &ann}
-		for rows.Next() {
-			readOnly, title, desc, schema, ann, grantedDef = nil, nil, nil, nil, nil, nil
-			if err := rows.Scan(dest...); err != nil {
-				return err
-			}
-			t = policy.Tool{DiscoveredTool: policy.DiscoveredTool{Name: name}, Discovered: discovered, Digest: digest,
-				PolicyLocked: lck, GrantedDigest: granted, GrantedDefinition: grantedDef}
-			times = append(times, first, changed)
-			first, changed := &times[len(times)-2], &times[len(times)-1]
-			if cur < 0 || snap.Servers[cur].Server.Label != string(label) {
-				i, ok := index[string(label)]
-				if !ok {
-					continue // cannot happen in one consistent view
-				}
-				flush()
-				cur = i
-			}
-			t.ServerLabel = snap.Servers[cur].Server.Label
-			t.Annotations.ReadOnlyHint = readOnly
-			if first.Valid {
-				t.FirstSeenAt = &first.Time
-			}
-			if changed.Valid {
-				t.ChangedAt = &changed.Time
-			}
-			if pol.Valid {
-				for i := range pols {
-					if string(pols[i]) == pol.String {
-						t.Policy = &pols[i] // shared: nothing writes through a tool's policy
-					}
-				}
-				if t.Policy == nil {
-					p := policy.Policy(pol.String)
-					t.Policy = &p
-				}
-			}
-			if title != nil {
-				t.Title, t.Description, t.InputSchema = *title, *desc, schema
-				if err := json.Unmarshal(ann, &t.Annotations); err != nil {
-					return err
-				}
-			}
-			all = append(all, t)
-		}
-		flush()
-		return rows.Err()
+		return readSnapshotTools(rows, snap, index, *most)
 	})
+}
+
+// snapshotToolRow is one row of the tools' read. Its variables are
+// scanned into row after row: each variable passed to Scan lives on the
+// heap, so one per row would cost.
+type snapshotToolRow struct {
+	label           pgtype.DriverBytes // only valid until the next row: compared, not kept
+	t               policy.Tool
+	readOnly        *bool
+	pol             pgtype.Text
+	title, desc     *string
+	schema, ann     []byte
+	first, changed  pgtype.Timestamptz
+	name, digest    string
+	granted         string
+	discovered, lck bool
+	grantedDef      *policy.Definition
+}
+
+// readSnapshotTools reads the tools' rows into snap's servers.
+func readSnapshotTools(rows pgx.Rows, snap *policy.ToolSnapshot, index map[string]int, most int) error {
+	all := make([]policy.Tool, 0, most)
+	times := make([]pgtype.Timestamptz, 0, 2*most) // the tools' times point into it
+	pols := [...]policy.Policy{policy.Never, policy.Always, policy.Blocked}
+	cur, start := -1, 0
+	flush := func() {
+		if cur >= 0 {
+			snap.Servers[cur].Tools = all[start:len(all):len(all)]
+		}
+		start = len(all)
+	}
+	var r snapshotToolRow
+	dest := []any{&r.label, &r.name, &r.discovered, &r.digest, &r.readOnly, &r.first, &r.changed, &r.pol,
+		&r.lck, &r.granted, &r.grantedDef, &r.title, &r.desc, &r.schema, &r.ann}
+	for rows.Next() {
+		r.readOnly, r.title, r.desc, r.schema, r.ann, r.grantedDef = nil, nil, nil, nil, nil, nil
+		if err := rows.Scan(dest...); err != nil {
+			return err
+		}
+		r.t = policy.Tool{DiscoveredTool: policy.DiscoveredTool{Name: r.name}, Discovered: r.discovered, Digest: r.digest,
+			PolicyLocked: r.lck, GrantedDigest: r.granted, GrantedDefinition: r.grantedDef}
+		times = append(times, r.first, r.changed)
+		first, changed := &times[len(times)-2], &times[len(times)-1]
+		if cur < 0 || snap.Servers[cur].Server.Label != string(r.label) {
+			i, ok := index[string(r.label)]
+			if !ok {
+				continue // cannot happen in one consistent view
+			}
+			flush()
+			cur = i
+		}
+		r.t.ServerLabel = snap.Servers[cur].Server.Label
+		if err := r.fill(first, changed, &pols); err != nil {
+			return err
+		}
+		all = append(all, r.t)
+	}
+	flush()
+	return rows.Err()
+}
+
+// fill sets on r.t what its row says beyond the name: the read-only hint,
+// the times (first and changed point into the shared times), the workspace
+// policy (one of pols where it is one) and the definition, if read.
+func (r *snapshotToolRow) fill(first, changed *pgtype.Timestamptz, pols *[3]policy.Policy) error {
+	t := &r.t
+	t.Annotations.ReadOnlyHint = r.readOnly
+	if first.Valid {
+		t.FirstSeenAt = &first.Time
+	}
+	if changed.Valid {
+		t.ChangedAt = &changed.Time
+	}
+	if r.pol.Valid {
+		for i := range pols {
+			if string(pols[i]) == r.pol.String {
+				t.Policy = &pols[i] // shared: nothing writes through a tool's policy
+			}
+		}
+		if t.Policy == nil {
+			p := policy.Policy(r.pol.String)
+			t.Policy = &p
+		}
+	}
+	if r.title != nil {
+		t.Title, t.Description, t.InputSchema = *r.title, *r.desc, r.schema
+		if err := json.Unmarshal(r.ann, &t.Annotations); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// queueSnapshotRules queues the read of the rule lists that hold rules
+// into snap.
+func queueSnapshotRules(b *pgx.Batch, snap *policy.ToolSnapshot) {
 	b.Queue(`SELECT coalesce(server_label, ''), coalesce(tool_name, '') FROM approval_rules WHERE jsonb_array_length(rules) > 0`).
 		Query(func(rows pgx.Rows) error {
 			for rows.Next() {
@@ -221,9 +270,4 @@ func (s *Store) ToolSnapshot(ctx context.Context) (policy.ToolSnapshot, error) {
 			}
 			return rows.Err()
 		})
-	b.Queue(`COMMIT`)
-	if err := s.pool.SendBatch(ctx, b).Close(); err != nil {
-		return policy.ToolSnapshot{}, translate(err, "read the tool policies")
-	}
-	return snap, nil
 }

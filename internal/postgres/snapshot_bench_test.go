@@ -9,6 +9,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/toolgate/toolgate/internal/policy"
+	"github.com/toolgate/toolgate/internal/policy/policysvc"
 	"github.com/toolgate/toolgate/internal/postgres"
 	"github.com/toolgate/toolgate/internal/testdb"
 )
@@ -52,26 +53,26 @@ func seedScale(b *testing.B, servers, tools int) *pgxpool.Pool {
 func requestToolsPerServer(ctx context.Context, store *postgres.Store, userID string, grants map[string]map[string]policy.GrantRef) ([]policy.ServerTools, error) {
 	var out []policy.ServerTools
 	err := store.Tx(ctx, func(r policy.Repo) error {
-		set, err := r.Settings(ctx)
+		set, err := r.Settings.Get(ctx)
 		if err != nil {
 			return err
 		}
-		servers, err := r.ListServers(ctx)
+		servers, err := r.Servers.List(ctx)
 		if err != nil {
 			return err
 		}
-		if _, err := r.RuledLists(ctx); err != nil {
+		if _, err := r.Rules.Lists(ctx); err != nil {
 			return err
 		}
 		for _, srv := range servers {
 			if !srv.Enabled {
 				continue
 			}
-			tools, err := r.Tools(ctx, srv.Label)
+			tools, err := r.Tools.List(ctx, srv.Label)
 			if err != nil {
 				return err
 			}
-			mine, err := r.UserPolicies(ctx, userID, srv.Label)
+			mine, err := r.Policies.OfUser(ctx, userID, srv.Label)
 			if err != nil {
 				return err
 			}
@@ -107,14 +108,14 @@ func BenchmarkRequestTools_1000x100(b *testing.B) {
 			check(b, len(out))
 		}
 	})
-	svc := policy.New(store, nil, slog.New(slog.DiscardHandler), policy.Options{})
-	if _, _, err := svc.RequestTools(ctx, owner, grants, nil); err != nil { // loads the copy
+	svc := policysvc.New(store, nil, slog.New(slog.DiscardHandler), policy.Options{})
+	if _, _, err := svc.Requests.RequestTools(ctx, owner, grants, nil); err != nil { // loads the copy
 		b.Fatal(err)
 	}
 	b.Run("cached", func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
-			out, _, err := svc.RequestTools(ctx, owner, grants, nil)
+			out, _, err := svc.Requests.RequestTools(ctx, owner, grants, nil)
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -152,7 +153,7 @@ func BenchmarkRequestTools_1000x100(b *testing.B) {
 				b.Fatal(err)
 			}
 			b.StartTimer()
-			out, _, err := svc.RequestTools(ctx, owner, grants, nil)
+			out, _, err := svc.Requests.RequestTools(ctx, owner, grants, nil)
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/toolgate/toolgate/internal/auth"
 	"github.com/toolgate/toolgate/internal/policy"
+	"github.com/toolgate/toolgate/internal/policy/policysvc"
 	"github.com/toolgate/toolgate/internal/postgres"
 	"github.com/toolgate/toolgate/internal/testdb"
 )
@@ -19,7 +20,7 @@ import (
 // replicaPolicies returns two policy services (two replicas, each with
 // its own copy of the tool policies) on one database with a server "crm"
 // whose tools search and update were discovered.
-func replicaPolicies(t *testing.T) (a, b *policy.Service, pool *pgxpool.Pool) {
+func replicaPolicies(t *testing.T) (a, b *policysvc.Service, pool *pgxpool.Pool) {
 	t.Helper()
 	pool = testdb.New(t)
 	if _, err := pool.Exec(t.Context(), `INSERT INTO users (id, email, role) VALUES
@@ -27,29 +28,29 @@ func replicaPolicies(t *testing.T) (a, b *policy.Service, pool *pgxpool.Pool) {
 		t.Fatal(err)
 	}
 	r := postgres.NewStore(pool).Repo()
-	if _, err := r.InsertServer(t.Context(), policy.Server{Label: "crm", URL: "https://crm.example/mcp",
+	if _, err := r.Servers.Insert(t.Context(), policy.Server{Label: "crm", URL: "https://crm.example/mcp",
 		Headers: map[string]string{"Authorization": "Bearer x"}, Enabled: true}); err != nil {
 		t.Fatal(err)
 	}
 	at := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	if err := r.ReplaceTools(t.Context(), "crm", []policy.DiscoveredTool{{Name: "search"}, {Name: "update"}}, at); err != nil {
+	if err := r.Tools.Replace(t.Context(), "crm", []policy.DiscoveredTool{{Name: "search"}, {Name: "update"}}, at); err != nil {
 		t.Fatal(err)
 	}
-	if err := r.MarkDiscovered(t.Context(), "crm", at); err != nil {
+	if err := r.Servers.MarkDiscovered(t.Context(), "crm", at); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := r.PutSettings(t.Context(), policy.Settings{DefaultPolicy: policy.Never}); err != nil {
+	if _, err := r.Settings.Put(t.Context(), policy.Settings{DefaultPolicy: policy.Never}); err != nil {
 		t.Fatal(err)
 	}
 	log := slog.New(slog.DiscardHandler)
-	return policy.New(postgres.NewStore(pool), nil, log, policy.Options{}), policy.New(postgres.NewStore(pool), nil, log, policy.Options{}), pool
+	return policysvc.New(postgres.NewStore(pool), nil, log, policy.Options{}), policysvc.New(postgres.NewStore(pool), nil, log, policy.Options{}), pool
 }
 
 // groupsOf is the policy group of every tool RequestTools offers ("" for
 // skipped servers' tools), as "server/tool" -> never|always.
-func groupsOf(t *testing.T, s *policy.Service, userID string) map[string]string {
+func groupsOf(t *testing.T, s *policysvc.Service, userID string) map[string]string {
 	t.Helper()
-	groups, skipped, err := s.RequestTools(t.Context(), userID, nil, nil)
+	groups, skipped, err := s.Requests.RequestTools(t.Context(), userID, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -84,13 +85,13 @@ func TestRequestTools_ChangeOnOneReplicaIsInForceOnTheOtherAtOnce(t *testing.T) 
 	blocked, always := policy.Blocked, policy.Always
 
 	// A workspace tool policy.
-	if err := a.SetPolicies(adminCtx(ctx), "crm", policy.LayerWorkspace, map[string]*policy.Policy{"update": &always}); err != nil {
+	if err := a.Policies.SetPolicies(adminCtx(ctx), "crm", policy.LayerWorkspace, map[string]*policy.Policy{"update": &always}); err != nil {
 		t.Fatal(err)
 	}
 	if got := groupsOf(t, b, owner); got["crm/update"] != "always" {
 		t.Errorf("after a set update to always, b's next request offers %v", got)
 	}
-	if err := a.SetPolicies(adminCtx(ctx), "crm", policy.LayerWorkspace, map[string]*policy.Policy{"update": &blocked}); err != nil {
+	if err := a.Policies.SetPolicies(adminCtx(ctx), "crm", policy.LayerWorkspace, map[string]*policy.Policy{"update": &blocked}); err != nil {
 		t.Fatal(err)
 	}
 	if got := groupsOf(t, b, owner); got["crm/update"] != "" {
@@ -99,7 +100,7 @@ func TestRequestTools_ChangeOnOneReplicaIsInForceOnTheOtherAtOnce(t *testing.T) 
 
 	// The admin's switch.
 	on := true
-	if _, err := a.UpdateSettings(adminCtx(ctx), policy.SettingsPatch{AskEverything: &on}); err != nil {
+	if _, err := a.Policies.UpdateSettings(adminCtx(ctx), policy.SettingsPatch{AskEverything: &on}); err != nil {
 		t.Fatal(err)
 	}
 	if got := groupsOf(t, b, owner); got["crm/search"] != "always" {
@@ -108,10 +109,10 @@ func TestRequestTools_ChangeOnOneReplicaIsInForceOnTheOtherAtOnce(t *testing.T) 
 
 	// A personal policy (read with every turn, never cached).
 	off := false
-	if _, err := a.UpdateSettings(adminCtx(ctx), policy.SettingsPatch{AskEverything: &off}); err != nil {
+	if _, err := a.Policies.UpdateSettings(adminCtx(ctx), policy.SettingsPatch{AskEverything: &off}); err != nil {
 		t.Fatal(err)
 	}
-	if err := a.SetPolicies(auth.WithUser(ctx, auth.User{ID: owner, Email: "owner@example.com", Role: auth.Member}),
+	if err := a.Policies.SetPolicies(auth.WithUser(ctx, auth.User{ID: owner, Email: "owner@example.com", Role: auth.Member}),
 		"crm", policy.LayerUser, map[string]*policy.Policy{"search": &always}); err != nil {
 		t.Fatal(err)
 	}
@@ -123,7 +124,7 @@ func TestRequestTools_ChangeOnOneReplicaIsInForceOnTheOtherAtOnce(t *testing.T) 
 	}
 
 	// Health, as another replica's turn records it.
-	if err := a.ServerFailed(ctx, "crm", "", "connection refused"); err != nil {
+	if err := a.Health.ServerFailed(ctx, "crm", "", "connection refused"); err != nil {
 		t.Fatal(err)
 	}
 	if got := groupsOf(t, b, owner); got["crm"] != "skipped" {
@@ -191,11 +192,11 @@ func TestToolSnapshot_ReadsWhatGroupingNeeds(t *testing.T) {
 	store := postgres.NewStore(pool)
 	r := store.Repo()
 	ctx := t.Context()
-	if err := r.UpsertPolicy(ctx, policy.ToolPolicy{ServerLabel: "crm", ToolName: "update", Policy: policy.Never, UpdatedBy: "x",
+	if err := r.Policies.Upsert(ctx, policy.ToolPolicy{ServerLabel: "crm", ToolName: "update", Policy: policy.Never, UpdatedBy: "x",
 		GrantedDigest: "sha256:old", GrantedDefinition: &policy.Definition{Title: "old"}}); err != nil {
 		t.Fatal(err)
 	}
-	if err := r.UpsertPolicy(ctx, policy.ToolPolicy{ServerLabel: "crm", ToolName: "later", Policy: policy.Always, UpdatedBy: "x", Locked: true}); err != nil {
+	if err := r.Policies.Upsert(ctx, policy.ToolPolicy{ServerLabel: "crm", ToolName: "later", Policy: policy.Always, UpdatedBy: "x", Locked: true}); err != nil {
 		t.Fatal(err)
 	}
 	snap, err := store.ToolSnapshot(ctx)

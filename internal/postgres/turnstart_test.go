@@ -14,6 +14,7 @@ import (
 	"github.com/toolgate/toolgate/internal/conversation"
 	"github.com/toolgate/toolgate/internal/mcpclient"
 	"github.com/toolgate/toolgate/internal/policy"
+	"github.com/toolgate/toolgate/internal/policy/policysvc"
 	"github.com/toolgate/toolgate/internal/postgres"
 	"github.com/toolgate/toolgate/internal/testdb"
 )
@@ -91,7 +92,7 @@ func TestTurnStart_StatementCount(t *testing.T) {
 		t.Fatal(err)
 	}
 	log := slog.New(slog.DiscardHandler)
-	policies := policy.New(postgres.NewStore(pool), &mcpclient.Discoverer{}, log, policy.Options{})
+	policies := policysvc.New(postgres.NewStore(pool), &mcpclient.Discoverer{}, log, policy.Options{})
 	chat := conversation.New(postgres.NewConversationStore(pool), postgres.NewConversationPolicies(policies), nil, log,
 		conversation.Options{Info: conversation.Info{Offline: true, Model: "m"}, Limits: conversation.Limits{MaxConcurrentTurns: 4, MessagesPerMinute: 30},
 			Replica: "rep_a"})

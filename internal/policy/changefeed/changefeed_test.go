@@ -1,14 +1,15 @@
-package policy_test
+package changefeed_test
 
 import (
 	"slices"
 	"testing"
 
 	"github.com/toolgate/toolgate/internal/policy"
+	"github.com/toolgate/toolgate/internal/policy/changefeed"
 )
 
 // pending reports what w would send now ("" kinds: nothing is ready).
-func pending(w *policy.Watcher) (int64, []policy.ChangeKind) {
+func pending(w *changefeed.Watcher) (int64, []policy.ChangeKind) {
 	select {
 	case <-w.Ready():
 		return w.Take()
@@ -22,7 +23,7 @@ func pending(w *policy.Watcher) (int64, []policy.ChangeKind) {
 // Take fold into one list, in the order heard, once each; a closed watcher
 // hears nothing.
 func TestChanges_EachWatcherHearsWhatItsCallerMaySeeFolded(t *testing.T) {
-	hub := policy.NewChanges()
+	hub := changefeed.New()
 	admin := hub.Watch("usr_admin", true)
 	ann := hub.Watch("usr_ann", false)
 	bob := hub.Watch("usr_bob", false)
@@ -38,7 +39,7 @@ func TestChanges_EachWatcherHearsWhatItsCallerMaySeeFolded(t *testing.T) {
 
 	for _, c := range []struct {
 		who  string
-		w    *policy.Watcher
+		w    *changefeed.Watcher
 		want []policy.ChangeKind
 	}{
 		{"the admin", admin, []policy.ChangeKind{policy.ChangeWebhook, policy.ChangeWorkspace, policy.ChangeDecisionHook}},
