@@ -60,7 +60,7 @@ func choiceOf(d Decision) policy.Choice {
 // settled by another decision (a grant or remember covering it) is not
 // the person's choice and passes.
 func (s *Service) choiceAllowed(ctx context.Context, r Repo, a Approval, d Decision) error {
-	if d.coveredBy != "" {
+	if d.CoveredBy != "" {
 		return nil
 	}
 	c, err := s.policies.ApprovalCard(ctx, r, a.ServerLabel, a.ToolName)

@@ -10,64 +10,8 @@ import (
 	"github.com/toolgate/toolgate/internal/policy"
 )
 
-// ScopeHour approves a tool for an hour in all of the decider's
-// conversations (a timed grant).
-const ScopeHour = "hour"
-
-// GrantDuration is how long a timed grant ("for 1 hour") lasts.
-const GrantDuration = time.Hour
-
-// Grant states, as a grant is read.
-const (
-	GrantActive  = "active"
-	GrantExpired = "expired"
-	GrantRevoked = "revoked"
-)
-
 // ActionGrantRevoke is the audit action of a revoked grant.
 const ActionGrantRevoke = "grant.revoke"
-
-// Grant lets a tool run without asking: in one conversation until it is
-// deleted (ConversationID set, ExpiresAt nil), or in all of its owner's
-// conversations until ExpiresAt (ConversationID nil). A revoked or expired
-// grant allows nothing: the tool asks again.
-type Grant struct {
-	ID                string     `json:"id"`
-	OwnerID           string     `json:"-"`
-	ConversationID    *string    `json:"conversation_id"`
-	ConversationTitle *string    `json:"conversation_title"`
-	ServerLabel       string     `json:"server_label"`
-	ToolName          string     `json:"tool_name"`
-	ApprovalRequestID string     `json:"approval_request_id"`
-	CreatedAt         time.Time  `json:"created_at"`
-	ExpiresAt         *time.Time `json:"expires_at"`
-	RevokedAt         *time.Time `json:"revoked_at"`
-	State             string     `json:"state"`
-}
-
-// withState sets g's State as of now.
-func (g Grant) withState(now time.Time) Grant {
-	switch {
-	case g.RevokedAt != nil:
-		g.State = GrantRevoked
-	case g.ExpiresAt != nil && !g.ExpiresAt.After(now):
-		g.State = GrantExpired
-	default:
-		g.State = GrantActive
-	}
-	return g
-}
-
-// GrantFilter says which of an owner's grants Repo.Grants returns.
-type GrantFilter struct {
-	// ConversationID: only the grants that apply in this conversation (its
-	// own and the owner's timed ones); "": all of them.
-	ConversationID string
-	// Now is the time expiry is judged at; Ended also returns the expired
-	// and revoked ones.
-	Now   time.Time
-	Ended bool
-}
 
 // ConversationGrants lists the live grants that apply in one of the
 // caller's conversations: its own and the caller's timed ones.
@@ -97,7 +41,7 @@ func (s *Service) grants(ctx context.Context, r Repo, owner string, f GrantFilte
 	f.Now = s.now()
 	gs, err := r.Grants(ctx, owner, f)
 	for i := range gs {
-		gs[i] = gs[i].withState(f.Now)
+		gs[i] = gs[i].WithState(f.Now)
 	}
 	return gs, err
 }
@@ -116,9 +60,9 @@ func (s *Service) RevokeGrant(ctx context.Context, id string) error {
 		if err != nil || !revoked {
 			return err
 		}
-		before, _ := json.Marshal(grantAudit(g.withState(now)))
+		before, _ := json.Marshal(grantAudit(g.WithState(now)))
 		g.RevokedAt = &now
-		after, _ := json.Marshal(grantAudit(g.withState(now)))
+		after, _ := json.Marshal(grantAudit(g.WithState(now)))
 		return s.policies.Audit(ctx, r, policy.AuditEntry{Actor: u.Email, ActorID: u.ID, Action: ActionGrantRevoke,
 			ServerLabel: &g.ServerLabel, ToolName: &g.ToolName, Before: before, After: after})
 	})
@@ -253,7 +197,7 @@ func (s *Service) settle(ctx context.Context, r Repo, u auth.User, conv string, 
 				}
 				reason, once := c.reason(now), ScopeOnce
 				ev, err := s.decide(ctx, r, nil, a, Decision{ApprovalRequestID: a.ID, Approve: c.d.Approve, Reason: &reason,
-					Scope: &once, coveredBy: c.a.ID}, u, now)
+					Scope: &once, CoveredBy: c.a.ID}, u, now)
 				if err != nil {
 					return nil, err
 				}

@@ -20,23 +20,6 @@ const (
 	historyMaxTool   = 2000
 )
 
-// The roles of HistoryMessage.
-const (
-	RoleUser      = "user"
-	RoleAssistant = "assistant"
-	// RoleDeveloper carries Toolgate's records of tool calls and approval
-	// requests: what happened, for the model to read, not words of the
-	// person or of the model.
-	RoleDeveloper = "developer"
-)
-
-// HistoryMessage is one input message of a request that sends the
-// conversation's own transcript instead of previous_response_id.
-type HistoryMessage struct {
-	Role string
-	Text string
-}
-
 // historyIntro opens every rebuilt request.
 const historyIntro = "Toolgate note: the model's provider no longer has this conversation's earlier responses " +
 	"(previous_response_not_found), so the conversation is sent again from Toolgate's own transcript. " +

@@ -3,41 +3,10 @@ package conversation
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"sync"
 	"sync/atomic"
 	"time"
 )
-
-// The channels every replica listens on (Postgres LISTEN/NOTIFY): a
-// committed batch of a conversation's events, {"c": id, "id": last}; and
-// Signal as JSON.
-const (
-	ChannelEvents  = "toolgate_events"
-	ChannelSignals = "toolgate_signals"
-)
-
-// Signal asks every replica to act on a conversation or a user: the one
-// running the turn acts, the others ignore it.
-type Signal struct {
-	Op             string `json:"op"` // SignalCancel, SignalDeleted, SignalStopUser
-	ConversationID string `json:"c,omitempty"`
-	Turn           string `json:"turn,omitempty"`
-	UserID         string `json:"u,omitempty"`
-}
-
-// Signal ops.
-const (
-	SignalCancel   = "cancel"    // cancel Turn in ConversationID
-	SignalDeleted  = "deleted"   // ConversationID was deleted: end its streams
-	SignalStopUser = "stop_user" // an admin disabled UserID: stop its turns
-)
-
-// EventNameDeleted ends the event streams of a conversation that was deleted.
-const EventNameDeleted = "conversation.deleted"
-
-// ErrDeleted ends a subscription: the conversation was deleted.
-var ErrDeleted = errors.New("the conversation was deleted")
 
 // hub wakes the event streams open in this process when their
 // conversation has new events: at once for events this process stored,
@@ -290,17 +259,6 @@ func (h *hub) subscribers() int {
 		n += len(t.subs)
 	}
 	return n
-}
-
-// EventsNotification is a notification on ChannelEvents: one
-// conversation's last event id (C, ID), or many (B).
-type EventsNotification struct {
-	C  string `json:"c"`
-	ID int64  `json:"id"`
-	B  []struct {
-		C  string `json:"c"`
-		ID int64  `json:"id"`
-	} `json:"b"`
 }
 
 // OnEventsNotification acts on a notification on ChannelEvents (its raw

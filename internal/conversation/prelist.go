@@ -22,11 +22,6 @@ import (
 // Toolgate listed it (within MaxAge, plus the time until the provider
 // lists it) is not seen (docs/mcp-servers.md, "Direct mode").
 
-// ReasonUnverified is why a tool that would run unasked asks in direct
-// mode when Toolgate could not check its current definition: its server
-// did not list in time (or failed), or its listing left the tool out.
-const ReasonUnverified = "unverified"
-
 // Lister lists an MCP server's tools: mcpclient.Discoverer, with the URL
 // guard.
 type Lister interface {

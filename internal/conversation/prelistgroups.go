@@ -99,10 +99,6 @@ func prelistNotice(label string, l *listing) Notice {
 		label, clip(l.err.Error()))}
 }
 
-// NoticeServerUnchecked: in direct mode the server could not be listed
-// before the request, so its tools that would run unasked ask.
-const NoticeServerUnchecked = "server_unchecked"
-
 // prelisted lists the servers of groups with tools that would run unasked
 // and returns the groups the request is built from. When a listing changed
 // a stored definition, the groups are read again (the policies resolve the

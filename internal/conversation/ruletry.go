@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/toolgate/toolgate/internal/apperr"
-	"github.com/toolgate/toolgate/internal/auth"
 	"github.com/toolgate/toolgate/internal/rules"
 )
 
@@ -15,24 +14,6 @@ const (
 	DefaultTryLimit = 10
 	MaxTryLimit     = 100
 )
-
-// ToolApprovalsQuery selects a tool's most recent approval requests.
-type ToolApprovalsQuery struct {
-	ServerLabel string
-	ToolName    string
-	// OwnerID keeps only that user's conversations, unless Everyone (an
-	// admin's view of the workspace).
-	OwnerID  string
-	Everyone bool
-	Limit    int
-}
-
-// OwnedApproval is an approval request with its conversation's owner, the
-// user a rule's user.* would have seen.
-type OwnedApproval struct {
-	Approval
-	Owner auth.User // ID, Email and Role only; ID "" for a conversation without one
-}
 
 // RuleTry is what candidate rules would have decided for a tool's recent
 // approval requests.

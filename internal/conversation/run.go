@@ -583,10 +583,6 @@ func (r *relay) end(e TurnError, terminal string, data any) {
 	s.hub.poke(t.conv.ID, false)
 }
 
-// CodeStorageFailed is the code of a turn stopped because what the model
-// sent could not be stored.
-const CodeStorageFailed = "storage_failed"
-
 // ended is what storeEnd stored.
 type ended struct {
 	decided  []DecisionEvent

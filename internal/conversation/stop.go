@@ -10,15 +10,6 @@ import (
 	"github.com/toolgate/toolgate/internal/auth"
 )
 
-// CodeStoppedByUser ends a turn whose decisions stopped it: the person
-// denied a request with stop, which denied the rest of its response too,
-// and nothing went to the model.
-const CodeStoppedByUser = "stopped_by_user"
-
-// StoppedPrefix begins the reason the model gets, with the person's next
-// message, for a request a stop denied; the person's reason follows.
-const StoppedPrefix = "The user stopped here: this and the other tool calls still waiting in that response were denied and did not run."
-
 // stopOf is the decision of ds that stops, if any.
 func stopOf(ds []Decision) *Decision {
 	for i := range ds {
@@ -68,7 +59,7 @@ func (s *Service) stopRest(ctx context.Context, r Repo, u auth.User, conv string
 				continue
 			}
 			ev, err := s.decide(ctx, r, nil, a, Decision{ApprovalRequestID: a.ID, Approve: &deny, Reason: stop.Reason,
-				Stop: true, coveredBy: stop.ApprovalRequestID}, u, now)
+				Stop: true, CoveredBy: stop.ApprovalRequestID}, u, now)
 			if err != nil {
 				return nil, err
 			}

@@ -421,8 +421,8 @@ func (s *Service) decide(ctx context.Context, r Repo, read *policy.Read, a Appro
 		}
 		audited["grant_id"], audited["expires_at"] = g.ID, g.ExpiresAt
 	}
-	if d.coveredBy != "" {
-		audited["covered_by"] = d.coveredBy
+	if d.CoveredBy != "" {
+		audited["covered_by"] = d.CoveredBy
 	}
 	if d.Stop {
 		audited["stopped"] = true

@@ -350,9 +350,9 @@ type Decision struct {
 	// (stopped_by_user) without a follow-up: the model gets no turn; the
 	// denials go with the person's next message.
 	Stop bool `json:"stop"`
-	// coveredBy: the request whose decision (a grant, approve or deny
+	// CoveredBy: the request whose decision (a grant, approve or deny
 	// always) settled this one.
-	coveredBy string
+	CoveredBy string `json:"-"`
 }
 
 // TurnError is how a turn ended when it did not complete.
