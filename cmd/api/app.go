@@ -14,6 +14,7 @@ import (
 
 	"github.com/toolgate/toolgate/internal/config"
 	"github.com/toolgate/toolgate/internal/conversation"
+	"github.com/toolgate/toolgate/internal/conversation/engine"
 	"github.com/toolgate/toolgate/internal/gateway"
 	"github.com/toolgate/toolgate/internal/hooks"
 	toolhttp "github.com/toolgate/toolgate/internal/http"
@@ -59,7 +60,7 @@ type app struct {
 	info       conversation.Info
 	upCfg      responses.Config
 	mets       *metrics.Metrics
-	chat       *conversation.Service
+	chat       *engine.Service
 	dispatcher *webhook.Dispatcher
 	webhooks   *webhook.Service
 	changes    *policy.Changes

@@ -13,6 +13,7 @@ import (
 	"github.com/toolgate/toolgate/internal/auth"
 	"github.com/toolgate/toolgate/internal/config"
 	"github.com/toolgate/toolgate/internal/conversation"
+	"github.com/toolgate/toolgate/internal/conversation/engine"
 	"github.com/toolgate/toolgate/internal/gateway"
 	toolhttp "github.com/toolgate/toolgate/internal/http"
 	"github.com/toolgate/toolgate/internal/policy"
@@ -75,7 +76,7 @@ func (a *app) buildChat(ctx context.Context) error {
 	a.onClose(closeEventStore)
 	a.mets = newMetrics(a.build, a.pool)
 	ttl := cfg.ApprovalTTL
-	opts := conversation.Options{Info: a.info,
+	opts := engine.Options{Info: a.info,
 		Limits:  conversation.Limits{MaxConcurrentTurns: cfg.UserMaxConcurrentTurns, MessagesPerMinute: cfg.UserMessagesPerMinute},
 		Replica: cfg.Replica.ID, LeaseTTL: cfg.Replica.LeaseTTL, ApprovalTTL: &ttl,
 		// Gateway mode: whether an approved call ran is known from the
@@ -86,9 +87,9 @@ func (a *app) buildChat(ctx context.Context) error {
 	// (MCP_ROUTE=gateway) this stays off: every call is checked at the face.
 	if !cfg.Route.Gateway() {
 		d := cfg.Discovery
-		opts.Prelist = &conversation.Prelist{Lister: a.discoverer, Recorder: a.policies, MaxAge: d.PrelistMaxAge, TimeLimit: d.PrelistTimeLimit}
+		opts.Prelist = &engine.Prelist{Lister: a.discoverer, Recorder: a.policies, MaxAge: d.PrelistMaxAge, TimeLimit: d.PrelistTimeLimit}
 	}
-	a.chat = conversation.New(postgres.NewConversationStore(a.pool), postgres.NewConversationPolicies(a.policies),
+	a.chat = engine.New(postgres.NewConversationStore(a.pool), postgres.NewConversationPolicies(a.policies),
 		responses.New(a.upCfg), a.log, opts)
 	return nil
 }
@@ -211,7 +212,7 @@ func (a *app) buildHTTP(ctx context.Context) error {
 	// (internal/conversation implements it); without one the face is off.
 	var mcpGate gateway.Gate
 	if cfg.Route.Gateway() {
-		mcpGate = conversation.NewCallGate(a.chat)
+		mcpGate = engine.NewCallGate(a.chat)
 	}
 	a.api = toolhttp.NewServer(a.log, a.policies, a.chat, authn, a.store, toolhttp.Options{MaxBodyBytes: cfg.MaxBodyBytes, Heartbeat: cfg.SSEHeartbeat,
 		WebDir: cfg.WebDir, Web: frontend.App(), Version: a.build.Version,

@@ -21,6 +21,7 @@ import (
 
 	"github.com/toolgate/toolgate/internal/auth"
 	"github.com/toolgate/toolgate/internal/conversation"
+	"github.com/toolgate/toolgate/internal/conversation/engine"
 	"github.com/toolgate/toolgate/internal/demomcp"
 	"github.com/toolgate/toolgate/internal/gateway"
 	toolhttp "github.com/toolgate/toolgate/internal/http"
@@ -44,7 +45,7 @@ type apiEnv struct {
 	demo    *demomcp.Demo
 	demoURL string // the demo's MCP endpoint
 	api     *toolhttp.Server
-	chat    *conversation.Service
+	chat    *engine.Service
 	up      *upstreamTap
 	opts    envOptions
 	log     *slog.Logger
@@ -213,8 +214,8 @@ func (e *apiEnv) start() {
 	}
 	up := responses.New(responses.Config{APIKey: "test-key", BaseURL: e.up.url + "/v1/", Model: "gpt-5-mini",
 		Layout: responses.Layout(e.opts.layout), MaxRetries: e.opts.retries, Logger: e.log, Face: face})
-	e.chat = conversation.New(postgres.NewConversationStore(e.pool), postgres.NewConversationPolicies(svc), up, e.log,
-		conversation.Options{Info: conversation.Info{Offline: true, Model: "gpt-5-mini", Layout: e.opts.layout}, Limits: e.opts.limits,
+	e.chat = engine.New(postgres.NewConversationStore(e.pool), postgres.NewConversationPolicies(svc), up, e.log,
+		engine.Options{Info: conversation.Info{Offline: true, Model: "gpt-5-mini", Layout: e.opts.layout}, Limits: e.opts.limits,
 			Replica: fmt.Sprintf("rep_test_%d", replicaSeq.Add(1)), LeaseTTL: e.opts.leaseTTL, Gateway: e.opts.gateway, Prelist: e.prelist()})
 	// As cmd/api wires it: notifications from every replica on the database.
 	lctx, stop := context.WithCancel(context.Background())
@@ -258,7 +259,7 @@ func (e *apiEnv) start() {
 	if e.opts.gateway {
 		caller := &mcpclient.Caller{CallTimeout: 10 * time.Second}
 		e.t.Cleanup(caller.Close)
-		mcpFace = gateway.NewFace(gateway.FaceOptions{Tokens: e.tokens, Gate: conversation.NewCallGate(e.chat), Servers: svc,
+		mcpFace = gateway.NewFace(gateway.FaceOptions{Tokens: e.tokens, Gate: engine.NewCallGate(e.chat), Servers: svc,
 			Upstream: caller, DefinitionMaxAge: e.opts.definitionMaxAge, Logger: e.log}) // 0: list at every call
 	}
 	e.api = toolhttp.NewServer(e.log, svc, e.chat, e.auth, store, toolhttp.Options{MaxBodyBytes: 64 << 10, Heartbeat: e.opts.heartbeat, WebDir: e.opts.webDir,

@@ -14,6 +14,7 @@ import (
 
 	"github.com/toolgate/toolgate/internal/apperr"
 	"github.com/toolgate/toolgate/internal/conversation"
+	"github.com/toolgate/toolgate/internal/conversation/engine"
 )
 
 // sseSink writes events as server-sent events. Once a write fails (the
@@ -182,7 +183,7 @@ type storedSink interface {
 // conversation's event log has them (the same ids as every other stream of
 // the conversation), until the turn's terminal event. The turn runs on
 // whether or not the client stays.
-func (s *Server) stream(c echo.Context, turn *conversation.Turn) error {
+func (s *Server) stream(c echo.Context, turn *engine.Turn) error {
 	rec, keyed := recorder(c) // an Idempotency-Key: keep the stream for repeats (idempotency.go)
 	if keyed {
 		rec.start(turn.ConversationID())
@@ -214,7 +215,7 @@ func (s *Server) stream(c echo.Context, turn *conversation.Turn) error {
 // leaving; heartbeats keep the stream open meanwhile. The heartbeat is
 // written from this loop (NextBefore returns at its time), not from a
 // goroutine and ticker per stream: an open stream costs a goroutine less.
-func (s *Server) relay(ctx context.Context, sink *sseSink, out storedSink, sub *conversation.Subscription, turn string) {
+func (s *Server) relay(ctx context.Context, sink *sseSink, out storedSink, sub *engine.Subscription, turn string) {
 	beat := time.Now().Add(s.heartbeat)
 	for {
 		evs, err := sub.NextBefore(ctx, beat)
