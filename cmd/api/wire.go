@@ -155,7 +155,7 @@ func (a *app) startChat(ctx context.Context) error {
 	if err := a.chat.Recover(ctx); err != nil {
 		return err
 	}
-	a.chat.Start(a.lctx)
+	a.chat.StartRecovery(a.lctx)
 	return nil
 }
 

@@ -9,6 +9,7 @@ import (
 
 	"github.com/toolgate/toolgate/internal/apperr"
 	"github.com/toolgate/toolgate/internal/conversation"
+	"github.com/toolgate/toolgate/internal/conversation/engine"
 	"github.com/toolgate/toolgate/internal/policy"
 )
 
@@ -146,11 +147,7 @@ func (s *Server) postResponse(c echo.Context) error {
 	if req.Input == nil {
 		return apperr.Invalidf("invalid_input", "input", "input is required: the message to send to the model")
 	}
-	turn, err := s.chat.StartMessage(c.Request().Context(), req.ConversationID, *req.Input)
-	if err != nil {
-		return err
-	}
-	return s.stream(c, turn)
+	return s.stream(c, engine.Request{ConversationID: req.ConversationID, Input: req.Input})
 }
 
 type approvalResponseRequest struct {
@@ -206,11 +203,7 @@ func (s *Server) postApprovalResponse(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	turn, err := s.chat.StartDecisions(c.Request().Context(), req.ConversationID, ds)
-	if err != nil {
-		return err
-	}
-	return s.stream(c, turn)
+	return s.stream(c, engine.Request{ConversationID: req.ConversationID, Decisions: ds})
 }
 
 // retryConversation sends the turn that failed last again; it streams like
@@ -222,9 +215,5 @@ func (s *Server) retryConversation(c echo.Context) error {
 		}
 		return s.resume(c, c.Param("conversationId"), after)
 	}
-	turn, err := s.chat.StartRetry(c.Request().Context(), c.Param("conversationId"))
-	if err != nil {
-		return err
-	}
-	return s.stream(c, turn)
+	return s.stream(c, engine.Request{ConversationID: c.Param("conversationId"), Retry: true})
 }

@@ -246,7 +246,7 @@ func (e *apiEnv) start() {
 	if err := e.chat.Recover(context.Background()); err != nil {
 		e.t.Fatal(err)
 	}
-	e.chat.Start(lctx)
+	e.chat.StartRecovery(lctx)
 	e.auth = auth.NewService(postgres.AuthStores(e.pool), auth.Options{Mode: e.opts.authMode}, e.log)
 	// Webhook URLs may be on this machine (the tests' receivers), not on
 	// private networks.

@@ -168,7 +168,7 @@ var endCases = []endCase{
 			e.chat.SetReplica("", time.Second)
 			ctx, cancel := context.WithCancel(context.Background())
 			e.t.Cleanup(cancel)
-			e.chat.Start(ctx)
+			e.chat.StartRecovery(ctx)
 		},
 		check: func(t *testing.T, e *harness, turn *engine.Turn, _ *recorder, tr conversation.Transcript) {
 			wantPartial(t, tr)

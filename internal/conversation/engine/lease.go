@@ -40,11 +40,11 @@ func (s *Service) Replica() string { return s.replica }
 // request) outlives the replica running it.
 func (s *Service) LeaseTTL() time.Duration { return s.leaseTTL }
 
-// Start runs, until ctx ends or Stop, what keeps turns honest across
+// StartRecovery runs, until ctx ends or Stop, what keeps turns honest across
 // replicas: this replica's leases are renewed every third of the lease,
 // turns whose lease expired (their replica died) are closed, and approval
 // requests that waited longer than APPROVAL_TTL expire.
-func (s *Service) Start(ctx context.Context) {
+func (s *Service) StartRecovery(ctx context.Context) {
 	go func() {
 		renew := time.NewTicker(s.leaseTTL / 3)
 		defer renew.Stop()
