@@ -5,12 +5,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/toolgate/toolgate/internal/conversation"
 	"math/rand/v2"
 	"sync"
 	"sync/atomic"
 	"time"
 
-	"github.com/toolgate/toolgate/internal/conversation"
 	"github.com/toolgate/toolgate/internal/policy"
 )
 
@@ -190,98 +190,154 @@ func (s *Service) takeOver(ctx context.Context, rt conversation.RunningTurn) (bo
 			return err
 		}
 		taken = true
-		evs, err := repo.TurnEvents(ctx, rt.ConversationID, rt.Turn)
-		if err != nil {
-			return err
-		}
-		tr := replay(evs)
-		tr.response = or(tr.response, sentIn)
-		now := s.now()
-		st, out, err := s.applyReadBack(ctx, repo, rt.OwnerID, rt.ConversationID, sr, groups)
-		if err != nil {
-			return err
-		}
-		e := st.explain(e)
-		if len(tr.asked) > 0 && !st.adopted {
-			aps, err := repo.Approvals(ctx, rt.OwnerID, rt.ConversationID, tr.asked, true)
-			if err != nil {
-				return err
-			}
-			reason := "The response that asked did not complete (interrupted), so this request can no longer be answered."
-			for _, a := range aps {
-				if a.State == conversation.Pending {
-					a.State, a.DecidedAt, a.DecisionReason = conversation.Superseded, &now, &reason
-					if err := repo.Decide(ctx, rt.OwnerID, a); err != nil {
-						return err
-					}
-					if err := s.auditClosed(ctx, repo, a, conversation.Pending, ClosedByTurnEnd, nil); err != nil {
-						return err
-					}
-					out = append(out, mustEvent(conversation.EventNameDecision, decisionEvent(a, nil)))
-				}
-			}
-		}
-		for _, u := range tr.running {
-			if st.known[u.ItemID] {
-				continue // the response read back says how it ended
-			}
-			it, err := repo.AppendItem(ctx, rt.ConversationID, conversation.Item{Type: conversation.ItemCall, ID: u.ItemID, ResponseID: u.ResponseID,
-				ServerLabel: u.ServerLabel, UpstreamLabel: u.UpstreamLabel, Name: u.ToolName, ApprovalRequestID: deref(u.ApprovalRequestID),
-				Interrupted: true})
-			if err != nil {
-				return err
-			}
-			out = append(out, mustEvent(conversation.EventNameItem, conversation.ItemEvent{Item: it}))
-		}
-		for _, id := range tr.textOrder {
-			if st.known[id] {
-				continue
-			}
-			it, err := repo.AppendItem(ctx, rt.ConversationID, conversation.Item{Type: conversation.ItemMessage, ID: id, ResponseID: tr.response, Text: tr.texts[id], Partial: true})
-			if err != nil {
-				return err
-			}
-			out = append(out, mustEvent(conversation.EventNameItem, conversation.ItemEvent{Item: it}))
-		}
-		sent, err := repo.SentApprovals(ctx, rt.ConversationID, rt.Turn)
-		if err != nil {
-			return err
-		}
-		if len(sent) > 0 {
-			ids := make([]string, len(sent))
-			for i, a := range sent {
-				ids[i] = a.ID
-			}
-			answered := tr.response
-			if answered == "" {
-				answered = answeredUnknown
-			}
-			if err := repo.MarkAnswered(ctx, ids, answered); err != nil {
-				return err
-			}
-			if s.gateway || !st.finished() {
-				decided, err := s.markUnknown(ctx, repo, rt.OwnerID, sent, tr.ran, e.Code)
-				if err != nil {
-					return err
-				}
-				for _, d := range decided {
-					out = append(out, mustEvent(conversation.EventNameDecision, d))
-				}
-			}
-		}
-		if _, err := repo.AppendItem(ctx, rt.ConversationID, conversation.Item{Type: conversation.ItemError, ID: newID("err_"), ResponseID: tr.response, Error: &e}); err != nil {
-			return err
-		}
-		if err := repo.EndTurn(ctx, rt.ConversationID, rt.Turn, st.lastResponse()); err != nil {
-			return err
-		}
-		_, err = repo.AppendEvents(ctx, rt.ConversationID, rt.Turn, append(out, mustEvent(conversation.EventNameError, conversation.ErrorEvent(e))))
-		return err
+		return s.closeExpired(ctx, repo, rt, e, sentIn, sr, groups)
 	})
 	if err == nil && taken {
 		s.hub.poke(rt.ConversationID, false)
 	}
 	return taken && err == nil, err
+}
+
+// closeExpired is takeOver's transaction once the turn is locked: read what
+// the turn's events say ran, store what the response read back holds,
+// supersede the requests it asked, keep what it left unfinished, settle the
+// approvals it carried, and store its end (interrupted).
+func (s *Service) closeExpired(ctx context.Context, repo conversation.Repo, rt conversation.RunningTurn, e conversation.TurnError, sentIn string,
+	sr *conversation.StoredResponse, groups []policy.ServerTools) error {
+	evs, err := repo.TurnEvents(ctx, rt.ConversationID, rt.Turn)
+	if err != nil {
+		return err
+	}
+	tr := replay(evs)
+	tr.response = or(tr.response, sentIn)
+	now := s.now()
+	st, out, err := s.applyReadBack(ctx, repo, rt.OwnerID, rt.ConversationID, sr, groups)
+	if err != nil {
+		return err
+	}
+	e = st.explain(e)
+	if len(tr.asked) > 0 && !st.adopted {
+		superseded, err := s.supersedeAsked(ctx, repo, rt, tr.asked, now)
+		if err != nil {
+			return err
+		}
+		out = append(out, superseded...)
+	}
+	kept, err := tr.keepUnfinished(ctx, repo, rt.ConversationID, st.known)
+	if err != nil {
+		return err
+	}
+	out = append(out, kept...)
+	decided, err := s.settleCarried(ctx, repo, rt, tr, st, e.Code)
+	if err != nil {
+		return err
+	}
+	out = append(out, decided...)
+	return storeInterrupted(ctx, repo, rt, tr.response, st.lastResponse(), e, out)
+}
+
+// supersedeAsked closes as superseded the requests a taken-over turn asked
+// that are still pending: the response that asked did not complete.
+func (s *Service) supersedeAsked(ctx context.Context, repo conversation.Repo, rt conversation.RunningTurn, asked []string, now time.Time) ([]conversation.NewEvent, error) {
+	aps, err := repo.Approvals(ctx, rt.OwnerID, rt.ConversationID, asked, true)
+	if err != nil {
+		return nil, err
+	}
+	var out []conversation.NewEvent
+	reason := "The response that asked did not complete (interrupted), so this request can no longer be answered."
+	for _, a := range aps {
+		if a.State == conversation.Pending {
+			a.State, a.DecidedAt, a.DecisionReason = conversation.Superseded, &now, &reason
+			if err := repo.Decide(ctx, rt.OwnerID, a); err != nil {
+				return nil, err
+			}
+			if err := s.auditClosed(ctx, repo, a, conversation.Pending, ClosedByTurnEnd, nil); err != nil {
+				return nil, err
+			}
+			out = append(out, mustEvent(conversation.EventNameDecision, decisionEvent(a, nil)))
+		}
+	}
+	return out, nil
+}
+
+// keepUnfinished stores what a taken-over turn left unfinished and the
+// response read back does not say (known): calls that started and never
+// finished as interrupted, then text cut short as partial messages.
+func (tr turnReplay) keepUnfinished(ctx context.Context, repo conversation.Repo, conversationID string, known map[string]bool) ([]conversation.NewEvent, error) {
+	var out []conversation.NewEvent
+	for _, u := range tr.running {
+		if known[u.ItemID] {
+			continue // the response read back says how it ended
+		}
+		it, err := repo.AppendItem(ctx, conversationID, conversation.Item{Type: conversation.ItemCall, ID: u.ItemID, ResponseID: u.ResponseID,
+			ServerLabel: u.ServerLabel, UpstreamLabel: u.UpstreamLabel, Name: u.ToolName, ApprovalRequestID: deref(u.ApprovalRequestID),
+			Interrupted: true})
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, mustEvent(conversation.EventNameItem, conversation.ItemEvent{Item: it}))
+	}
+	for _, id := range tr.textOrder {
+		if known[id] {
+			continue
+		}
+		it, err := repo.AppendItem(ctx, conversationID, conversation.Item{Type: conversation.ItemMessage, ID: id, ResponseID: tr.response, Text: tr.texts[id], Partial: true})
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, mustEvent(conversation.EventNameItem, conversation.ItemEvent{Item: it}))
+	}
+	return out, nil
+}
+
+// settleCarried marks the approvals a taken-over turn carried to the provider
+// as answered by the response it reached and, unless the response read back
+// says what ran (outside gateway mode), makes the approved ones whose call
+// was not seen outcome_unknown.
+func (s *Service) settleCarried(ctx context.Context, repo conversation.Repo, rt conversation.RunningTurn, tr turnReplay, st settled, code string) ([]conversation.NewEvent, error) {
+	sent, err := repo.SentApprovals(ctx, rt.ConversationID, rt.Turn)
+	if err != nil {
+		return nil, err
+	}
+	if len(sent) == 0 {
+		return nil, nil
+	}
+	ids := make([]string, len(sent))
+	for i, a := range sent {
+		ids[i] = a.ID
+	}
+	answered := tr.response
+	if answered == "" {
+		answered = answeredUnknown
+	}
+	if err := repo.MarkAnswered(ctx, ids, answered); err != nil {
+		return nil, err
+	}
+	var out []conversation.NewEvent
+	if s.gateway || !st.finished() {
+		decided, err := s.markUnknown(ctx, repo, rt.OwnerID, sent, tr.ran, code)
+		if err != nil {
+			return nil, err
+		}
+		for _, d := range decided {
+			out = append(out, mustEvent(conversation.EventNameDecision, d))
+		}
+	}
+	return out, nil
+}
+
+// storeInterrupted ends a taken-over turn: its error item, the turn's end
+// (last is the conversation's new last response, "" unchanged), and the
+// events to relay followed by the error event.
+func storeInterrupted(ctx context.Context, repo conversation.Repo, rt conversation.RunningTurn, response, last string, e conversation.TurnError, out []conversation.NewEvent) error {
+	if _, err := repo.AppendItem(ctx, rt.ConversationID, conversation.Item{Type: conversation.ItemError, ID: newID("err_"), ResponseID: response, Error: &e}); err != nil {
+		return err
+	}
+	if err := repo.EndTurn(ctx, rt.ConversationID, rt.Turn, last); err != nil {
+		return err
+	}
+	_, err := repo.AppendEvents(ctx, rt.ConversationID, rt.Turn, append(out, mustEvent(conversation.EventNameError, conversation.ErrorEvent(e))))
+	return err
 }
 
 // markUnknown makes the approved requests among aps whose call was not
@@ -327,49 +383,76 @@ func replay(evs []conversation.StoredEvent) turnReplay {
 	for _, ev := range evs {
 		switch ev.Name {
 		case conversation.EventNameTextDelta:
-			var d conversation.TextDeltaEvent
-			if json.Unmarshal(ev.Data, &d) == nil {
-				if _, ok := tr.texts[d.ItemID]; !ok {
-					tr.textOrder = append(tr.textOrder, d.ItemID)
-				}
-				tr.texts[d.ItemID] += d.Delta
-				tr.response = or(d.ResponseID, tr.response)
-			}
+			tr.textDelta(ev.Data)
 		case conversation.EventNameToolStarted:
-			var d conversation.ToolStartedEvent
-			if json.Unmarshal(ev.Data, &d) == nil {
-				tr.running = append(tr.running, d)
-				tr.response = or(d.ResponseID, tr.response)
-			}
+			tr.toolStarted(ev.Data)
 		case conversation.EventNameApproval:
-			var a conversation.Approval
-			if json.Unmarshal(ev.Data, &a) == nil {
-				tr.asked = append(tr.asked, a.ID)
-				tr.response = or(a.ResponseID, tr.response)
-			}
+			tr.approval(ev.Data)
 		case conversation.EventNameItem:
-			var d conversation.ItemEvent
-			if json.Unmarshal(ev.Data, &d) != nil {
-				continue
-			}
-			it := d.Item
-			tr.response = or(it.ResponseID, tr.response)
-			if it.Type == conversation.ItemMessage {
-				delete(tr.texts, it.ID)
-			}
-			if it.Type == conversation.ItemCall {
-				for i, u := range tr.running {
-					if u.ItemID == it.ID {
-						tr.running = append(tr.running[:i], tr.running[i+1:]...)
-						break
-					}
-				}
-				if it.ApprovalRequestID != "" && !it.Interrupted {
-					tr.ran[it.ApprovalRequestID] = true
-				}
-			}
+			tr.item(ev.Data)
 		}
 	}
+	tr.dropFinishedTexts()
+	return tr
+}
+
+// textDelta adds a delta to the text of its message.
+func (tr *turnReplay) textDelta(data []byte) {
+	var d conversation.TextDeltaEvent
+	if json.Unmarshal(data, &d) == nil {
+		if _, ok := tr.texts[d.ItemID]; !ok {
+			tr.textOrder = append(tr.textOrder, d.ItemID)
+		}
+		tr.texts[d.ItemID] += d.Delta
+		tr.response = or(d.ResponseID, tr.response)
+	}
+}
+
+// toolStarted counts a call as running.
+func (tr *turnReplay) toolStarted(data []byte) {
+	var d conversation.ToolStartedEvent
+	if json.Unmarshal(data, &d) == nil {
+		tr.running = append(tr.running, d)
+		tr.response = or(d.ResponseID, tr.response)
+	}
+}
+
+// approval notes a request the turn relayed.
+func (tr *turnReplay) approval(data []byte) {
+	var a conversation.Approval
+	if json.Unmarshal(data, &a) == nil {
+		tr.asked = append(tr.asked, a.ID)
+		tr.response = or(a.ResponseID, tr.response)
+	}
+}
+
+// item finishes what a stored item ends: a message's text, a running
+// call (and its approval request ran, unless interrupted).
+func (tr *turnReplay) item(data []byte) {
+	var d conversation.ItemEvent
+	if json.Unmarshal(data, &d) != nil {
+		return
+	}
+	it := d.Item
+	tr.response = or(it.ResponseID, tr.response)
+	if it.Type == conversation.ItemMessage {
+		delete(tr.texts, it.ID)
+	}
+	if it.Type == conversation.ItemCall {
+		for i, u := range tr.running {
+			if u.ItemID == it.ID {
+				tr.running = append(tr.running[:i], tr.running[i+1:]...)
+				break
+			}
+		}
+		if it.ApprovalRequestID != "" && !it.Interrupted {
+			tr.ran[it.ApprovalRequestID] = true
+		}
+	}
+}
+
+// dropFinishedTexts keeps in textOrder only the messages not finished.
+func (tr *turnReplay) dropFinishedTexts() {
 	order := tr.textOrder[:0]
 	for _, id := range tr.textOrder {
 		if _, ok := tr.texts[id]; ok {
@@ -377,7 +460,6 @@ func replay(evs []conversation.StoredEvent) turnReplay {
 		}
 	}
 	tr.textOrder = order
-	return tr
 }
 
 func or(a, b string) string {

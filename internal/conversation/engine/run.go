@@ -5,11 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/toolgate/toolgate/internal/conversation"
 	"slices"
 	"strings"
 
 	"github.com/toolgate/toolgate/internal/apperr"
-	"github.com/toolgate/toolgate/internal/conversation"
 	"github.com/toolgate/toolgate/internal/faults"
 	"github.com/toolgate/toolgate/internal/gateway"
 	"github.com/toolgate/toolgate/internal/policy"
@@ -171,65 +171,7 @@ func (r *relay) handle(ctx context.Context, ev conversation.Event) (done bool, e
 	case conversation.EventItemDone:
 		return false, r.item(ctx, ev.Item)
 	case conversation.EventCompleted:
-		r.response = ev.ResponseID
-		if len(r.auto) > 0 && len(r.asked) == 0 {
-			if r.follows < maxAutoFollowUps {
-				return true, r.continueTurn(ev.ResponseID)
-			}
-			r.notice(conversation.Notice{Code: NoticeAutoLimit, Message: fmt.Sprintf(
-				"Rules answered the model's requests %d times in a row in this turn, so Toolgate stopped here; the last answers go to the model with your next message.",
-				maxAutoFollowUps)})
-		}
-		id := ev.ResponseID
-		done := conversation.CompletedEvent{ResponseID: &id, PendingApprovals: len(r.asked), PendingApprovalIDs: nonNil(r.asked), Sent: true}
-		// The turn's end and its terminal event commit together: a stream
-		// that sees the conversation idle has its terminal event, after the
-		// turn's deltas.
-		r.log.flush()
-		terminal := mustEvent(conversation.EventNameCompleted, done)
-		var (
-			last    int64
-			evs     []conversation.NewEvent
-			decided []conversation.DecisionEvent
-		)
-		s.hub.begin(t.conv.ID)
-		err := s.store.Tx(r.store, func(repo conversation.Repo) error {
-			last, evs, decided = 0, nil, nil
-			if still, err := r.stillOurs(repo); err != nil || !still {
-				return err
-			}
-			if s.gateway {
-				// The responses of the turn ended: an approval it carried
-				// whose call did not pass the MCP face did not run.
-				sent, err := repo.SentApprovals(r.store, t.conv.ID, t.id)
-				if err != nil {
-					return err
-				}
-				if decided, err = s.settleCalls(r.store, repo, t.user.ID, sent, ""); err != nil {
-					return err
-				}
-				for _, d := range decided {
-					evs = append(evs, mustEvent(conversation.EventNameDecision, d))
-				}
-			}
-			if err := repo.EndTurn(r.store, t.conv.ID, t.id, ev.ResponseID); err != nil {
-				return err
-			}
-			evs = append(evs, terminal)
-			var err error
-			last, err = repo.AppendEvents(r.store, t.conv.ID, t.id, evs)
-			return err
-		})
-		if err != nil || last == 0 {
-			s.hub.end(t.conv.ID)
-			return true, err
-		}
-		s.hub.publish(t.conv.ID, stored(t.id, last, evs)) // committed
-		for _, d := range decided {
-			r.log.observe(conversation.EventNameDecision, d)
-		}
-		r.log.observe(conversation.EventNameCompleted, done)
-		return true, nil
+		return r.completed(ev)
 	case conversation.EventFailed, conversation.EventIncomplete:
 		e := conversation.TurnError{Code: "response_failed", Message: "the model's response failed"}
 		if ev.Kind == conversation.EventIncomplete {
@@ -250,6 +192,81 @@ func (r *relay) handle(ctx context.Context, ev conversation.Event) (done bool, e
 		return true, nil
 	}
 	return false, nil
+}
+
+// completed ends the turn with the response that completed or, when rules
+// answered every request it asked, goes on with the follow-up: the turn's
+// end and its terminal event commit together, then the event is published.
+func (r *relay) completed(ev conversation.Event) (bool, error) {
+	t, s := r.t, r.t.s
+	r.response = ev.ResponseID
+	if len(r.auto) > 0 && len(r.asked) == 0 {
+		if r.follows < maxAutoFollowUps {
+			return true, r.continueTurn(ev.ResponseID)
+		}
+		r.notice(conversation.Notice{Code: NoticeAutoLimit, Message: fmt.Sprintf(
+			"Rules answered the model's requests %d times in a row in this turn, so Toolgate stopped here; the last answers go to the model with your next message.",
+			maxAutoFollowUps)})
+	}
+	id := ev.ResponseID
+	done := conversation.CompletedEvent{ResponseID: &id, PendingApprovals: len(r.asked), PendingApprovalIDs: nonNil(r.asked), Sent: true}
+	// The turn's end and its terminal event commit together: a stream
+	// that sees the conversation idle has its terminal event, after the
+	// turn's deltas.
+	r.log.flush()
+	terminal := mustEvent(conversation.EventNameCompleted, done)
+	var (
+		last    int64
+		evs     []conversation.NewEvent
+		decided []conversation.DecisionEvent
+	)
+	s.hub.begin(t.conv.ID)
+	err := s.store.Tx(r.store, func(repo conversation.Repo) error {
+		var err error
+		last, evs, decided, err = r.endCompleted(repo, ev.ResponseID, terminal)
+		return err
+	})
+	if err != nil || last == 0 {
+		s.hub.end(t.conv.ID)
+		return true, err
+	}
+	s.hub.publish(t.conv.ID, stored(t.id, last, evs)) // committed
+	for _, d := range decided {
+		r.log.observe(conversation.EventNameDecision, d)
+	}
+	r.log.observe(conversation.EventNameCompleted, done)
+	return true, nil
+}
+
+// endCompleted is completed's transaction: while the turn is still ours
+// (else last is 0), in gateway mode it settles the approvals the turn
+// carried, then ends the turn on response and appends the decisions and
+// the terminal event.
+func (r *relay) endCompleted(repo conversation.Repo, response string, terminal conversation.NewEvent) (last int64, evs []conversation.NewEvent, decided []conversation.DecisionEvent, err error) {
+	t, s := r.t, r.t.s
+	if still, err := r.stillOurs(repo); err != nil || !still {
+		return 0, nil, nil, err
+	}
+	if s.gateway {
+		// The responses of the turn ended: an approval it carried
+		// whose call did not pass the MCP face did not run.
+		sent, err := repo.SentApprovals(r.store, t.conv.ID, t.id)
+		if err != nil {
+			return 0, evs, decided, err
+		}
+		if decided, err = s.settleCalls(r.store, repo, t.user.ID, sent, ""); err != nil {
+			return 0, evs, decided, err
+		}
+		for _, d := range decided {
+			evs = append(evs, mustEvent(conversation.EventNameDecision, d))
+		}
+	}
+	if err := repo.EndTurn(r.store, t.conv.ID, t.id, response); err != nil {
+		return 0, evs, decided, err
+	}
+	evs = append(evs, terminal)
+	last, err = repo.AppendEvents(r.store, t.conv.ID, t.id, evs)
+	return last, evs, decided, err
 }
 
 // item stores a finished output item and relays it.
@@ -586,6 +603,7 @@ func (r *relay) end(e conversation.TurnError, terminal string, data any) {
 	s.hub.poke(t.conv.ID, false)
 }
 
+
 // ended is what storeEnd stored.
 type ended struct {
 	decided  []conversation.DecisionEvent
@@ -610,7 +628,7 @@ func (r *relay) storeWhole(ctx context.Context, e conversation.TurnError, termin
 // storeEnd writes the turn's end, in one transaction: see end. kept: with
 // the items the turn received and could not store.
 func (r *relay) storeEnd(ctx context.Context, e conversation.TurnError, terminal string, data any, sr *conversation.StoredResponse, kept bool) (ended, error) {
-	t, s := r.t, r.t.s
+	s := r.t.s
 	var res ended
 	res.lastData = data
 	err := s.store.Tx(ctx, func(repo conversation.Repo) error {
@@ -619,78 +637,109 @@ func (r *relay) storeEnd(ctx context.Context, e conversation.TurnError, terminal
 			res.gone = true
 			return err
 		}
-		var evs []conversation.NewEvent
-		stored := map[string]bool{}
-		var err error
-		if kept {
-			if evs, stored, err = r.storeKept(ctx, repo); err != nil {
-				return err
-			}
-		}
-		st, more, err := s.applyReadBack(ctx, repo, t.user.ID, t.conv.ID, sr, r.groups)
-		if err != nil {
-			return err
-		}
-		evs = append(evs, more...)
-		for id := range stored {
-			st.known[id] = true
-		}
-		e := st.explain(e)
-		if _, ok := data.(conversation.TurnError); ok {
-			res.lastData = e // an error event says how the turn ended, read-back included
-		}
-		last := mustEvent(terminal, res.lastData)
-		if len(r.asked) > 0 && !st.adopted {
-			aps, err := repo.Approvals(ctx, t.user.ID, t.conv.ID, r.asked, true)
-			if err != nil {
-				return err
-			}
-			now := s.now()
-			reason := "The response that asked did not complete (" + e.Code + "), so this request can no longer be answered."
-			for _, a := range aps {
-				if a.State == conversation.Pending {
-					a.State, a.DecidedAt, a.DecisionReason = conversation.Superseded, &now, &reason
-					if err := repo.Decide(ctx, t.user.ID, a); err != nil {
-						return err
-					}
-					if err := s.auditClosed(r.store, repo, a, conversation.Pending, ClosedByTurnEnd, nil); err != nil {
-						return err
-					}
-				}
-			}
-		}
-		for _, u := range r.running { // calls that may or may not have run
-			if st.known[u.ID] {
-				continue // the response read back (or the item kept) says how it ended
-			}
-			if _, err := repo.AppendItem(ctx, t.conv.ID, r.interrupted(u)); err != nil {
-				return err
-			}
-		}
-		for id, text := range r.texts { // what the browser saw of a message cut short
-			if st.known[id] {
-				continue
-			}
-			if _, err := repo.AppendItem(ctx, t.conv.ID, conversation.Item{Type: conversation.ItemMessage, ID: id, ResponseID: r.response, Text: text.String(), Partial: true}); err != nil {
-				return err
-			}
-		}
-		if res.decided, err = r.settleSent(ctx, repo, e, st); err != nil {
-			return err
-		}
-		if _, err := repo.AppendItem(ctx, t.conv.ID, conversation.Item{Type: conversation.ItemError, ID: newID("err_"), ResponseID: r.response, Error: &e}); err != nil {
-			return err
-		}
-		if err := repo.EndTurn(ctx, t.conv.ID, t.id, st.lastResponse()); err != nil {
-			return err
-		}
-		for _, d := range res.decided {
-			evs = append(evs, mustEvent(conversation.EventNameDecision, d))
-		}
-		_, err = repo.AppendEvents(ctx, t.conv.ID, t.id, append(evs, last))
-		return err
+		return r.writeEnd(ctx, repo, e, terminal, data, sr, kept, &res)
 	})
 	return res, err
+}
+
+// writeEnd is storeEnd's transaction once the turn is still ours: store
+// what the turn kept and what the response read back holds, supersede the
+// requests it asked, keep what it left unfinished, settle the answers it
+// carried, and store its end with its events. res gets what was stored.
+func (r *relay) writeEnd(ctx context.Context, repo conversation.Repo, e conversation.TurnError, terminal string, data any, sr *conversation.StoredResponse, kept bool,
+	res *ended) error {
+	t, s := r.t, r.t.s
+	var evs []conversation.NewEvent
+	stored := map[string]bool{}
+	var err error
+	if kept {
+		if evs, stored, err = r.storeKept(ctx, repo); err != nil {
+			return err
+		}
+	}
+	st, more, err := s.applyReadBack(ctx, repo, t.user.ID, t.conv.ID, sr, r.groups)
+	if err != nil {
+		return err
+	}
+	evs = append(evs, more...)
+	for id := range stored {
+		st.known[id] = true
+	}
+	e = st.explain(e)
+	if _, ok := data.(conversation.TurnError); ok {
+		res.lastData = e // an error event says how the turn ended, read-back included
+	}
+	last := mustEvent(terminal, res.lastData)
+	if len(r.asked) > 0 && !st.adopted {
+		if err := r.supersedeAsked(ctx, repo, e.Code); err != nil {
+			return err
+		}
+	}
+	if err := r.keepUnfinished(ctx, repo, st.known); err != nil {
+		return err
+	}
+	if res.decided, err = r.settleSent(ctx, repo, e, st); err != nil {
+		return err
+	}
+	if _, err := repo.AppendItem(ctx, t.conv.ID, conversation.Item{Type: conversation.ItemError, ID: newID("err_"), ResponseID: r.response, Error: &e}); err != nil {
+		return err
+	}
+	if err := repo.EndTurn(ctx, t.conv.ID, t.id, st.lastResponse()); err != nil {
+		return err
+	}
+	for _, d := range res.decided {
+		evs = append(evs, mustEvent(conversation.EventNameDecision, d))
+	}
+	_, err = repo.AppendEvents(ctx, t.conv.ID, t.id, append(evs, last))
+	return err
+}
+
+// supersedeAsked closes as superseded the requests this response asked
+// that are still pending: it did not complete (code says how it ended).
+func (r *relay) supersedeAsked(ctx context.Context, repo conversation.Repo, code string) error {
+	t, s := r.t, r.t.s
+	aps, err := repo.Approvals(ctx, t.user.ID, t.conv.ID, r.asked, true)
+	if err != nil {
+		return err
+	}
+	now := s.now()
+	reason := "The response that asked did not complete (" + code + "), so this request can no longer be answered."
+	for _, a := range aps {
+		if a.State == conversation.Pending {
+			a.State, a.DecidedAt, a.DecisionReason = conversation.Superseded, &now, &reason
+			if err := repo.Decide(ctx, t.user.ID, a); err != nil {
+				return err
+			}
+			if err := s.auditClosed(r.store, repo, a, conversation.Pending, ClosedByTurnEnd, nil); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// keepUnfinished stores what the turn left unfinished and known (the
+// response read back, the items kept) does not say: calls that may or may
+// not have run as interrupted, then messages cut short as partial.
+func (r *relay) keepUnfinished(ctx context.Context, repo conversation.Repo, known map[string]bool) error {
+	t := r.t
+	for _, u := range r.running { // calls that may or may not have run
+		if known[u.ID] {
+			continue // the response read back (or the item kept) says how it ended
+		}
+		if _, err := repo.AppendItem(ctx, t.conv.ID, r.interrupted(u)); err != nil {
+			return err
+		}
+	}
+	for id, text := range r.texts { // what the browser saw of a message cut short
+		if known[id] {
+			continue
+		}
+		if _, err := repo.AppendItem(ctx, t.conv.ID, conversation.Item{Type: conversation.ItemMessage, ID: id, ResponseID: r.response, Text: text.String(), Partial: true}); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // storeKept stores, in the transaction that ends the turn, the items the
