@@ -603,7 +603,6 @@ func (r *relay) end(e conversation.TurnError, terminal string, data any) {
 	s.hub.poke(t.conv.ID, false)
 }
 
-
 // ended is what storeEnd stored.
 type ended struct {
 	decided  []conversation.DecisionEvent
