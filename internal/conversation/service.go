@@ -320,14 +320,7 @@ func (s *Service) Get(ctx context.Context, id string) (Transcript, error) {
 		if err != nil {
 			return err
 		}
-		ranOn, byCall := map[string]GatewayCall{}, map[string]GatewayCall{}
-		for _, c := range calls {
-			shown := shownCall(c)
-			byCall[c.ID] = shown
-			if c.ApprovalRequestID != nil {
-				ranOn[*c.ApprovalRequestID] = shown
-			}
-		}
+		ranOn, byCall := indexCalls(calls)
 		byID := map[string]*Approval{}
 		t.Pending = []Approval{}
 		for i := range aps {
@@ -340,22 +333,42 @@ func (s *Service) Get(ctx context.Context, id string) (Transcript, error) {
 				t.Pending = append(t.Pending, aps[i])
 			}
 		}
-		for i := range t.Items {
-			if t.Items[i].Type == ItemApprovalRequest {
-				t.Items[i].Approval = byID[t.Items[i].ID]
-			}
-			// A call that passed the MCP face carries the face's record as
-			// it is now (its state, result, refusal).
-			if c, ok := byCall[t.Items[i].GatewayCallID]; ok && t.Items[i].GatewayCallID != "" {
-				t.Items[i].Call = &c
-			}
-		}
+		attach(t.Items, byID, byCall)
 		if t.Items == nil {
 			t.Items = []Item{}
 		}
 		return nil
 	})
 	return t, err
+}
+
+// indexCalls indexes the face's records of a conversation's calls, shown
+// (secrets hidden): by the approval request each ran on, and by id.
+func indexCalls(calls []GatewayCall) (ranOn, byCall map[string]GatewayCall) {
+	ranOn, byCall = map[string]GatewayCall{}, map[string]GatewayCall{}
+	for _, c := range calls {
+		shown := shownCall(c)
+		byCall[c.ID] = shown
+		if c.ApprovalRequestID != nil {
+			ranOn[*c.ApprovalRequestID] = shown
+		}
+	}
+	return ranOn, byCall
+}
+
+// attach gives the transcript's items what they show: an approval request
+// its approval (byID), a call that passed the MCP face its record (byCall).
+func attach(items []Item, byID map[string]*Approval, byCall map[string]GatewayCall) {
+	for i := range items {
+		if items[i].Type == ItemApprovalRequest {
+			items[i].Approval = byID[items[i].ID]
+		}
+		// A call that passed the MCP face carries the face's record as
+		// it is now (its state, result, refusal).
+		if c, ok := byCall[items[i].GatewayCallID]; ok && items[i].GatewayCallID != "" {
+			items[i].Call = &c
+		}
+	}
 }
 
 // Delete removes a conversation. A turn running in it, on any replica, is
