@@ -165,19 +165,12 @@ func (g *CallGate) Admit(ctx context.Context, call gateway.Call) (gateway.Verdic
 	if call.Definition == nil {
 		return g.refuse(ctx, sc, rec, &gateway.Refusal{Code: gateway.RefusedUnknownTool, Message: msgUnknownTool})
 	}
-	stored, known, err := g.s.policies.DiscoveredTool(ctx, c.ServerLabel, call.ToolName)
+	ref, err = g.heldDefinition(ctx, c.ServerLabel, call.ToolName, *call.Definition, rec.DefinitionDigest)
 	if err != nil {
 		return gateway.Verdict{}, err
 	}
-	if !known || stored.Digest() != rec.DefinitionDigest {
-		// Recorded now: the tool asks (changed, or new) from the next
-		// request on.
-		if _, err := g.s.policies.RecordDefinitions(ctx, c.ServerLabel, []policy.DiscoveredTool{*call.Definition}); err != nil {
-			return gateway.Verdict{}, err
-		}
-		if known {
-			return g.refuse(ctx, sc, rec, &gateway.Refusal{Code: gateway.RefusedChanged, Message: msgChanged})
-		}
+	if ref != nil {
+		return g.refuse(ctx, sc, rec, ref)
 	}
 	grp, err := g.group(ctx, sc, c.ServerLabel)
 	if err != nil {
@@ -189,74 +182,9 @@ func (g *CallGate) Admit(ctx context.Context, call gateway.Call) (gateway.Verdic
 		refusal *gateway.Refusal
 	)
 	err = g.s.store.Tx(ctx, func(r conversation.Repo) error {
-		v, refusal = gateway.Verdict{}, nil
-		active, prior, err := r.BeginCall(ctx, key)
-		if err != nil {
-			return err
-		}
-		if active != c.TurnID {
-			refusal = &gateway.Refusal{Code: gateway.RefusedTurnOver, Message: msgTurnOver}
-			return nil
-		}
-		if prior != nil {
-			v = again(*prior)
-			return nil
-		}
-		run := rec
-		run.State = conversation.CallRunning
-		switch p, _ := grp.Lookup(call.ToolName); {
-		case p == policy.Blocked:
-			refusal = &gateway.Refusal{Code: gateway.RefusedBlocked, Message: msgBlocked}
-			return nil
-		case !selected(sc.Conversation.Tools, c.ServerLabel, call.ToolName):
-			refusal = &gateway.Refusal{Code: gateway.RefusedBlocked, Message: msgTurnedOff}
-			return nil
-		case p == policy.Never:
-			// A tool that runs unasked may still be the call an approval of
-			// this turn was sent for (approved "for this conversation": the
-			// grant makes it never, and the follow-up carries the approval):
-			// the call is that approval's, so the approval is known to have
-			// run.
-			a, err := r.UsableApproval(ctx, key)
-			if err != nil {
-				return err
-			}
-			if a != nil && a.DefinitionDigest == rec.DefinitionDigest {
-				id := a.ID
-				run.ApprovalRequestID, run.AllowedBy = &id, approvalAllowedBy(*a)
-				break
-			}
-			run.AllowedBy = allowedBy([]policy.ServerTools{grp}, &conversation.UpstreamItem{ServerLabel: c.ServerLabel, Name: call.ToolName})
-		default:
-			a, err := r.UsableApproval(ctx, key)
-			if err != nil {
-				return err
-			}
-			if a == nil {
-				refusal = &gateway.Refusal{Code: gateway.RefusedNotApproved, Message: msgNotApproved}
-				if changedSinceAllowed(grp, call.ToolName) {
-					// It would run unasked but for the change (recorded
-					// when the face listed it): say so.
-					refusal = &gateway.Refusal{Code: gateway.RefusedChanged, Message: msgChanged}
-				}
-				return nil
-			}
-			if a.DefinitionDigest != rec.DefinitionDigest {
-				refusal = &gateway.Refusal{Code: gateway.RefusedChanged, Message: msgChanged}
-				return nil
-			}
-			id := a.ID
-			run.ApprovalRequestID, run.AllowedBy = &id, approvalAllowedBy(*a)
-		}
-		ok, err := r.InsertGatewayCall(ctx, run)
-		if err != nil {
-			return err
-		}
-		if !ok {
-			return errRaced
-		}
-		v = gateway.Verdict{CallID: run.ID, Run: true, AllowedBy: run.AllowedBy.Kind}
-		return nil
+		var err error
+		v, refusal, err = startCall(ctx, r, key, rec, grp, sc)
+		return err
 	})
 	if errors.Is(err, errRaced) {
 		// BeginCall's lock makes this unreachable; the unique indexes are
@@ -274,6 +202,107 @@ func (g *CallGate) Admit(ctx context.Context, call gateway.Call) (gateway.Verdic
 		return g.refuse(ctx, sc, rec, refusal)
 	}
 	return v, nil
+}
+
+// heldDefinition checks that the definition of server's tool as the server
+// lists it now (def, whose digest is digest) is the one Toolgate holds:
+// else it is recorded, so that the tool asks from the next request on, and
+// a changed one refuses the call.
+func (g *CallGate) heldDefinition(ctx context.Context, server, tool string, def policy.DiscoveredTool, digest string) (*gateway.Refusal, error) {
+	stored, known, err := g.s.policies.DiscoveredTool(ctx, server, tool)
+	if err != nil {
+		return nil, err
+	}
+	if !known || stored.Digest() != digest {
+		// Recorded now: the tool asks (changed, or new) from the next
+		// request on.
+		if _, err := g.s.policies.RecordDefinitions(ctx, server, []policy.DiscoveredTool{def}); err != nil {
+			return nil, err
+		}
+		if known {
+			return &gateway.Refusal{Code: gateway.RefusedChanged, Message: msgChanged}, nil
+		}
+	}
+	return nil, nil
+}
+
+// startCall is Admit's transaction: it locks the call's key; a turn over
+// refuses it and an identical call admitted first answers it; else the
+// policy (grp, the conversation's tools in sc) decides and an admitted call
+// is stored as running (rec, with what let it run).
+func startCall(ctx context.Context, r conversation.Repo, key conversation.CallKey, rec conversation.GatewayCall, grp policy.ServerTools, sc conversation.GateScope) (gateway.Verdict, *gateway.Refusal, error) {
+	active, prior, err := r.BeginCall(ctx, key)
+	if err != nil {
+		return gateway.Verdict{}, nil, err
+	}
+	if active != key.TurnID {
+		return gateway.Verdict{}, &gateway.Refusal{Code: gateway.RefusedTurnOver, Message: msgTurnOver}, nil
+	}
+	if prior != nil {
+		return again(*prior), nil, nil
+	}
+	run := rec
+	run.State = conversation.CallRunning
+	if refusal, err := allowCall(ctx, r, key, grp, sc, &run); err != nil || refusal != nil {
+		return gateway.Verdict{}, refusal, err
+	}
+	ok, err := r.InsertGatewayCall(ctx, run)
+	if err != nil {
+		return gateway.Verdict{}, nil, err
+	}
+	if !ok {
+		return gateway.Verdict{}, nil, errRaced
+	}
+	return gateway.Verdict{CallID: run.ID, Run: true, AllowedBy: run.AllowedBy.Kind}, nil, nil
+}
+
+// allowCall applies the conversation owner's effective policy (grp) to
+// run: blocked or turned off in the conversation (sc) refuses; never runs,
+// on this turn's approval for it if there is one; always runs only on a
+// usable approval given for the same definition. It sets what let run run.
+func allowCall(ctx context.Context, r conversation.Repo, key conversation.CallKey, grp policy.ServerTools, sc conversation.GateScope, run *conversation.GatewayCall) (*gateway.Refusal, error) {
+	switch p, _ := grp.Lookup(run.ToolName); {
+	case p == policy.Blocked:
+		return &gateway.Refusal{Code: gateway.RefusedBlocked, Message: msgBlocked}, nil
+	case !selected(sc.Conversation.Tools, run.ServerLabel, run.ToolName):
+		return &gateway.Refusal{Code: gateway.RefusedBlocked, Message: msgTurnedOff}, nil
+	case p == policy.Never:
+		// A tool that runs unasked may still be the call an approval of
+		// this turn was sent for (approved "for this conversation": the
+		// grant makes it never, and the follow-up carries the approval):
+		// the call is that approval's, so the approval is known to have
+		// run.
+		a, err := r.UsableApproval(ctx, key)
+		if err != nil {
+			return nil, err
+		}
+		if a != nil && a.DefinitionDigest == run.DefinitionDigest {
+			id := a.ID
+			run.ApprovalRequestID, run.AllowedBy = &id, approvalAllowedBy(*a)
+			break
+		}
+		run.AllowedBy = allowedBy([]policy.ServerTools{grp}, &conversation.UpstreamItem{ServerLabel: run.ServerLabel, Name: run.ToolName})
+	default:
+		a, err := r.UsableApproval(ctx, key)
+		if err != nil {
+			return nil, err
+		}
+		if a == nil {
+			refusal := &gateway.Refusal{Code: gateway.RefusedNotApproved, Message: msgNotApproved}
+			if changedSinceAllowed(grp, run.ToolName) {
+				// It would run unasked but for the change (recorded
+				// when the face listed it): say so.
+				refusal = &gateway.Refusal{Code: gateway.RefusedChanged, Message: msgChanged}
+			}
+			return refusal, nil
+		}
+		if a.DefinitionDigest != run.DefinitionDigest {
+			return &gateway.Refusal{Code: gateway.RefusedChanged, Message: msgChanged}, nil
+		}
+		id := a.ID
+		run.ApprovalRequestID, run.AllowedBy = &id, approvalAllowedBy(*a)
+	}
+	return nil, nil
 }
 
 // changedSinceAllowed reports whether tool asks only because its

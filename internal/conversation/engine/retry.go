@@ -30,28 +30,10 @@ func (s *Service) StartRetry(ctx context.Context, conversationID string) (*Turn,
 		if err != nil {
 			return err
 		}
-		if len(items) == 0 || items[len(items)-1].Type != conversation.ItemError {
-			return nothingToRetry(conv.ID)
+		if err := failedLast(conv.ID, items); err != nil {
+			return err
 		}
-		if e := items[len(items)-1].Error; e != nil && e.Code == conversation.CodeStoppedByUser {
-			// The person stopped it: sending its denials now would give
-			// the model the turn the stop withheld. They go with the next message.
-			return nothingToRetry(conv.ID)
-		}
-		if conv.LastResponseID != nil {
-			t.previous = *conv.LastResponseID
-		}
-		// The last message, if no response completed after it.
-		for i := len(items) - 1; i >= 0; i-- {
-			it := items[i]
-			if it.ResponseID != "" && it.ResponseID == t.previous {
-				break
-			}
-			if it.Type == conversation.ItemUserMessage {
-				t.kind, t.userText = "message", it.Text
-				break
-			}
-		}
+		t.resendFrom(items)
 		if err := s.checkLimits(ctx, r, u, false); err != nil {
 			return err
 		}
@@ -73,6 +55,40 @@ func (s *Service) StartRetry(ctx context.Context, conversationID string) (*Turn,
 		return nil, err
 	}
 	return t, nil
+}
+
+// failedLast refuses a retry unless the conversation's transcript (items)
+// ends in an error that is not the person's stop.
+func failedLast(id string, items []conversation.Item) error {
+	if len(items) == 0 || items[len(items)-1].Type != conversation.ItemError {
+		return nothingToRetry(id)
+	}
+	if e := items[len(items)-1].Error; e != nil && e.Code == conversation.CodeStoppedByUser {
+		// The person stopped it: sending its denials now would give
+		// the model the turn the stop withheld. They go with the next message.
+		return nothingToRetry(id)
+	}
+	return nil
+}
+
+// resendFrom sets what the retried turn sends again: it goes on from the
+// conversation's last response, with the last message of items if no
+// response completed after it.
+func (t *Turn) resendFrom(items []conversation.Item) {
+	if t.conv.LastResponseID != nil {
+		t.previous = *t.conv.LastResponseID
+	}
+	// The last message, if no response completed after it.
+	for i := len(items) - 1; i >= 0; i-- {
+		it := items[i]
+		if it.ResponseID != "" && it.ResponseID == t.previous {
+			break
+		}
+		if it.Type == conversation.ItemUserMessage {
+			t.kind, t.userText = "message", it.Text
+			break
+		}
+	}
 }
 
 // hasRealAnswer reports whether a decision turn carries a decision the

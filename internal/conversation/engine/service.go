@@ -212,14 +212,7 @@ func (s *Service) Get(ctx context.Context, id string) (conversation.Transcript, 
 		if err != nil {
 			return err
 		}
-		ranOn, byCall := map[string]conversation.GatewayCall{}, map[string]conversation.GatewayCall{}
-		for _, c := range calls {
-			shown := shownCall(c)
-			byCall[c.ID] = shown
-			if c.ApprovalRequestID != nil {
-				ranOn[*c.ApprovalRequestID] = shown
-			}
-		}
+		ranOn, byCall := indexCalls(calls)
 		byID := map[string]*conversation.Approval{}
 		t.Pending = []conversation.Approval{}
 		for i := range aps {
@@ -232,22 +225,42 @@ func (s *Service) Get(ctx context.Context, id string) (conversation.Transcript, 
 				t.Pending = append(t.Pending, aps[i])
 			}
 		}
-		for i := range t.Items {
-			if t.Items[i].Type == conversation.ItemApprovalRequest {
-				t.Items[i].Approval = byID[t.Items[i].ID]
-			}
-			// A call that passed the MCP face carries the face's record as
-			// it is now (its state, result, refusal).
-			if c, ok := byCall[t.Items[i].GatewayCallID]; ok && t.Items[i].GatewayCallID != "" {
-				t.Items[i].Call = &c
-			}
-		}
+		attach(t.Items, byID, byCall)
 		if t.Items == nil {
 			t.Items = []conversation.Item{}
 		}
 		return nil
 	})
 	return t, err
+}
+
+// indexCalls indexes the face's records of a conversation's calls, shown
+// (secrets hidden): by the approval request each ran on, and by id.
+func indexCalls(calls []conversation.GatewayCall) (ranOn, byCall map[string]conversation.GatewayCall) {
+	ranOn, byCall = map[string]conversation.GatewayCall{}, map[string]conversation.GatewayCall{}
+	for _, c := range calls {
+		shown := shownCall(c)
+		byCall[c.ID] = shown
+		if c.ApprovalRequestID != nil {
+			ranOn[*c.ApprovalRequestID] = shown
+		}
+	}
+	return ranOn, byCall
+}
+
+// attach gives the transcript's items what they show: an approval request
+// its approval (byID), a call that passed the MCP face its record (byCall).
+func attach(items []conversation.Item, byID map[string]*conversation.Approval, byCall map[string]conversation.GatewayCall) {
+	for i := range items {
+		if items[i].Type == conversation.ItemApprovalRequest {
+			items[i].Approval = byID[items[i].ID]
+		}
+		// A call that passed the MCP face carries the face's record as
+		// it is now (its state, result, refusal).
+		if c, ok := byCall[items[i].GatewayCallID]; ok && items[i].GatewayCallID != "" {
+			items[i].Call = &c
+		}
+	}
 }
 
 // Delete removes a conversation. A turn running in it, on any replica, is

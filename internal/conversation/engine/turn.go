@@ -269,66 +269,12 @@ func (s *Service) StartDecisions(ctx context.Context, conversationID string, ds 
 		for _, a := range aps {
 			byID[a.ID] = a
 		}
-		for _, id := range ids {
-			a, ok := byID[id]
-			if !ok {
-				return apperr.NotFoundf("approval_not_found", "conversation %q has no approval request %q", conv.ID, id)
-			}
-			if a.State != conversation.Pending {
-				return notPending(a)
-			}
-			// Judged against the database's clock, under the locks the
-			// sweep takes too: either the sweep expired it first (not
-			// pending above) or no decision is recorded on it now.
-			if s.timeIsUp(a, locked.Now) {
-				late = append(late, a)
-			}
-		}
-		if len(late) > 0 {
-			return errTimeUp
-		}
-		if conv.Streaming {
-			return turnInProgress(conv.ID)
-		}
-		for _, id := range ids {
-			if a := byID[id]; conv.LastResponseID == nil || a.ResponseID != *conv.LastResponseID {
-				// Left by a response that never completed; Recover and the
-				// turn's end supersede these, this guards the gap.
-				a.State = conversation.Superseded
-				return notPending(a)
-			}
-		}
-		now := s.now()
-		responses := map[string]bool{}
-		decided := map[string]bool{}
-		var cs []covering
-		for _, d := range ds {
-			a := byID[d.ApprovalRequestID]
-			responses[a.ResponseID] = true
-			decided[a.ID] = true
-			ev, err := s.decide(ctx, r, read, a, d, u, now)
-			if err != nil {
-				return err
-			}
-			t.decisions = append(t.decisions, ev)
-			if covers(d) {
-				cs = append(cs, covering{a: a, d: d})
-			}
-		}
-		// A grant, or approve/deny always, decides the other pending
-		// requests of its tool in these responses too, in this transaction.
-		evs, err := s.settle(ctx, r, u, conv.ID, responses, cs, decided, now)
-		if err != nil {
+		if late, err = t.decidable(ids, byID, locked.Now); err != nil {
 			return err
 		}
-		t.decisions = append(t.decisions, evs...)
-		if stop := stopOf(ds); stop != nil {
-			// The rest of the response is denied too, in this transaction:
-			// none is left pending, and no follow-up is claimed.
-			if evs, err = s.stopRest(ctx, r, u, conv.ID, responses, *stop, decided, now); err != nil {
-				return err
-			}
-			t.decisions = append(t.decisions, evs...)
+		responses, err := t.record(ctx, r, read, ds, byID)
+		if err != nil {
+			return err
 		}
 		if err := t.claimFollowUp(ctx, r, responses, locked.Load, stopOf(ds) != nil); err != nil {
 			return err
@@ -344,6 +290,85 @@ func (s *Service) StartDecisions(ctx context.Context, conversationID string, ds 
 	return t, nil
 }
 
+// decidable checks, under the locks, that every request ids names is in
+// t's conversation, pending and in time (late: those out of time, then
+// errTimeUp), that no turn streams, and that each is of the conversation's
+// last response.
+func (t *Turn) decidable(ids []string, byID map[string]conversation.Approval, now time.Time) (late []conversation.Approval, err error) {
+	conv := t.conv
+	for _, id := range ids {
+		a, ok := byID[id]
+		if !ok {
+			return late, apperr.NotFoundf("approval_not_found", "conversation %q has no approval request %q", conv.ID, id)
+		}
+		if a.State != conversation.Pending {
+			return late, notPending(a)
+		}
+		// Judged against the database's clock, under the locks the
+		// sweep takes too: either the sweep expired it first (not
+		// pending above) or no decision is recorded on it now.
+		if t.s.timeIsUp(a, now) {
+			late = append(late, a)
+		}
+	}
+	if len(late) > 0 {
+		return late, errTimeUp
+	}
+	if conv.Streaming {
+		return late, turnInProgress(conv.ID)
+	}
+	for _, id := range ids {
+		if a := byID[id]; conv.LastResponseID == nil || a.ResponseID != *conv.LastResponseID {
+			// Left by a response that never completed; Recover and the
+			// turn's end supersede these, this guards the gap.
+			a.State = conversation.Superseded
+			return late, notPending(a)
+		}
+	}
+	return late, nil
+}
+
+// record records the decisions ds on the requests of byID, then what a
+// grant, an "always" or a stop decides with them, in the caller's
+// transaction; it returns the responses they belong to. read is as decide
+// takes it.
+func (t *Turn) record(ctx context.Context, r conversation.Repo, read *policy.Read, ds []conversation.Decision, byID map[string]conversation.Approval) (map[string]bool, error) {
+	s, u, conv := t.s, t.user, t.conv
+	now := s.now()
+	responses := map[string]bool{}
+	decided := map[string]bool{}
+	var cs []covering
+	for _, d := range ds {
+		a := byID[d.ApprovalRequestID]
+		responses[a.ResponseID] = true
+		decided[a.ID] = true
+		ev, err := s.decide(ctx, r, read, a, d, u, now)
+		if err != nil {
+			return nil, err
+		}
+		t.decisions = append(t.decisions, ev)
+		if covers(d) {
+			cs = append(cs, covering{a: a, d: d})
+		}
+	}
+	// A grant, or approve/deny always, decides the other pending
+	// requests of its tool in these responses too, in this transaction.
+	evs, err := s.settle(ctx, r, u, conv.ID, responses, cs, decided, now)
+	if err != nil {
+		return nil, err
+	}
+	t.decisions = append(t.decisions, evs...)
+	if stop := stopOf(ds); stop != nil {
+		// The rest of the response is denied too, in this transaction:
+		// none is left pending, and no follow-up is claimed.
+		if evs, err = s.stopRest(ctx, r, u, conv.ID, responses, *stop, decided, now); err != nil {
+			return nil, err
+		}
+		t.decisions = append(t.decisions, evs...)
+	}
+	return responses, nil
+}
+
 // decide records one decision with what it implies: a remembered policy
 // (the decider's personal one), an allowance for the conversation, an
 // audit entry. read, when not nil, is the policy read made in r's
@@ -352,26 +377,8 @@ func (s *Service) decide(ctx context.Context, r conversation.Repo, read *policy.
 	a.State = conversation.Denied
 	if *d.Approve {
 		a.State = conversation.Approved
-		var res policy.Resolution
-		var err error
-		if read != nil {
-			res, err = s.policies.ResolveAt(ctx, *read, a.ServerLabel, a.ToolName)
-		} else {
-			res, err = s.policies.Resolve(ctx, r, u.ID, a.ServerLabel, a.ToolName)
-		}
-		if err != nil {
+		if err := approvable(ctx, s.policies, r, read, a, d, u.ID); err != nil {
 			return conversation.DecisionEvent{}, err
-		}
-		if err := lockedAtAsk(res, a, d); err != nil {
-			return conversation.DecisionEvent{}, err
-		}
-		if !d.Remember && res.Policy == policy.Blocked {
-			// Blocked since it asked (settings changed, server disabled or
-			// removed): blocked means never run, so an approval cannot
-			// override it; remembering the approval changes the policy.
-			return conversation.DecisionEvent{}, apperr.New(apperr.Conflict, "tool_blocked",
-				"%s on server %s is blocked (or its server is disabled or gone) since it asked, so it cannot be approved; deny it, or, if your own policy blocks it, approve with remember: true to allow it for you from now on",
-				a.ToolName, a.ServerLabel)
 		}
 	}
 	if err := s.choiceAllowed(ctx, r, a, d); err != nil {
@@ -434,6 +441,34 @@ func (s *Service) decide(ctx context.Context, r conversation.Repo, read *policy.
 	err := s.policies.Audit(ctx, r, policy.AuditEntry{Actor: u.Email, ActorID: u.ID, Action: policy.ActionDecision,
 		ServerLabel: &a.ServerLabel, ToolName: &a.ToolName, Before: before, After: after})
 	return decisionEvent(a, change), err
+}
+
+// approvable checks that approving a (d) is allowed by its tool's policy
+// now, read from read (nil: read again in r for user): not above an
+// admin's lock at Ask, and not blocked since it asked.
+func approvable(ctx context.Context, p conversation.Policies, r conversation.Repo, read *policy.Read, a conversation.Approval, d conversation.Decision, user string) error {
+	var res policy.Resolution
+	var err error
+	if read != nil {
+		res, err = p.ResolveAt(ctx, *read, a.ServerLabel, a.ToolName)
+	} else {
+		res, err = p.Resolve(ctx, r, user, a.ServerLabel, a.ToolName)
+	}
+	if err != nil {
+		return err
+	}
+	if err := lockedAtAsk(res, a, d); err != nil {
+		return err
+	}
+	if !d.Remember && res.Policy == policy.Blocked {
+		// Blocked since it asked (settings changed, server disabled or
+		// removed): blocked means never run, so an approval cannot
+		// override it; remembering the approval changes the policy.
+		return apperr.New(apperr.Conflict, "tool_blocked",
+			"%s on server %s is blocked (or its server is disabled or gone) since it asked, so it cannot be approved; deny it, or, if your own policy blocks it, approve with remember: true to allow it for you from now on",
+			a.ToolName, a.ServerLabel)
+	}
+	return nil
 }
 
 // lockedAtAsk refuses an approval d that would loosen an admin's lock at

@@ -78,15 +78,34 @@ func (w *deltaWriter) drain() {
 // write (a turn ended and the next one began), so that each conversation is
 // in one batch and its events keep their order.
 func (w *deltaWriter) write(batch []queuedDelta) (rest []queuedDelta) {
-	type group struct {
-		log   *eventLog
-		evs   []conversation.NewEvent
-		datas []any
-		n     int64 // deltas handed over (joined ones too)
+	groups, markers, rest := gather(batch)
+	for _, g := range groups {
+		g.encodeJoined()
 	}
-	var groups []*group
-	byConv := map[string]*group{}
-	var markers []chan struct{}
+	if len(groups) > 0 {
+		lasts := w.store(groups)
+		w.announce(groups, lasts)
+	}
+	for _, m := range markers {
+		close(m)
+	}
+	return rest
+}
+
+// deltaGroup is what one write stores for one conversation: one turn's
+// deltas, consecutive ones of a message joined.
+type deltaGroup struct {
+	log   *eventLog
+	evs   []conversation.NewEvent
+	datas []any
+	n     int64 // deltas handed over (joined ones too)
+}
+
+// gather groups batch by conversation, in order, up to the first delta of
+// a conversation whose group holds another turn's (rest); markers are the
+// flush markers before it.
+func gather(batch []queuedDelta) (groups []*deltaGroup, markers []chan struct{}, rest []queuedDelta) {
+	byConv := map[string]*deltaGroup{}
 	for i, q := range batch {
 		g := byConv[q.log.conv]
 		if g != nil && g.log != q.log {
@@ -98,72 +117,88 @@ func (w *deltaWriter) write(batch []queuedDelta) (rest []queuedDelta) {
 			continue
 		}
 		if g == nil {
-			g = &group{log: q.log}
+			g = &deltaGroup{log: q.log}
 			byConv[q.log.conv] = g
 			groups = append(groups, g)
 		}
-		g.n++
-		if n := len(g.datas); n > 0 {
-			if joined, ok := join(g.datas[n-1], q.data); ok {
-				g.datas[n-1] = joined
-				g.evs[n-1] = conversation.NewEvent{} // encoded below
-				continue
-			}
-		}
-		g.evs = append(g.evs, q.ev)
-		g.datas = append(g.datas, q.data)
+		g.add(q)
 	}
-	for _, g := range groups {
-		for i, e := range g.evs {
-			if e.Name == "" {
-				g.evs[i] = mustEvent(conversation.EventNameTextDelta, g.datas[i])
-			}
+	return groups, markers, rest
+}
+
+// add hands q to the group, joined to the delta before it when it can be.
+func (g *deltaGroup) add(q queuedDelta) {
+	g.n++
+	if n := len(g.datas); n > 0 {
+		if joined, ok := join(g.datas[n-1], q.data); ok {
+			g.datas[n-1] = joined
+			g.evs[n-1] = conversation.NewEvent{} // encoded below
+			return
 		}
 	}
-	if len(groups) > 0 {
-		in := make([]conversation.ConvEvents, len(groups))
+	g.evs = append(g.evs, q.ev)
+	g.datas = append(g.datas, q.data)
+}
+
+// encodeJoined encodes the deltas that add joined.
+func (g *deltaGroup) encodeJoined() {
+	for i, e := range g.evs {
+		if e.Name == "" {
+			g.evs[i] = mustEvent(conversation.EventNameTextDelta, g.datas[i])
+		}
+	}
+}
+
+// store writes the groups in one statement (each announced as begun to
+// the hub first) and returns the last event id of each, 0 where its write
+// failed: when the one statement fails, each group is stored on its own
+// and only the turns whose write fails are failed.
+func (w *deltaWriter) store(groups []*deltaGroup) []int64 {
+	in := make([]conversation.ConvEvents, len(groups))
+	for i, g := range groups {
+		in[i] = conversation.ConvEvents{ConversationID: g.log.conv, Turn: g.log.turn, Events: g.evs}
+		w.s.hub.begin(g.log.conv)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), writeTimeout)
+	began := time.Now()
+	st := w.s.eventStore
+	lasts, err := st.Repo().AppendMany(ctx, in)
+	w.s.observer.EventWrite(len(in), time.Since(began))
+	if err != nil {
+		// One conversation's trouble must not fail the others: store
+		// each on its own, and fail only the turns whose write fails.
+		lasts = make([]int64, len(groups))
+		errs := make([]error, len(groups))
+		for i, b := range in {
+			lasts[i], errs[i] = st.Repo().AppendEvents(ctx, b.ConversationID, b.Turn, b.Events)
+		}
 		for i, g := range groups {
-			in[i] = conversation.ConvEvents{ConversationID: g.log.conv, Turn: g.log.turn, Events: g.evs}
-			w.s.hub.begin(g.log.conv)
-		}
-		ctx, cancel := context.WithTimeout(context.Background(), writeTimeout)
-		began := time.Now()
-		st := w.s.eventStore
-		lasts, err := st.Repo().AppendMany(ctx, in)
-		w.s.observer.EventWrite(len(in), time.Since(began))
-		if err != nil {
-			// One conversation's trouble must not fail the others: store
-			// each on its own, and fail only the turns whose write fails.
-			lasts = make([]int64, len(groups))
-			errs := make([]error, len(groups))
-			for i, b := range in {
-				lasts[i], errs[i] = st.Repo().AppendEvents(ctx, b.ConversationID, b.Turn, b.Events)
+			if errs[i] != nil {
+				g.log.setErr(errs[i])
 			}
-			for i, g := range groups {
-				if errs[i] != nil {
-					g.log.setErr(errs[i])
-				}
-			}
-		}
-		cancel()
-		for i, g := range groups {
-			if last := lasts[i]; last > 0 {
-				w.s.hub.publish(g.log.conv, stored(g.log.turn, last, g.evs))
-			} else {
-				w.s.hub.end(g.log.conv)
-			}
-			if g.log.observer != nil {
-				for j, e := range g.evs {
-					g.log.observer.Send(e.Name, g.datas[j])
-				}
-			}
-			g.log.outstanding.Add(-g.n)
 		}
 	}
-	for _, m := range markers {
-		close(m)
+	cancel()
+	return lasts
+}
+
+// announce gives each group's stored events to the streams open here (or
+// ends the hub's wait where nothing was stored) and to its turn's
+// observer, and counts its deltas as no longer outstanding.
+func (w *deltaWriter) announce(groups []*deltaGroup, lasts []int64) {
+	for i, g := range groups {
+		if last := lasts[i]; last > 0 {
+			w.s.hub.publish(g.log.conv, stored(g.log.turn, last, g.evs))
+		} else {
+			w.s.hub.end(g.log.conv)
+		}
+		if g.log.observer != nil {
+			for j, e := range g.evs {
+				g.log.observer.Send(e.Name, g.datas[j])
+			}
+		}
+		g.log.outstanding.Add(-g.n)
 	}
-	return rest
 }
 
 // maxJoined bounds the text of deltas joined into one.
