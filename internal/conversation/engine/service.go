@@ -15,6 +15,7 @@ import (
 	"github.com/toolgate/toolgate/internal/apperr"
 	"github.com/toolgate/toolgate/internal/auth"
 	"github.com/toolgate/toolgate/internal/conversation"
+	"github.com/toolgate/toolgate/internal/conversation/eventlog"
 	"github.com/toolgate/toolgate/internal/policy"
 )
 
@@ -50,10 +51,8 @@ type Service struct {
 	// readBackWait bounds how long reading back a response whose end a
 	// turn did not see waits for it to finish (reconcile.go).
 	readBackWait time.Duration
-	hub          hub
-	prelist      *prelister         // direct mode: list before each request (Options.Prelist)
-	writer       deltaWriter        // stores the running turns' text deltas together
-	eventStore   conversation.Store // where writer stores them (Options.EventStore; store by default)
+	hub          *eventlog.Hub // the event log and its streams (Options.Events)
+	prelist      *prelister    // direct mode: list before each request (Options.Prelist)
 	// observer hears what metrics count (Options.Observer).
 	observer conversation.Observer
 }
