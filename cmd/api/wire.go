@@ -15,6 +15,7 @@ import (
 	"github.com/toolgate/toolgate/internal/conversation"
 	"github.com/toolgate/toolgate/internal/conversation/engine"
 	"github.com/toolgate/toolgate/internal/conversation/eventlog"
+	"github.com/toolgate/toolgate/internal/conversation/prelist"
 	"github.com/toolgate/toolgate/internal/gateway"
 	toolhttp "github.com/toolgate/toolgate/internal/http"
 	"github.com/toolgate/toolgate/internal/policy"
@@ -90,7 +91,7 @@ func (a *app) buildChat(ctx context.Context) error {
 	// (MCP_ROUTE=gateway) this stays off: every call is checked at the face.
 	if !cfg.Route.Gateway() {
 		d := cfg.Discovery
-		opts.Prelist = &engine.Prelist{Lister: a.discoverer, Recorder: a.policies, MaxAge: d.PrelistMaxAge, TimeLimit: d.PrelistTimeLimit}
+		opts.Prelist = &prelist.Options{Lister: a.discoverer, Recorder: a.policies, MaxAge: d.PrelistMaxAge, TimeLimit: d.PrelistTimeLimit}
 	}
 	a.chat = engine.New(store, postgres.NewConversationPolicies(a.policies),
 		responses.New(a.upCfg), a.log, opts)

@@ -6,6 +6,7 @@ import (
 
 	"github.com/toolgate/toolgate/internal/conversation"
 	"github.com/toolgate/toolgate/internal/conversation/eventlog"
+	"github.com/toolgate/toolgate/internal/conversation/prelist"
 )
 
 // Options are a Service's settings; the zero value of each field is its
@@ -30,7 +31,7 @@ type Options struct {
 	// Prelist turns listing before each request on (direct mode); nil or a
 	// nil Lister leaves it off (gateway mode: every call is checked where
 	// it runs).
-	Prelist *Prelist
+	Prelist *prelist.Options
 	// Events is the event log and its streams (eventlog.New); nil: a hub
 	// over the service's store.
 	Events *eventlog.Hub
@@ -57,7 +58,7 @@ func New(store conversation.Store, policies conversation.Policies, upstream conv
 		s.approvalTTL = *opts.ApprovalTTL
 	}
 	if opts.Prelist != nil {
-		s.setPrelist(*opts.Prelist)
+		s.prelist = prelist.New(*opts.Prelist)
 	}
 	return s
 }

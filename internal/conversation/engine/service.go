@@ -16,6 +16,7 @@ import (
 	"github.com/toolgate/toolgate/internal/auth"
 	"github.com/toolgate/toolgate/internal/conversation"
 	"github.com/toolgate/toolgate/internal/conversation/eventlog"
+	"github.com/toolgate/toolgate/internal/conversation/prelist"
 	"github.com/toolgate/toolgate/internal/policy"
 )
 
@@ -51,8 +52,8 @@ type Service struct {
 	// readBackWait bounds how long reading back a response whose end a
 	// turn did not see waits for it to finish (reconcile.go).
 	readBackWait time.Duration
-	hub          *eventlog.Hub // the event log and its streams (Options.Events)
-	prelist      *prelister    // direct mode: list before each request (Options.Prelist)
+	hub          *eventlog.Hub     // the event log and its streams (Options.Events)
+	prelist      *prelist.Listings // direct mode: list before each request (Options.Prelist)
 	// observer hears what metrics count (Options.Observer).
 	observer conversation.Observer
 }
