@@ -155,7 +155,7 @@ func (e *harness) decide(u auth.User, conv, id string, approve bool) (*engine.Tu
 
 func (e *harness) transcript(u auth.User, conv string) conversation.Transcript {
 	e.t.Helper()
-	tr, err := e.chat.Get(as(e.t.Context(), u), conv)
+	tr, err := e.chat.Book().Get(as(e.t.Context(), u), conv)
 	if err != nil {
 		e.t.Fatalf("Get(%q): %v", conv, err)
 	}

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/toolgate/toolgate/internal/conversation"
+	"github.com/toolgate/toolgate/internal/conversation/book"
 	"github.com/toolgate/toolgate/internal/conversation/eventlog"
 	"github.com/toolgate/toolgate/internal/conversation/prelist"
 )
@@ -53,6 +54,7 @@ func New(store conversation.Store, policies conversation.Policies, upstream conv
 	if s.hub == nil {
 		s.hub = eventlog.New(store, eventlog.Options{Observer: s.observer})
 	}
+	s.book = book.New(store, policies, bookTurns{s}, log)
 	s.setReplica(opts.Replica, opts.LeaseTTL)
 	if opts.ApprovalTTL != nil {
 		s.approvalTTL = *opts.ApprovalTTL
