@@ -28,7 +28,7 @@ type Conversation struct {
 	// what happens next.
 	LastEventID int64 `json:"last_event_id"`
 	// Tools is the person's choice of the servers and tools the
-	// conversation's requests offer (tools.go).
+	// conversation's requests offer (book/tools.go).
 	Tools policy.Selection `json:"tools"`
 	// PendingExpiresAt (in the list only) is when the last of its pending
 	// approval requests runs out of time: from then on it needs no

@@ -22,6 +22,7 @@ import (
 	"github.com/toolgate/toolgate/internal/auth"
 	"github.com/toolgate/toolgate/internal/conversation"
 	"github.com/toolgate/toolgate/internal/conversation/engine"
+	"github.com/toolgate/toolgate/internal/conversation/eventlog"
 	"github.com/toolgate/toolgate/internal/demomcp"
 	"github.com/toolgate/toolgate/internal/gateway"
 	toolhttp "github.com/toolgate/toolgate/internal/http"
@@ -214,9 +215,11 @@ func (e *apiEnv) start() {
 	}
 	up := responses.New(responses.Config{APIKey: "test-key", BaseURL: e.up.url + "/v1/", Model: "gpt-5-mini",
 		Layout: responses.Layout(e.opts.layout), MaxRetries: e.opts.retries, Logger: e.log, Face: face})
+	hub := eventlog.New(postgres.NewConversationStore(e.pool), eventlog.Options{})
 	e.chat = engine.New(postgres.NewConversationStore(e.pool), postgres.NewConversationPolicies(svc), up, e.log,
 		engine.Options{Info: conversation.Info{Offline: true, Model: "gpt-5-mini", Layout: e.opts.layout}, Limits: e.opts.limits,
-			Replica: fmt.Sprintf("rep_test_%d", replicaSeq.Add(1)), LeaseTTL: e.opts.leaseTTL, Gateway: e.opts.gateway, Prelist: e.prelist()})
+			Replica: fmt.Sprintf("rep_test_%d", replicaSeq.Add(1)), LeaseTTL: e.opts.leaseTTL, Gateway: e.opts.gateway, Prelist: e.prelist(),
+			Events: hub})
 	// As cmd/api wires it: notifications from every replica on the database.
 	lctx, stop := context.WithCancel(context.Background())
 	e.t.Cleanup(stop)
@@ -234,10 +237,10 @@ func (e *apiEnv) start() {
 				chat.OnSignal(payload)
 				return
 			}
-			chat.OnEventsNotification(payload)
+			hub.OnEventsNotification(payload)
 		},
 		Connect: func() {
-			chat.OnReconnect()
+			hub.OnReconnect()
 			changes.Publish(policy.Change{Kind: policy.ChangeResync})
 			once.Do(func() { close(connected) })
 		}})

@@ -15,6 +15,7 @@ import (
 	"github.com/toolgate/toolgate/internal/apperr"
 	"github.com/toolgate/toolgate/internal/conversation"
 	"github.com/toolgate/toolgate/internal/conversation/engine"
+	"github.com/toolgate/toolgate/internal/conversation/eventlog"
 )
 
 // sseSink writes events as server-sent events. Once a write fails (the
@@ -216,7 +217,7 @@ func (s *Server) stream(c echo.Context, req engine.Request) error {
 // leaving; heartbeats keep the stream open meanwhile. The heartbeat is
 // written from this loop (NextBefore returns at its time), not from a
 // goroutine and ticker per stream: an open stream costs a goroutine less.
-func (s *Server) relay(ctx context.Context, sink *sseSink, out storedSink, sub *engine.Subscription, turn string) {
+func (s *Server) relay(ctx context.Context, sink *sseSink, out storedSink, sub *eventlog.Subscription, turn string) {
 	beat := time.Now().Add(s.heartbeat)
 	for {
 		evs, err := sub.NextBefore(ctx, beat)

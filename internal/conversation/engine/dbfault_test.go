@@ -70,7 +70,7 @@ func outage(t *testing.T, e *harness) (conv string, reopen func()) {
 	if ev, _ := rec.lastData().(conversation.TurnError); ev.Code != "storage_failed" || !ev.Retryable {
 		t.Errorf("error event %+v; want storage_failed, retryable", ev)
 	}
-	_, err = e.chat.Get(as(ctx, ana), turn.ConversationID())
+	_, err = e.chat.Book().Get(as(ctx, ana), turn.ConversationID())
 	wantCode(t, "reading the conversation while the database is closed", err, apperr.Unavailable, "database_unavailable")
 	return turn.ConversationID(), reopen
 }
@@ -99,7 +99,7 @@ func TestEndCodes_DatabaseGoneMidStreamIsStorageFailed(t *testing.T) {
 	reopen()
 	deadline := time.Now().Add(10 * time.Second)
 	for {
-		tr, err := e.chat.Get(as(ctx, ana), conv)
+		tr, err := e.chat.Book().Get(as(ctx, ana), conv)
 		if err == nil && !tr.Conversation.Streaming {
 			break
 		}

@@ -436,12 +436,12 @@ var refusalCases = []refusalCase{
 		}},
 	{name: "a title too long", code: "invalid_title", kind: apperr.Invalid,
 		do: func(e *harness) error {
-			_, err := e.chat.Create(as(e.t.Context(), ana), strings.Repeat("t", conversation.MaxTitleLen+1))
+			_, err := e.chat.Book().Create(as(e.t.Context(), ana), strings.Repeat("t", conversation.MaxTitleLen+1))
 			return err
 		}},
 	{name: "a list too long", code: "invalid_limit", kind: apperr.Invalid,
 		do: func(e *harness) error {
-			_, err := e.chat.List(as(e.t.Context(), ana), 501)
+			_, err := e.chat.Book().List(as(e.t.Context(), ana), 501)
 			return err
 		}},
 	{name: "a message while a turn runs", code: "turn_in_progress", kind: apperr.Conflict,

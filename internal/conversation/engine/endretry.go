@@ -53,7 +53,7 @@ func (s *Service) keepEnding(ctx context.Context, conversationID, turn string, s
 			err := storeEnd(actx)
 			cancel()
 			if err == nil {
-				s.hub.poke(conversationID, false)
+				s.hub.Poke(conversationID, false)
 				s.log.InfoContext(ctx, "recorded the end of a turn after retrying; the conversation takes messages again",
 					"conversation_id", conversationID, "turn_id", turn, "attempts", attempt, "after", s.now().Sub(start).Round(time.Millisecond))
 				return

@@ -17,6 +17,7 @@ import (
 	"github.com/toolgate/toolgate/internal/auth"
 	"github.com/toolgate/toolgate/internal/conversation"
 	"github.com/toolgate/toolgate/internal/conversation/engine"
+	"github.com/toolgate/toolgate/internal/conversation/eventlog"
 	"github.com/toolgate/toolgate/internal/demomcp"
 	"github.com/toolgate/toolgate/internal/emulator"
 	"github.com/toolgate/toolgate/internal/mcpclient"
@@ -35,6 +36,7 @@ type harness struct {
 	t        *testing.T
 	pool     *pgxpool.Pool
 	chat     *engine.Service
+	hub      *eventlog.Hub                   // chat's event log and streams
 	replica  func(id string) *engine.Service // another replica on the same database
 	policies *policy.Service
 	up       *emuTap
@@ -84,11 +86,13 @@ func newEngine(t *testing.T, opts engineOptions) *harness {
 	}
 	client := responses.New(responses.Config{APIKey: "test-key", BaseURL: base + "/v1/", Model: "gpt-5-mini",
 		Layout: responses.LayoutDefault, MaxRetries: 2, FirstByteTimeout: opts.firstByte, IdleTimeout: opts.idle, MaxTools: opts.maxTools, Logger: log})
-	replica := func(id string) *engine.Service {
+	build := func(id string, events *eventlog.Hub) *engine.Service {
 		return engine.New(postgres.NewConversationStore(pool), postgres.NewConversationPolicies(policies), client, log,
-			engine.Options{Info: conversation.Info{Offline: true, Model: "gpt-5-mini"}, Limits: opts.limits, Replica: id})
+			engine.Options{Info: conversation.Info{Offline: true, Model: "gpt-5-mini"}, Limits: opts.limits, Replica: id, Events: events})
 	}
-	return &harness{t: t, pool: pool, chat: replica("rep_a"), replica: replica, policies: policies, up: up, demo: demoMCP, demoURL: demo.URL + "/mcp"}
+	replica := func(id string) *engine.Service { return build(id, nil) }
+	hub := eventlog.New(postgres.NewConversationStore(pool), eventlog.Options{})
+	return &harness{t: t, pool: pool, chat: build("rep_a", hub), hub: hub, replica: replica, policies: policies, up: up, demo: demoMCP, demoURL: demo.URL + "/mcp"}
 }
 
 // closedURL is the URL of a port nothing listens on.
@@ -151,7 +155,7 @@ func (e *harness) decide(u auth.User, conv, id string, approve bool) (*engine.Tu
 
 func (e *harness) transcript(u auth.User, conv string) conversation.Transcript {
 	e.t.Helper()
-	tr, err := e.chat.Get(as(e.t.Context(), u), conv)
+	tr, err := e.chat.Book().Get(as(e.t.Context(), u), conv)
 	if err != nil {
 		e.t.Fatalf("Get(%q): %v", conv, err)
 	}

@@ -122,7 +122,7 @@ func (s *Service) expireIn(ctx context.Context, conv string) ([]conversation.App
 	for _, a := range expired {
 		s.observer.ApprovalExpired(a.ID, deref(a.DecidedAt))
 	}
-	s.hub.poke(conv, false)
+	s.hub.Poke(conv, false)
 	s.log.InfoContext(ctx, "approval requests expired", "conversation_id", conv, "expired", len(expired),
 		"approval_ttl", s.approvalTTL)
 	s.followUpAfterExpiry(ctx, conv, ownerID)

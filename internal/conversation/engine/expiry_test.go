@@ -13,6 +13,7 @@ import (
 	"github.com/toolgate/toolgate/internal/apperr"
 	"github.com/toolgate/toolgate/internal/conversation"
 	"github.com/toolgate/toolgate/internal/conversation/engine"
+	"github.com/toolgate/toolgate/internal/conversation/eventlog"
 	"github.com/toolgate/toolgate/internal/postgres"
 )
 
@@ -37,7 +38,7 @@ func TestExpiry_PendingApprovalExpiresOnceAndIsDeniedUpstream(t *testing.T) {
 	}
 	other := e.replica("rep_b")
 	ctx := as(t.Context(), ana)
-	subs := make([]*engine.Subscription, 2)
+	subs := make([]*eventlog.Subscription, 2)
 	for i, svc := range []*engine.Service{e.chat, other} {
 		sub, err := svc.Events(ctx, conv, -1)
 		if err != nil {

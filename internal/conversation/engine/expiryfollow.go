@@ -60,6 +60,6 @@ func (s *Service) followUpAfterExpiry(ctx context.Context, convID, ownerID strin
 		return
 	}
 	s.log.InfoContext(ctx, "sending the follow-up a response owed after its last pending request expired", "conversation_id", convID, "turn_id", t.id)
-	s.hub.poke(convID, false)
+	s.hub.Poke(convID, false)
 	go t.Run(context.WithoutCancel(ctx), nil)
 }

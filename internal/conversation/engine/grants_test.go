@@ -109,7 +109,7 @@ func TestGrant_ConversationGrantSettlesTheOtherPendingRequestOfItsTool(t *testin
 		t.Errorf("%d audit entries for the settled request, want 1 naming the covering one", covered)
 	}
 
-	grants, err := e.chat.ConversationGrants(ctx, conv)
+	grants, err := e.chat.Book().ConversationGrants(ctx, conv)
 	if err != nil || len(grants) != 1 {
 		t.Fatalf("ConversationGrants = %+v, %v; want one", grants, err)
 	}
@@ -130,23 +130,23 @@ func TestGrant_ConversationGrantSettlesTheOtherPendingRequestOfItsTool(t *testin
 	}
 
 	// Someone else cannot see or revoke it.
-	if err := e.chat.RevokeGrant(as(t.Context(), ben), g.ID); apperr.KindOf(err) != apperr.NotFound {
+	if err := e.chat.Book().RevokeGrant(as(t.Context(), ben), g.ID); apperr.KindOf(err) != apperr.NotFound {
 		t.Errorf("ben revoking ana's grant: %v, want not found", err)
 	}
-	if _, err := e.chat.ConversationGrants(as(t.Context(), ben), conv); apperr.KindOf(err) != apperr.NotFound {
+	if _, err := e.chat.Book().ConversationGrants(as(t.Context(), ben), conv); apperr.KindOf(err) != apperr.NotFound {
 		t.Errorf("ben listing ana's conversation's grants: %v, want not found", err)
 	}
-	if gs, err := e.chat.ListGrants(as(t.Context(), ben), true); err != nil || len(gs) != 0 {
+	if gs, err := e.chat.Book().ListGrants(as(t.Context(), ben), true); err != nil || len(gs) != 0 {
 		t.Errorf("ben's grants %+v, %v; want none", gs, err)
 	}
 
-	if err := e.chat.RevokeGrant(ctx, g.ID); err != nil {
+	if err := e.chat.Book().RevokeGrant(ctx, g.ID); err != nil {
 		t.Fatal(err)
 	}
-	if gs, _ := e.chat.ConversationGrants(ctx, conv); len(gs) != 0 {
+	if gs, _ := e.chat.Book().ConversationGrants(ctx, conv); len(gs) != 0 {
 		t.Errorf("after revoking, the conversation lists %+v", gs)
 	}
-	if gs, _ := e.chat.ListGrants(ctx, true); len(gs) != 1 || gs[0].State != conversation.GrantRevoked || gs[0].RevokedAt == nil {
+	if gs, _ := e.chat.Book().ListGrants(ctx, true); len(gs) != 1 || gs[0].State != conversation.GrantRevoked || gs[0].RevokedAt == nil {
 		t.Errorf("all of ana's grants after revoking: %+v; want it revoked", gs)
 	}
 	var revokes int
@@ -173,7 +173,7 @@ func TestGrant_TimedGrantCoversEveryConversationUntilItExpires(t *testing.T) {
 	if rec := e.run(ana, turn); rec.last() != conversation.EventNameCompleted {
 		t.Fatalf("decision turn: %v", rec.names())
 	}
-	gs, err := e.chat.ListGrants(ctx, false)
+	gs, err := e.chat.Book().ListGrants(ctx, false)
 	if err != nil || len(gs) != 1 || gs[0].ConversationID != nil || gs[0].ExpiresAt == nil ||
 		gs[0].ExpiresAt.Sub(gs[0].CreatedAt) != conversation.GrantDuration {
 		t.Fatalf("ana's grants %+v, %v; want one timed grant of an hour", gs, err)
@@ -197,10 +197,10 @@ func TestGrant_TimedGrantCoversEveryConversationUntilItExpires(t *testing.T) {
 	if _, a := e.asking(ana, other); a.ID == "" {
 		t.Error("after the grant expired, ana was not asked")
 	}
-	if gs, _ := e.chat.ListGrants(ctx, false); len(gs) != 0 {
+	if gs, _ := e.chat.Book().ListGrants(ctx, false); len(gs) != 0 {
 		t.Errorf("live grants after expiry: %+v", gs)
 	}
-	if gs, _ := e.chat.ListGrants(ctx, true); len(gs) != 1 || gs[0].State != conversation.GrantExpired {
+	if gs, _ := e.chat.Book().ListGrants(ctx, true); len(gs) != 1 || gs[0].State != conversation.GrantExpired {
 		t.Errorf("all grants after expiry: %+v; want it expired", gs)
 	}
 }
@@ -240,7 +240,7 @@ func TestGrant_DenyAlwaysSettlesTheOtherRequestAndScopeIsValidated(t *testing.T)
 	if bodies := e.up.sent()[n:]; len(bodies) != 1 || len(answers(t, bodies[0])) != 2 {
 		t.Errorf("%d follow-ups; want one answering both", len(bodies))
 	}
-	if gs, _ := e.chat.ListGrants(ctx, true); len(gs) != 0 {
+	if gs, _ := e.chat.Book().ListGrants(ctx, true); len(gs) != 0 {
 		t.Errorf("deny always made grants %+v", gs)
 	}
 }

@@ -53,9 +53,9 @@ func (r *relay) requestTools() error {
 	if err != nil {
 		return err
 	}
-	// What the person turned off for this conversation is not offered at all (tools.go).
+	// What the person turned off for this conversation is not offered at all (book/tools.go).
 	groups, skipped = t.conv.Tools.Apply(groups, keep), t.conv.Tools.ApplySkipped(skipped)
-	if p := s.prelist; p != nil { // direct mode: what would run unasked is listed first (prelist.go)
+	if p := s.prelist; p != nil { // direct mode: what would run unasked is listed first (conversation/prelist)
 		if groups, skipped, err = r.prelisted(p, groups, skipped, keep); err != nil {
 			return err
 		}

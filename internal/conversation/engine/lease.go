@@ -193,7 +193,7 @@ func (s *Service) takeOver(ctx context.Context, rt conversation.RunningTurn) (bo
 		return s.closeExpired(ctx, repo, rt, e, sentIn, sr, groups)
 	})
 	if err == nil && taken {
-		s.hub.poke(rt.ConversationID, false)
+		s.hub.Poke(rt.ConversationID, false)
 	}
 	return taken && err == nil, err
 }

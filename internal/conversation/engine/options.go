@@ -5,6 +5,9 @@ import (
 	"time"
 
 	"github.com/toolgate/toolgate/internal/conversation"
+	"github.com/toolgate/toolgate/internal/conversation/book"
+	"github.com/toolgate/toolgate/internal/conversation/eventlog"
+	"github.com/toolgate/toolgate/internal/conversation/prelist"
 )
 
 // Options are a Service's settings; the zero value of each field is its
@@ -29,10 +32,10 @@ type Options struct {
 	// Prelist turns listing before each request on (direct mode); nil or a
 	// nil Lister leaves it off (gateway mode: every call is checked where
 	// it runs).
-	Prelist *Prelist
-	// EventStore is where the writer of text deltas stores them (the same
-	// database on connections of its own); nil: the service's store.
-	EventStore conversation.Store
+	Prelist *prelist.Options
+	// Events is the event log and its streams (eventlog.New); nil: a hub
+	// over the service's store.
+	Events *eventlog.Hub
 	// Observer hears what metrics count; nil: NopObserver.
 	Observer conversation.Observer
 }
@@ -44,20 +47,20 @@ func New(store conversation.Store, policies conversation.Policies, upstream conv
 		now: time.Now, running: map[string]*running{}, ending: map[string]chan struct{}{},
 		endRetry: [2]time.Duration{endRetryMin, endRetryMax}, stopping: make(chan struct{}),
 		replica: newID("rep_"), leaseTTL: DefaultLeaseTTL, approvalTTL: DefaultApprovalTTL, readBackWait: defaultReadBackWait,
-		gateway: opts.Gateway, observer: opts.Observer, eventStore: opts.EventStore}
-	s.writer.s = s
-	if s.eventStore == nil {
-		s.eventStore = store
-	}
+		gateway: opts.Gateway, observer: opts.Observer, hub: opts.Events}
 	if s.observer == nil {
 		s.observer = conversation.NopObserver{}
 	}
+	if s.hub == nil {
+		s.hub = eventlog.New(store, eventlog.Options{Observer: s.observer})
+	}
+	s.book = book.New(store, policies, bookTurns{s}, log)
 	s.setReplica(opts.Replica, opts.LeaseTTL)
 	if opts.ApprovalTTL != nil {
 		s.approvalTTL = *opts.ApprovalTTL
 	}
 	if opts.Prelist != nil {
-		s.setPrelist(*opts.Prelist)
+		s.prelist = prelist.New(*opts.Prelist)
 	}
 	return s
 }

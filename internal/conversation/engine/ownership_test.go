@@ -119,11 +119,11 @@ func TestOwnership_OthersGetNotFoundAndChangeNothing(t *testing.T) {
 	for _, u := range []auth.User{ben, admin} {
 		ctx := as(t.Context(), u)
 		const code = "conversation_not_found"
-		_, err := e.chat.Get(ctx, conv)
+		_, err := e.chat.Book().Get(ctx, conv)
 		wantCode(t, u.Email+" Get", err, apperr.NotFound, code)
-		_, err = e.chat.Rename(ctx, conv, "mine")
+		_, err = e.chat.Book().Rename(ctx, conv, "mine")
 		wantCode(t, u.Email+" Rename", err, apperr.NotFound, code)
-		wantCode(t, u.Email+" Delete", e.chat.Delete(ctx, conv), apperr.NotFound, code)
+		wantCode(t, u.Email+" Delete", e.chat.Book().Delete(ctx, conv), apperr.NotFound, code)
 		wantCode(t, u.Email+" Cancel", e.chat.Cancel(ctx, conv), apperr.NotFound, code)
 		_, err = e.chat.StartMessage(ctx, conv, "hello")
 		wantCode(t, u.Email+" StartMessage", err, apperr.NotFound, code)
@@ -131,18 +131,18 @@ func TestOwnership_OthersGetNotFoundAndChangeNothing(t *testing.T) {
 		wantCode(t, u.Email+" StartRetry", err, apperr.NotFound, code)
 		_, err = e.chat.StartDecisions(ctx, conv, []conversation.Decision{{ApprovalRequestID: "mcpr_1", Approve: &approve, Remember: true}})
 		wantCode(t, u.Email+" StartDecisions", err, apperr.NotFound, code)
-		list, err := e.chat.List(ctx, 0)
+		list, err := e.chat.Book().List(ctx, 0)
 		if err != nil || len(list) != 0 {
 			t.Errorf("%s List = %v, %v; want none", u.Email, list, err)
 		}
 		// A missing conversation answers the same: no existence oracle.
-		_, errMissing := e.chat.Get(ctx, "conv_000000000000000000000000")
-		if em, eo := wantCode(t, "Get missing", errMissing, apperr.NotFound, code), wantCode(t, "Get other's", func() error { _, err := e.chat.Get(ctx, conv); return err }(), apperr.NotFound, code); em.Message == "" || len(em.Message) != len(eo.Message) {
+		_, errMissing := e.chat.Book().Get(ctx, "conv_000000000000000000000000")
+		if em, eo := wantCode(t, "Get missing", errMissing, apperr.NotFound, code), wantCode(t, "Get other's", func() error { _, err := e.chat.Book().Get(ctx, conv); return err }(), apperr.NotFound, code); em.Message == "" || len(em.Message) != len(eo.Message) {
 			t.Errorf("messages differ beyond the id: %q vs %q", em.Message, eo.Message)
 		}
 	}
 
-	tr, err := e.chat.Get(as(t.Context(), ana), conv)
+	tr, err := e.chat.Book().Get(as(t.Context(), ana), conv)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -177,7 +177,7 @@ func TestOwnership_OwnerDecidesAndRemembersPersonally(t *testing.T) {
 	if !ok || d.PolicyChanged == nil || d.PolicyChanged.Layer != "user" || d.PolicyChanged.Policy != "never" {
 		t.Errorf("decision.recorded = %+v; want policy_changed never in layer user", s.first(conversation.EventNameDecision))
 	}
-	tr, err := e.chat.Get(ctx, conv)
+	tr, err := e.chat.Book().Get(ctx, conv)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -208,9 +208,9 @@ func TestOwnership_OwnerDecidesAndRemembersPersonally(t *testing.T) {
 func TestOwnership_MissingCallerIsAnInternalError(t *testing.T) {
 	e := newChat(t, conversation.Limits{})
 	ctx := t.Context()
-	_, err := e.chat.Create(ctx, "x")
+	_, err := e.chat.Book().Create(ctx, "x")
 	wantCode(t, "Create", err, apperr.Internal, "no_caller")
-	_, err = e.chat.List(ctx, 0)
+	_, err = e.chat.Book().List(ctx, 0)
 	wantCode(t, "List", err, apperr.Internal, "no_caller")
 	_, err = e.chat.StartMessage(ctx, "", "hello")
 	wantCode(t, "StartMessage", err, apperr.Internal, "no_caller")

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/toolgate/toolgate/internal/conversation"
+	"github.com/toolgate/toolgate/internal/conversation/eventlog"
 	"slices"
 	"strings"
 
@@ -38,7 +39,7 @@ func (t *Turn) Run(ctx context.Context, observer conversation.Sink) {
 	reg := s.register(t.conv.ID, t.conv.OwnerID, t.id, cancel)
 	defer s.unregister(t.conv.ID, reg)
 	store := context.WithoutCancel(ctx)
-	log := &eventLog{s: s, ctx: store, conv: t.conv.ID, turn: t.id, observer: observer}
+	log := s.hub.Log(store, t.conv.ID, t.id, observer)
 	r := relay{t: t, sink: log, log: log, store: store, texts: map[string]*strings.Builder{}}
 	r.run(ctx)
 }
@@ -47,7 +48,7 @@ func (t *Turn) Run(ctx context.Context, observer conversation.Sink) {
 type relay struct {
 	t        *Turn
 	sink     conversation.Sink
-	log      *eventLog
+	log      *eventlog.TurnLog
 	store    context.Context // for writes: they must happen even when the turn is cancelled
 	groups   []policy.ServerTools
 	response string                       // the upstream response id, once created
@@ -110,7 +111,7 @@ func (r *relay) exchange(ctx context.Context) bool {
 		ev := stream.Event()
 		done, err := r.handle(ctx, ev)
 		if err == nil && !done {
-			err = r.log.failed()
+			err = r.log.Failed()
 		}
 		if err != nil {
 			s.log.ErrorContext(ctx, "storing a turn's output failed", "conversation_id", t.conv.ID, "error", err)
@@ -213,28 +214,28 @@ func (r *relay) completed(ev conversation.Event) (bool, error) {
 	// The turn's end and its terminal event commit together: a stream
 	// that sees the conversation idle has its terminal event, after the
 	// turn's deltas.
-	r.log.flush()
+	r.log.Flush()
 	terminal := mustEvent(conversation.EventNameCompleted, done)
 	var (
 		last    int64
 		evs     []conversation.NewEvent
 		decided []conversation.DecisionEvent
 	)
-	s.hub.begin(t.conv.ID)
+	s.hub.Begin(t.conv.ID)
 	err := s.store.Tx(r.store, func(repo conversation.Repo) error {
 		var err error
 		last, evs, decided, err = r.endCompleted(repo, ev.ResponseID, terminal)
 		return err
 	})
 	if err != nil || last == 0 {
-		s.hub.end(t.conv.ID)
+		s.hub.End(t.conv.ID)
 		return true, err
 	}
-	s.hub.publish(t.conv.ID, stored(t.id, last, evs)) // committed
+	s.hub.Publish(t.conv.ID, eventlog.Stored(t.id, last, evs)) // committed
 	for _, d := range decided {
-		r.log.observe(conversation.EventNameDecision, d)
+		r.log.Observe(conversation.EventNameDecision, d)
 	}
-	r.log.observe(conversation.EventNameCompleted, done)
+	r.log.Observe(conversation.EventNameCompleted, done)
 	return true, nil
 }
 
@@ -578,12 +579,12 @@ func (r *relay) end(e conversation.TurnError, terminal string, data any) {
 	if readBack {
 		sr = s.readBack(r.store, r.response)
 	}
-	r.log.flush() // the terminal event comes after every delta the turn stored
+	r.log.Flush() // the terminal event comes after every delta the turn stored
 	res, err := r.storeWhole(r.store, e, terminal, data, sr)
 	for _, d := range res.decided {
-		r.log.observe(conversation.EventNameDecision, d)
+		r.log.Observe(conversation.EventNameDecision, d)
 	}
-	r.log.observe(terminal, res.lastData)
+	r.log.Observe(terminal, res.lastData)
 	if res.gone && err == nil {
 		return // deleted, or taken over by another replica, which ended it
 	}
@@ -600,7 +601,7 @@ func (r *relay) end(e conversation.TurnError, terminal string, data any) {
 		}, err)
 		return
 	}
-	s.hub.poke(t.conv.ID, false)
+	s.hub.Poke(t.conv.ID, false)
 }
 
 // ended is what storeEnd stored.

@@ -2,8 +2,6 @@ package engine
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"log/slog"
@@ -15,6 +13,9 @@ import (
 	"github.com/toolgate/toolgate/internal/apperr"
 	"github.com/toolgate/toolgate/internal/auth"
 	"github.com/toolgate/toolgate/internal/conversation"
+	"github.com/toolgate/toolgate/internal/conversation/book"
+	"github.com/toolgate/toolgate/internal/conversation/eventlog"
+	"github.com/toolgate/toolgate/internal/conversation/prelist"
 	"github.com/toolgate/toolgate/internal/policy"
 )
 
@@ -50,10 +51,9 @@ type Service struct {
 	// readBackWait bounds how long reading back a response whose end a
 	// turn did not see waits for it to finish (reconcile.go).
 	readBackWait time.Duration
-	hub          hub
-	prelist      *prelister         // direct mode: list before each request (Options.Prelist)
-	writer       deltaWriter        // stores the running turns' text deltas together
-	eventStore   conversation.Store // where writer stores them (Options.EventStore; store by default)
+	hub          *eventlog.Hub       // the event log and its streams (Options.Events)
+	book         *book.Conversations // create, list, transcript, tools, grants, rule tries
+	prelist      *prelist.Listings   // direct mode: list before each request (Options.Prelist)
 	// observer hears what metrics count (Options.Observer).
 	observer conversation.Observer
 }
@@ -98,13 +98,7 @@ func (s *Service) Stop(ctx context.Context) {
 
 // caller is the signed-in user ctx carries. Without one the request never
 // went through authentication: that is a bug, never "anyone".
-func caller(ctx context.Context) (auth.User, error) {
-	u, ok := auth.UserFrom(ctx)
-	if !ok || u.ID == "" {
-		return auth.User{}, apperr.New(apperr.Internal, "no_caller", "the request carries no signed-in user")
-	}
-	return u, nil
-}
+func caller(ctx context.Context) (auth.User, error) { return conversation.Caller(ctx) }
 
 // Info describes the upstream.
 func (s *Service) Info() conversation.Info { return s.info }
@@ -123,172 +117,6 @@ func (s *Service) Recover(ctx context.Context) error {
 		s.log.WarnContext(ctx, "superseded approval requests of responses that never completed", "count", n)
 	}
 	return err
-}
-
-// Create starts an empty conversation.
-func (s *Service) Create(ctx context.Context, title string) (conversation.Conversation, error) {
-	u, err := caller(ctx)
-	if err != nil {
-		return conversation.Conversation{}, err
-	}
-	if err := validTitle(title); err != nil {
-		return conversation.Conversation{}, err
-	}
-	return s.store.Repo().CreateConversation(ctx, u.ID, newID("conv_"), strings.TrimSpace(stripNUL(title)))
-}
-
-// List returns the caller's conversations, most recently active first.
-func (s *Service) List(ctx context.Context, limit int) ([]conversation.Conversation, error) {
-	u, err := caller(ctx)
-	if err != nil {
-		return nil, err
-	}
-	if limit <= 0 {
-		limit = 100
-	}
-	if limit > 500 {
-		return nil, apperr.Invalidf("invalid_limit", "limit", "limit must be between 1 and 500 (got %d)", limit)
-	}
-	cs, err := s.store.Repo().ListConversations(ctx, u.ID, limit)
-	for i := range cs {
-		cs[i].PendingExpiresAt = s.pendingExpiry(cs[i])
-	}
-	return cs, err
-}
-
-// pendingExpiry is when the last of c's pending requests runs out of time
-// (Conversation.PendingExpiresAt); nil when none is pending or one never
-// expires.
-func (s *Service) pendingExpiry(c conversation.Conversation) *time.Time {
-	pt := c.PendingTimes
-	if c.PendingCount == 0 || pt.Never || (pt.DefaultLast != nil && s.approvalTTL <= 0) {
-		return nil
-	}
-	var last *time.Time
-	if pt.DefaultLast != nil {
-		at := pt.DefaultLast.Add(s.approvalTTL)
-		last = &at
-	}
-	if pt.ServerLast != nil && (last == nil || pt.ServerLast.After(*last)) {
-		at := *pt.ServerLast
-		last = &at
-	}
-	return last
-}
-
-// Rename changes a conversation's title.
-func (s *Service) Rename(ctx context.Context, id, title string) (conversation.Conversation, error) {
-	u, err := caller(ctx)
-	if err != nil {
-		return conversation.Conversation{}, err
-	}
-	if err := validTitle(title); err != nil {
-		return conversation.Conversation{}, err
-	}
-	return s.store.Repo().RenameConversation(ctx, u.ID, id, strings.TrimSpace(stripNUL(title)))
-}
-
-// Get returns the transcript: every item in order, approval requests with
-// their current state, and the pending ones.
-func (s *Service) Get(ctx context.Context, id string) (conversation.Transcript, error) {
-	var t conversation.Transcript
-	u, err := caller(ctx)
-	if err != nil {
-		return t, err
-	}
-	err = s.store.Tx(ctx, func(r conversation.Repo) error {
-		var err error
-		if t.Conversation, err = r.Conversation(ctx, u.ID, id, false); err != nil {
-			return err
-		}
-		if t.Items, err = r.Items(ctx, u.ID, id); err != nil {
-			return err
-		}
-		aps, err := r.Approvals(ctx, u.ID, id, nil, false)
-		if err != nil {
-			return err
-		}
-		calls, err := r.ConversationCalls(ctx, u.ID, id)
-		if err != nil {
-			return err
-		}
-		ranOn, byCall := indexCalls(calls)
-		byID := map[string]*conversation.Approval{}
-		t.Pending = []conversation.Approval{}
-		for i := range aps {
-			aps[i] = s.withExpiry(present(aps[i]))
-			if c, ok := ranOn[aps[i].ID]; ok {
-				aps[i].Call = &c
-			}
-			byID[aps[i].ID] = &aps[i]
-			if aps[i].State == conversation.Pending {
-				t.Pending = append(t.Pending, aps[i])
-			}
-		}
-		attach(t.Items, byID, byCall)
-		if t.Items == nil {
-			t.Items = []conversation.Item{}
-		}
-		return nil
-	})
-	return t, err
-}
-
-// indexCalls indexes the face's records of a conversation's calls, shown
-// (secrets hidden): by the approval request each ran on, and by id.
-func indexCalls(calls []conversation.GatewayCall) (ranOn, byCall map[string]conversation.GatewayCall) {
-	ranOn, byCall = map[string]conversation.GatewayCall{}, map[string]conversation.GatewayCall{}
-	for _, c := range calls {
-		shown := shownCall(c)
-		byCall[c.ID] = shown
-		if c.ApprovalRequestID != nil {
-			ranOn[*c.ApprovalRequestID] = shown
-		}
-	}
-	return ranOn, byCall
-}
-
-// attach gives the transcript's items what they show: an approval request
-// its approval (byID), a call that passed the MCP face its record (byCall).
-func attach(items []conversation.Item, byID map[string]*conversation.Approval, byCall map[string]conversation.GatewayCall) {
-	for i := range items {
-		if items[i].Type == conversation.ItemApprovalRequest {
-			items[i].Approval = byID[items[i].ID]
-		}
-		// A call that passed the MCP face carries the face's record as
-		// it is now (its state, result, refusal).
-		if c, ok := byCall[items[i].GatewayCallID]; ok && items[i].GatewayCallID != "" {
-			items[i].Call = &c
-		}
-	}
-}
-
-// Delete removes a conversation. A turn running in it, on any replica, is
-// cancelled first (waiting a while for it to record how it ended), and the
-// conversation's open event streams end with conversation.deleted.
-func (s *Service) Delete(ctx context.Context, id string) error {
-	u, err := caller(ctx)
-	if err != nil {
-		return err
-	}
-	// Only the owner's turn is cancelled: the lookup is scoped to the owner.
-	conv, err := s.store.Repo().Conversation(ctx, u.ID, id, false)
-	if err != nil {
-		return err
-	}
-	if conv.ActiveTurn != "" {
-		if err := s.signal(ctx, conversation.Signal{Op: conversation.SignalCancel, ConversationID: id, Turn: conv.ActiveTurn}); err != nil {
-			s.log.WarnContext(ctx, "signalling the replicas to cancel a turn failed", "conversation_id", id, "error", err)
-		}
-		s.awaitEnd(ctx, u.ID, id, 10*time.Second)
-	}
-	if err := s.store.Repo().DeleteConversation(ctx, u.ID, id); err != nil {
-		return err
-	}
-	if err := s.signal(ctx, conversation.Signal{Op: conversation.SignalDeleted, ConversationID: id}); err != nil {
-		s.log.WarnContext(ctx, "signalling the replicas that a conversation was deleted failed", "conversation_id", id, "error", err)
-	}
-	return nil
 }
 
 // awaitEnd waits, up to limit, until no turn runs in the conversation (or
@@ -411,18 +239,7 @@ func present(a conversation.Approval) conversation.Approval {
 	return a
 }
 
-func validTitle(t string) error {
-	if utf8.RuneCountInString(t) > conversation.MaxTitleLen {
-		return apperr.Invalidf("invalid_title", "title", "title must be at most %d characters", conversation.MaxTitleLen)
-	}
-	return nil
-}
-
-func newID(prefix string) string {
-	b := make([]byte, 12)
-	_, _ = rand.Read(b)
-	return prefix + hex.EncodeToString(b)
-}
+func newID(prefix string) string { return conversation.NewID(prefix) }
 
 // titleFrom makes a conversation title from its first message.
 func titleFrom(input string) string {

@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/toolgate/toolgate/internal/conversation"
+	"github.com/toolgate/toolgate/internal/conversation/eventlog"
 )
 
 // Request is what starts a turn: a message (Input), decisions (Decisions)
@@ -31,7 +32,7 @@ type Request struct {
 type Started struct {
 	// Subscription reads the conversation's events from the turn's first
 	// one on; the caller closes it.
-	Subscription *Subscription
+	Subscription *eventlog.Subscription
 	turn         *Turn
 	done         chan struct{}
 }

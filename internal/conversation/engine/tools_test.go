@@ -8,7 +8,7 @@ import (
 
 	"github.com/toolgate/toolgate/internal/apperr"
 	"github.com/toolgate/toolgate/internal/conversation"
-	"github.com/toolgate/toolgate/internal/conversation/engine"
+	"github.com/toolgate/toolgate/internal/conversation/book"
 	"github.com/toolgate/toolgate/internal/policy"
 )
 
@@ -44,9 +44,9 @@ func entryOf(entries []mcpEntry, label string) *mcpEntry {
 	return nil
 }
 
-func (e *harness) setTools(conv string, sel policy.Selection) engine.Tools {
+func (e *harness) setTools(conv string, sel policy.Selection) book.Tools {
 	e.t.Helper()
-	got, err := e.chat.SetTools(as(e.t.Context(), ana), conv, sel)
+	got, err := e.chat.Book().SetTools(as(e.t.Context(), ana), conv, sel)
 	if err != nil {
 		e.t.Fatalf("SetTools: %v", err)
 	}
@@ -64,7 +64,7 @@ func TestConversationTools_DeselectedToolIsNeverOffered(t *testing.T) {
 		t.Fatalf("before any choice the request offers demo as %+v; want get_forecast among its tools", entry)
 	}
 
-	all, err := e.chat.Tools(as(t.Context(), ana), conv)
+	all, err := e.chat.Book().Tools(as(t.Context(), ana), conv)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -139,7 +139,7 @@ func TestConversationTools_DeselectedToolIsNeverOffered(t *testing.T) {
 // A conversation created with a choice offers only that from its first message on.
 func TestConversationTools_ChosenBeforeTheFirstMessage(t *testing.T) {
 	e := newEngine(t, engineOptions{})
-	c, err := e.chat.CreateWith(as(t.Context(), ana), "", &policy.Selection{Servers: map[string]policy.ServerSelection{"demo": {Enabled: false}}})
+	c, err := e.chat.Book().CreateWith(as(t.Context(), ana), "", &policy.Selection{Servers: map[string]policy.ServerSelection{"demo": {Enabled: false}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -167,12 +167,12 @@ func TestConversationTools_RefusesUnknownNamesAndOtherUsers(t *testing.T) {
 		{policy.Selection{Servers: map[string]policy.ServerSelection{"nope": {Enabled: true}}}, "unknown_server"},
 		{policy.Selection{Servers: map[string]policy.ServerSelection{"demo": {Enabled: true, Tools: []string{"get_forecast", "launch_rockets"}}}}, "unknown_tool"},
 	} {
-		_, err := e.chat.SetTools(as(t.Context(), ana), conv, c.sel)
+		_, err := e.chat.Book().SetTools(as(t.Context(), ana), conv, c.sel)
 		var ae *apperr.Error
 		if !errors.As(err, &ae) || ae.Kind != apperr.Invalid || ae.Code != c.code {
 			t.Errorf("SetTools(%+v): %v; want invalid %s", c.sel, err, c.code)
 		}
-		if _, err := e.chat.CreateWith(as(t.Context(), ana), "", &c.sel); apperr.KindOf(err) != apperr.Invalid {
+		if _, err := e.chat.Book().CreateWith(as(t.Context(), ana), "", &c.sel); apperr.KindOf(err) != apperr.Invalid {
 			t.Errorf("CreateWith(%+v): %v; want invalid", c.sel, err)
 		}
 	}
@@ -180,10 +180,10 @@ func TestConversationTools_RefusesUnknownNamesAndOtherUsers(t *testing.T) {
 		t.Errorf("refused choices were stored: %+v", tr.Conversation.Tools)
 	}
 	off := policy.Selection{Servers: map[string]policy.ServerSelection{"demo": {Enabled: false}}}
-	if _, err := e.chat.SetTools(as(t.Context(), ben), conv, off); apperr.KindOf(err) != apperr.NotFound {
+	if _, err := e.chat.Book().SetTools(as(t.Context(), ben), conv, off); apperr.KindOf(err) != apperr.NotFound {
 		t.Errorf("ben's SetTools on ana's conversation: %v; want not found", err)
 	}
-	if _, err := e.chat.Tools(as(t.Context(), ben), conv); apperr.KindOf(err) != apperr.NotFound {
+	if _, err := e.chat.Book().Tools(as(t.Context(), ben), conv); apperr.KindOf(err) != apperr.NotFound {
 		t.Errorf("ben's Tools on ana's conversation: %v; want not found", err)
 	}
 	if tr := e.transcript(ana, conv); len(tr.Conversation.Tools.Servers) != 0 {

@@ -619,7 +619,7 @@ func deref[T any](p *T) T {
 
 // stripNUL removes NUL characters, which Postgres text cannot hold and no
 // person means to type.
-func stripNUL(s string) string { return strings.ReplaceAll(s, "\x00", "") }
+func stripNUL(s string) string { return conversation.StripNUL(s) }
 
 // IdempotencyKey is the Idempotency-Key a request holds (internal/http):
 // the turn it starts records itself on it (Repo.ClaimIdempotencyKey).

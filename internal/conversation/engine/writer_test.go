@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/toolgate/toolgate/internal/conversation"
-	"github.com/toolgate/toolgate/internal/conversation/engine"
+	"github.com/toolgate/toolgate/internal/conversation/eventlog"
 	"github.com/toolgate/toolgate/internal/postgres"
 )
 
@@ -38,7 +38,7 @@ func TestEventLog_ConcurrentTurnsAreStoredTogetherAndStreamedAsStored(t *testing
 	}
 	results := make([]result, turns)
 	var wg sync.WaitGroup
-	read := func(sub *engine.Subscription, turn string) ([]conversation.StoredEvent, error) {
+	read := func(sub *eventlog.Subscription, turn string) ([]conversation.StoredEvent, error) {
 		var out []conversation.StoredEvent
 		wait, cancel := context.WithTimeout(ctx, 30*time.Second)
 		defer cancel()
@@ -158,7 +158,7 @@ func TestEventLog_ConcurrentTurnsAreStoredTogetherAndStreamedAsStored(t *testing
 	if txs >= turns*30 || widest < 2 {
 		t.Fatalf("%d deltas from the model stored in %d transactions, at most %d conversations in one; want fewer transactions than deltas, several conversations in one", turns*30, txs, widest)
 	}
-	memory, store := e.chat.StreamReads()
+	memory, store := e.hub.StreamReads()
 	if memory < store {
 		t.Fatalf("the streams of the replica running the turns read %d times from memory, %d from the store; want mostly memory", memory, store)
 	}

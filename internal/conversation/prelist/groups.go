@@ -1,8 +1,8 @@
-package engine
+package prelist
 
 import (
 	"cmp"
-	"fmt"
+	"context"
 	"slices"
 
 	"github.com/toolgate/toolgate/internal/conversation"
@@ -93,32 +93,25 @@ func askInstead(g policy.ServerTools, ask map[string]*policy.AsksBecause) policy
 	return g
 }
 
-// prelistNotice tells the person which servers could not be checked.
-func prelistNotice(label string, l *listing) conversation.Notice {
-	return conversation.Notice{Code: conversation.NoticeServerUnchecked, ServerLabel: label, Message: fmt.Sprintf(
-		"%s could not be listed before the request (%s), so its tools that would run without asking ask this time",
-		label, clip(l.err.Error()))}
-}
-
-// prelisted lists the servers of groups with tools that would run unasked
+// Check lists the servers of groups with tools that would run unasked
 // and returns the groups the request is built from. When a listing changed
-// a stored definition, the groups are read again (the policies resolve the
-// change: a tool allowed for the old definition asks) before the tools the
-// listings could not vouch for are moved to asking.
-func (r *relay) prelisted(p *prelister, groups []policy.ServerTools, skipped []policy.SkippedServer,
-	keep map[string]bool) ([]policy.ServerTools, []policy.SkippedServer, error) {
-	t, s := r.t, r.t.s
-	ls := p.listFor(r.store, groups)
+// a stored definition, the groups are read again (reread: the policies
+// resolve the change: a tool allowed for the old definition asks) before
+// the tools the listings could not vouch for are moved to asking.
+// unchecked hears each server whose listing failed.
+func (p *Listings) Check(ctx context.Context, groups []policy.ServerTools, skipped []policy.SkippedServer,
+	reread func() ([]policy.ServerTools, []policy.SkippedServer, error), unchecked func(label string, err error)) ([]policy.ServerTools, []policy.SkippedServer, error) {
+	ls := p.listFor(ctx, groups)
 	if anyChanged(ls) {
-		again, sk, err := s.policies.RequestTools(r.store, t.user.ID, t.grants, keep)
+		again, sk, err := reread()
 		if err != nil {
 			return nil, nil, err
 		}
-		groups, skipped = t.conv.Tools.Apply(again, keep), t.conv.Tools.ApplySkipped(sk)
+		groups, skipped = again, sk
 	}
 	for _, g := range groups {
 		if l := ls[g.Server.Label]; l != nil && l.err != nil {
-			r.notice(prelistNotice(g.Server.Label, l))
+			unchecked(g.Server.Label, l.err)
 		}
 	}
 	return checked(groups, ls), skipped, nil

@@ -1,4 +1,4 @@
-package engine
+package book
 
 import (
 	"context"
@@ -47,8 +47,8 @@ type RuleTryResult struct {
 // recent approval requests that the caller may see: their own
 // conversations', or every conversation's for an admin (who reads every
 // tool call's receipt in the audit log too). Nothing is stored.
-func (s *Service) TryRules(ctx context.Context, set *rules.Set, label, tool string, limit int) (RuleTry, error) {
-	u, err := caller(ctx)
+func (b *Conversations) TryRules(ctx context.Context, set *rules.Set, label, tool string, limit int) (RuleTry, error) {
+	u, err := conversation.Caller(ctx)
 	if err != nil {
 		return RuleTry{}, err
 	}
@@ -58,14 +58,14 @@ func (s *Service) TryRules(ctx context.Context, set *rules.Set, label, tool stri
 	if limit < 1 || limit > MaxTryLimit {
 		return RuleTry{}, apperr.Invalidf("invalid_limit", "limit", "limit must be between 1 and %d (got %d)", MaxTryLimit, limit)
 	}
-	recent, err := s.store.Repo().ToolApprovals(ctx, conversation.ToolApprovalsQuery{
+	recent, err := b.store.Repo().ToolApprovals(ctx, conversation.ToolApprovalsQuery{
 		ServerLabel: label, ToolName: tool, OwnerID: u.ID, Everyone: u.IsAdmin(), Limit: limit})
 	if err != nil {
 		return RuleTry{}, err
 	}
 	out := RuleTry{Total: len(recent), Results: make([]RuleTryResult, 0, len(recent))}
 	for _, o := range recent {
-		r := tryOne(set, o, label, tool)
+		r := b.tryOne(set, o, label, tool)
 		switch r.Decision {
 		case rules.Approve:
 			out.Approved++
@@ -79,8 +79,8 @@ func (s *Service) TryRules(ctx context.Context, set *rules.Set, label, tool stri
 	return out, nil
 }
 
-func tryOne(set *rules.Set, o conversation.OwnedApproval, label, tool string) RuleTryResult {
-	a := present(o.Approval)
+func (b *Conversations) tryOne(set *rules.Set, o conversation.OwnedApproval, label, tool string) RuleTryResult {
+	a := b.turns.Present(o.Approval)
 	out := RuleTryResult{ApprovalRequestID: a.ID, ConversationID: a.ConversationID, RequestedAt: a.RequestedAt,
 		RequestedBy: o.Owner.Email, State: a.State, Arguments: a.Arguments, Redacted: a.Redacted, Decision: rules.Ask}
 	var args map[string]any

@@ -1,4 +1,4 @@
-package engine
+package prelist
 
 import (
 	"context"
@@ -34,8 +34,8 @@ type DefinitionRecorder interface {
 	RecordDefinitions(ctx context.Context, label string, tools []policy.DiscoveredTool) ([]string, error)
 }
 
-// Prelist configures listing before each request (direct mode).
-type Prelist struct {
+// Options configure listing before each request (direct mode).
+type Options struct {
 	Lister   Lister
 	Recorder DefinitionRecorder
 	// MaxAge is MCP_PRELIST_MAX_AGE: how long a server's listing (or its
@@ -48,29 +48,28 @@ type Prelist struct {
 	Concurrency int
 }
 
-// DefaultPrelistTimeLimit applies when Prelist.TimeLimit is zero.
-const DefaultPrelistTimeLimit = 2 * time.Second
+// DefaultTimeLimit applies when Options.TimeLimit is zero.
+const DefaultTimeLimit = 2 * time.Second
 
-// setPrelist turns listing before each request on (direct mode) with p;
-// a nil p.Lister turns it off (gateway mode: every call is checked where
-// it runs). Options.Prelist.
-func (s *Service) setPrelist(p Prelist) {
+// New turns listing before each request on (direct mode) with p; a nil
+// p.Lister returns nil: off (gateway mode: every call is checked where it
+// runs).
+func New(p Options) *Listings {
 	if p.Lister == nil || p.Recorder == nil {
-		s.prelist = nil
-		return
+		return nil
 	}
 	if p.TimeLimit <= 0 {
-		p.TimeLimit = DefaultPrelistTimeLimit
+		p.TimeLimit = DefaultTimeLimit
 	}
 	if p.Concurrency <= 0 {
 		p.Concurrency = 8
 	}
-	s.prelist = &prelister{Prelist: p, now: s.now, cache: map[string]*listing{}}
+	return &Listings{Options: p, now: time.Now, cache: map[string]*listing{}}
 }
 
-// prelister lists servers for requests and keeps each listing for MaxAge.
-type prelister struct {
-	Prelist
+// Listings lists servers for requests and keeps each listing for MaxAge.
+type Listings struct {
+	Options
 	now   func() time.Time
 	mu    sync.Mutex
 	cache map[string]*listing // label + "\x00" + url
@@ -91,7 +90,7 @@ var errPrelistSlow = errors.New("did not list its tools within MCP_PRELIST_TIME_
 // get returns srv's listing: a fresh one from the cache, the one under
 // way, or a new one. It waits at most TimeLimit; a listing not done by
 // then counts as failed for this request.
-func (p *prelister) get(ctx context.Context, srv policy.Server) *listing {
+func (p *Listings) get(ctx context.Context, srv policy.Server) *listing {
 	key := srv.Label + "\x00" + srv.URL
 	p.mu.Lock()
 	l := p.cache[key]
@@ -125,7 +124,7 @@ func (l *listing) usable(now time.Time, maxAge time.Duration) bool {
 
 // fill lists srv and records what it lists, within TimeLimit for the
 // listing (the recording gets its own short limit).
-func (p *prelister) fill(ctx context.Context, l *listing, srv policy.Server) {
+func (p *Listings) fill(ctx context.Context, l *listing, srv policy.Server) {
 	defer close(l.done)
 	lctx, cancel := context.WithTimeoutCause(ctx, p.TimeLimit, errPrelistSlow)
 	tools, err := p.Lister.ListTools(lctx, srv.URL, srv.Headers)
@@ -170,7 +169,7 @@ func unasked(g policy.ServerTools) []string {
 // listFor lists, in parallel and at most Concurrency at once, the servers
 // of groups with tools that would run unasked. The result maps a label to
 // its listing.
-func (p *prelister) listFor(ctx context.Context, groups []policy.ServerTools) map[string]*listing {
+func (p *Listings) listFor(ctx context.Context, groups []policy.ServerTools) map[string]*listing {
 	out := map[string]*listing{}
 	var mu sync.Mutex
 	var wg sync.WaitGroup

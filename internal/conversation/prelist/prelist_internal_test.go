@@ -1,4 +1,4 @@
-package engine
+package prelist
 
 import (
 	"context"
@@ -125,7 +125,7 @@ func (noChanges) RecordDefinitions(context.Context, string, []policy.DiscoveredT
 // does not heed its context).
 func TestPrelist_ConcurrentRequestsShareOneListingAndWaitNoLongerThanTheLimit(t *testing.T) {
 	l := &slowLister{delay: 50 * time.Millisecond}
-	p := &prelister{Prelist: Prelist{Lister: l, Recorder: noChanges{}, MaxAge: time.Minute, TimeLimit: time.Second},
+	p := &Listings{Options: Options{Lister: l, Recorder: noChanges{}, MaxAge: time.Minute, TimeLimit: time.Second},
 		now: time.Now, cache: map[string]*listing{}}
 	srv := policy.Server{Label: "busy", URL: "http://mcp.test/mcp"}
 	var wg sync.WaitGroup
@@ -142,7 +142,7 @@ func TestPrelist_ConcurrentRequestsShareOneListingAndWaitNoLongerThanTheLimit(t 
 	}
 
 	hang := &slowLister{delay: 3 * time.Second, deaf: true}
-	p = &prelister{Prelist: Prelist{Lister: hang, Recorder: noChanges{}, MaxAge: time.Minute, TimeLimit: 100 * time.Millisecond},
+	p = &Listings{Options: Options{Lister: hang, Recorder: noChanges{}, MaxAge: time.Minute, TimeLimit: 100 * time.Millisecond},
 		now: time.Now, cache: map[string]*listing{}}
 	start := time.Now()
 	got := p.get(t.Context(), srv)

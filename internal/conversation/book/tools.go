@@ -1,4 +1,4 @@
-package engine
+package book
 
 import (
 	"context"
@@ -25,16 +25,16 @@ type Tools struct {
 }
 
 // Tools returns the caller's conversation's choice of servers and tools.
-func (s *Service) Tools(ctx context.Context, id string) (Tools, error) {
-	u, err := caller(ctx)
+func (b *Conversations) Tools(ctx context.Context, id string) (Tools, error) {
+	u, err := conversation.Caller(ctx)
 	if err != nil {
 		return Tools{}, err
 	}
-	c, err := s.store.Repo().Conversation(ctx, u.ID, id, false)
+	c, err := b.store.Repo().Conversation(ctx, u.ID, id, false)
 	if err != nil {
 		return Tools{}, err
 	}
-	groups, err := s.policies.ToolChoices(ctx, u.ID)
+	groups, err := b.policies.ToolChoices(ctx, u.ID)
 	if err != nil {
 		return Tools{}, err
 	}
@@ -45,23 +45,23 @@ func (s *Service) Tools(ctx context.Context, id string) (Tools, error) {
 // A server or tool Toolgate does not know is refused (unknown_server,
 // unknown_tool) and nothing changes. A turn running now keeps the tools its
 // request offered; the next request uses the new choice.
-func (s *Service) SetTools(ctx context.Context, id string, sel policy.Selection) (Tools, error) {
-	u, err := caller(ctx)
+func (b *Conversations) SetTools(ctx context.Context, id string, sel policy.Selection) (Tools, error) {
+	u, err := conversation.Caller(ctx)
 	if err != nil {
 		return Tools{}, err
 	}
 	// Another user's conversation is not found before anything about the choice is said.
-	if _, err := s.store.Repo().Conversation(ctx, u.ID, id, false); err != nil {
+	if _, err := b.store.Repo().Conversation(ctx, u.ID, id, false); err != nil {
 		return Tools{}, err
 	}
-	groups, err := s.policies.ToolChoices(ctx, u.ID)
+	groups, err := b.policies.ToolChoices(ctx, u.ID)
 	if err != nil {
 		return Tools{}, err
 	}
 	if err := sel.Check(groups); err != nil {
 		return Tools{}, err
 	}
-	c, err := s.store.Repo().SetConversationTools(ctx, u.ID, id, sel.Normalized())
+	c, err := b.store.Repo().SetConversationTools(ctx, u.ID, id, sel.Normalized())
 	if err != nil {
 		return Tools{}, err
 	}
@@ -70,8 +70,8 @@ func (s *Service) SetTools(ctx context.Context, id string, sel policy.Selection)
 
 // CreateWith starts an empty conversation that offers the tools chosen
 // (nil: all), so the choice can be made before the first message.
-func (s *Service) CreateWith(ctx context.Context, title string, tools *policy.Selection) (conversation.Conversation, error) {
-	u, err := caller(ctx)
+func (b *Conversations) CreateWith(ctx context.Context, title string, tools *policy.Selection) (conversation.Conversation, error) {
+	u, err := conversation.Caller(ctx)
 	if err != nil {
 		return conversation.Conversation{}, err
 	}
@@ -79,9 +79,9 @@ func (s *Service) CreateWith(ctx context.Context, title string, tools *policy.Se
 		return conversation.Conversation{}, err
 	}
 	if tools == nil {
-		return s.store.Repo().CreateConversation(ctx, u.ID, newID("conv_"), strings.TrimSpace(stripNUL(title)))
+		return b.store.Repo().CreateConversation(ctx, u.ID, conversation.NewID("conv_"), strings.TrimSpace(conversation.StripNUL(title)))
 	}
-	groups, err := s.policies.ToolChoices(ctx, u.ID)
+	groups, err := b.policies.ToolChoices(ctx, u.ID)
 	if err != nil {
 		return conversation.Conversation{}, err
 	}
@@ -89,8 +89,8 @@ func (s *Service) CreateWith(ctx context.Context, title string, tools *policy.Se
 		return conversation.Conversation{}, err
 	}
 	var c conversation.Conversation
-	err = s.store.Tx(ctx, func(r conversation.Repo) error {
-		created, err := r.CreateConversation(ctx, u.ID, newID("conv_"), strings.TrimSpace(stripNUL(title)))
+	err = b.store.Tx(ctx, func(r conversation.Repo) error {
+		created, err := r.CreateConversation(ctx, u.ID, conversation.NewID("conv_"), strings.TrimSpace(conversation.StripNUL(title)))
 		if err != nil {
 			return err
 		}

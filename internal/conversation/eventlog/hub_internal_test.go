@@ -1,4 +1,4 @@
-package engine
+package eventlog
 
 import (
 	"context"
@@ -103,12 +103,12 @@ func wantIDs(t *testing.T, evs []conversation.StoredEvent, first, last int64) {
 // further behind than the hub keeps, reads the store.
 func TestHub_MemoryWhenItHoldsTheNextEventsTheStoreOtherwise(t *testing.T) {
 	r := &logRepo{}
-	s := &Service{store: logStore{r: r}}
+	s := &Hub{store: logStore{r: r}}
 	const conv = "conv_1"
-	sub := s.subscribe(conv, 0)
+	sub := s.Subscribe(conv, 0)
 	defer sub.Close()
 
-	s.hub.publish(conv, r.store(3))
+	s.Publish(conv, r.store(3))
 	wantIDs(t, next(t, sub), 1, 3)
 	if r.reads != 0 {
 		t.Fatalf("published events read %d times from the store; want from memory", r.reads)
@@ -116,7 +116,7 @@ func TestHub_MemoryWhenItHoldsTheNextEventsTheStoreOtherwise(t *testing.T) {
 	// The announcement of what this process stored and handed over
 	// wakes nobody.
 	drain(sub)
-	s.hub.notify(conv, 3)
+	s.notify(conv, 3)
 	if len(sub.wake) != 0 {
 		t.Fatal("the announcement of events already handed over woke the stream")
 	}
@@ -134,9 +134,9 @@ func TestHub_MemoryWhenItHoldsTheNextEventsTheStoreOtherwise(t *testing.T) {
 	// Published, then one stored elsewhere and announced before the stream
 	// looks: the stream takes the published ones and then reads the other
 	// at once, although the one wake was used up.
-	s.hub.publish(conv, r.store(2))
+	s.Publish(conv, r.store(2))
 	r.store(1)
-	s.hub.poke(conv, false)
+	s.Poke(conv, false)
 	wantIDs(t, next(t, sub), 6, 7)
 	wantIDs(t, next(t, sub), 8, 8)
 
@@ -145,16 +145,16 @@ func TestHub_MemoryWhenItHoldsTheNextEventsTheStoreOtherwise(t *testing.T) {
 	// (the announcement of the write itself, arriving before the write
 	// returns, is no reason to read).
 	drain(sub)
-	s.hub.begin(conv)
-	s.hub.notify(conv, 8)
+	s.Begin(conv)
+	s.notify(conv, 8)
 	if len(sub.wake) != 0 {
 		t.Fatal("an announcement during this process's write woke the stream before the write was handed over")
 	}
 	mine := r.store(2)
 	r.store(1) // 11, another replica's: announced, not published
-	s.hub.notify(conv, 11)
+	s.notify(conv, 11)
 	before := r.reads
-	s.hub.publish(conv, mine)
+	s.Publish(conv, mine)
 	wantIDs(t, next(t, sub), 9, 10)
 	wantIDs(t, next(t, sub), 11, 11)
 	if r.reads != before+1 {
@@ -163,7 +163,7 @@ func TestHub_MemoryWhenItHoldsTheNextEventsTheStoreOtherwise(t *testing.T) {
 
 	// A gap in what is published: the stream reads the store.
 	r.store(1) // 12, never published
-	s.hub.publish(conv, r.store(2))
+	s.Publish(conv, r.store(2))
 	wantIDs(t, next(t, sub), 12, 14)
 
 	// Caught up and nothing new: the stream waits without reading.
@@ -180,9 +180,9 @@ func TestHub_MemoryWhenItHoldsTheNextEventsTheStoreOtherwise(t *testing.T) {
 	// A backlog longer than one read, for a new stream of a conversation
 	// the hub holds nothing of: read to its end.
 	r2 := &logRepo{}
-	s2 := &Service{store: logStore{r: r2}}
+	s2 := &Hub{store: logStore{r: r2}}
 	r2.store(2*eventBatch + 7)
-	late := s2.subscribe(conv, 0)
+	late := s2.Subscribe(conv, 0)
 	defer late.Close()
 	wantIDs(t, next(t, late), 1, eventBatch)
 	wantIDs(t, next(t, late), 1+eventBatch, 2*eventBatch)
@@ -192,12 +192,12 @@ func TestHub_MemoryWhenItHoldsTheNextEventsTheStoreOtherwise(t *testing.T) {
 	// A stream further behind than the hub keeps reads the store; the hub
 	// keeps at most maxRecent events.
 	top := int64(len(r.evs))
-	slow := s.subscribe(conv, top)
+	slow := s.Subscribe(conv, top)
 	defer slow.Close()
 	for range 3 {
-		s.hub.publish(conv, r.store(maxRecent))
+		s.Publish(conv, r.store(maxRecent))
 	}
-	if n := len(s.hub.topics[conv].recent); n > maxRecent {
+	if n := len(s.topics[conv].recent); n > maxRecent {
 		t.Fatalf("the hub keeps %d events of one conversation; want at most %d", n, maxRecent)
 	}
 	got := next(t, slow)
@@ -211,26 +211,26 @@ func TestHub_MemoryWhenItHoldsTheNextEventsTheStoreOtherwise(t *testing.T) {
 // has read the published events, it holds none of them.
 func TestHub_KeepsOnlyWhatAStreamHasYetToRead(t *testing.T) {
 	r := &logRepo{}
-	s := &Service{store: logStore{r: r}}
+	s := &Hub{store: logStore{r: r}}
 	const conv = "conv_1"
-	a, b := s.subscribe(conv, 0), s.subscribe(conv, 0)
+	a, b := s.Subscribe(conv, 0), s.Subscribe(conv, 0)
 	defer a.Close()
 	defer b.Close()
-	s.hub.publish(conv, r.store(5))
+	s.Publish(conv, r.store(5))
 	wantIDs(t, next(t, a), 1, 5)
-	s.hub.publish(conv, r.store(1)) // b has read nothing yet: everything stays
-	if n := len(s.hub.topics[conv].recent); n != 6 {
+	s.Publish(conv, r.store(1)) // b has read nothing yet: everything stays
+	if n := len(s.topics[conv].recent); n != 6 {
 		t.Fatalf("the hub holds %d events while a stream has read none; want 6", n)
 	}
 	wantIDs(t, next(t, b), 1, 6)
 	wantIDs(t, next(t, a), 6, 6)
-	s.hub.publish(conv, r.store(1))
-	if n := len(s.hub.topics[conv].recent); n != 1 {
+	s.Publish(conv, r.store(1))
+	if n := len(s.topics[conv].recent); n != 1 {
 		t.Fatalf("the hub holds %d events after both streams read 1..6; want 1 (the new one)", n)
 	}
 	a.Close()
 	b.Close()
-	if s.hub.topics[conv] != nil {
+	if s.topics[conv] != nil {
 		t.Fatal("the hub keeps a conversation with no stream open")
 	}
 }

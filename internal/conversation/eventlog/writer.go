@@ -1,4 +1,4 @@
-package engine
+package eventlog
 
 import (
 	"context"
@@ -13,7 +13,7 @@ import (
 // goroutine, alive while there is something to store, writes everything
 // handed over since its last write in one statement (AppendMany: one round
 // trip and one commit for every conversation in it), then gives the stored
-// events, with their ids, to the streams open here (hub.publish) and to each
+// events, with their ids, to the streams open here (Hub.Publish) and to each
 // turn's observer. While a write is in flight the next batch gathers, so
 // under load a write carries many deltas of many conversations; alone, a
 // delta is written at once.
@@ -21,9 +21,9 @@ import (
 // The guarantees of the event log stay: a delta is stored, numbered under
 // its conversation's row lock and announced, before any stream sees it;
 // each turn's events are stored in the order it sent them, because every
-// other event a turn stores waits first for its deltas (eventLog.flush).
+// other event a turn stores waits first for its deltas (TurnLog.Flush).
 type deltaWriter struct {
-	s     *Service
+	h     *Hub
 	mu    sync.Mutex
 	queue []queuedDelta
 	busy  bool // a drain goroutine runs
@@ -32,7 +32,7 @@ type deltaWriter struct {
 // queuedDelta is a delta handed over, or (log and done only) a flush
 // marker: done is closed once everything queued before it is stored.
 type queuedDelta struct {
-	log  *eventLog
+	log  *TurnLog
 	ev   conversation.NewEvent
 	data any
 	done chan struct{}
@@ -95,7 +95,7 @@ func (w *deltaWriter) write(batch []queuedDelta) (rest []queuedDelta) {
 // deltaGroup is what one write stores for one conversation: one turn's
 // deltas, consecutive ones of a message joined.
 type deltaGroup struct {
-	log   *eventLog
+	log   *TurnLog
 	evs   []conversation.NewEvent
 	datas []any
 	n     int64 // deltas handed over (joined ones too)
@@ -144,7 +144,7 @@ func (g *deltaGroup) add(q queuedDelta) {
 func (g *deltaGroup) encodeJoined() {
 	for i, e := range g.evs {
 		if e.Name == "" {
-			g.evs[i] = mustEvent(conversation.EventNameTextDelta, g.datas[i])
+			g.evs[i] = Encode(conversation.EventNameTextDelta, g.datas[i])
 		}
 	}
 }
@@ -157,13 +157,13 @@ func (w *deltaWriter) store(groups []*deltaGroup) []int64 {
 	in := make([]conversation.ConvEvents, len(groups))
 	for i, g := range groups {
 		in[i] = conversation.ConvEvents{ConversationID: g.log.conv, Turn: g.log.turn, Events: g.evs}
-		w.s.hub.begin(g.log.conv)
+		w.h.Begin(g.log.conv)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), writeTimeout)
 	began := time.Now()
-	st := w.s.eventStore
+	st := w.h.eventStore
 	lasts, err := st.Repo().AppendMany(ctx, in)
-	w.s.observer.EventWrite(len(in), time.Since(began))
+	w.h.observer.EventWrite(len(in), time.Since(began))
 	if err != nil {
 		// One conversation's trouble must not fail the others: store
 		// each on its own, and fail only the turns whose write fails.
@@ -188,9 +188,9 @@ func (w *deltaWriter) store(groups []*deltaGroup) []int64 {
 func (w *deltaWriter) announce(groups []*deltaGroup, lasts []int64) {
 	for i, g := range groups {
 		if last := lasts[i]; last > 0 {
-			w.s.hub.publish(g.log.conv, stored(g.log.turn, last, g.evs))
+			w.h.Publish(g.log.conv, Stored(g.log.turn, last, g.evs))
 		} else {
-			w.s.hub.end(g.log.conv)
+			w.h.End(g.log.conv)
 		}
 		if g.log.observer != nil {
 			for j, e := range g.evs {
@@ -219,8 +219,8 @@ func join(a, b any) (any, bool) {
 	return x, true
 }
 
-// stored is evs as AppendEvents stored them, the last with id last.
-func stored(turn string, last int64, evs []conversation.NewEvent) []conversation.StoredEvent {
+// Stored is evs as AppendEvents stored them, the last with id last.
+func Stored(turn string, last int64, evs []conversation.NewEvent) []conversation.StoredEvent {
 	out := make([]conversation.StoredEvent, len(evs))
 	base := last - int64(len(evs))
 	for i, e := range evs {
