@@ -14,6 +14,8 @@ import (
 
 	"github.com/toolgate/toolgate/internal/config"
 	"github.com/toolgate/toolgate/internal/conversation"
+	"github.com/toolgate/toolgate/internal/conversation/engine"
+	"github.com/toolgate/toolgate/internal/conversation/eventlog"
 	"github.com/toolgate/toolgate/internal/gateway"
 	"github.com/toolgate/toolgate/internal/hooks"
 	toolhttp "github.com/toolgate/toolgate/internal/http"
@@ -61,7 +63,8 @@ type app struct {
 	info       conversation.Info
 	upCfg      responses.Config
 	mets       *metrics.Metrics
-	chat       *conversation.Service
+	chat       *engine.Service
+	events     *eventlog.Hub // the event log and its streams
 	dispatcher *webhook.Dispatcher
 	webhooks   *webhook.Service
 	changes    *changefeed.Hub

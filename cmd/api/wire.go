@@ -13,6 +13,9 @@ import (
 	"github.com/toolgate/toolgate/internal/auth"
 	"github.com/toolgate/toolgate/internal/config"
 	"github.com/toolgate/toolgate/internal/conversation"
+	"github.com/toolgate/toolgate/internal/conversation/engine"
+	"github.com/toolgate/toolgate/internal/conversation/eventlog"
+	"github.com/toolgate/toolgate/internal/conversation/prelist"
 	"github.com/toolgate/toolgate/internal/gateway"
 	toolhttp "github.com/toolgate/toolgate/internal/http"
 	"github.com/toolgate/toolgate/internal/policy"
@@ -78,21 +81,23 @@ func (a *app) buildChat(ctx context.Context) error {
 	}
 	a.onClose(closeEventStore)
 	a.mets = newMetrics(a.build, a.pool)
+	store := postgres.NewConversationStore(a.pool)
+	a.events = eventlog.New(store, eventlog.Options{EventStore: eventStore, Observer: a.mets})
 	ttl := cfg.ApprovalTTL
-	opts := conversation.Options{Info: a.info,
+	opts := engine.Options{Info: a.info,
 		Limits:  conversation.Limits{MaxConcurrentTurns: cfg.UserMaxConcurrentTurns, MessagesPerMinute: cfg.UserMessagesPerMinute},
 		Replica: cfg.Replica.ID, LeaseTTL: cfg.Replica.LeaseTTL, ApprovalTTL: &ttl,
 		// Gateway mode: whether an approved call ran is known from the
 		// face's records (not_run, outcome_unknown only for a crash in between).
-		Gateway: cfg.Route.Gateway(), EventStore: eventStore, Observer: a.mets}
+		Gateway: cfg.Route.Gateway(), Events: a.events, Observer: a.mets}
 	// Direct mode: the provider calls the MCP servers itself, so what would
 	// run unasked is listed first (docs/mcp-servers.md, "Direct mode"). In gateway mode
 	// (MCP_ROUTE=gateway) this stays off: every call is checked at the face.
 	if !cfg.Route.Gateway() {
 		d := cfg.Discovery
-		opts.Prelist = &conversation.Prelist{Lister: a.discoverer, Recorder: a.policies.Servers, MaxAge: d.PrelistMaxAge, TimeLimit: d.PrelistTimeLimit}
+		opts.Prelist = &prelist.Options{Lister: a.discoverer, Recorder: a.policies.Servers, MaxAge: d.PrelistMaxAge, TimeLimit: d.PrelistTimeLimit}
 	}
-	a.chat = conversation.New(postgres.NewConversationStore(a.pool), postgres.NewConversationPolicies(a.policies),
+	a.chat = engine.New(store, postgres.NewConversationPolicies(a.policies),
 		responses.New(a.upCfg), a.log, opts)
 	return nil
 }
@@ -128,7 +133,7 @@ type notifications app
 // heard, so whoever waits for them looks again.
 func (n *notifications) Connected() {
 	a := (*app)(n)
-	a.chat.OnReconnect()
+	a.events.OnReconnect()
 	a.dispatcher.Wake()
 	a.changes.Publish(policy.Change{Kind: policy.ChangeResync})
 }
@@ -141,7 +146,7 @@ func (n *notifications) Notified(channel string, payload []byte) {
 	}
 	switch channel {
 	case conversation.ChannelEvents:
-		a.chat.OnEventsNotification(payload)
+		a.events.OnEventsNotification(payload)
 	case conversation.ChannelSignals:
 		a.chat.OnSignal(payload)
 	case webhook.Channel:
@@ -158,7 +163,7 @@ func (a *app) startChat(ctx context.Context) error {
 	if err := a.chat.Recover(ctx); err != nil {
 		return err
 	}
-	a.chat.Start(a.lctx)
+	a.chat.StartRecovery(a.lctx)
 	return nil
 }
 
@@ -215,7 +220,7 @@ func (a *app) buildHTTP(ctx context.Context) error {
 	// (internal/conversation implements it); without one the face is off.
 	var mcpGate gateway.Gate
 	if cfg.Route.Gateway() {
-		mcpGate = conversation.NewCallGate(a.chat)
+		mcpGate = engine.NewCallGate(a.chat)
 	}
 	a.api = toolhttp.NewServer(a.log, a.policies, a.chat, authn, a.store, toolhttp.Options{MaxBodyBytes: cfg.MaxBodyBytes, Heartbeat: cfg.SSEHeartbeat,
 		WebDir: cfg.WebDir, Web: frontend.App(), Version: a.build.Version,
@@ -232,13 +237,14 @@ func (a *app) buildHTTP(ctx context.Context) error {
 	return nil
 }
 
-// watch gives the metrics what they read from the chat and the database.
+// watch gives the metrics what they read from the event hub and the
+// database.
 func (a *app) watch() {
-	mets, chat, pool := a.mets, a.chat, a.pool
+	mets, events, pool := a.mets, a.events, a.pool
 	for _, source := range []string{"memory", "store"} {
 		mets.WatchCounter("toolgate_stream_reads_total", "Reads of the event streams open on this replica, by source: memory (events this replica stored, handed over as stored) or store (read back from Postgres).",
 			"source", source, func() float64 {
-				memory, store := chat.StreamReads()
+				memory, store := events.StreamReads()
 				if source == "memory" {
 					return float64(memory)
 				}
@@ -253,6 +259,6 @@ func (a *app) watch() {
 		return float64(n)
 	})
 	mets.WatchGauge("toolgate_event_streams_following", "Conversation event streams open in this replica (POST streams and GET /api/conversations/{id}/events).", func() float64 {
-		return float64(chat.Subscribers())
+		return float64(events.Subscribers())
 	})
 }

@@ -18,7 +18,7 @@ type Discovery struct {
 	ListTimeLimit           time.Duration // MCP_LIST_TIME_LIMIT: slower listing makes a server slow (0: off)
 	HealthCheck             time.Duration // MCP_HEALTH_CHECK: how often reachable servers are checked (0: off)
 	HealthFailures          int           // MCP_HEALTH_FAILURES: failed calls in a row that make a server unreachable
-	PrelistMaxAge           time.Duration // MCP_PRELIST_MAX_AGE: direct mode reuses a server's listing this long (prelist.go)
+	PrelistMaxAge           time.Duration // MCP_PRELIST_MAX_AGE: direct mode reuses a server's listing this long (conversation/prelist)
 	PrelistTimeLimit        time.Duration // MCP_PRELIST_TIME_LIMIT: direct mode waits this long for one server's listing
 }
 

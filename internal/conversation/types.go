@@ -28,7 +28,7 @@ type Conversation struct {
 	// what happens next.
 	LastEventID int64 `json:"last_event_id"`
 	// Tools is the person's choice of the servers and tools the
-	// conversation's requests offer (tools.go).
+	// conversation's requests offer (book/tools.go).
 	Tools policy.Selection `json:"tools"`
 	// PendingExpiresAt (in the list only) is when the last of its pending
 	// approval requests runs out of time: from then on it needs no
@@ -350,9 +350,9 @@ type Decision struct {
 	// (stopped_by_user) without a follow-up: the model gets no turn; the
 	// denials go with the person's next message.
 	Stop bool `json:"stop"`
-	// coveredBy: the request whose decision (a grant, approve or deny
+	// CoveredBy: the request whose decision (a grant, approve or deny
 	// always) settled this one.
-	coveredBy string
+	CoveredBy string `json:"-"`
 }
 
 // TurnError is how a turn ended when it did not complete.

@@ -9,6 +9,7 @@ import (
 
 	"github.com/toolgate/toolgate/internal/apperr"
 	"github.com/toolgate/toolgate/internal/conversation"
+	"github.com/toolgate/toolgate/internal/conversation/engine"
 	"github.com/toolgate/toolgate/internal/policy"
 )
 
@@ -24,7 +25,7 @@ func (s *Server) createConversation(c echo.Context) error {
 			return err
 		}
 	}
-	conv, err := s.chat.CreateWith(c.Request().Context(), req.Title, req.Tools)
+	conv, err := s.chat.Book().CreateWith(c.Request().Context(), req.Title, req.Tools)
 	if err != nil {
 		return err
 	}
@@ -44,7 +45,7 @@ func (s *Server) listConversations(c echo.Context) error {
 		}
 		limit = n
 	}
-	list, err := s.chat.List(c.Request().Context(), limit)
+	list, err := s.chat.Book().List(c.Request().Context(), limit)
 	if err != nil {
 		return err
 	}
@@ -52,10 +53,10 @@ func (s *Server) listConversations(c echo.Context) error {
 }
 
 // getConversationTools and putConversationTools read and replace which
-// servers and tools a conversation offers (conversation/tools.go). Owner
+// servers and tools a conversation offers (conversation/book/tools.go). Owner
 // only: another user's conversation is not found.
 func (s *Server) getConversationTools(c echo.Context) error {
-	t, err := s.chat.Tools(c.Request().Context(), c.Param("conversationId"))
+	t, err := s.chat.Book().Tools(c.Request().Context(), c.Param("conversationId"))
 	if err != nil {
 		return err
 	}
@@ -67,7 +68,7 @@ func (s *Server) putConversationTools(c echo.Context) error {
 	if err := s.decode(c, &sel); err != nil {
 		return err
 	}
-	t, err := s.chat.SetTools(c.Request().Context(), c.Param("conversationId"), sel)
+	t, err := s.chat.Book().SetTools(c.Request().Context(), c.Param("conversationId"), sel)
 	if err != nil {
 		return err
 	}
@@ -75,7 +76,7 @@ func (s *Server) putConversationTools(c echo.Context) error {
 }
 
 func (s *Server) getConversation(c echo.Context) error {
-	t, err := s.chat.Get(c.Request().Context(), c.Param("conversationId"))
+	t, err := s.chat.Book().Get(c.Request().Context(), c.Param("conversationId"))
 	if err != nil {
 		return err
 	}
@@ -94,7 +95,7 @@ func (s *Server) renameConversation(c echo.Context) error {
 	if req.Title == nil {
 		return apperr.Invalidf("invalid_title", "title", "title is required")
 	}
-	conv, err := s.chat.Rename(c.Request().Context(), c.Param("conversationId"), *req.Title)
+	conv, err := s.chat.Book().Rename(c.Request().Context(), c.Param("conversationId"), *req.Title)
 	if err != nil {
 		return err
 	}
@@ -102,7 +103,7 @@ func (s *Server) renameConversation(c echo.Context) error {
 }
 
 func (s *Server) deleteConversation(c echo.Context) error {
-	if err := s.chat.Delete(c.Request().Context(), c.Param("conversationId")); err != nil {
+	if err := s.chat.Book().Delete(c.Request().Context(), c.Param("conversationId")); err != nil {
 		return err
 	}
 	return c.NoContent(http.StatusNoContent)
@@ -146,11 +147,7 @@ func (s *Server) postResponse(c echo.Context) error {
 	if req.Input == nil {
 		return apperr.Invalidf("invalid_input", "input", "input is required: the message to send to the model")
 	}
-	turn, err := s.chat.StartMessage(c.Request().Context(), req.ConversationID, *req.Input)
-	if err != nil {
-		return err
-	}
-	return s.stream(c, turn)
+	return s.stream(c, engine.Request{ConversationID: req.ConversationID, Input: req.Input})
 }
 
 type approvalResponseRequest struct {
@@ -206,11 +203,7 @@ func (s *Server) postApprovalResponse(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	turn, err := s.chat.StartDecisions(c.Request().Context(), req.ConversationID, ds)
-	if err != nil {
-		return err
-	}
-	return s.stream(c, turn)
+	return s.stream(c, engine.Request{ConversationID: req.ConversationID, Decisions: ds})
 }
 
 // retryConversation sends the turn that failed last again; it streams like
@@ -222,9 +215,5 @@ func (s *Server) retryConversation(c echo.Context) error {
 		}
 		return s.resume(c, c.Param("conversationId"), after)
 	}
-	turn, err := s.chat.StartRetry(c.Request().Context(), c.Param("conversationId"))
-	if err != nil {
-		return err
-	}
-	return s.stream(c, turn)
+	return s.stream(c, engine.Request{ConversationID: c.Param("conversationId"), Retry: true})
 }

@@ -16,6 +16,7 @@ import (
 
 	"github.com/toolgate/toolgate/internal/auth"
 	"github.com/toolgate/toolgate/internal/conversation"
+	"github.com/toolgate/toolgate/internal/conversation/prelist"
 	"github.com/toolgate/toolgate/internal/mcpclient"
 	"github.com/toolgate/toolgate/internal/netguard"
 	"github.com/toolgate/toolgate/internal/policy"
@@ -118,7 +119,7 @@ type directMode struct{ maxAge, limit time.Duration }
 
 // prelist is the conversation service's Options.Prelist for e.opts.direct
 // (nil: gateway or no listing).
-func (e *apiEnv) prelist() *conversation.Prelist {
+func (e *apiEnv) prelist() *prelist.Options {
 	d := e.opts.direct
 	if d == nil {
 		return nil
@@ -129,7 +130,7 @@ func (e *apiEnv) prelist() *conversation.Prelist {
 	}
 	lister := &mcpclient.Discoverer{Timeout: 10 * time.Second, Guard: guard, Name: prelistClient}
 	recorder := policysvc.New(postgres.NewStore(e.pool), lister, e.log, policy.Options{})
-	return &conversation.Prelist{Lister: lister, Recorder: recorder.Servers, MaxAge: d.maxAge, TimeLimit: d.limit}
+	return &prelist.Options{Lister: lister, Recorder: recorder.Servers, MaxAge: d.maxAge, TimeLimit: d.limit}
 }
 
 type noticeEvent struct {

@@ -21,6 +21,8 @@ import (
 
 	"github.com/toolgate/toolgate/internal/auth"
 	"github.com/toolgate/toolgate/internal/conversation"
+	"github.com/toolgate/toolgate/internal/conversation/engine"
+	"github.com/toolgate/toolgate/internal/conversation/eventlog"
 	"github.com/toolgate/toolgate/internal/demomcp"
 	"github.com/toolgate/toolgate/internal/gateway"
 	toolhttp "github.com/toolgate/toolgate/internal/http"
@@ -50,7 +52,7 @@ type apiEnv struct {
 	demo    *demomcp.Demo
 	demoURL string // the demo's MCP endpoint
 	api     *toolhttp.Server
-	chat    *conversation.Service
+	chat    *engine.Service
 	up      *upstreamTap
 	opts    envOptions
 	log     *slog.Logger
@@ -219,9 +221,11 @@ func (e *apiEnv) start() {
 	}
 	up := responses.New(responses.Config{APIKey: "test-key", BaseURL: e.up.url + "/v1/", Model: "gpt-5-mini",
 		Layout: responses.Layout(e.opts.layout), MaxRetries: e.opts.retries, Logger: e.log, Face: face})
-	e.chat = conversation.New(postgres.NewConversationStore(e.pool), postgres.NewConversationPolicies(svc), up, e.log,
-		conversation.Options{Info: conversation.Info{Offline: true, Model: "gpt-5-mini", Layout: e.opts.layout}, Limits: e.opts.limits,
-			Replica: fmt.Sprintf("rep_test_%d", replicaSeq.Add(1)), LeaseTTL: e.opts.leaseTTL, Gateway: e.opts.gateway, Prelist: e.prelist()})
+	hub := eventlog.New(postgres.NewConversationStore(e.pool), eventlog.Options{})
+	e.chat = engine.New(postgres.NewConversationStore(e.pool), postgres.NewConversationPolicies(svc), up, e.log,
+		engine.Options{Info: conversation.Info{Offline: true, Model: "gpt-5-mini", Layout: e.opts.layout}, Limits: e.opts.limits,
+			Replica: fmt.Sprintf("rep_test_%d", replicaSeq.Add(1)), LeaseTTL: e.opts.leaseTTL, Gateway: e.opts.gateway, Prelist: e.prelist(),
+			Events: hub})
 	// As cmd/api wires it: notifications from every replica on the database.
 	lctx, stop := context.WithCancel(context.Background())
 	e.t.Cleanup(stop)
@@ -239,10 +243,10 @@ func (e *apiEnv) start() {
 				chat.OnSignal(payload)
 				return
 			}
-			chat.OnEventsNotification(payload)
+			hub.OnEventsNotification(payload)
 		},
 		Connect: func() {
-			chat.OnReconnect()
+			hub.OnReconnect()
 			changes.Publish(policy.Change{Kind: policy.ChangeResync})
 			once.Do(func() { close(connected) })
 		}})
@@ -251,7 +255,7 @@ func (e *apiEnv) start() {
 	if err := e.chat.Recover(context.Background()); err != nil {
 		e.t.Fatal(err)
 	}
-	e.chat.Start(lctx)
+	e.chat.StartRecovery(lctx)
 	e.auth = auth.New(authdb.Stores(e.pool), auth.Options{Mode: e.opts.authMode}, e.log)
 	// Webhook URLs may be on this machine (the tests' receivers), not on
 	// private networks.
@@ -264,7 +268,7 @@ func (e *apiEnv) start() {
 	if e.opts.gateway {
 		caller := &mcpclient.Caller{CallTimeout: 10 * time.Second}
 		e.t.Cleanup(caller.Close)
-		mcpFace = gateway.NewFace(gateway.FaceOptions{Tokens: e.tokens, Gate: conversation.NewCallGate(e.chat), Servers: svc.Servers,
+		mcpFace = gateway.NewFace(gateway.FaceOptions{Tokens: e.tokens, Gate: engine.NewCallGate(e.chat), Servers: svc.Servers,
 			Upstream: caller, DefinitionMaxAge: e.opts.definitionMaxAge, Logger: e.log}) // 0: list at every call
 	}
 	e.api = toolhttp.NewServer(e.log, svc, e.chat, e.auth, store, toolhttp.Options{MaxBodyBytes: 64 << 10, Heartbeat: e.opts.heartbeat, WebDir: e.opts.webDir,

@@ -18,7 +18,7 @@ type grantsResponse struct {
 // grants that apply in one of the caller's conversations (its own and the
 // caller's timed ones). Another user's conversation is not found.
 func (s *Server) listConversationGrants(c echo.Context) error {
-	gs, err := s.chat.ConversationGrants(c.Request().Context(), c.Param("conversationId"))
+	gs, err := s.chat.Book().ConversationGrants(c.Request().Context(), c.Param("conversationId"))
 	if err != nil {
 		return err
 	}
@@ -37,7 +37,7 @@ func (s *Server) listGrants(c echo.Context) error {
 		return apperr.Invalidf("invalid_include", "include",
 			"include must be \"expired\" (to list expired and revoked grants too) or left out (got %q)", v)
 	}
-	gs, err := s.chat.ListGrants(c.Request().Context(), ended)
+	gs, err := s.chat.Book().ListGrants(c.Request().Context(), ended)
 	if err != nil {
 		return err
 	}
@@ -47,7 +47,7 @@ func (s *Server) listGrants(c echo.Context) error {
 // revokeGrant is DELETE /api/grants/{id}: the caller's own grants only
 // (another user's is not found). The next request built asks again.
 func (s *Server) revokeGrant(c echo.Context) error {
-	if err := s.chat.RevokeGrant(c.Request().Context(), c.Param("grantId")); err != nil {
+	if err := s.chat.Book().RevokeGrant(c.Request().Context(), c.Param("grantId")); err != nil {
 		return err
 	}
 	return c.NoContent(http.StatusNoContent)

@@ -18,6 +18,7 @@ import (
 	"github.com/toolgate/toolgate/internal/apperr"
 	"github.com/toolgate/toolgate/internal/auth"
 	"github.com/toolgate/toolgate/internal/conversation"
+	"github.com/toolgate/toolgate/internal/conversation/engine"
 	"github.com/toolgate/toolgate/internal/idempotency"
 )
 
@@ -170,7 +171,7 @@ func (s *Server) idempotentKeyed(c echo.Context, next echo.HandlerFunc) error {
 	defer stopRenewing()
 	// The turn this request starts records itself on the key, in the
 	// transaction that opens it.
-	c.SetRequest(req.WithContext(conversation.WithIdempotencyKey(ctx, conversation.IdempotencyKey{Key: key, Holder: holder})))
+	c.SetRequest(req.WithContext(engine.WithIdempotencyKey(ctx, engine.IdempotencyKey{Key: key, Holder: holder})))
 	rec := &streamRecorder{begin: func(conv string) {
 		if err := s.idem.Started(store, u.ID, key, holder, conv); err != nil {
 			s.log.Error("record the conversation of an idempotency key", "error", err)

@@ -36,7 +36,7 @@ func (s *Server) tryRules(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	out, err := s.chat.TryRules(ctx, set, label, name, req.Limit)
+	out, err := s.chat.Book().TryRules(ctx, set, label, name, req.Limit)
 	if err != nil {
 		return err
 	}

@@ -17,7 +17,7 @@ import (
 	"github.com/labstack/echo/v4/middleware"
 
 	"github.com/toolgate/toolgate/internal/auth"
-	"github.com/toolgate/toolgate/internal/conversation"
+	"github.com/toolgate/toolgate/internal/conversation/engine"
 	"github.com/toolgate/toolgate/internal/metrics"
 	"github.com/toolgate/toolgate/internal/policy/changefeed"
 	"github.com/toolgate/toolgate/internal/policy/policysvc"
@@ -33,7 +33,7 @@ type Pinger interface {
 type Server struct {
 	echo         *echo.Echo
 	policies     *policysvc.Service
-	chat         *conversation.Service
+	chat         *engine.Service
 	db           Pinger
 	log          *slog.Logger
 	maxBodyBytes int64
@@ -110,7 +110,7 @@ type Options struct {
 }
 
 // NewServer returns the API with every dependency explicit.
-func NewServer(log *slog.Logger, policies *policysvc.Service, chat *conversation.Service, authn *auth.Service, db Pinger, opts Options) *Server {
+func NewServer(log *slog.Logger, policies *policysvc.Service, chat *engine.Service, authn *auth.Service, db Pinger, opts Options) *Server {
 	e := echo.New()
 	e.HideBanner, e.HidePort = true, true
 	if opts.Heartbeat <= 0 || opts.Heartbeat > 15*time.Second {

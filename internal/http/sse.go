@@ -14,6 +14,8 @@ import (
 
 	"github.com/toolgate/toolgate/internal/apperr"
 	"github.com/toolgate/toolgate/internal/conversation"
+	"github.com/toolgate/toolgate/internal/conversation/engine"
+	"github.com/toolgate/toolgate/internal/conversation/eventlog"
 )
 
 // sseSink writes events as server-sent events. Once a write fails (the
@@ -178,34 +180,35 @@ type storedSink interface {
 	SendStored(ev conversation.StoredEvent)
 }
 
-// stream runs a prepared turn and answers c with its events as the
+// stream starts the turn req asks for and answers c with its events as the
 // conversation's event log has them (the same ids as every other stream of
 // the conversation), until the turn's terminal event. The turn runs on
-// whether or not the client stays.
-func (s *Server) stream(c echo.Context, turn *conversation.Turn) error {
+// whether or not the client stays. Errors found before the turn starts are
+// returned, for an ordinary JSON error.
+func (s *Server) stream(c echo.Context, req engine.Request) error {
 	rec, keyed := recorder(c) // an Idempotency-Key: keep the stream for repeats (idempotency.go)
 	if keyed {
-		rec.start(turn.ConversationID())
+		req.Prepared = rec.start
 	}
-	sub := s.chat.Follow(turn)
+	req.Observer = s.observe(nil)
+	ctx := c.Request().Context()
+	started, err := s.chat.Start(ctx, req)
+	if err != nil {
+		return err
+	}
+	sub := started.Subscription
 	defer sub.Close()
-	sink := s.openStream(c, turn.ConversationID())
+	sink := s.openStream(c, started.ConversationID())
 	defer s.metrics.StreamOpened()() // metrics.go
 	var out storedSink = sink
 	if keyed {
 		rec.next, out = sink, rec
 	}
-	ctx := c.Request().Context()
-	ran := make(chan struct{})
-	go func() {
-		defer close(ran)
-		turn.Run(ctx, s.observe(nil))
-	}()
-	s.relay(ctx, sink, out, sub, turn.ID())
+	s.relay(ctx, sink, out, sub, started.TurnID())
 	// The request lasts as long as its turn, as before events were stored:
 	// the turn's own bookkeeping (metrics, its registration) is done when
 	// the response ends, and a shutdown waits for it.
-	<-ran
+	<-started.Done()
 	return nil
 }
 
@@ -214,7 +217,7 @@ func (s *Server) stream(c echo.Context, turn *conversation.Turn) error {
 // leaving; heartbeats keep the stream open meanwhile. The heartbeat is
 // written from this loop (NextBefore returns at its time), not from a
 // goroutine and ticker per stream: an open stream costs a goroutine less.
-func (s *Server) relay(ctx context.Context, sink *sseSink, out storedSink, sub *conversation.Subscription, turn string) {
+func (s *Server) relay(ctx context.Context, sink *sseSink, out storedSink, sub *eventlog.Subscription, turn string) {
 	beat := time.Now().Add(s.heartbeat)
 	for {
 		evs, err := sub.NextBefore(ctx, beat)

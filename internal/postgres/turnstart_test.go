@@ -12,6 +12,7 @@ import (
 
 	"github.com/toolgate/toolgate/internal/auth"
 	"github.com/toolgate/toolgate/internal/conversation"
+	"github.com/toolgate/toolgate/internal/conversation/engine"
 	"github.com/toolgate/toolgate/internal/mcpclient"
 	"github.com/toolgate/toolgate/internal/policy"
 	"github.com/toolgate/toolgate/internal/policy/policysvc"
@@ -93,11 +94,11 @@ func TestTurnStart_StatementCount(t *testing.T) {
 	}
 	log := slog.New(slog.DiscardHandler)
 	policies := policysvc.New(postgres.NewStore(pool), &mcpclient.Discoverer{}, log, policy.Options{})
-	chat := conversation.New(postgres.NewConversationStore(pool), postgres.NewConversationPolicies(policies), nil, log,
-		conversation.Options{Info: conversation.Info{Offline: true, Model: "m"}, Limits: conversation.Limits{MaxConcurrentTurns: 4, MessagesPerMinute: 30},
+	chat := engine.New(postgres.NewConversationStore(pool), postgres.NewConversationPolicies(policies), nil, log,
+		engine.Options{Info: conversation.Info{Offline: true, Model: "m"}, Limits: conversation.Limits{MaxConcurrentTurns: 4, MessagesPerMinute: 30},
 			Replica: "rep_a"})
 
-	var turn *conversation.Turn
+	var turn *engine.Turn
 	first := stmts.record(func() { turn, err = chat.StartMessage(ctx, "", "hello") })
 	if err != nil {
 		t.Fatal(err)

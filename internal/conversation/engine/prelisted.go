@@ -1,0 +1,32 @@
+package engine
+
+import (
+	"fmt"
+
+	"github.com/toolgate/toolgate/internal/conversation"
+	"github.com/toolgate/toolgate/internal/conversation/prelist"
+	"github.com/toolgate/toolgate/internal/policy"
+)
+
+// prelisted lists the servers of groups with tools that would run unasked
+// (direct mode, prelist.Listings.Check) and returns the groups the request
+// is built from; a changed definition reads the groups again.
+func (r *relay) prelisted(p *prelist.Listings, groups []policy.ServerTools, skipped []policy.SkippedServer,
+	keep map[string]bool) ([]policy.ServerTools, []policy.SkippedServer, error) {
+	t, s := r.t, r.t.s
+	reread := func() ([]policy.ServerTools, []policy.SkippedServer, error) {
+		again, sk, err := s.policies.RequestTools(r.store, t.user.ID, t.grants, keep)
+		if err != nil {
+			return nil, nil, err
+		}
+		return t.conv.Tools.Apply(again, keep), t.conv.Tools.ApplySkipped(sk), nil
+	}
+	return p.Check(r.store, groups, skipped, reread, func(label string, err error) { r.notice(prelistNotice(label, err)) })
+}
+
+// prelistNotice tells the person which servers could not be checked.
+func prelistNotice(label string, err error) conversation.Notice {
+	return conversation.Notice{Code: conversation.NoticeServerUnchecked, ServerLabel: label, Message: fmt.Sprintf(
+		"%s could not be listed before the request (%s), so its tools that would run without asking ask this time",
+		label, clip(err.Error()))}
+}

@@ -1,0 +1,236 @@
+package eventlog
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/toolgate/toolgate/internal/conversation"
+)
+
+// logRepo is an event log in memory: the one part of Repo a subscription
+// reads.
+type logRepo struct {
+	conversation.Repo
+	mu    sync.Mutex
+	evs   []conversation.StoredEvent
+	reads int
+}
+
+func (r *logRepo) EventsAfter(_ context.Context, _ string, after int64, limit int) ([]conversation.StoredEvent, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.reads++
+	var out []conversation.StoredEvent
+	for _, e := range r.evs {
+		if e.ID > after && len(out) < limit {
+			out = append(out, e)
+		}
+	}
+	return out, nil
+}
+
+// store appends n events to the log and returns them.
+func (r *logRepo) store(n int) []conversation.StoredEvent {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var out []conversation.StoredEvent
+	for range n {
+		id := int64(len(r.evs) + 1)
+		e := conversation.StoredEvent{ID: id, TurnID: "turn_1", Name: conversation.EventNameTextDelta, Data: fmt.Appendf(nil, `{"delta":"%d"}`, id)}
+		r.evs = append(r.evs, e)
+		out = append(out, e)
+	}
+	return out
+}
+
+type logStore struct {
+	conversation.Store
+	r *logRepo
+}
+
+func (s logStore) Repo() conversation.Repo { return s.r }
+
+// next is sub.Next within one second (well below pollEvery: a stream that
+// had to wait for its poll fails it).
+func next(t *testing.T, sub *Subscription) []conversation.StoredEvent {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), time.Second)
+	defer cancel()
+	evs, err := sub.Next(ctx)
+	if err != nil {
+		t.Fatalf("Next after %d: %v", sub.Last(), err)
+	}
+	return evs
+}
+
+// drain takes a wake left over from the events already read.
+func drain(sub *Subscription) {
+	select {
+	case <-sub.wake:
+	default:
+	}
+}
+
+func ids(evs []conversation.StoredEvent) []int64 {
+	out := make([]int64, len(evs))
+	for i, e := range evs {
+		out[i] = e.ID
+	}
+	return out
+}
+
+func wantIDs(t *testing.T, evs []conversation.StoredEvent, first, last int64) {
+	t.Helper()
+	if len(evs) != int(last-first+1) || evs[0].ID != first || evs[len(evs)-1].ID != last {
+		t.Fatalf("got events %v; want %d..%d", ids(evs), first, last)
+	}
+	for i := 1; i < len(evs); i++ {
+		if evs[i].ID != evs[i-1].ID+1 {
+			t.Fatalf("got events %v; want consecutive ids", ids(evs))
+		}
+	}
+}
+
+// A stream takes the events this process published from memory, and
+// anything else the store holds from the store, at once: an event stored
+// without being published (another replica's, a turn's end) is read when
+// its wake arrives, even when the stream consumed that wake while taking
+// published events; a backlog longer than one read is read to its end
+// without waiting; a gap in what was published, or a stream that fell
+// further behind than the hub keeps, reads the store.
+func TestHub_MemoryWhenItHoldsTheNextEventsTheStoreOtherwise(t *testing.T) {
+	r := &logRepo{}
+	s := &Hub{store: logStore{r: r}}
+	const conv = "conv_1"
+	sub := s.Subscribe(conv, 0)
+	defer sub.Close()
+
+	s.Publish(conv, r.store(3))
+	wantIDs(t, next(t, sub), 1, 3)
+	if r.reads != 0 {
+		t.Fatalf("published events read %d times from the store; want from memory", r.reads)
+	}
+	// The announcement of what this process stored and handed over
+	// wakes nobody.
+	drain(sub)
+	s.notify(conv, 3)
+	if len(sub.wake) != 0 {
+		t.Fatal("the announcement of events already handed over woke the stream")
+	}
+
+	// Stored elsewhere and announced (in a notification naming several
+	// conversations): read from the store.
+	r.store(1)
+	s.OnEventsNotification([]byte(`{"b":[{"c":"conv_other","id":9},{"c":"` + conv + `","id":4}]}`))
+	wantIDs(t, next(t, sub), 4, 4)
+	// A notification that cannot be read wakes every stream.
+	r.store(1)
+	s.OnEventsNotification([]byte(`{"b":`))
+	wantIDs(t, next(t, sub), 5, 5)
+
+	// Published, then one stored elsewhere and announced before the stream
+	// looks: the stream takes the published ones and then reads the other
+	// at once, although the one wake was used up.
+	s.Publish(conv, r.store(2))
+	r.store(1)
+	s.Poke(conv, false)
+	wantIDs(t, next(t, sub), 6, 7)
+	wantIDs(t, next(t, sub), 8, 8)
+
+	// Another replica's event announced while this process writes: the
+	// write's publish wakes the stream, which then reads the store for it
+	// (the announcement of the write itself, arriving before the write
+	// returns, is no reason to read).
+	drain(sub)
+	s.Begin(conv)
+	s.notify(conv, 8)
+	if len(sub.wake) != 0 {
+		t.Fatal("an announcement during this process's write woke the stream before the write was handed over")
+	}
+	mine := r.store(2)
+	r.store(1) // 11, another replica's: announced, not published
+	s.notify(conv, 11)
+	before := r.reads
+	s.Publish(conv, mine)
+	wantIDs(t, next(t, sub), 9, 10)
+	wantIDs(t, next(t, sub), 11, 11)
+	if r.reads != before+1 {
+		t.Fatalf("%d reads of the store; want one, for the other replica's event", r.reads-before)
+	}
+
+	// A gap in what is published: the stream reads the store.
+	r.store(1) // 12, never published
+	s.Publish(conv, r.store(2))
+	wantIDs(t, next(t, sub), 12, 14)
+
+	// Caught up and nothing new: the stream waits without reading.
+	before = r.reads
+	ctx, cancel := context.WithTimeout(t.Context(), 50*time.Millisecond)
+	if evs, err := sub.Next(ctx); err == nil || len(evs) != 0 {
+		t.Fatalf("Next with nothing new = %v, %v; want to wait until the deadline", ids(evs), err)
+	}
+	cancel()
+	if r.reads != before {
+		t.Fatalf("a caught-up stream read the store %d times while waiting; want none", r.reads-before)
+	}
+
+	// A backlog longer than one read, for a new stream of a conversation
+	// the hub holds nothing of: read to its end.
+	r2 := &logRepo{}
+	s2 := &Hub{store: logStore{r: r2}}
+	r2.store(2*eventBatch + 7)
+	late := s2.Subscribe(conv, 0)
+	defer late.Close()
+	wantIDs(t, next(t, late), 1, eventBatch)
+	wantIDs(t, next(t, late), 1+eventBatch, 2*eventBatch)
+	wantIDs(t, next(t, late), 1+2*eventBatch, 7+2*eventBatch)
+	r.store(2*eventBatch + 7)
+
+	// A stream further behind than the hub keeps reads the store; the hub
+	// keeps at most maxRecent events.
+	top := int64(len(r.evs))
+	slow := s.Subscribe(conv, top)
+	defer slow.Close()
+	for range 3 {
+		s.Publish(conv, r.store(maxRecent))
+	}
+	if n := len(s.topics[conv].recent); n > maxRecent {
+		t.Fatalf("the hub keeps %d events of one conversation; want at most %d", n, maxRecent)
+	}
+	got := next(t, slow)
+	for len(got) < 3*maxRecent {
+		got = append(got, next(t, slow)...)
+	}
+	wantIDs(t, got, top+1, top+3*maxRecent)
+}
+
+// The hub keeps only what a stream here has yet to read: once every stream
+// has read the published events, it holds none of them.
+func TestHub_KeepsOnlyWhatAStreamHasYetToRead(t *testing.T) {
+	r := &logRepo{}
+	s := &Hub{store: logStore{r: r}}
+	const conv = "conv_1"
+	a, b := s.Subscribe(conv, 0), s.Subscribe(conv, 0)
+	defer a.Close()
+	defer b.Close()
+	s.Publish(conv, r.store(5))
+	wantIDs(t, next(t, a), 1, 5)
+	s.Publish(conv, r.store(1)) // b has read nothing yet: everything stays
+	if n := len(s.topics[conv].recent); n != 6 {
+		t.Fatalf("the hub holds %d events while a stream has read none; want 6", n)
+	}
+	wantIDs(t, next(t, b), 1, 6)
+	wantIDs(t, next(t, a), 6, 6)
+	s.Publish(conv, r.store(1))
+	if n := len(s.topics[conv].recent); n != 1 {
+		t.Fatalf("the hub holds %d events after both streams read 1..6; want 1 (the new one)", n)
+	}
+	a.Close()
+	b.Close()
+	if s.topics[conv] != nil {
+		t.Fatal("the hub keeps a conversation with no stream open")
+	}
+}

@@ -1,0 +1,144 @@
+package eventlog
+
+import (
+	"context"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/toolgate/toolgate/internal/conversation"
+)
+
+// Subscription reads one conversation's events, after the last one it
+// returned: from the hub's memory when it holds the next ones, else from
+// the store, waking when the hub says there are new ones (and every
+// pollEvery regardless, in case a notification was lost).
+type Subscription struct {
+	h       *Hub
+	conv    string
+	last    atomic.Int64
+	wake    chan struct{}
+	deleted chan struct{}
+	once    sync.Once
+	// dirty (under the hub's lock) says the store may hold events the hub
+	// does not: set at the start, by every wake that is not a publish, and
+	// when a poll is due; cleared by the read of the store that follows.
+	dirty bool
+}
+
+// pollEvery bounds how long a stream can miss events whose notification
+// was lost (a listener reconnecting).
+const pollEvery = 3 * time.Second
+
+// eventBatch bounds one read of a subscription.
+const eventBatch = 500
+
+// Subscribe opens conv's stream after the event with id after. Close it
+// when done.
+func (h *Hub) Subscribe(conv string, after int64) *Subscription {
+	sub := &Subscription{h: h, conv: conv, wake: make(chan struct{}, 1), deleted: make(chan struct{}), dirty: true}
+	sub.last.Store(after)
+	h.add(sub)
+	return sub
+}
+
+// Close ends the subscription.
+func (sub *Subscription) Close() { sub.h.remove(sub) }
+
+// Last is the id of the last event Next returned.
+func (sub *Subscription) Last() int64 { return sub.last.Load() }
+
+// Next blocks until there are events after the last one returned and
+// returns them in order; ErrDeleted once the conversation is deleted, or
+// ctx's error.
+func (sub *Subscription) Next(ctx context.Context) ([]conversation.StoredEvent, error) {
+	return sub.NextBefore(ctx, time.Time{})
+}
+
+// NextBefore is Next that also returns, with no events and no error, at
+// deadline (none when zero): a stream writes its heartbeat then, without a
+// goroutine and a ticker of its own.
+func (sub *Subscription) NextBefore(ctx context.Context, deadline time.Time) ([]conversation.StoredEvent, error) {
+	for {
+		evs, read := sub.h.take(sub)
+		switch {
+		case evs != nil:
+			sub.h.fromMemory.Add(1)
+		case read:
+			sub.h.fromStore.Add(1)
+			var err error
+			if evs, err = sub.h.store.Repo().EventsAfter(ctx, sub.conv, sub.last.Load(), eventBatch); err != nil {
+				sub.h.due(sub) // read again next time
+				return nil, err
+			}
+			if len(evs) == eventBatch {
+				sub.h.due(sub) // there may be more
+			}
+		}
+		if len(evs) > 0 {
+			sub.last.Store(evs[len(evs)-1].ID)
+			return evs, nil
+		}
+		select {
+		case <-sub.deleted:
+			return nil, conversation.ErrDeleted
+		default:
+		}
+		wait := pollEvery
+		if !deadline.IsZero() {
+			left := time.Until(deadline)
+			if left <= 0 {
+				return nil, nil
+			}
+			wait = min(wait, left)
+		}
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return nil, ctx.Err()
+		case <-sub.deleted:
+			t.Stop()
+			return nil, conversation.ErrDeleted
+		case <-sub.wake:
+		case <-t.C:
+			sub.h.due(sub)
+		}
+		t.Stop()
+	}
+}
+
+// Follow opens the stream of a prepared turn (its transaction committed):
+// from its first event (after after), handing over its opening events
+// (opened). The turn's opening events come from memory; the
+// stream reads the store only when the hub says it may hold more (a gap
+// in what this process hands over, a wake from elsewhere, a poll): what
+// another writer stored between the turn's commit and now is followed by
+// the turn's own events, whose hand-over shows the gap.
+func (h *Hub) Follow(conv string, after int64, opened []conversation.StoredEvent) *Subscription {
+	sub := h.Subscribe(conv, after)
+	if len(opened) > 0 {
+		h.Publish(conv, opened)
+		h.mu.Lock()
+		sub.dirty = false
+		h.mu.Unlock()
+	}
+	return sub
+}
+
+// ConversationID is the conversation the subscription reads.
+func (sub *Subscription) ConversationID() string { return sub.conv }
+
+// Backlog returns every event after the last one returned, without
+// waiting for more.
+func (sub *Subscription) Backlog(ctx context.Context) ([]conversation.StoredEvent, error) {
+	var out []conversation.StoredEvent
+	for {
+		evs, err := sub.h.store.Repo().EventsAfter(ctx, sub.conv, sub.last.Load(), eventBatch)
+		if err != nil || len(evs) == 0 {
+			return out, err
+		}
+		sub.last.Store(evs[len(evs)-1].ID)
+		out = append(out, evs...)
+	}
+}
