@@ -9,6 +9,7 @@ import (
 
 	"github.com/toolgate/toolgate/internal/apperr"
 	"github.com/toolgate/toolgate/internal/conversation"
+	"github.com/toolgate/toolgate/internal/conversation/record"
 	"github.com/toolgate/toolgate/internal/gateway"
 	"github.com/toolgate/toolgate/internal/policy"
 )
@@ -148,7 +149,7 @@ func (g *CallGate) Admit(ctx context.Context, call gateway.Call) (gateway.Verdic
 		ServerLabel: c.ServerLabel, ToolName: call.ToolName}
 	canonical, sha, err := gateway.ArgumentsDigest(call.Arguments)
 	if err != nil {
-		rec.StoredArguments, rec.ArgumentsSHA256 = string(mustRedacted(string(call.Arguments))), digest(call.Arguments)
+		rec.StoredArguments, rec.ArgumentsSHA256 = string(mustRedacted(string(call.Arguments))), record.Digest(call.Arguments)
 		return g.refuse(ctx, conversation.GateScope{}, rec, &gateway.Refusal{Code: gateway.RefusedNotApproved, Message: "not approved: " + err.Error()})
 	}
 	rec.StoredArguments, rec.ArgumentsSHA256 = string(mustRedacted(string(canonical))), sha
@@ -338,7 +339,7 @@ func (g *CallGate) refuse(ctx context.Context, sc conversation.GateScope, rec co
 		if _, err := r.InsertGatewayCall(ctx, rec); err != nil {
 			return err
 		}
-		return g.s.auditCall(ctx, r, sc.Conversation.OwnerID, sc.OwnerEmail, rec)
+		return g.s.keeper.AuditCall(ctx, r, sc.Conversation.OwnerID, sc.OwnerEmail, rec)
 	})
 	if err != nil {
 		return gateway.Verdict{}, err

@@ -15,6 +15,7 @@ import (
 
 	"github.com/toolgate/toolgate/internal/conversation"
 	"github.com/toolgate/toolgate/internal/conversation/engine"
+	"github.com/toolgate/toolgate/internal/conversation/record"
 	"github.com/toolgate/toolgate/internal/gateway"
 	"github.com/toolgate/toolgate/internal/policy"
 	"github.com/toolgate/toolgate/internal/postgres"
@@ -97,13 +98,13 @@ func readCall(t *testing.T, pool *pgxpool.Pool, id string) callRow {
 }
 
 // receipt is the tool.call audit entry of a call through the face.
-func receipt(t *testing.T, pool *pgxpool.Pool, callID string) engine.Receipt {
+func receipt(t *testing.T, pool *pgxpool.Pool, callID string) record.Receipt {
 	t.Helper()
 	var raw []byte
 	if err := pool.QueryRow(t.Context(), `SELECT after FROM audit_log WHERE action = 'tool.call' AND call_id = $1`, callID).Scan(&raw); err != nil {
 		t.Fatalf("no receipt for call %s: %v", callID, err)
 	}
-	var rc engine.Receipt
+	var rc record.Receipt
 	if err := json.Unmarshal(raw, &rc); err != nil {
 		t.Fatal(err)
 	}
@@ -171,7 +172,7 @@ func TestGate_ApprovedCallRunsOnceAndARetryGetsTheStoredResult(t *testing.T) {
 
 	rc := receipt(t, e.pool, v.CallID)
 	if rc.Via != conversation.ViaGateway || rc.DefinitionDigest != call.Definition.Digest() || rc.State != conversation.CallDone ||
-		rc.Outcome != engine.OutcomeOutput || rc.AllowedBy == nil || rc.AllowedBy.Kind != "approval" ||
+		rc.Outcome != record.OutcomeOutput || rc.AllowedBy == nil || rc.AllowedBy.Kind != "approval" ||
 		rc.ApprovalRequestID == nil || *rc.ApprovalRequestID != a.ID || rc.DecidedByID == nil || *rc.DecidedByID != ana.ID ||
 		rc.OutputSHA256 == nil || rc.ArgumentsSHA256 != call.ArgumentsSHA256 || strings.Contains(string(rc.Result), "sk-live") ||
 		strings.Contains(rc.ArgumentsText, "tok-secret") {
@@ -202,7 +203,7 @@ func TestGate_OneByteDifferentArgumentsAndALaterTurnAreNotApproved(t *testing.T)
 	if row := readCall(t, e.pool, off.CallID); row.State != conversation.CallRefused || row.Refusal == nil || row.Approval != nil {
 		t.Fatalf("the refused call's record: %+v", row)
 	}
-	if rc := receipt(t, e.pool, off.CallID); rc.Outcome != engine.OutcomeRefused || rc.Refusal == nil || rc.Refusal.Code != gateway.RefusedNotApproved {
+	if rc := receipt(t, e.pool, off.CallID); rc.Outcome != record.OutcomeRefused || rc.Refusal == nil || rc.Refusal.Code != gateway.RefusedNotApproved {
 		t.Fatalf("the refused call's receipt: %+v", rc)
 	}
 
@@ -429,7 +430,7 @@ func TestGate_RefusalsEachHaveAReceipt(t *testing.T) {
 			t.Errorf("%s: %+v (refusal %+v); want refused %s", tc.name, v, v.Refusal, tc.code)
 			continue
 		}
-		if rc := receipt(t, e.pool, v.CallID); rc.Outcome != engine.OutcomeRefused || rc.Refusal == nil || rc.Refusal.Code != tc.code {
+		if rc := receipt(t, e.pool, v.CallID); rc.Outcome != record.OutcomeRefused || rc.Refusal == nil || rc.Refusal.Code != tc.code {
 			t.Errorf("%s: receipt %+v", tc.name, rc)
 		}
 	}

@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/toolgate/toolgate/internal/conversation/record"
 	"github.com/toolgate/toolgate/internal/policy"
 )
 
@@ -177,9 +178,9 @@ func (s *Service) takeOver(ctx context.Context, rt conversation.RunningTurn) (bo
 	if err != nil {
 		return false, err
 	}
-	sentIn := sentResponse(sent)
+	sentIn := record.SentResponse(sent)
 	var groups []policy.ServerTools
-	sr := s.readBack(ctx, sentIn)
+	sr := s.keeper.ReadBack(ctx, sentIn)
 	if sr != nil {
 		groups = s.requestGroups(ctx, rt.OwnerID, rt.ConversationID)
 	}
@@ -211,19 +212,19 @@ func (s *Service) closeExpired(ctx context.Context, repo conversation.Repo, rt c
 	tr := replay(evs)
 	tr.response = or(tr.response, sentIn)
 	now := s.now()
-	st, out, err := s.applyReadBack(ctx, repo, rt.OwnerID, rt.ConversationID, sr, groups)
+	st, out, err := s.keeper.ApplyReadBack(ctx, repo, rt.OwnerID, rt.ConversationID, sr, groups)
 	if err != nil {
 		return err
 	}
-	e = st.explain(e)
-	if len(tr.asked) > 0 && !st.adopted {
+	e = st.Explain(e)
+	if len(tr.asked) > 0 && !st.Adopted {
 		superseded, err := s.supersedeAsked(ctx, repo, rt, tr.asked, now)
 		if err != nil {
 			return err
 		}
 		out = append(out, superseded...)
 	}
-	kept, err := tr.keepUnfinished(ctx, repo, rt.ConversationID, st.known)
+	kept, err := tr.keepUnfinished(ctx, repo, rt.ConversationID, st.Known)
 	if err != nil {
 		return err
 	}
@@ -233,7 +234,7 @@ func (s *Service) closeExpired(ctx context.Context, repo conversation.Repo, rt c
 		return err
 	}
 	out = append(out, decided...)
-	return storeInterrupted(ctx, repo, rt, tr.response, st.lastResponse(), e, out)
+	return storeInterrupted(ctx, repo, rt, tr.response, st.LastResponse(), e, out)
 }
 
 // supersedeAsked closes as superseded the requests a taken-over turn asked
@@ -251,7 +252,7 @@ func (s *Service) supersedeAsked(ctx context.Context, repo conversation.Repo, rt
 			if err := repo.Decide(ctx, rt.OwnerID, a); err != nil {
 				return nil, err
 			}
-			if err := s.auditClosed(ctx, repo, a, conversation.Pending, ClosedByTurnEnd, nil); err != nil {
+			if err := s.keeper.AuditClosed(ctx, repo, a, conversation.Pending, record.ClosedByTurnEnd, nil); err != nil {
 				return nil, err
 			}
 			out = append(out, mustEvent(conversation.EventNameDecision, decisionEvent(a, nil)))
@@ -294,7 +295,7 @@ func (tr turnReplay) keepUnfinished(ctx context.Context, repo conversation.Repo,
 // as answered by the response it reached and, unless the response read back
 // says what ran (outside gateway mode), makes the approved ones whose call
 // was not seen outcome_unknown.
-func (s *Service) settleCarried(ctx context.Context, repo conversation.Repo, rt conversation.RunningTurn, tr turnReplay, st settled, code string) ([]conversation.NewEvent, error) {
+func (s *Service) settleCarried(ctx context.Context, repo conversation.Repo, rt conversation.RunningTurn, tr turnReplay, st record.Settled, code string) ([]conversation.NewEvent, error) {
 	sent, err := repo.SentApprovals(ctx, rt.ConversationID, rt.Turn)
 	if err != nil {
 		return nil, err
@@ -308,14 +309,14 @@ func (s *Service) settleCarried(ctx context.Context, repo conversation.Repo, rt 
 	}
 	answered := tr.response
 	if answered == "" {
-		answered = answeredUnknown
+		answered = record.AnsweredUnknown
 	}
 	if err := repo.MarkAnswered(ctx, ids, answered); err != nil {
 		return nil, err
 	}
 	var out []conversation.NewEvent
-	if s.gateway || !st.finished() {
-		decided, err := s.markUnknown(ctx, repo, rt.OwnerID, sent, tr.ran, code)
+	if s.gateway || !st.Finished() {
+		decided, err := s.keeper.MarkUnknown(ctx, repo, rt.OwnerID, sent, tr.ran, code)
 		if err != nil {
 			return nil, err
 		}
@@ -338,34 +339,6 @@ func storeInterrupted(ctx context.Context, repo conversation.Repo, rt conversati
 	}
 	_, err := repo.AppendEvents(ctx, rt.ConversationID, rt.Turn, append(out, mustEvent(conversation.EventNameError, conversation.ErrorEvent(e))))
 	return err
-}
-
-// markUnknown makes the approved requests among aps whose call was not
-// seen to run outcome_unknown, each with its approval.decide audit entry
-// (Toolgate closed it when the turn ended: by turn_end).
-//
-// In gateway mode the MCP face's records say what ran instead (settleCalls):
-// outcome_unknown is left only for a call forwarded and never finished.
-func (s *Service) markUnknown(ctx context.Context, repo conversation.Repo, owner string, aps []conversation.Approval, ran map[string]bool, code string) ([]conversation.DecisionEvent, error) {
-	if s.gateway {
-		return s.settleCalls(ctx, repo, owner, aps, code)
-	}
-	var out []conversation.DecisionEvent
-	for _, a := range aps {
-		if a.State != conversation.Approved || ran[a.ID] {
-			continue
-		}
-		reason := fmt.Sprintf(outcomeUnknownReason, code)
-		a.State, a.DecisionReason = conversation.OutcomeUnknown, &reason
-		if err := repo.Decide(ctx, owner, a); err != nil {
-			return nil, err
-		}
-		if err := s.auditClosed(ctx, repo, a, conversation.Approved, ClosedByTurnEnd, nil); err != nil {
-			return nil, err
-		}
-		out = append(out, decisionEvent(a, nil))
-	}
-	return out, nil
 }
 
 // turnReplay is what a turn's stored events say about it.

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/toolgate/toolgate/internal/conversation"
+	"github.com/toolgate/toolgate/internal/conversation/record"
 )
 
 // Options are a Service's settings; the zero value of each field is its
@@ -43,7 +44,7 @@ func New(store conversation.Store, policies conversation.Policies, upstream conv
 	s := &Service{store: store, policies: policies, upstream: upstream, info: opts.Info, limits: opts.Limits, log: log,
 		now: time.Now, running: map[string]*running{}, ending: map[string]chan struct{}{},
 		endRetry: [2]time.Duration{endRetryMin, endRetryMax}, stopping: make(chan struct{}),
-		replica: newID("rep_"), leaseTTL: DefaultLeaseTTL, approvalTTL: DefaultApprovalTTL, readBackWait: defaultReadBackWait,
+		replica: newID("rep_"), leaseTTL: DefaultLeaseTTL, approvalTTL: DefaultApprovalTTL, readBackWait: record.DefaultReadBackWait,
 		gateway: opts.Gateway, observer: opts.Observer, eventStore: opts.EventStore}
 	s.writer.s = s
 	if s.eventStore == nil {
@@ -59,5 +60,12 @@ func New(store conversation.Store, policies conversation.Policies, upstream conv
 	if opts.Prelist != nil {
 		s.setPrelist(*opts.Prelist)
 	}
+	s.keeper = keeperOf(s)
 	return s
+}
+
+// keeperOf is the record.Keeper over s's settings.
+func keeperOf(s *Service) *record.Keeper {
+	return record.New(s.policies, s.upstream, s.log, record.Options{Gateway: s.gateway, ApprovalTTL: s.approvalTTL, ReadBackWait: s.readBackWait,
+		Decision: func(a conversation.Approval) conversation.DecisionEvent { return decisionEvent(a, nil) }, ItemOf: itemOf})
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/toolgate/toolgate/internal/apperr"
 	"github.com/toolgate/toolgate/internal/auth"
 	"github.com/toolgate/toolgate/internal/conversation"
+	"github.com/toolgate/toolgate/internal/conversation/record"
 	"github.com/toolgate/toolgate/internal/policy"
 )
 
@@ -56,6 +57,8 @@ type Service struct {
 	eventStore   conversation.Store // where writer stores them (Options.EventStore; store by default)
 	// observer hears what metrics count (Options.Observer).
 	observer conversation.Observer
+	// keeper writes the record of what ran (record.Keeper).
+	keeper *record.Keeper
 }
 
 type running struct {
@@ -214,7 +217,7 @@ func (s *Service) Get(ctx context.Context, id string) (conversation.Transcript, 
 		}
 		ranOn, byCall := map[string]conversation.GatewayCall{}, map[string]conversation.GatewayCall{}
 		for _, c := range calls {
-			shown := shownCall(c)
+			shown := record.ShownCall(c)
 			byCall[c.ID] = shown
 			if c.ApprovalRequestID != nil {
 				ranOn[*c.ApprovalRequestID] = shown

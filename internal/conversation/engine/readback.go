@@ -1,0 +1,48 @@
+package engine
+
+import (
+	"context"
+
+	"github.com/toolgate/toolgate/internal/conversation"
+	"github.com/toolgate/toolgate/internal/policy"
+)
+
+// requestGroups are the tools a request of owner's in the conversation
+// would offer, to say why a call read back ran; nil when they cannot be
+// read (the calls then say their policy is unknown).
+func (s *Service) requestGroups(ctx context.Context, owner, conversationID string) []policy.ServerTools {
+	grants, err := s.requestGrants(ctx, s.store.Repo(), owner, conversationID)
+	if err != nil {
+		return nil
+	}
+	groups, skipped, err := s.policies.RequestTools(ctx, owner, grants, nil)
+	if err != nil {
+		return nil
+	}
+	for _, sk := range skipped { // a server down now may have run the call then
+		groups = append(groups, sk.Tools)
+	}
+	return groups
+}
+
+// storeItem appends it to the transcript; a finished call is stored
+// together with its receipt, in one transaction.
+func (r *relay) storeItem(it conversation.Item) (conversation.Item, error) {
+	t, s := r.t, r.t.s
+	if it.Type != conversation.ItemCall || it.Interrupted {
+		return s.store.Repo().AppendItem(r.store, t.conv.ID, it)
+	}
+	var stored conversation.Item
+	err := s.store.Tx(r.store, func(repo conversation.Repo) error {
+		it := it
+		linked, err := s.keeper.LinkCall(r.store, repo, t.conv.ID, t.id, &it)
+		if err != nil {
+			return err
+		}
+		if stored, err = repo.AppendItem(r.store, t.conv.ID, it); err != nil || linked {
+			return err // a call through the MCP face has its receipt from the face
+		}
+		return s.keeper.RecordCall(r.store, repo, t.user.ID, t.user.Email, t.conv.ID, it)
+	})
+	return stored, err
+}
