@@ -13,6 +13,7 @@ import (
 	"github.com/toolgate/toolgate/internal/auth"
 	"github.com/toolgate/toolgate/internal/config"
 	"github.com/toolgate/toolgate/internal/conversation"
+	"github.com/toolgate/toolgate/internal/conversation/callgate"
 	"github.com/toolgate/toolgate/internal/conversation/engine"
 	"github.com/toolgate/toolgate/internal/gateway"
 	toolhttp "github.com/toolgate/toolgate/internal/http"
@@ -212,7 +213,7 @@ func (a *app) buildHTTP(ctx context.Context) error {
 	// (internal/conversation implements it); without one the face is off.
 	var mcpGate gateway.Gate
 	if cfg.Route.Gateway() {
-		mcpGate = engine.NewCallGate(a.chat)
+		mcpGate = callgate.New(a.chat.Keeper())
 	}
 	a.api = toolhttp.NewServer(a.log, a.policies, a.chat, authn, a.store, toolhttp.Options{MaxBodyBytes: cfg.MaxBodyBytes, Heartbeat: cfg.SSEHeartbeat,
 		WebDir: cfg.WebDir, Web: frontend.App(), Version: a.build.Version,

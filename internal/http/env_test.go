@@ -21,6 +21,7 @@ import (
 
 	"github.com/toolgate/toolgate/internal/auth"
 	"github.com/toolgate/toolgate/internal/conversation"
+	"github.com/toolgate/toolgate/internal/conversation/callgate"
 	"github.com/toolgate/toolgate/internal/conversation/engine"
 	"github.com/toolgate/toolgate/internal/demomcp"
 	"github.com/toolgate/toolgate/internal/gateway"
@@ -84,7 +85,7 @@ type envOptions struct {
 	mcpFace func(*policy.Service) http.Handler
 	// gateway runs MCP_ROUTE=gateway as cmd/api wires it: the tool entries
 	// name this API's own face (/mcp/{label}) with capability tokens, the
-	// face asks the real gate (conversation.CallGate), and approvals are
+	// face asks the real gate (callgate.Gate), and approvals are
 	// settled from its records. definitionMaxAge is MCP_DEFINITION_MAX_AGE
 	// (0: list at every call).
 	gateway bool
@@ -259,7 +260,7 @@ func (e *apiEnv) start() {
 	if e.opts.gateway {
 		caller := &mcpclient.Caller{CallTimeout: 10 * time.Second}
 		e.t.Cleanup(caller.Close)
-		mcpFace = gateway.NewFace(gateway.FaceOptions{Tokens: e.tokens, Gate: engine.NewCallGate(e.chat), Servers: svc,
+		mcpFace = gateway.NewFace(gateway.FaceOptions{Tokens: e.tokens, Gate: callgate.New(e.chat.Keeper()), Servers: svc,
 			Upstream: caller, DefinitionMaxAge: e.opts.definitionMaxAge, Logger: e.log}) // 0: list at every call
 	}
 	e.api = toolhttp.NewServer(e.log, svc, e.chat, e.auth, store, toolhttp.Options{MaxBodyBytes: 64 << 10, Heartbeat: e.opts.heartbeat, WebDir: e.opts.webDir,

@@ -8,6 +8,7 @@ import (
 
 	"github.com/toolgate/toolgate/internal/apperr"
 	"github.com/toolgate/toolgate/internal/conversation"
+	"github.com/toolgate/toolgate/internal/conversation/callgate"
 	"github.com/toolgate/toolgate/internal/conversation/engine"
 	"github.com/toolgate/toolgate/internal/gateway"
 	"github.com/toolgate/toolgate/internal/policy"
@@ -544,7 +545,7 @@ var refusalCases = []refusalCase{
 		}},
 	{name: "a call's result stored twice through the MCP face", code: "call_not_running", kind: apperr.Conflict,
 		do: func(e *harness) error {
-			g := engine.NewCallGate(e.chat)
+			g := callgate.New(e.chat.Keeper())
 			turn := e.message(ana, "", "hello")
 			v, err := g.Admit(e.t.Context(), gateCall(e.t, e, gateway.Claims{ConversationID: turn.ConversationID(), TurnID: turn.ID(),
 				ServerLabel: "demo"}, "get_forecast", `{"city": "Oslo"}`))

@@ -14,6 +14,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/toolgate/toolgate/internal/conversation"
+	"github.com/toolgate/toolgate/internal/conversation/callgate"
 	"github.com/toolgate/toolgate/internal/conversation/engine"
 	"github.com/toolgate/toolgate/internal/conversation/record"
 	"github.com/toolgate/toolgate/internal/gateway"
@@ -22,7 +23,7 @@ import (
 	"github.com/toolgate/toolgate/internal/rules"
 )
 
-// The call check behind the MCP face (conversation.CallGate), driven as
+// The call check behind the MCP face (callgate.Gate), driven as
 // the face drives it: the tests call the gate directly, for conversations
 // whose turns run on the engine (real Postgres, the demo MCP server, the
 // emulator as the model).
@@ -59,7 +60,7 @@ func approvedTurn(t *testing.T, e *harness) (string, conversation.Approval, gate
 	return conv, a, gateway.Claims{ConversationID: conv, TurnID: turn.ID(), ServerLabel: "demo", ExpiresAt: time.Now().Add(time.Minute)}, turn
 }
 
-func admit(t *testing.T, g *engine.CallGate, call gateway.Call) gateway.Verdict {
+func admit(t *testing.T, g *callgate.Gate, call gateway.Call) gateway.Verdict {
 	t.Helper()
 	v, err := g.Admit(t.Context(), call)
 	if err != nil {
@@ -120,7 +121,7 @@ func receipt(t *testing.T, pool *pgxpool.Pool, callID string) record.Receipt {
 func TestGate_ApprovedCallRunsOnceAndARetryGetsTheStoredResult(t *testing.T) {
 	t.Parallel()
 	e := newEngine(t, engineOptions{})
-	g := engine.NewCallGate(e.chat)
+	g := callgate.New(e.chat.Keeper())
 	conv, a, claims, _ := approvedTurn(t, e)
 	call := gateCall(t, e, claims, "delete_forecast", approvedArgs)
 	if a.ArgumentsSHA256 != call.ArgumentsSHA256 || a.DefinitionDigest != call.Definition.Digest() {
@@ -191,7 +192,7 @@ func TestGate_ApprovedCallRunsOnceAndARetryGetsTheStoredResult(t *testing.T) {
 func TestGate_OneByteDifferentArgumentsAndALaterTurnAreNotApproved(t *testing.T) {
 	t.Parallel()
 	e := newEngine(t, engineOptions{})
-	g := engine.NewCallGate(e.chat)
+	g := callgate.New(e.chat.Keeper())
 	e.chat.SetRoute(true)
 	conv, a, claims, turn := approvedTurn(t, e)
 
@@ -246,7 +247,7 @@ func TestGate_OneByteDifferentArgumentsAndALaterTurnAreNotApproved(t *testing.T)
 func TestGate_ConcurrentIdenticalCallsRunOnce(t *testing.T) {
 	t.Parallel()
 	e := newEngine(t, engineOptions{})
-	g := engine.NewCallGate(e.chat)
+	g := callgate.New(e.chat.Keeper())
 	_, _, claims, _ := approvedTurn(t, e)
 	// On an approval, and unasked (no approval row to lock).
 	for _, call := range []gateway.Call{gateCall(t, e, claims, "delete_forecast", approvedArgs),
@@ -255,7 +256,7 @@ func TestGate_ConcurrentIdenticalCallsRunOnce(t *testing.T) {
 	}
 }
 
-func runOnce(t *testing.T, e *harness, g *engine.CallGate, call gateway.Call) {
+func runOnce(t *testing.T, e *harness, g *callgate.Gate, call gateway.Call) {
 	t.Helper()
 	const n = 8
 	verdicts := make([]gateway.Verdict, n)
@@ -310,7 +311,7 @@ func runOnce(t *testing.T, e *harness, g *engine.CallGate, call gateway.Call) {
 func TestGate_ChangedDefinitionIsRefusedAndAsksFromTheNextRequest(t *testing.T) {
 	t.Parallel()
 	e := newEngine(t, engineOptions{})
-	g := engine.NewCallGate(e.chat)
+	g := callgate.New(e.chat.Keeper())
 	turn := e.message(ana, "", "hello")
 	claims := gateway.Claims{ConversationID: turn.ConversationID(), TurnID: turn.ID(), ServerLabel: "demo"}
 
@@ -357,7 +358,7 @@ func TestGate_ChangedDefinitionIsRefusedAndAsksFromTheNextRequest(t *testing.T) 
 	// An approval given for delete_forecast's definition does not let a
 	// changed one run, even once Toolgate holds the change.
 	e2 := newEngine(t, engineOptions{})
-	g2 := engine.NewCallGate(e2.chat)
+	g2 := callgate.New(e2.chat.Keeper())
 	_, _, claims2, _ := approvedTurn(t, e2)
 	call := gateCall(t, e2, claims2, "delete_forecast", approvedArgs)
 	moved := *call.Definition
@@ -375,7 +376,7 @@ func TestGate_ChangedDefinitionIsRefusedAndAsksFromTheNextRequest(t *testing.T) 
 func TestGate_RefusalsEachHaveAReceipt(t *testing.T) {
 	t.Parallel()
 	e := newEngine(t, engineOptions{})
-	g := engine.NewCallGate(e.chat)
+	g := callgate.New(e.chat.Keeper())
 	turn := e.message(ana, "", "hello")
 	claims := gateway.Claims{ConversationID: turn.ConversationID(), TurnID: turn.ID(), ServerLabel: "demo"}
 	blocked := policy.Blocked
@@ -468,7 +469,7 @@ func TestGate_DatabaseDownFailsClosed(t *testing.T) {
 	down.Close()
 	chat := engine.New(postgres.NewConversationStore(down), postgres.NewConversationPolicies(e.policies), nil,
 		slog.New(slog.DiscardHandler), engine.Options{})
-	g := engine.NewCallGate(chat)
+	g := callgate.New(chat.Keeper())
 	if err := g.Authorize(t.Context(), claims); err == nil {
 		t.Fatal("Authorize without a database succeeded")
 	}
@@ -484,7 +485,7 @@ func TestGate_DatabaseDownFailsClosed(t *testing.T) {
 func TestGate_AnApprovalIsOnlyForTheTurnThatCarriedIt(t *testing.T) {
 	t.Parallel()
 	e := newEngine(t, engineOptions{})
-	g := engine.NewCallGate(e.chat)
+	g := callgate.New(e.chat.Keeper())
 	conv, a, _, turn := approvedTurn(t, e)
 	e.up.setBehavior("mcp-error=call") // the provider's call never got anywhere
 	e.run(ana, turn)
@@ -505,7 +506,7 @@ func TestGate_ARuleApprovedCallRunsInTheTurnThatCarriedIt(t *testing.T) {
 	t.Parallel()
 	e := newEngine(t, engineOptions{})
 	e.chat.SetRoute(true)
-	g := engine.NewCallGate(e.chat)
+	g := callgate.New(e.chat.Keeper())
 	e.setRules(deleteForecast, rules.Rule{When: `args.city == "Test"`, Decision: rules.Approve, Reason: "test data"})
 	var (
 		mu      sync.Mutex
@@ -557,7 +558,7 @@ func TestGate_ARuleApprovedCallRunsInTheTurnThatCarriedIt(t *testing.T) {
 func TestGate_AResultWithANULIsStored(t *testing.T) {
 	t.Parallel()
 	e := newEngine(t, engineOptions{})
-	g := engine.NewCallGate(e.chat)
+	g := callgate.New(e.chat.Keeper())
 	turn := e.message(ana, "", "hello")
 	call := gateCall(t, e, gateway.Claims{ConversationID: turn.ConversationID(), TurnID: turn.ID(), ServerLabel: "demo"}, "get_forecast", `{"city": "Oslo"}`)
 	v := admit(t, g, call)
@@ -580,7 +581,7 @@ func TestGate_AResultWithANULIsStored(t *testing.T) {
 func TestGate_AToolTurnedOffInTheConversationIsRefused(t *testing.T) {
 	t.Parallel()
 	e := newEngine(t, engineOptions{})
-	g := engine.NewCallGate(e.chat)
+	g := callgate.New(e.chat.Keeper())
 	turn := e.message(ana, "", "hello")
 	conv := turn.ConversationID()
 	if _, err := e.pool.Exec(t.Context(), `UPDATE conversations SET tools = '{"servers":{"demo":{"enabled":true,"tools":["delete_forecast"]}}}' WHERE id = $1`, conv); err != nil {
@@ -606,7 +607,7 @@ func TestGate_AToolTurnedOffInTheConversationIsRefused(t *testing.T) {
 func TestGate_RugPullAfterAPersonalNeverIsRefused(t *testing.T) {
 	t.Parallel()
 	e := newEngine(t, engineOptions{})
-	g := engine.NewCallGate(e.chat)
+	g := callgate.New(e.chat.Keeper())
 	never := policy.Never
 	if _, err := e.policies.SetPolicy(as(t.Context(), ana), "demo", "delete_forecast",
 		policy.PolicyChange{Layer: policy.LayerUser, Policy: &never}); err != nil {

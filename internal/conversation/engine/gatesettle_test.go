@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/toolgate/toolgate/internal/conversation"
-	"github.com/toolgate/toolgate/internal/conversation/engine"
+	"github.com/toolgate/toolgate/internal/conversation/callgate"
 	"github.com/toolgate/toolgate/internal/gateway"
 )
 
@@ -122,7 +122,7 @@ func TestGateSettle_OutcomeUnknownOnlyForAdmittedButUnfinished(t *testing.T) {
 	t.Parallel()
 	e := newEngine(t, engineOptions{})
 	e.chat.SetRoute(true)
-	g := engine.NewCallGate(e.chat)
+	g := callgate.New(e.chat.Keeper())
 	cases := []struct {
 		name   string
 		finish *gateway.Result // nil: admitted, never finished
@@ -189,7 +189,7 @@ func TestGateSettle_CompletedFollowUpWhoseCallTheFaceRefusedIsNotRun(t *testing.
 	t.Parallel()
 	e := newEngine(t, engineOptions{})
 	e.chat.SetRoute(true)
-	g := engine.NewCallGate(e.chat)
+	g := callgate.New(e.chat.Keeper())
 	conv, a, claims, turn := approvedTurn(t, e)
 	call := gateCall(t, e, claims, "delete_forecast", approvedArgs)
 	changed := *call.Definition

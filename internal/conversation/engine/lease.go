@@ -182,7 +182,7 @@ func (s *Service) takeOver(ctx context.Context, rt conversation.RunningTurn) (bo
 	var groups []policy.ServerTools
 	sr := s.keeper.ReadBack(ctx, sentIn)
 	if sr != nil {
-		groups = s.requestGroups(ctx, rt.OwnerID, rt.ConversationID)
+		groups = s.keeper.RequestGroups(ctx, rt.OwnerID, rt.ConversationID)
 	}
 	taken := false
 	err = s.store.Tx(ctx, func(repo conversation.Repo) error {

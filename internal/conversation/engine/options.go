@@ -64,8 +64,13 @@ func New(store conversation.Store, policies conversation.Policies, upstream conv
 	return s
 }
 
+// Keeper is the record of what ran, for the gate at the MCP face and
+// recovery.
+func (s *Service) Keeper() *record.Keeper { return s.keeper }
+
 // keeperOf is the record.Keeper over s's settings.
 func keeperOf(s *Service) *record.Keeper {
-	return record.New(s.policies, s.upstream, s.log, record.Options{Gateway: s.gateway, ApprovalTTL: s.approvalTTL, ReadBackWait: s.readBackWait,
-		Decision: func(a conversation.Approval) conversation.DecisionEvent { return decisionEvent(a, nil) }, ItemOf: itemOf})
+	return record.New(s.store, s.policies, s.upstream, s.log, record.Options{Gateway: s.gateway, ApprovalTTL: s.approvalTTL, ReadBackWait: s.readBackWait,
+		Decision: func(a conversation.Approval) conversation.DecisionEvent { return decisionEvent(a, nil) }, ItemOf: itemOf, Grants: s.requestGrants,
+		AllowedBy: allowedBy, CheckedBy: checkAllowedBy})
 }

@@ -169,3 +169,21 @@ func (k *Keeper) ApplyReadBack(ctx context.Context, repo conversation.Repo, owne
 	}
 	return st, evs, nil
 }
+
+// RequestGroups are the tools a request of owner's in the conversation
+// would offer, to say why a call read back ran; nil when they cannot be
+// read (the calls then say their policy is unknown).
+func (k *Keeper) RequestGroups(ctx context.Context, owner, conversationID string) []policy.ServerTools {
+	grants, err := k.grants(ctx, k.store.Repo(), owner, conversationID)
+	if err != nil {
+		return nil
+	}
+	groups, skipped, err := k.policies.RequestTools(ctx, owner, grants, nil)
+	if err != nil {
+		return nil
+	}
+	for _, sk := range skipped { // a server down now may have run the call then
+		groups = append(groups, sk.Tools)
+	}
+	return groups
+}

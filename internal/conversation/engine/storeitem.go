@@ -1,29 +1,8 @@
 package engine
 
 import (
-	"context"
-
 	"github.com/toolgate/toolgate/internal/conversation"
-	"github.com/toolgate/toolgate/internal/policy"
 )
-
-// requestGroups are the tools a request of owner's in the conversation
-// would offer, to say why a call read back ran; nil when they cannot be
-// read (the calls then say their policy is unknown).
-func (s *Service) requestGroups(ctx context.Context, owner, conversationID string) []policy.ServerTools {
-	grants, err := s.requestGrants(ctx, s.store.Repo(), owner, conversationID)
-	if err != nil {
-		return nil
-	}
-	groups, skipped, err := s.policies.RequestTools(ctx, owner, grants, nil)
-	if err != nil {
-		return nil
-	}
-	for _, sk := range skipped { // a server down now may have run the call then
-		groups = append(groups, sk.Tools)
-	}
-	return groups
-}
 
 // storeItem appends it to the transcript; a finished call is stored
 // together with its receipt, in one transaction.

@@ -1,4 +1,4 @@
-package engine
+package callgate
 
 import (
 	"context"
@@ -14,7 +14,7 @@ import (
 // server answered), failed (no answer came back: it may have run) or
 // not_run (it provably never reached the server). The result is stored
 // with its secrets hidden, with the digest of the result as it came.
-func (g *CallGate) Finish(ctx context.Context, callID string, res gateway.Result) error {
+func (g *Gate) Finish(ctx context.Context, callID string, res gateway.Result) error {
 	c := conversation.GatewayCall{ID: callID, State: conversation.CallDone, IsError: res.IsError, Failure: res.Failure, Masked: res.Masked}
 	switch {
 	case res.NotRun:
@@ -27,7 +27,7 @@ func (g *CallGate) Finish(ctx context.Context, callID string, res gateway.Result
 		d := record.Digest(res.JSON)
 		c.Result, c.OutputSHA256 = shown, &d
 	}
-	return g.s.store.Tx(ctx, func(r conversation.Repo) error {
+	return g.store.Tx(ctx, func(r conversation.Repo) error {
 		done, ok, err := r.FinishGatewayCall(ctx, c)
 		if err != nil {
 			return err
@@ -35,16 +35,16 @@ func (g *CallGate) Finish(ctx context.Context, callID string, res gateway.Result
 		if !ok {
 			return apperr.New(apperr.Conflict, "call_not_running", "call %q is not running: it is unknown or its result is stored already", callID)
 		}
-		return g.s.keeper.AuditCall(ctx, r, done.OwnerID, done.OwnerEmail, done)
+		return g.keeper.AuditCall(ctx, r, done.OwnerID, done.OwnerEmail, done)
 	})
 }
 
 // Await waits for the result of a call another request is running, until
 // ctx ends.
-func (g *CallGate) Await(ctx context.Context, callID string) (gateway.Result, error) {
+func (g *Gate) Await(ctx context.Context, callID string) (gateway.Result, error) {
 	wait := g.poll
 	for {
-		c, err := g.s.store.Repo().GatewayCall(ctx, callID)
+		c, err := g.store.Repo().GatewayCall(ctx, callID)
 		if err != nil {
 			return gateway.Result{}, err
 		}

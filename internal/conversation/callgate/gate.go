@@ -1,4 +1,6 @@
-package engine
+// Package callgate is the check at Toolgate's MCP face: whether a call
+// may run where it runs, and the record of every call.
+package callgate
 
 import (
 	"context"
@@ -14,21 +16,26 @@ import (
 	"github.com/toolgate/toolgate/internal/policy"
 )
 
-// CallGate is the call check behind Toolgate's MCP face: it decides, where
+// Gate is the call check behind Toolgate's MCP face: it decides, where
 // a call runs, whether it may run, and records every call (refusals
 // included) in gateway_calls and the audit log. It works for whoever owns
 // the conversation a verified capability token names: the token is the
 // authority, no signed-in user is needed.
-type CallGate struct {
-	s *Service
+type Gate struct {
+	keeper   *record.Keeper
+	store    conversation.Store
+	policies conversation.Policies
 	// poll is how often Await looks for the result of a running call.
 	poll time.Duration
 }
 
-var _ gateway.Gate = (*CallGate)(nil)
+var _ gateway.Gate = (*Gate)(nil)
 
-// NewCallGate returns the gate over s's store and policies.
-func NewCallGate(s *Service) *CallGate { return &CallGate{s: s, poll: 50 * time.Millisecond} }
+// New returns the gate over the store and policies of keeper, the record
+// of what ran.
+func New(keeper *record.Keeper) *Gate {
+	return &Gate{keeper: keeper, store: keeper.Store(), policies: keeper.Policies(), poll: 50 * time.Millisecond}
+}
 
 // The sentences a refusal says; the model and the person act on them.
 const (
@@ -44,8 +51,8 @@ const (
 // scope reads the conversation and the server a token names; a refusal
 // when the token's turn is not the running one, or the server is gone or
 // disabled. An error: the database could not be asked.
-func (g *CallGate) scope(ctx context.Context, c gateway.Claims) (conversation.GateScope, *gateway.Refusal, error) {
-	sc, err := g.s.store.Repo().GateScope(ctx, c.ConversationID, c.ServerLabel)
+func (g *Gate) scope(ctx context.Context, c gateway.Claims) (conversation.GateScope, *gateway.Refusal, error) {
+	sc, err := g.store.Repo().GateScope(ctx, c.ConversationID, c.ServerLabel)
 	switch {
 	case apperr.KindOf(err) == apperr.NotFound:
 		return sc, &gateway.Refusal{Code: gateway.RefusedTurnOver, Message: msgTurnOver}, nil
@@ -61,7 +68,7 @@ func (g *CallGate) scope(ctx context.Context, c gateway.Claims) (conversation.Ga
 
 // Authorize checks that the token's turn is its conversation's running
 // turn and that its server exists and is enabled.
-func (g *CallGate) Authorize(ctx context.Context, c gateway.Claims) error {
+func (g *Gate) Authorize(ctx context.Context, c gateway.Claims) error {
 	_, ref, err := g.scope(ctx, c)
 	if err != nil {
 		return err
@@ -75,14 +82,14 @@ func (g *CallGate) Authorize(ctx context.Context, c gateway.Claims) error {
 // group is the server's tools grouped as a request of the conversation
 // would group them now: the owner's policies, the conversation's live
 // grants and its choice of tools applied.
-func (g *CallGate) group(ctx context.Context, sc conversation.GateScope, label string) (policy.ServerTools, error) {
+func (g *Gate) group(ctx context.Context, sc conversation.GateScope, label string) (policy.ServerTools, error) {
 	conv := sc.Conversation
-	grants, err := g.s.requestGrants(ctx, g.s.store.Repo(), conv.OwnerID, conv.ID)
+	grants, err := g.keeper.Grants(ctx, g.store.Repo(), conv.OwnerID, conv.ID)
 	if err != nil {
 		return policy.ServerTools{}, err
 	}
 	keep := map[string]bool{label: true}
-	groups, skipped, err := g.s.policies.RequestTools(ctx, conv.OwnerID, grants, keep)
+	groups, skipped, err := g.policies.RequestTools(ctx, conv.OwnerID, grants, keep)
 	if err != nil {
 		return policy.ServerTools{}, err
 	}
@@ -109,7 +116,7 @@ func selected(sel policy.Selection, label, tool string) bool {
 // listed: each request's allowed_tools leaves them out, Admit refuses them,
 // and the provider keeps a listing in its context for the conversation's
 // later requests, in which the person may turn them on again.
-func (g *CallGate) Listed(ctx context.Context, c gateway.Claims, tools []policy.DiscoveredTool) ([]policy.DiscoveredTool, error) {
+func (g *Gate) Listed(ctx context.Context, c gateway.Claims, tools []policy.DiscoveredTool) ([]policy.DiscoveredTool, error) {
 	sc, ref, err := g.scope(ctx, c)
 	if err != nil {
 		return nil, err
@@ -117,7 +124,7 @@ func (g *CallGate) Listed(ctx context.Context, c gateway.Claims, tools []policy.
 	if ref != nil {
 		return nil, ref
 	}
-	if _, err := g.s.policies.RecordDefinitions(ctx, c.ServerLabel, tools); err != nil {
+	if _, err := g.policies.RecordDefinitions(ctx, c.ServerLabel, tools); err != nil {
 		return nil, err
 	}
 	grp, err := g.group(ctx, sc, c.ServerLabel)
@@ -143,7 +150,7 @@ func (g *CallGate) Listed(ctx context.Context, c gateway.Claims, tools []policy.
 // always runs only on an approved request of this turn for the same tool
 // and arguments digest, given for this definition, that no call used.
 // Using the approval and writing the receipt (running) commit together.
-func (g *CallGate) Admit(ctx context.Context, call gateway.Call) (gateway.Verdict, error) {
+func (g *Gate) Admit(ctx context.Context, call gateway.Call) (gateway.Verdict, error) {
 	c := call.Claims
 	rec := conversation.GatewayCall{ID: newID("gwc_"), Via: conversation.ViaGateway, ConversationID: c.ConversationID, TurnID: c.TurnID,
 		ServerLabel: c.ServerLabel, ToolName: call.ToolName}
@@ -166,14 +173,14 @@ func (g *CallGate) Admit(ctx context.Context, call gateway.Call) (gateway.Verdic
 	if call.Definition == nil {
 		return g.refuse(ctx, sc, rec, &gateway.Refusal{Code: gateway.RefusedUnknownTool, Message: msgUnknownTool})
 	}
-	stored, known, err := g.s.policies.DiscoveredTool(ctx, c.ServerLabel, call.ToolName)
+	stored, known, err := g.policies.DiscoveredTool(ctx, c.ServerLabel, call.ToolName)
 	if err != nil {
 		return gateway.Verdict{}, err
 	}
 	if !known || stored.Digest() != rec.DefinitionDigest {
 		// Recorded now: the tool asks (changed, or new) from the next
 		// request on.
-		if _, err := g.s.policies.RecordDefinitions(ctx, c.ServerLabel, []policy.DiscoveredTool{*call.Definition}); err != nil {
+		if _, err := g.policies.RecordDefinitions(ctx, c.ServerLabel, []policy.DiscoveredTool{*call.Definition}); err != nil {
 			return gateway.Verdict{}, err
 		}
 		if known {
@@ -189,7 +196,7 @@ func (g *CallGate) Admit(ctx context.Context, call gateway.Call) (gateway.Verdic
 		v       gateway.Verdict
 		refusal *gateway.Refusal
 	)
-	err = g.s.store.Tx(ctx, func(r conversation.Repo) error {
+	err = g.store.Tx(ctx, func(r conversation.Repo) error {
 		v, refusal = gateway.Verdict{}, nil
 		active, prior, err := r.BeginCall(ctx, key)
 		if err != nil {
@@ -224,10 +231,10 @@ func (g *CallGate) Admit(ctx context.Context, call gateway.Call) (gateway.Verdic
 			}
 			if a != nil && a.DefinitionDigest == rec.DefinitionDigest {
 				id := a.ID
-				run.ApprovalRequestID, run.AllowedBy = &id, approvalAllowedBy(*a)
+				run.ApprovalRequestID, run.AllowedBy = &id, g.approvalAllowedBy(*a)
 				break
 			}
-			run.AllowedBy = allowedBy([]policy.ServerTools{grp}, &conversation.UpstreamItem{ServerLabel: c.ServerLabel, Name: call.ToolName})
+			run.AllowedBy = g.keeper.AllowedBy([]policy.ServerTools{grp}, &conversation.UpstreamItem{ServerLabel: c.ServerLabel, Name: call.ToolName})
 		default:
 			a, err := r.UsableApproval(ctx, key)
 			if err != nil {
@@ -247,7 +254,7 @@ func (g *CallGate) Admit(ctx context.Context, call gateway.Call) (gateway.Verdic
 				return nil
 			}
 			id := a.ID
-			run.ApprovalRequestID, run.AllowedBy = &id, approvalAllowedBy(*a)
+			run.ApprovalRequestID, run.AllowedBy = &id, g.approvalAllowedBy(*a)
 		}
 		ok, err := r.InsertGatewayCall(ctx, run)
 		if err != nil {
@@ -289,9 +296,9 @@ func changedSinceAllowed(grp policy.ServerTools, tool string) bool {
 var errRaced = errors.New("an identical call was stored first")
 
 // identical reads the identical call of key admitted first, if any.
-func (g *CallGate) identical(ctx context.Context, key conversation.CallKey) (*conversation.GatewayCall, error) {
+func (g *Gate) identical(ctx context.Context, key conversation.CallKey) (*conversation.GatewayCall, error) {
 	var prior *conversation.GatewayCall
-	err := g.s.store.Tx(ctx, func(r conversation.Repo) error {
+	err := g.store.Tx(ctx, func(r conversation.Repo) error {
 		var err error
 		_, prior, err = r.BeginCall(ctx, key)
 		return err
@@ -322,9 +329,9 @@ func resultOf(c conversation.GatewayCall) gateway.Result {
 
 // approvalAllowedBy says what let a call run on approval a: the person, or
 // the rule, hook or policy that answered the request without a card.
-func approvalAllowedBy(a conversation.Approval) *conversation.AllowedBy {
+func (g *Gate) approvalAllowedBy(a conversation.Approval) *conversation.AllowedBy {
 	if a.Rules != nil {
-		if by := checkAllowedBy(a.Rules); by != nil {
+		if by := g.keeper.CheckedBy(a.Rules); by != nil {
 			return by
 		}
 	}
@@ -333,13 +340,13 @@ func approvalAllowedBy(a conversation.Approval) *conversation.AllowedBy {
 
 // refuse records a refused call (its row and its receipt, together) and
 // returns the verdict. sc may be empty (the conversation is gone).
-func (g *CallGate) refuse(ctx context.Context, sc conversation.GateScope, rec conversation.GatewayCall, ref *gateway.Refusal) (gateway.Verdict, error) {
+func (g *Gate) refuse(ctx context.Context, sc conversation.GateScope, rec conversation.GatewayCall, ref *gateway.Refusal) (gateway.Verdict, error) {
 	rec.State, rec.Refusal = conversation.CallRefused, ref
-	err := g.s.store.Tx(ctx, func(r conversation.Repo) error {
+	err := g.store.Tx(ctx, func(r conversation.Repo) error {
 		if _, err := r.InsertGatewayCall(ctx, rec); err != nil {
 			return err
 		}
-		return g.s.keeper.AuditCall(ctx, r, sc.Conversation.OwnerID, sc.OwnerEmail, rec)
+		return g.keeper.AuditCall(ctx, r, sc.Conversation.OwnerID, sc.OwnerEmail, rec)
 	})
 	if err != nil {
 		return gateway.Verdict{}, err
