@@ -15,6 +15,7 @@ import (
 	"github.com/toolgate/toolgate/internal/config"
 	"github.com/toolgate/toolgate/internal/conversation"
 	"github.com/toolgate/toolgate/internal/conversation/engine"
+	"github.com/toolgate/toolgate/internal/conversation/recovery"
 	"github.com/toolgate/toolgate/internal/gateway"
 	"github.com/toolgate/toolgate/internal/hooks"
 	toolhttp "github.com/toolgate/toolgate/internal/http"
@@ -61,6 +62,7 @@ type app struct {
 	upCfg      responses.Config
 	mets       *metrics.Metrics
 	chat       *engine.Service
+	janitor    *recovery.Janitor
 	dispatcher *webhook.Dispatcher
 	webhooks   *webhook.Service
 	changes    *policy.Changes

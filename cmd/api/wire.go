@@ -15,6 +15,7 @@ import (
 	"github.com/toolgate/toolgate/internal/conversation"
 	"github.com/toolgate/toolgate/internal/conversation/callgate"
 	"github.com/toolgate/toolgate/internal/conversation/engine"
+	"github.com/toolgate/toolgate/internal/conversation/recovery"
 	"github.com/toolgate/toolgate/internal/gateway"
 	toolhttp "github.com/toolgate/toolgate/internal/http"
 	"github.com/toolgate/toolgate/internal/policy"
@@ -90,8 +91,11 @@ func (a *app) buildChat(ctx context.Context) error {
 		d := cfg.Discovery
 		opts.Prelist = &engine.Prelist{Lister: a.discoverer, Recorder: a.policies, MaxAge: d.PrelistMaxAge, TimeLimit: d.PrelistTimeLimit}
 	}
-	a.chat = engine.New(postgres.NewConversationStore(a.pool), postgres.NewConversationPolicies(a.policies),
+	store := postgres.NewConversationStore(a.pool)
+	a.chat = engine.New(store, postgres.NewConversationPolicies(a.policies),
 		responses.New(a.upCfg), a.log, opts)
+	// Recovery runs beside the engine: leases, the sweep, expiry.
+	a.janitor = recovery.New(store, a.chat.Turns(), a.log, recovery.Options{Keeper: a.chat.Keeper(), Observer: a.mets})
 	return nil
 }
 
@@ -153,10 +157,10 @@ func (n *notifications) Notified(channel string, payload []byte) {
 }
 
 func (a *app) startChat(ctx context.Context) error {
-	if err := a.chat.Recover(ctx); err != nil {
+	if err := a.janitor.Recover(ctx); err != nil {
 		return err
 	}
-	a.chat.StartRecovery(a.lctx)
+	a.janitor.Start(a.lctx)
 	return nil
 }
 

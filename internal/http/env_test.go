@@ -23,6 +23,7 @@ import (
 	"github.com/toolgate/toolgate/internal/conversation"
 	"github.com/toolgate/toolgate/internal/conversation/callgate"
 	"github.com/toolgate/toolgate/internal/conversation/engine"
+	"github.com/toolgate/toolgate/internal/conversation/recovery"
 	"github.com/toolgate/toolgate/internal/demomcp"
 	"github.com/toolgate/toolgate/internal/gateway"
 	toolhttp "github.com/toolgate/toolgate/internal/http"
@@ -244,10 +245,11 @@ func (e *apiEnv) start() {
 		}})
 	e.listening = connected
 	go listener.Run(lctx, conversation.ChannelEvents, conversation.ChannelSignals, postgres.PolicyChannel, postgres.SettingsChannel)
-	if err := e.chat.Recover(context.Background()); err != nil {
+	janitor := recovery.New(postgres.NewConversationStore(e.pool), e.chat.Turns(), e.log, recovery.Options{Keeper: e.chat.Keeper()})
+	if err := janitor.Recover(context.Background()); err != nil {
 		e.t.Fatal(err)
 	}
-	e.chat.StartRecovery(lctx)
+	janitor.Start(lctx)
 	e.auth = auth.NewService(postgres.AuthStores(e.pool), auth.Options{Mode: e.opts.authMode}, e.log)
 	// Webhook URLs may be on this machine (the tests' receivers), not on
 	// private networks.

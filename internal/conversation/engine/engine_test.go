@@ -17,6 +17,7 @@ import (
 	"github.com/toolgate/toolgate/internal/auth"
 	"github.com/toolgate/toolgate/internal/conversation"
 	"github.com/toolgate/toolgate/internal/conversation/engine"
+	"github.com/toolgate/toolgate/internal/conversation/recovery"
 	"github.com/toolgate/toolgate/internal/demomcp"
 	"github.com/toolgate/toolgate/internal/emulator"
 	"github.com/toolgate/toolgate/internal/mcpclient"
@@ -373,3 +374,8 @@ func (w *eventLimit) Write(p []byte) (int, error) {
 }
 
 func (w *eventLimit) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// janitor is the recovery that runs beside s (cmd/api builds it so).
+func (e *harness) janitor(s *engine.Service) *recovery.Janitor {
+	return recovery.New(postgres.NewConversationStore(e.pool), s.Turns(), slog.New(slog.DiscardHandler), recovery.Options{Keeper: s.Keeper()})
+}

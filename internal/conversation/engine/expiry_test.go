@@ -181,7 +181,7 @@ func TestExpiry_TheBackgroundLoopExpires(t *testing.T) {
 	other.SetApprovalTTL(200 * time.Millisecond)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	other.StartRecovery(ctx)
+	e.janitor(other).Start(ctx)
 	deadline := time.Now().Add(5 * time.Second)
 	for e.approval(conv, a.ID).State != conversation.Expired {
 		if time.Now().After(deadline) {

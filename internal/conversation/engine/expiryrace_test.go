@@ -91,7 +91,7 @@ func TestRecover_SupersededOrphanIsAudited(t *testing.T) {
 	e := newEngine(t, engineOptions{})
 	conv, a := e.asking(ana, "")
 	e.exec(`UPDATE conversations SET last_response_id = 'resp_later'`)
-	if err := e.chat.Recover(t.Context()); err != nil {
+	if err := e.janitor(e.chat).Recover(t.Context()); err != nil {
 		t.Fatal(err)
 	}
 	if got := e.approval(conv, a.ID); got.State != conversation.Superseded {

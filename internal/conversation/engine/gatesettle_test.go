@@ -46,7 +46,7 @@ func TestGateSettle_FollowUpThatNeverReachedTheProviderIsNotRun(t *testing.T) {
 		expireLease(t, e, conv)
 		other := e.replica("rep_alive")
 		other.SetRoute(tc.route)
-		if n := other.Sweep(t.Context()); n != 1 {
+		if n := e.janitor(other).Sweep(t.Context()); n != 1 {
 			t.Fatalf("gateway %v: the sweep closed %d turns; want 1", tc.route, n)
 		}
 		got := e.approval(conv, a.ID)
@@ -160,7 +160,7 @@ func TestGateSettle_OutcomeUnknownOnlyForAdmittedButUnfinished(t *testing.T) {
 	}
 	other := e.replica("rep_alive")
 	other.SetRoute(true)
-	if n := other.Sweep(t.Context()); n != len(cases) {
+	if n := e.janitor(other).Sweep(t.Context()); n != len(cases) {
 		t.Fatalf("the sweep closed %d turns; want %d", n, len(cases))
 	}
 	for i, tc := range cases {
@@ -257,7 +257,7 @@ func TestGateSettle_TakeoverWithAResponseReadBackIsNotRun(t *testing.T) {
 	expireLease(t, e, conv)
 	b := e.replica("rep_b")
 	b.SetRoute(true)
-	if n := b.Sweep(t.Context()); n != 1 {
+	if n := e.janitor(b).Sweep(t.Context()); n != 1 {
 		t.Fatalf("replica b closed %d turns, want 1", n)
 	}
 	if got := e.approval(conv, a.ID); got.State != conversation.NotRun {

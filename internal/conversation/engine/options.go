@@ -6,6 +6,7 @@ import (
 
 	"github.com/toolgate/toolgate/internal/conversation"
 	"github.com/toolgate/toolgate/internal/conversation/record"
+	"github.com/toolgate/toolgate/internal/conversation/recovery"
 )
 
 // Options are a Service's settings; the zero value of each field is its
@@ -61,12 +62,18 @@ func New(store conversation.Store, policies conversation.Policies, upstream conv
 		s.setPrelist(*opts.Prelist)
 	}
 	s.keeper = keeperOf(s)
+	s.closer = closerOf(s)
 	return s
 }
 
 // Keeper is the record of what ran, for the gate at the MCP face and
 // recovery.
 func (s *Service) Keeper() *record.Keeper { return s.keeper }
+
+// closerOf is the recovery.Closer over s's store and keeper.
+func closerOf(s *Service) *recovery.Closer {
+	return recovery.NewCloser(s.store, s.keeper, s.log, func(id string) { s.hub.poke(id, false) })
+}
 
 // keeperOf is the record.Keeper over s's settings.
 func keeperOf(s *Service) *record.Keeper {

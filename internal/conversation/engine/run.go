@@ -11,6 +11,7 @@ import (
 
 	"github.com/toolgate/toolgate/internal/apperr"
 	"github.com/toolgate/toolgate/internal/conversation/record"
+	"github.com/toolgate/toolgate/internal/conversation/recovery"
 	"github.com/toolgate/toolgate/internal/faults"
 	"github.com/toolgate/toolgate/internal/gateway"
 	"github.com/toolgate/toolgate/internal/policy"
@@ -519,8 +520,8 @@ func (r *relay) upstreamError(ctx context.Context, err error, streamed bool) con
 	switch {
 	case errors.Is(context.Cause(ctx), ErrShutdown):
 		return conversation.TurnError{Code: "server_shutdown", Message: "Toolgate is shutting down, so the turn was stopped; what arrived before is kept", Retryable: true}
-	case errors.Is(context.Cause(ctx), ErrLeaseLost):
-		return interruptedError("this one")
+	case errors.Is(context.Cause(ctx), recovery.ErrLeaseLost):
+		return recovery.InterruptedError("this one")
 	case errors.Is(context.Cause(ctx), ErrAccountDisabled):
 		return conversation.TurnError{Code: "account_disabled", Message: "an admin disabled this account, so its turn was stopped; what arrived before is kept"}
 	case ctx.Err() != nil:

@@ -101,6 +101,9 @@ func (k *Keeper) AllowedBy(groups []policy.ServerTools, u *conversation.Upstream
 // or the policy) answered without a card; nil when the person did.
 func (k *Keeper) CheckedBy(c *conversation.RuleCheck) *conversation.AllowedBy { return k.checkedBy(c) }
 
+// Decision is the decision.recorded event of request a.
+func (k *Keeper) Decision(a conversation.Approval) conversation.DecisionEvent { return k.decision(a) }
+
 // event is the stored form of an event of the contract's payload types,
 // which always encode.
 func event(name string, data any) conversation.NewEvent {
