@@ -172,7 +172,7 @@ func TestExpiry_SkipsAConversationWithARunningTurn(t *testing.T) {
 	}
 }
 
-// The replicas' background loop (StartRecovery) expires requests on its own.
+// The replicas' background loop (recovery.Janitor.Start) expires requests on its own.
 func TestExpiry_TheBackgroundLoopExpires(t *testing.T) {
 	e := newEngine(t, engineOptions{})
 	conv, a := e.asking(ana, "")

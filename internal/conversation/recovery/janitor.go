@@ -89,11 +89,10 @@ func (j *Janitor) Recover(ctx context.Context) error {
 // requests that waited longer than APPROVAL_TTL expire.
 func (j *Janitor) Start(ctx context.Context) {
 	go func() {
-		leaseTTL := j.turns.LeaseTTL()
-		renew := time.NewTicker(leaseTTL / 3)
+		renew := time.NewTicker(j.turns.LeaseTTL() / 3)
 		defer renew.Stop()
 		last := j.now()
-		sweep := time.NewTimer(leaseTTL/2 + rand.N(leaseTTL/4+1))
+		sweep := time.NewTimer(j.turns.LeaseTTL()/2 + rand.N(j.turns.LeaseTTL()/4+1))
 		defer sweep.Stop()
 		for {
 			select {
@@ -106,7 +105,7 @@ func (j *Janitor) Start(ctx context.Context) {
 			case <-renew.C:
 				if j.renew(ctx) {
 					last = j.now()
-				} else if j.now().Sub(last) > leaseTTL*2/3 {
+				} else if j.now().Sub(last) > j.turns.LeaseTTL()*2/3 {
 					// Unrenewed, the leases may expire and be taken over:
 					// stop before another replica closes these turns.
 					j.turns.StopAll(ErrLeaseLost)
@@ -114,7 +113,7 @@ func (j *Janitor) Start(ctx context.Context) {
 			case <-sweep.C:
 				j.Sweep(ctx)
 				j.turns.ExpireApprovals(ctx)
-				sweep.Reset(leaseTTL/2 + rand.N(leaseTTL/4+1))
+				sweep.Reset(j.turns.LeaseTTL()/2 + rand.N(j.turns.LeaseTTL()/4+1))
 			}
 		}
 	}()

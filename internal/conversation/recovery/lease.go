@@ -58,7 +58,7 @@ func (c *Closer) Close(ctx context.Context, rt conversation.RunningTurn) (bool, 
 	return taken && err == nil, err
 }
 
-// closeExpired is takeOver's transaction once the turn is locked: read what
+// closeExpired is Close's transaction once the turn is locked: read what
 // the turn's events say ran, store what the response read back holds,
 // supersede the requests it asked, keep what it left unfinished, settle the
 // approvals it carried, and store its end (interrupted).
