@@ -16,6 +16,7 @@ import (
 	"github.com/toolgate/toolgate/internal/conversation"
 	"github.com/toolgate/toolgate/internal/conversation/engine"
 	"github.com/toolgate/toolgate/internal/conversation/eventlog"
+	"github.com/toolgate/toolgate/internal/conversation/recovery"
 	"github.com/toolgate/toolgate/internal/gateway"
 	"github.com/toolgate/toolgate/internal/hooks"
 	toolhttp "github.com/toolgate/toolgate/internal/http"
@@ -65,6 +66,7 @@ type app struct {
 	mets       *metrics.Metrics
 	chat       *engine.Service
 	events     *eventlog.Hub // the event log and its streams
+	janitor    *recovery.Janitor
 	dispatcher *webhook.Dispatcher
 	webhooks   *webhook.Service
 	changes    *changefeed.Hub

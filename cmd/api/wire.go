@@ -13,9 +13,11 @@ import (
 	"github.com/toolgate/toolgate/internal/auth"
 	"github.com/toolgate/toolgate/internal/config"
 	"github.com/toolgate/toolgate/internal/conversation"
+	"github.com/toolgate/toolgate/internal/conversation/callgate"
 	"github.com/toolgate/toolgate/internal/conversation/engine"
 	"github.com/toolgate/toolgate/internal/conversation/eventlog"
 	"github.com/toolgate/toolgate/internal/conversation/prelist"
+	"github.com/toolgate/toolgate/internal/conversation/recovery"
 	"github.com/toolgate/toolgate/internal/gateway"
 	toolhttp "github.com/toolgate/toolgate/internal/http"
 	"github.com/toolgate/toolgate/internal/policy"
@@ -99,6 +101,8 @@ func (a *app) buildChat(ctx context.Context) error {
 	}
 	a.chat = engine.New(store, postgres.NewConversationPolicies(a.policies),
 		responses.New(a.upCfg), a.log, opts)
+	// Recovery runs beside the engine: leases, the sweep, expiry.
+	a.janitor = recovery.New(store, a.chat.Turns(), a.log, recovery.Options{Keeper: a.chat.Keeper(), Observer: a.mets})
 	return nil
 }
 
@@ -160,10 +164,10 @@ func (n *notifications) Notified(channel string, payload []byte) {
 }
 
 func (a *app) startChat(ctx context.Context) error {
-	if err := a.chat.Recover(ctx); err != nil {
+	if err := a.janitor.Recover(ctx); err != nil {
 		return err
 	}
-	a.chat.StartRecovery(a.lctx)
+	a.janitor.Start(a.lctx)
 	return nil
 }
 
@@ -220,7 +224,7 @@ func (a *app) buildHTTP(ctx context.Context) error {
 	// (internal/conversation implements it); without one the face is off.
 	var mcpGate gateway.Gate
 	if cfg.Route.Gateway() {
-		mcpGate = engine.NewCallGate(a.chat)
+		mcpGate = callgate.New(a.chat.Keeper())
 	}
 	a.api = toolhttp.NewServer(a.log, a.policies, a.chat, authn, a.store, toolhttp.Options{MaxBodyBytes: cfg.MaxBodyBytes, Heartbeat: cfg.SSEHeartbeat,
 		WebDir: cfg.WebDir, Web: frontend.App(), Version: a.build.Version,

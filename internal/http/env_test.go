@@ -21,8 +21,10 @@ import (
 
 	"github.com/toolgate/toolgate/internal/auth"
 	"github.com/toolgate/toolgate/internal/conversation"
+	"github.com/toolgate/toolgate/internal/conversation/callgate"
 	"github.com/toolgate/toolgate/internal/conversation/engine"
 	"github.com/toolgate/toolgate/internal/conversation/eventlog"
+	"github.com/toolgate/toolgate/internal/conversation/recovery"
 	"github.com/toolgate/toolgate/internal/demomcp"
 	"github.com/toolgate/toolgate/internal/gateway"
 	toolhttp "github.com/toolgate/toolgate/internal/http"
@@ -91,7 +93,7 @@ type envOptions struct {
 	mcpFace func(*policysvc.Service) http.Handler
 	// gateway runs MCP_ROUTE=gateway as cmd/api wires it: the tool entries
 	// name this API's own face (/mcp/{label}) with capability tokens, the
-	// face asks the real gate (conversation.CallGate), and approvals are
+	// face asks the real gate (callgate.Gate), and approvals are
 	// settled from its records. definitionMaxAge is MCP_DEFINITION_MAX_AGE
 	// (0: list at every call).
 	gateway bool
@@ -252,10 +254,11 @@ func (e *apiEnv) start() {
 		}})
 	e.listening = connected
 	go listener.Run(lctx, conversation.ChannelEvents, conversation.ChannelSignals, postgres.PolicyChannel, postgres.SettingsChannel)
-	if err := e.chat.Recover(context.Background()); err != nil {
+	janitor := recovery.New(postgres.NewConversationStore(e.pool), e.chat.Turns(), e.log, recovery.Options{Keeper: e.chat.Keeper()})
+	if err := janitor.Recover(context.Background()); err != nil {
 		e.t.Fatal(err)
 	}
-	e.chat.StartRecovery(lctx)
+	janitor.Start(lctx)
 	e.auth = auth.New(authdb.Stores(e.pool), auth.Options{Mode: e.opts.authMode}, e.log)
 	// Webhook URLs may be on this machine (the tests' receivers), not on
 	// private networks.
@@ -268,7 +271,7 @@ func (e *apiEnv) start() {
 	if e.opts.gateway {
 		caller := &mcpclient.Caller{CallTimeout: 10 * time.Second}
 		e.t.Cleanup(caller.Close)
-		mcpFace = gateway.NewFace(gateway.FaceOptions{Tokens: e.tokens, Gate: engine.NewCallGate(e.chat), Servers: svc.Servers,
+		mcpFace = gateway.NewFace(gateway.FaceOptions{Tokens: e.tokens, Gate: callgate.New(e.chat.Keeper()), Servers: svc.Servers,
 			Upstream: caller, DefinitionMaxAge: e.opts.definitionMaxAge, Logger: e.log}) // 0: list at every call
 	}
 	e.api = toolhttp.NewServer(e.log, svc, e.chat, e.auth, store, toolhttp.Options{MaxBodyBytes: 64 << 10, Heartbeat: e.opts.heartbeat, WebDir: e.opts.webDir,

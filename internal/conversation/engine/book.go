@@ -6,6 +6,7 @@ import (
 
 	"github.com/toolgate/toolgate/internal/conversation"
 	"github.com/toolgate/toolgate/internal/conversation/book"
+	"github.com/toolgate/toolgate/internal/conversation/record"
 )
 
 // Book is the conversation book: create, list, rename, delete, the
@@ -21,7 +22,9 @@ func (b bookTurns) Approval(a conversation.Approval) conversation.Approval {
 
 func (bookTurns) Present(a conversation.Approval) conversation.Approval { return present(a) }
 
-func (bookTurns) Call(c conversation.GatewayCall) conversation.GatewayCall { return shownCall(c) }
+func (bookTurns) Call(c conversation.GatewayCall) conversation.GatewayCall {
+	return record.ShownCall(c)
+}
 
 func (b bookTurns) ApprovalTTL() time.Duration { return b.s.approvalTTL }
 

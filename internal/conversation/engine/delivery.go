@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/toolgate/toolgate/internal/conversation"
+	"github.com/toolgate/toolgate/internal/conversation/record"
 )
 
 // What is known of whether the answers a turn carried reached the provider,
@@ -15,16 +16,13 @@ const (
 	deliveryFinished        // the provider ended the response (failed, incomplete): its items said what ran
 )
 
-// outcomeUnknownReason is recorded on an approval whose tool may have run.
-const outcomeUnknownReason = "The approval was sent to the model's provider, but Toolgate could not learn whether the tool ran (%s); it may have run. It will not be sent again: ask again if it is still needed."
-
 // settleSent records, in the transaction that ends a turn that did not
 // complete, what became of the answers it carried: refused ones may be
 // sent again (Retry); the others are never sent as approvals again. Where
 // the provider's response said (or, read back, says) what ran, approvals
 // keep their state; otherwise an approval whose call was not seen to run
 // becomes outcome_unknown. It returns the decisions that changed.
-func (r *relay) settleSent(ctx context.Context, repo conversation.Repo, e conversation.TurnError, st settled) ([]conversation.DecisionEvent, error) {
+func (r *relay) settleSent(ctx context.Context, repo conversation.Repo, e conversation.TurnError, st record.Settled) ([]conversation.DecisionEvent, error) {
 	t := r.t
 	if len(t.answerIDs) == 0 {
 		return nil, nil
@@ -34,17 +32,17 @@ func (r *relay) settleSent(ctx context.Context, repo conversation.Repo, e conver
 	}
 	answered := r.response
 	if answered == "" {
-		answered = answeredUnknown
+		answered = record.AnsweredUnknown
 	}
 	if err := repo.MarkAnswered(ctx, t.answerIDs, answered); err != nil {
 		return nil, err
 	}
-	if !t.s.gateway && (r.delivery == deliveryFinished || st.finished()) {
+	if !t.s.gateway && (r.delivery == deliveryFinished || st.Finished()) {
 		return nil, nil
 	}
 	aps, err := repo.SentApprovals(ctx, t.conv.ID, t.id)
 	if err != nil {
 		return nil, err
 	}
-	return t.s.markUnknown(ctx, repo, t.user.ID, aps, r.ran, e.Code)
+	return t.s.keeper.MarkUnknown(ctx, repo, t.user.ID, aps, r.ran, e.Code)
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/toolgate/toolgate/internal/apperr"
 	"github.com/toolgate/toolgate/internal/conversation"
+	"github.com/toolgate/toolgate/internal/conversation/callgate"
 	"github.com/toolgate/toolgate/internal/conversation/engine"
 	"github.com/toolgate/toolgate/internal/gateway"
 	"github.com/toolgate/toolgate/internal/policy"
@@ -160,7 +161,7 @@ var endCases = []endCase{
 			// As if replica a had stopped: its lease runs out, and replica b,
 			// sweeping, closes the turn from its stored events.
 			e.exec(`UPDATE conversations SET lease_expires_at = now() - interval '1 second'`)
-			if n := e.replica("rep_b").Sweep(e.t.Context()); n != 1 {
+			if n := e.janitor(e.replica("rep_b")).Sweep(e.t.Context()); n != 1 {
 				e.t.Errorf("replica b closed %d turns, want 1", n)
 			}
 			// Replica a, still running it, learns at its next renewal that
@@ -168,7 +169,7 @@ var endCases = []endCase{
 			e.chat.SetReplica("", time.Second)
 			ctx, cancel := context.WithCancel(context.Background())
 			e.t.Cleanup(cancel)
-			e.chat.StartRecovery(ctx)
+			e.janitor(e.chat).Start(ctx)
 		},
 		check: func(t *testing.T, e *harness, turn *engine.Turn, _ *recorder, tr conversation.Transcript) {
 			wantPartial(t, tr)
@@ -544,7 +545,7 @@ var refusalCases = []refusalCase{
 		}},
 	{name: "a call's result stored twice through the MCP face", code: "call_not_running", kind: apperr.Conflict,
 		do: func(e *harness) error {
-			g := engine.NewCallGate(e.chat)
+			g := callgate.New(e.chat.Keeper())
 			turn := e.message(ana, "", "hello")
 			v, err := g.Admit(e.t.Context(), gateCall(e.t, e, gateway.Claims{ConversationID: turn.ConversationID(), TurnID: turn.ID(),
 				ServerLabel: "demo"}, "get_forecast", `{"city": "Oslo"}`))

@@ -18,6 +18,7 @@ import (
 	"github.com/toolgate/toolgate/internal/conversation"
 	"github.com/toolgate/toolgate/internal/conversation/engine"
 	"github.com/toolgate/toolgate/internal/conversation/eventlog"
+	"github.com/toolgate/toolgate/internal/conversation/recovery"
 	"github.com/toolgate/toolgate/internal/demomcp"
 	"github.com/toolgate/toolgate/internal/emulator"
 	"github.com/toolgate/toolgate/internal/mcpclient"
@@ -378,3 +379,8 @@ func (w *eventLimit) Write(p []byte) (int, error) {
 }
 
 func (w *eventLimit) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// janitor is the recovery that runs beside s (cmd/api builds it so).
+func (e *harness) janitor(s *engine.Service) *recovery.Janitor {
+	return recovery.New(postgres.NewConversationStore(e.pool), s.Turns(), slog.New(slog.DiscardHandler), recovery.Options{Keeper: s.Keeper()})
+}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/toolgate/toolgate/internal/conversation"
+	"github.com/toolgate/toolgate/internal/conversation/record"
 )
 
 // DefaultApprovalTTL is APPROVAL_TTL's default: how long an approval
@@ -34,18 +35,9 @@ func ExpiredServerTTLReason(server string, ttl time.Duration) string {
 // when the server sets one, APPROVAL_TTL otherwise.
 func (s *Service) expiredReason(a conversation.Approval) string {
 	if a.ServerTTLSeconds != nil {
-		return ExpiredServerTTLReason(a.ServerLabel, s.ttlOf(a))
+		return ExpiredServerTTLReason(a.ServerLabel, s.keeper.TTLOf(a))
 	}
 	return ExpiredTTLReason(s.approvalTTL)
-}
-
-// ttlOf is how long a waits before it expires: its server's
-// approval_ttl_seconds, else APPROVAL_TTL; zero or less: never.
-func (s *Service) ttlOf(a conversation.Approval) time.Duration {
-	if a.ServerTTLSeconds != nil {
-		return time.Duration(*a.ServerTTLSeconds) * time.Second
-	}
-	return s.approvalTTL
 }
 
 // ExpireApprovals expires the pending approval requests older than their
@@ -106,7 +98,7 @@ func (s *Service) expireIn(ctx context.Context, conv string) ([]conversation.App
 					}
 				}
 			}
-			if err := s.auditClosed(ctx, r, a, conversation.Pending, ClosedByExpiry, nil); err != nil {
+			if err := s.keeper.AuditClosed(ctx, r, a, conversation.Pending, record.ClosedByExpiry, nil); err != nil {
 				return err
 			}
 			ev := decisionEvent(a, nil)
@@ -133,7 +125,7 @@ func (s *Service) expireIn(ctx context.Context, conv string) ([]conversation.App
 // or APPROVAL_TTL), for the card's countdown.
 func (s *Service) withExpiry(a conversation.Approval) conversation.Approval {
 	a.ExpiresAt = nil
-	if ttl := s.ttlOf(a); a.State == conversation.Pending && ttl > 0 {
+	if ttl := s.keeper.TTLOf(a); a.State == conversation.Pending && ttl > 0 {
 		at := a.RequestedAt.Add(ttl)
 		a.ExpiresAt = &at
 	}

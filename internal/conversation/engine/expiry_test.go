@@ -173,7 +173,7 @@ func TestExpiry_SkipsAConversationWithARunningTurn(t *testing.T) {
 	}
 }
 
-// The replicas' background loop (StartRecovery) expires requests on its own.
+// The replicas' background loop (recovery.Janitor.Start) expires requests on its own.
 func TestExpiry_TheBackgroundLoopExpires(t *testing.T) {
 	e := newEngine(t, engineOptions{})
 	conv, a := e.asking(ana, "")
@@ -182,7 +182,7 @@ func TestExpiry_TheBackgroundLoopExpires(t *testing.T) {
 	other.SetApprovalTTL(200 * time.Millisecond)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	other.StartRecovery(ctx)
+	e.janitor(other).Start(ctx)
 	deadline := time.Now().Add(5 * time.Second)
 	for e.approval(conv, a.ID).State != conversation.Expired {
 		if time.Now().After(deadline) {

@@ -8,6 +8,7 @@ import (
 	"github.com/toolgate/toolgate/internal/apperr"
 	"github.com/toolgate/toolgate/internal/conversation"
 	"github.com/toolgate/toolgate/internal/conversation/engine"
+	"github.com/toolgate/toolgate/internal/conversation/record"
 )
 
 // A decision racing the deadline, and the sweep racing both: for each
@@ -90,7 +91,7 @@ func TestRecover_SupersededOrphanIsAudited(t *testing.T) {
 	e := newEngine(t, engineOptions{})
 	conv, a := e.asking(ana, "")
 	e.exec(`UPDATE conversations SET last_response_id = 'resp_later'`)
-	if err := e.chat.Recover(t.Context()); err != nil {
+	if err := e.janitor(e.chat).Recover(t.Context()); err != nil {
 		t.Fatal(err)
 	}
 	if got := e.approval(conv, a.ID); got.State != conversation.Superseded {
@@ -102,7 +103,7 @@ func TestRecover_SupersededOrphanIsAudited(t *testing.T) {
 		Scan(&actor, &state, &by, &reason, &convID); err != nil {
 		t.Fatalf("the superseded orphan's approval.decide entry: %v", err)
 	}
-	if actor != "toolgate" || state != conversation.Superseded || by != engine.ClosedByTurnEnd || reason == "" || convID != conv {
+	if actor != "toolgate" || state != conversation.Superseded || by != record.ClosedByTurnEnd || reason == "" || convID != conv {
 		t.Errorf("entry: actor %q state %q by %q reason %q conversation %q", actor, state, by, reason, convID)
 	}
 }

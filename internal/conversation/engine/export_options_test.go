@@ -9,10 +9,18 @@ import "time"
 func (s *Service) SetReplica(id string, ttl time.Duration) { s.setReplica(id, ttl) }
 
 // SetApprovalTTL is Options.ApprovalTTL.
-func (s *Service) SetApprovalTTL(ttl time.Duration) { s.approvalTTL = ttl }
+func (s *Service) SetApprovalTTL(ttl time.Duration) {
+	s.approvalTTL = ttl
+	s.keeper = keeperOf(s)
+	s.closer = closerOf(s)
+}
 
 // SetRoute is Options.Gateway.
-func (s *Service) SetRoute(gateway bool) { s.gateway = gateway }
+func (s *Service) SetRoute(gateway bool) {
+	s.gateway = gateway
+	s.keeper = keeperOf(s)
+	s.closer = closerOf(s)
+}
 
 // ObserveExpiry makes f hear ApprovalExpired (Options.Observer).
 func (s *Service) ObserveExpiry(f func(id string, at time.Time)) { s.observer = expiryObserver(f) }

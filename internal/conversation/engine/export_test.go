@@ -10,4 +10,8 @@ func SetEndRetry(s *Service, first, longest time.Duration) {
 
 // SetReadBackWait bounds how long reading a response back waits for it to
 // finish.
-func SetReadBackWait(s *Service, d time.Duration) { s.readBackWait = d }
+func SetReadBackWait(s *Service, d time.Duration) {
+	s.readBackWait = d
+	s.keeper = keeperOf(s)
+	s.closer = closerOf(s)
+}

@@ -14,14 +14,16 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/toolgate/toolgate/internal/conversation"
+	"github.com/toolgate/toolgate/internal/conversation/callgate"
 	"github.com/toolgate/toolgate/internal/conversation/engine"
+	"github.com/toolgate/toolgate/internal/conversation/record"
 	"github.com/toolgate/toolgate/internal/gateway"
 	"github.com/toolgate/toolgate/internal/policy"
 	"github.com/toolgate/toolgate/internal/postgres"
 	"github.com/toolgate/toolgate/internal/rules"
 )
 
-// The call check behind the MCP face (conversation.CallGate), driven as
+// The call check behind the MCP face (callgate.Gate), driven as
 // the face drives it: the tests call the gate directly, for conversations
 // whose turns run on the engine (real Postgres, the demo MCP server, the
 // emulator as the model).
@@ -58,7 +60,7 @@ func approvedTurn(t *testing.T, e *harness) (string, conversation.Approval, gate
 	return conv, a, gateway.Claims{ConversationID: conv, TurnID: turn.ID(), ServerLabel: "demo", ExpiresAt: time.Now().Add(time.Minute)}, turn
 }
 
-func admit(t *testing.T, g *engine.CallGate, call gateway.Call) gateway.Verdict {
+func admit(t *testing.T, g *callgate.Gate, call gateway.Call) gateway.Verdict {
 	t.Helper()
 	v, err := g.Admit(t.Context(), call)
 	if err != nil {
@@ -97,13 +99,13 @@ func readCall(t *testing.T, pool *pgxpool.Pool, id string) callRow {
 }
 
 // receipt is the tool.call audit entry of a call through the face.
-func receipt(t *testing.T, pool *pgxpool.Pool, callID string) engine.Receipt {
+func receipt(t *testing.T, pool *pgxpool.Pool, callID string) record.Receipt {
 	t.Helper()
 	var raw []byte
 	if err := pool.QueryRow(t.Context(), `SELECT after FROM audit_log WHERE action = 'tool.call' AND call_id = $1`, callID).Scan(&raw); err != nil {
 		t.Fatalf("no receipt for call %s: %v", callID, err)
 	}
-	var rc engine.Receipt
+	var rc record.Receipt
 	if err := json.Unmarshal(raw, &rc); err != nil {
 		t.Fatal(err)
 	}
@@ -119,7 +121,7 @@ func receipt(t *testing.T, pool *pgxpool.Pool, callID string) engine.Receipt {
 func TestGate_ApprovedCallRunsOnceAndARetryGetsTheStoredResult(t *testing.T) {
 	t.Parallel()
 	e := newEngine(t, engineOptions{})
-	g := engine.NewCallGate(e.chat)
+	g := callgate.New(e.chat.Keeper())
 	conv, a, claims, _ := approvedTurn(t, e)
 	call := gateCall(t, e, claims, "delete_forecast", approvedArgs)
 	if a.ArgumentsSHA256 != call.ArgumentsSHA256 || a.DefinitionDigest != call.Definition.Digest() {
@@ -171,7 +173,7 @@ func TestGate_ApprovedCallRunsOnceAndARetryGetsTheStoredResult(t *testing.T) {
 
 	rc := receipt(t, e.pool, v.CallID)
 	if rc.Via != conversation.ViaGateway || rc.DefinitionDigest != call.Definition.Digest() || rc.State != conversation.CallDone ||
-		rc.Outcome != engine.OutcomeOutput || rc.AllowedBy == nil || rc.AllowedBy.Kind != "approval" ||
+		rc.Outcome != record.OutcomeOutput || rc.AllowedBy == nil || rc.AllowedBy.Kind != "approval" ||
 		rc.ApprovalRequestID == nil || *rc.ApprovalRequestID != a.ID || rc.DecidedByID == nil || *rc.DecidedByID != ana.ID ||
 		rc.OutputSHA256 == nil || rc.ArgumentsSHA256 != call.ArgumentsSHA256 || strings.Contains(string(rc.Result), "sk-live") ||
 		strings.Contains(rc.ArgumentsText, "tok-secret") {
@@ -190,7 +192,7 @@ func TestGate_ApprovedCallRunsOnceAndARetryGetsTheStoredResult(t *testing.T) {
 func TestGate_OneByteDifferentArgumentsAndALaterTurnAreNotApproved(t *testing.T) {
 	t.Parallel()
 	e := newEngine(t, engineOptions{})
-	g := engine.NewCallGate(e.chat)
+	g := callgate.New(e.chat.Keeper())
 	e.chat.SetRoute(true)
 	conv, a, claims, turn := approvedTurn(t, e)
 
@@ -202,7 +204,7 @@ func TestGate_OneByteDifferentArgumentsAndALaterTurnAreNotApproved(t *testing.T)
 	if row := readCall(t, e.pool, off.CallID); row.State != conversation.CallRefused || row.Refusal == nil || row.Approval != nil {
 		t.Fatalf("the refused call's record: %+v", row)
 	}
-	if rc := receipt(t, e.pool, off.CallID); rc.Outcome != engine.OutcomeRefused || rc.Refusal == nil || rc.Refusal.Code != gateway.RefusedNotApproved {
+	if rc := receipt(t, e.pool, off.CallID); rc.Outcome != record.OutcomeRefused || rc.Refusal == nil || rc.Refusal.Code != gateway.RefusedNotApproved {
 		t.Fatalf("the refused call's receipt: %+v", rc)
 	}
 
@@ -245,7 +247,7 @@ func TestGate_OneByteDifferentArgumentsAndALaterTurnAreNotApproved(t *testing.T)
 func TestGate_ConcurrentIdenticalCallsRunOnce(t *testing.T) {
 	t.Parallel()
 	e := newEngine(t, engineOptions{})
-	g := engine.NewCallGate(e.chat)
+	g := callgate.New(e.chat.Keeper())
 	_, _, claims, _ := approvedTurn(t, e)
 	// On an approval, and unasked (no approval row to lock).
 	for _, call := range []gateway.Call{gateCall(t, e, claims, "delete_forecast", approvedArgs),
@@ -254,7 +256,7 @@ func TestGate_ConcurrentIdenticalCallsRunOnce(t *testing.T) {
 	}
 }
 
-func runOnce(t *testing.T, e *harness, g *engine.CallGate, call gateway.Call) {
+func runOnce(t *testing.T, e *harness, g *callgate.Gate, call gateway.Call) {
 	t.Helper()
 	const n = 8
 	verdicts := make([]gateway.Verdict, n)
@@ -309,7 +311,7 @@ func runOnce(t *testing.T, e *harness, g *engine.CallGate, call gateway.Call) {
 func TestGate_ChangedDefinitionIsRefusedAndAsksFromTheNextRequest(t *testing.T) {
 	t.Parallel()
 	e := newEngine(t, engineOptions{})
-	g := engine.NewCallGate(e.chat)
+	g := callgate.New(e.chat.Keeper())
 	turn := e.message(ana, "", "hello")
 	claims := gateway.Claims{ConversationID: turn.ConversationID(), TurnID: turn.ID(), ServerLabel: "demo"}
 
@@ -356,7 +358,7 @@ func TestGate_ChangedDefinitionIsRefusedAndAsksFromTheNextRequest(t *testing.T) 
 	// An approval given for delete_forecast's definition does not let a
 	// changed one run, even once Toolgate holds the change.
 	e2 := newEngine(t, engineOptions{})
-	g2 := engine.NewCallGate(e2.chat)
+	g2 := callgate.New(e2.chat.Keeper())
 	_, _, claims2, _ := approvedTurn(t, e2)
 	call := gateCall(t, e2, claims2, "delete_forecast", approvedArgs)
 	moved := *call.Definition
@@ -374,7 +376,7 @@ func TestGate_ChangedDefinitionIsRefusedAndAsksFromTheNextRequest(t *testing.T) 
 func TestGate_RefusalsEachHaveAReceipt(t *testing.T) {
 	t.Parallel()
 	e := newEngine(t, engineOptions{})
-	g := engine.NewCallGate(e.chat)
+	g := callgate.New(e.chat.Keeper())
 	turn := e.message(ana, "", "hello")
 	claims := gateway.Claims{ConversationID: turn.ConversationID(), TurnID: turn.ID(), ServerLabel: "demo"}
 	blocked := policy.Blocked
@@ -429,7 +431,7 @@ func TestGate_RefusalsEachHaveAReceipt(t *testing.T) {
 			t.Errorf("%s: %+v (refusal %+v); want refused %s", tc.name, v, v.Refusal, tc.code)
 			continue
 		}
-		if rc := receipt(t, e.pool, v.CallID); rc.Outcome != engine.OutcomeRefused || rc.Refusal == nil || rc.Refusal.Code != tc.code {
+		if rc := receipt(t, e.pool, v.CallID); rc.Outcome != record.OutcomeRefused || rc.Refusal == nil || rc.Refusal.Code != tc.code {
 			t.Errorf("%s: receipt %+v", tc.name, rc)
 		}
 	}
@@ -467,7 +469,7 @@ func TestGate_DatabaseDownFailsClosed(t *testing.T) {
 	down.Close()
 	chat := engine.New(postgres.NewConversationStore(down), postgres.NewConversationPolicies(e.policies), nil,
 		slog.New(slog.DiscardHandler), engine.Options{})
-	g := engine.NewCallGate(chat)
+	g := callgate.New(chat.Keeper())
 	if err := g.Authorize(t.Context(), claims); err == nil {
 		t.Fatal("Authorize without a database succeeded")
 	}
@@ -483,7 +485,7 @@ func TestGate_DatabaseDownFailsClosed(t *testing.T) {
 func TestGate_AnApprovalIsOnlyForTheTurnThatCarriedIt(t *testing.T) {
 	t.Parallel()
 	e := newEngine(t, engineOptions{})
-	g := engine.NewCallGate(e.chat)
+	g := callgate.New(e.chat.Keeper())
 	conv, a, _, turn := approvedTurn(t, e)
 	e.up.setBehavior("mcp-error=call") // the provider's call never got anywhere
 	e.run(ana, turn)
@@ -504,7 +506,7 @@ func TestGate_ARuleApprovedCallRunsInTheTurnThatCarriedIt(t *testing.T) {
 	t.Parallel()
 	e := newEngine(t, engineOptions{})
 	e.chat.SetRoute(true)
-	g := engine.NewCallGate(e.chat)
+	g := callgate.New(e.chat.Keeper())
 	e.setRules(deleteForecast, rules.Rule{When: `args.city == "Test"`, Decision: rules.Approve, Reason: "test data"})
 	var (
 		mu      sync.Mutex
@@ -556,7 +558,7 @@ func TestGate_ARuleApprovedCallRunsInTheTurnThatCarriedIt(t *testing.T) {
 func TestGate_AResultWithANULIsStored(t *testing.T) {
 	t.Parallel()
 	e := newEngine(t, engineOptions{})
-	g := engine.NewCallGate(e.chat)
+	g := callgate.New(e.chat.Keeper())
 	turn := e.message(ana, "", "hello")
 	call := gateCall(t, e, gateway.Claims{ConversationID: turn.ConversationID(), TurnID: turn.ID(), ServerLabel: "demo"}, "get_forecast", `{"city": "Oslo"}`)
 	v := admit(t, g, call)
@@ -579,7 +581,7 @@ func TestGate_AResultWithANULIsStored(t *testing.T) {
 func TestGate_AToolTurnedOffInTheConversationIsRefused(t *testing.T) {
 	t.Parallel()
 	e := newEngine(t, engineOptions{})
-	g := engine.NewCallGate(e.chat)
+	g := callgate.New(e.chat.Keeper())
 	turn := e.message(ana, "", "hello")
 	conv := turn.ConversationID()
 	if _, err := e.pool.Exec(t.Context(), `UPDATE conversations SET tools = '{"servers":{"demo":{"enabled":true,"tools":["delete_forecast"]}}}' WHERE id = $1`, conv); err != nil {
@@ -605,7 +607,7 @@ func TestGate_AToolTurnedOffInTheConversationIsRefused(t *testing.T) {
 func TestGate_RugPullAfterAPersonalNeverIsRefused(t *testing.T) {
 	t.Parallel()
 	e := newEngine(t, engineOptions{})
-	g := engine.NewCallGate(e.chat)
+	g := callgate.New(e.chat.Keeper())
 	never := policy.Never
 	if _, err := e.policies.Policies.SetPolicy(as(t.Context(), ana), "demo", "delete_forecast",
 		policy.PolicyChange{Layer: policy.LayerUser, Policy: &never}); err != nil {

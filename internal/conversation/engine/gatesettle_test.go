@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/toolgate/toolgate/internal/conversation"
-	"github.com/toolgate/toolgate/internal/conversation/engine"
+	"github.com/toolgate/toolgate/internal/conversation/callgate"
 	"github.com/toolgate/toolgate/internal/gateway"
 )
 
@@ -46,7 +46,7 @@ func TestGateSettle_FollowUpThatNeverReachedTheProviderIsNotRun(t *testing.T) {
 		expireLease(t, e, conv)
 		other := e.replica("rep_alive")
 		other.SetRoute(tc.route)
-		if n := other.Sweep(t.Context()); n != 1 {
+		if n := e.janitor(other).Sweep(t.Context()); n != 1 {
 			t.Fatalf("gateway %v: the sweep closed %d turns; want 1", tc.route, n)
 		}
 		got := e.approval(conv, a.ID)
@@ -122,7 +122,7 @@ func TestGateSettle_OutcomeUnknownOnlyForAdmittedButUnfinished(t *testing.T) {
 	t.Parallel()
 	e := newEngine(t, engineOptions{})
 	e.chat.SetRoute(true)
-	g := engine.NewCallGate(e.chat)
+	g := callgate.New(e.chat.Keeper())
 	cases := []struct {
 		name   string
 		finish *gateway.Result // nil: admitted, never finished
@@ -160,7 +160,7 @@ func TestGateSettle_OutcomeUnknownOnlyForAdmittedButUnfinished(t *testing.T) {
 	}
 	other := e.replica("rep_alive")
 	other.SetRoute(true)
-	if n := other.Sweep(t.Context()); n != len(cases) {
+	if n := e.janitor(other).Sweep(t.Context()); n != len(cases) {
 		t.Fatalf("the sweep closed %d turns; want %d", n, len(cases))
 	}
 	for i, tc := range cases {
@@ -189,7 +189,7 @@ func TestGateSettle_CompletedFollowUpWhoseCallTheFaceRefusedIsNotRun(t *testing.
 	t.Parallel()
 	e := newEngine(t, engineOptions{})
 	e.chat.SetRoute(true)
-	g := engine.NewCallGate(e.chat)
+	g := callgate.New(e.chat.Keeper())
 	conv, a, claims, turn := approvedTurn(t, e)
 	call := gateCall(t, e, claims, "delete_forecast", approvedArgs)
 	changed := *call.Definition
@@ -257,7 +257,7 @@ func TestGateSettle_TakeoverWithAResponseReadBackIsNotRun(t *testing.T) {
 	expireLease(t, e, conv)
 	b := e.replica("rep_b")
 	b.SetRoute(true)
-	if n := b.Sweep(t.Context()); n != 1 {
+	if n := e.janitor(b).Sweep(t.Context()); n != 1 {
 		t.Fatalf("replica b closed %d turns, want 1", n)
 	}
 	if got := e.approval(conv, a.ID); got.State != conversation.NotRun {

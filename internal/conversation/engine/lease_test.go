@@ -22,7 +22,7 @@ func TestLease_ARunningReplicaClosesADeadReplicasTurn(t *testing.T) {
 	other.SetReplica("", time.Second)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	other.StartRecovery(ctx)
+	e.janitor(other).Start(ctx)
 
 	deadline := time.Now().Add(5 * time.Second)
 	for {

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/toolgate/toolgate/internal/conversation"
+	"github.com/toolgate/toolgate/internal/conversation/record"
 )
 
 // NoticeProviderStateLost is the code of the notice that a conversation went
@@ -141,7 +142,7 @@ func expireLost(ctx context.Context, repo conversation.Repo, t *Turn, now time.T
 		if err := repo.Decide(ctx, t.user.ID, a); err != nil {
 			return nil, err
 		}
-		if err := t.s.auditClosed(ctx, repo, a, was, ClosedByProviderLost, nil); err != nil {
+		if err := t.s.keeper.AuditClosed(ctx, repo, a, was, record.ClosedByProviderLost, nil); err != nil {
 			return nil, err
 		}
 		out = append(out, a)

@@ -8,6 +8,8 @@ import (
 	"github.com/toolgate/toolgate/internal/conversation/book"
 	"github.com/toolgate/toolgate/internal/conversation/eventlog"
 	"github.com/toolgate/toolgate/internal/conversation/prelist"
+	"github.com/toolgate/toolgate/internal/conversation/record"
+	"github.com/toolgate/toolgate/internal/conversation/recovery"
 )
 
 // Options are a Service's settings; the zero value of each field is its
@@ -46,7 +48,7 @@ func New(store conversation.Store, policies conversation.Policies, upstream conv
 	s := &Service{store: store, policies: policies, upstream: upstream, info: opts.Info, limits: opts.Limits, log: log,
 		now: time.Now, running: map[string]*running{}, ending: map[string]chan struct{}{},
 		endRetry: [2]time.Duration{endRetryMin, endRetryMax}, stopping: make(chan struct{}),
-		replica: newID("rep_"), leaseTTL: DefaultLeaseTTL, approvalTTL: DefaultApprovalTTL, readBackWait: defaultReadBackWait,
+		replica: newID("rep_"), leaseTTL: DefaultLeaseTTL, approvalTTL: DefaultApprovalTTL, readBackWait: record.DefaultReadBackWait,
 		gateway: opts.Gateway, observer: opts.Observer, hub: opts.Events}
 	if s.observer == nil {
 		s.observer = conversation.NopObserver{}
@@ -62,5 +64,23 @@ func New(store conversation.Store, policies conversation.Policies, upstream conv
 	if opts.Prelist != nil {
 		s.prelist = prelist.New(*opts.Prelist)
 	}
+	s.keeper = keeperOf(s)
+	s.closer = closerOf(s)
 	return s
+}
+
+// Keeper is the record of what ran, for the gate at the MCP face and
+// recovery.
+func (s *Service) Keeper() *record.Keeper { return s.keeper }
+
+// closerOf is the recovery.Closer over s's store and keeper.
+func closerOf(s *Service) *recovery.Closer {
+	return recovery.NewCloser(s.store, s.keeper, s.log, func(id string) { s.hub.Poke(id, false) })
+}
+
+// keeperOf is the record.Keeper over s's settings.
+func keeperOf(s *Service) *record.Keeper {
+	return record.New(s.store, s.policies, s.upstream, s.log, record.Options{Gateway: s.gateway, ApprovalTTL: s.approvalTTL, ReadBackWait: s.readBackWait,
+		Decision: func(a conversation.Approval) conversation.DecisionEvent { return decisionEvent(a, nil) }, ItemOf: itemOf, Grants: s.requestGrants,
+		AllowedBy: allowedBy, CheckedBy: checkAllowedBy})
 }

@@ -7,13 +7,13 @@ import (
 	"testing"
 
 	"github.com/toolgate/toolgate/internal/conversation"
-	"github.com/toolgate/toolgate/internal/conversation/engine"
+	"github.com/toolgate/toolgate/internal/conversation/record"
 )
 
 // storedReceipt is one tool.call row of the audit log.
 type storedReceipt struct {
 	Actor, ActorID, CallID, ConversationID string
-	Receipt                                engine.Receipt
+	Receipt                                record.Receipt
 }
 
 func (e *harness) receipts() []storedReceipt {
@@ -61,7 +61,7 @@ func (e *harness) wantOneReceipt(conv, approval string) {
 	rc := r.Receipt
 	if rc.CallID != call.ID || rc.ResponseID != call.ResponseID || deref(rc.ApprovalRequestID) != approval ||
 		deref(rc.DecidedByID) != ana.ID || rc.AllowedBy == nil || rc.AllowedBy.Kind != "approval" ||
-		rc.ArgumentsText != `{"city":"Berlin"}` || rc.ArgumentsSHA256 != sha(rc.ArgumentsText) || rc.Outcome != engine.OutcomeOutput || rc.OutputSHA256 == nil {
+		rc.ArgumentsText != `{"city":"Berlin"}` || rc.ArgumentsSHA256 != sha(rc.ArgumentsText) || rc.Outcome != record.OutcomeOutput || rc.OutputSHA256 == nil {
 		e.t.Errorf("receipt %+v", rc)
 	}
 }

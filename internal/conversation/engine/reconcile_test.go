@@ -199,7 +199,7 @@ func TestReadBack_TakeoverSettlesFromTheStoredResponse(t *testing.T) {
 				}
 			}
 			e.exec(`UPDATE conversations SET lease_expires_at = now() - interval '1 second'`)
-			if n := e.replica("rep_b").Sweep(t.Context()); n != 1 {
+			if n := e.janitor(e.replica("rep_b")).Sweep(t.Context()); n != 1 {
 				t.Fatalf("replica b closed %d turns, want 1", n)
 			}
 

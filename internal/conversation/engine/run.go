@@ -11,6 +11,8 @@ import (
 	"strings"
 
 	"github.com/toolgate/toolgate/internal/apperr"
+	"github.com/toolgate/toolgate/internal/conversation/record"
+	"github.com/toolgate/toolgate/internal/conversation/recovery"
 	"github.com/toolgate/toolgate/internal/faults"
 	"github.com/toolgate/toolgate/internal/gateway"
 	"github.com/toolgate/toolgate/internal/policy"
@@ -255,7 +257,7 @@ func (r *relay) endCompleted(repo conversation.Repo, response string, terminal c
 		if err != nil {
 			return 0, evs, decided, err
 		}
-		if decided, err = s.settleCalls(r.store, repo, t.user.ID, sent, ""); err != nil {
+		if decided, err = s.keeper.SettleCalls(r.store, repo, t.user.ID, sent, ""); err != nil {
 			return 0, evs, decided, err
 		}
 		for _, d := range decided {
@@ -322,7 +324,7 @@ func itemOf(u *conversation.UpstreamItem, response string, groups []policy.Serve
 	case conversation.ItemCall:
 		it.Name, it.Output, it.CallError, it.ApprovalRequestID = u.Name, u.Output, u.CallError, u.ApprovalID
 		it.Arguments, it.Redacted = conversation.Redact(u.Arguments)
-		it.ArgumentsSHA256 = digest([]byte(u.Arguments))
+		it.ArgumentsSHA256 = record.Digest([]byte(u.Arguments))
 		if _, sha, err := gateway.ArgumentsDigest([]byte(u.Arguments)); err == nil {
 			it.CanonicalSHA256 = sha
 		}
@@ -519,8 +521,8 @@ func (r *relay) upstreamError(ctx context.Context, err error, streamed bool) con
 	switch {
 	case errors.Is(context.Cause(ctx), ErrShutdown):
 		return conversation.TurnError{Code: "server_shutdown", Message: "Toolgate is shutting down, so the turn was stopped; what arrived before is kept", Retryable: true}
-	case errors.Is(context.Cause(ctx), ErrLeaseLost):
-		return interruptedError("this one")
+	case errors.Is(context.Cause(ctx), recovery.ErrLeaseLost):
+		return recovery.InterruptedError("this one")
 	case errors.Is(context.Cause(ctx), ErrAccountDisabled):
 		return conversation.TurnError{Code: "account_disabled", Message: "an admin disabled this account, so its turn was stopped; what arrived before is kept"}
 	case ctx.Err() != nil:
@@ -577,7 +579,7 @@ func (r *relay) end(e conversation.TurnError, terminal string, data any) {
 	readBack := r.response != "" && r.delivery != deliveryFinished && (len(t.answerIDs) > 0 || e.Code == conversation.CodeStorageFailed)
 	var sr *conversation.StoredResponse
 	if readBack {
-		sr = s.readBack(r.store, r.response)
+		sr = s.keeper.ReadBack(r.store, r.response)
 	}
 	r.log.Flush() // the terminal event comes after every delta the turn stored
 	res, err := r.storeWhole(r.store, e, terminal, data, sr)
@@ -594,7 +596,7 @@ func (r *relay) end(e conversation.TurnError, terminal string, data any) {
 		// database is back, the response read back again if it was not.
 		s.keepEnding(r.store, t.conv.ID, t.id, func(ctx context.Context) error {
 			if readBack && sr == nil {
-				sr = s.readBack(ctx, r.response)
+				sr = s.keeper.ReadBack(ctx, r.response)
 			}
 			_, err := r.storeWhole(ctx, e, terminal, data, sr)
 			return err
@@ -657,25 +659,25 @@ func (r *relay) writeEnd(ctx context.Context, repo conversation.Repo, e conversa
 			return err
 		}
 	}
-	st, more, err := s.applyReadBack(ctx, repo, t.user.ID, t.conv.ID, sr, r.groups)
+	st, more, err := s.keeper.ApplyReadBack(ctx, repo, t.user.ID, t.conv.ID, sr, r.groups)
 	if err != nil {
 		return err
 	}
 	evs = append(evs, more...)
 	for id := range stored {
-		st.known[id] = true
+		st.Known[id] = true
 	}
-	e = st.explain(e)
+	e = st.Explain(e)
 	if _, ok := data.(conversation.TurnError); ok {
 		res.lastData = e // an error event says how the turn ended, read-back included
 	}
 	last := mustEvent(terminal, res.lastData)
-	if len(r.asked) > 0 && !st.adopted {
+	if len(r.asked) > 0 && !st.Adopted {
 		if err := r.supersedeAsked(ctx, repo, e.Code); err != nil {
 			return err
 		}
 	}
-	if err := r.keepUnfinished(ctx, repo, st.known); err != nil {
+	if err := r.keepUnfinished(ctx, repo, st.Known); err != nil {
 		return err
 	}
 	if res.decided, err = r.settleSent(ctx, repo, e, st); err != nil {
@@ -684,7 +686,7 @@ func (r *relay) writeEnd(ctx context.Context, repo conversation.Repo, e conversa
 	if _, err := repo.AppendItem(ctx, t.conv.ID, conversation.Item{Type: conversation.ItemError, ID: newID("err_"), ResponseID: r.response, Error: &e}); err != nil {
 		return err
 	}
-	if err := repo.EndTurn(ctx, t.conv.ID, t.id, st.lastResponse()); err != nil {
+	if err := repo.EndTurn(ctx, t.conv.ID, t.id, st.LastResponse()); err != nil {
 		return err
 	}
 	for _, d := range res.decided {
@@ -710,7 +712,7 @@ func (r *relay) supersedeAsked(ctx context.Context, repo conversation.Repo, code
 			if err := repo.Decide(ctx, t.user.ID, a); err != nil {
 				return err
 			}
-			if err := s.auditClosed(r.store, repo, a, conversation.Pending, ClosedByTurnEnd, nil); err != nil {
+			if err := s.keeper.AuditClosed(r.store, repo, a, conversation.Pending, record.ClosedByTurnEnd, nil); err != nil {
 				return err
 			}
 		}
@@ -766,7 +768,7 @@ func (r *relay) storeKept(ctx context.Context, repo conversation.Repo) ([]conver
 		if have[it.ID] {
 			continue
 		}
-		linked, err := s.linkCall(ctx, repo, t.conv.ID, t.id, &it)
+		linked, err := s.keeper.LinkCall(ctx, repo, t.conv.ID, t.id, &it)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -778,7 +780,7 @@ func (r *relay) storeKept(ctx context.Context, repo conversation.Repo) ([]conver
 			evs = append(evs, mustEvent(conversation.EventNameItem, conversation.ItemEvent{Item: stored}))
 			continue
 		}
-		if err := s.recordCall(ctx, repo, t.user.ID, t.user.Email, t.conv.ID, it); err != nil {
+		if err := s.keeper.RecordCall(ctx, repo, t.user.ID, t.user.Email, t.conv.ID, it); err != nil {
 			return nil, nil, err
 		}
 		evs = append(evs, mustEvent(conversation.EventNameItem, conversation.ItemEvent{Item: stored}))

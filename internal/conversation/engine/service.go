@@ -16,6 +16,8 @@ import (
 	"github.com/toolgate/toolgate/internal/conversation/book"
 	"github.com/toolgate/toolgate/internal/conversation/eventlog"
 	"github.com/toolgate/toolgate/internal/conversation/prelist"
+	"github.com/toolgate/toolgate/internal/conversation/record"
+	"github.com/toolgate/toolgate/internal/conversation/recovery"
 	"github.com/toolgate/toolgate/internal/policy"
 )
 
@@ -56,6 +58,10 @@ type Service struct {
 	prelist      *prelist.Listings   // direct mode: list before each request (Options.Prelist)
 	// observer hears what metrics count (Options.Observer).
 	observer conversation.Observer
+	// keeper writes the record of what ran (record.Keeper).
+	keeper *record.Keeper
+	// closer closes a turn whose replica died (Cancel).
+	closer *recovery.Closer
 }
 
 type running struct {
@@ -103,22 +109,6 @@ func caller(ctx context.Context) (auth.User, error) { return conversation.Caller
 // Info describes the upstream.
 func (s *Service) Info() conversation.Info { return s.info }
 
-// Recover closes the turns whose replica died (their lease expired) and
-// supersedes approval requests left by responses that never completed. It
-// never touches a live replica's turns: a turn whose lease is still valid
-// is left alone, and closed by a later sweep if its lease runs out.
-func (s *Service) Recover(ctx context.Context) error {
-	if n := s.Sweep(ctx); n > 0 {
-		s.log.WarnContext(ctx, "closed turns left running by a replica that stopped", "count", n)
-	}
-	// Their responses never completed: what they asked cannot be answered.
-	n, err := s.store.Repo().SupersedeOrphans(ctx, "The response that asked did not complete (the server stopped), so this request can no longer be answered.")
-	if n > 0 {
-		s.log.WarnContext(ctx, "superseded approval requests of responses that never completed", "count", n)
-	}
-	return err
-}
-
 // awaitEnd waits, up to limit, until no turn runs in the conversation (or
 // the one running has an expired lease, which no replica will end).
 func (s *Service) awaitEnd(ctx context.Context, owner, id string, limit time.Duration) {
@@ -161,7 +151,7 @@ func (s *Service) Cancel(ctx context.Context, id string) error {
 		return apperr.New(apperr.Conflict, "no_turn_running", "no turn is running in conversation %q, so there is nothing to cancel", id)
 	}
 	if conv.LeaseExpired {
-		_, err := s.takeOver(ctx, conversation.RunningTurn{ConversationID: conv.ID, OwnerID: u.ID, Turn: conv.ActiveTurn, LeaseOwner: conv.LeaseOwner})
+		_, err := s.closer.Close(ctx, conversation.RunningTurn{ConversationID: conv.ID, OwnerID: u.ID, Turn: conv.ActiveTurn, LeaseOwner: conv.LeaseOwner})
 		return err
 	}
 	return s.signal(ctx, conversation.Signal{Op: conversation.SignalCancel, ConversationID: id, Turn: conv.ActiveTurn})

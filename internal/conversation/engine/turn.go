@@ -14,6 +14,7 @@ import (
 	"github.com/toolgate/toolgate/internal/apperr"
 	"github.com/toolgate/toolgate/internal/auth"
 	"github.com/toolgate/toolgate/internal/conversation"
+	"github.com/toolgate/toolgate/internal/conversation/record"
 	"github.com/toolgate/toolgate/internal/policy"
 )
 
@@ -195,7 +196,7 @@ func (t *Turn) closeApprovals(ctx context.Context, r conversation.Repo, aps []co
 			if err := r.Decide(ctx, t.user.ID, a); err != nil {
 				return err
 			}
-			if err := t.s.auditClosed(ctx, r, a, conversation.Pending, ClosedByExpiry, nil); err != nil {
+			if err := t.s.keeper.AuditClosed(ctx, r, a, conversation.Pending, record.ClosedByExpiry, nil); err != nil {
 				return err
 			}
 			ans.Reason = reason
@@ -208,7 +209,7 @@ func (t *Turn) closeApprovals(ctx context.Context, r conversation.Repo, aps []co
 			if err := r.Decide(ctx, t.user.ID, a); err != nil {
 				return err
 			}
-			if err := t.s.auditClosed(ctx, r, a, conversation.Pending, ClosedByMessage, &t.user); err != nil {
+			if err := t.s.keeper.AuditClosed(ctx, r, a, conversation.Pending, record.ClosedByMessage, &t.user); err != nil {
 				return err
 			}
 			ans.Reason = reason

@@ -1,4 +1,4 @@
-package engine
+package record
 
 import (
 	"bytes"
@@ -75,10 +75,10 @@ const (
 	OutcomeNotRun  = "not_run"
 )
 
-// gatewayReceipt is the receipt of a call through the MCP face, as its
+// GatewayReceipt is the receipt of a call through the MCP face, as its
 // record stands (refused or finished), without the decider.
-func gatewayReceipt(c conversation.GatewayCall) Receipt {
-	c = shownCall(c)
+func GatewayReceipt(c conversation.GatewayCall) Receipt {
+	c = ShownCall(c)
 	rc := Receipt{ConversationID: c.ConversationID, ResponseID: c.ResponseID, CallID: c.ID, ApprovalRequestID: c.ApprovalRequestID,
 		ServerLabel: c.ServerLabel, ToolName: c.ToolName, Arguments: c.Arguments, Redacted: c.Redacted,
 		ArgumentsText: c.StoredArguments, ArgumentsSHA256: c.ArgumentsSHA256, AllowedBy: c.AllowedBy, Outcome: OutcomeOutput,
@@ -102,39 +102,17 @@ func gatewayReceipt(c conversation.GatewayCall) Receipt {
 	return rc
 }
 
-// storeItem appends it to the transcript; a finished call is stored
-// together with its receipt, in one transaction.
-func (r *relay) storeItem(it conversation.Item) (conversation.Item, error) {
-	t, s := r.t, r.t.s
-	if it.Type != conversation.ItemCall || it.Interrupted {
-		return s.store.Repo().AppendItem(r.store, t.conv.ID, it)
-	}
-	var stored conversation.Item
-	err := s.store.Tx(r.store, func(repo conversation.Repo) error {
-		it := it
-		linked, err := s.linkCall(r.store, repo, t.conv.ID, t.id, &it)
-		if err != nil {
-			return err
-		}
-		if stored, err = repo.AppendItem(r.store, t.conv.ID, it); err != nil || linked {
-			return err // a call through the MCP face has its receipt from the face
-		}
-		return s.recordCall(r.store, repo, t.user.ID, t.user.Email, t.conv.ID, it)
-	})
-	return stored, err
-}
-
 // linkCall, in gateway mode, finds the MCP face's record of the call the
 // provider reports in item it (same turn, or any when turn is "", server,
 // tool and canonical arguments digest, not yet reported by another item),
 // records that it reported it, and adds to it what the face saw. false
 // when there is none: the call did not pass the face.
-func (s *Service) linkCall(ctx context.Context, repo conversation.Repo, conversationID, turn string, it *conversation.Item) (bool, error) {
-	if !s.gateway || it.Type != conversation.ItemCall || it.Interrupted || it.CanonicalSHA256 == "" {
+func (k *Keeper) LinkCall(ctx context.Context, repo conversation.Repo, conversationID, turn string, it *conversation.Item) (bool, error) {
+	if !k.gateway || it.Type != conversation.ItemCall || it.Interrupted || it.CanonicalSHA256 == "" {
 		return false, nil
 	}
-	k := conversation.CallKey{ConversationID: conversationID, TurnID: turn, ServerLabel: it.ServerLabel, ToolName: it.Name, ArgumentsSHA256: it.CanonicalSHA256}
-	c, ok, err := repo.LinkGatewayCall(ctx, k, it.ID, it.ResponseID)
+	key := conversation.CallKey{ConversationID: conversationID, TurnID: turn, ServerLabel: it.ServerLabel, ToolName: it.Name, ArgumentsSHA256: it.CanonicalSHA256}
+	c, ok, err := repo.LinkGatewayCall(ctx, key, it.ID, it.ResponseID)
 	if err != nil || !ok {
 		return false, err
 	}
@@ -146,10 +124,10 @@ func (s *Service) linkCall(ctx context.Context, repo conversation.Repo, conversa
 	return true, nil
 }
 
-// recordCall writes the receipt of call item it in repo's transaction; a
+// RecordCall writes the receipt of call item it in repo's transaction; a
 // receipt already written for the call is kept (the insert is idempotent).
 // email may be empty: the store then takes the owner's.
-func (s *Service) recordCall(ctx context.Context, repo conversation.Repo, owner, email, conversationID string, it conversation.Item) error {
+func (k *Keeper) RecordCall(ctx context.Context, repo conversation.Repo, owner, email, conversationID string, it conversation.Item) error {
 	if it.Type != conversation.ItemCall || it.Interrupted {
 		return nil
 	}
@@ -167,7 +145,7 @@ func (s *Service) recordCall(ctx context.Context, repo conversation.Repo, owner,
 	if err != nil {
 		return err
 	}
-	return s.policies.Audit(ctx, repo, policy.AuditEntry{Actor: email, ActorID: owner, Action: policy.ActionToolCall,
+	return k.policies.Audit(ctx, repo, policy.AuditEntry{Actor: email, ActorID: owner, Action: policy.ActionToolCall,
 		ServerLabel: &it.ServerLabel, ToolName: &it.Name, Before: json.RawMessage("null"), After: after,
 		CallID: it.ID, ConversationID: conversationID})
 }
@@ -180,7 +158,7 @@ func receiptOf(conversationID string, it conversation.Item) Receipt {
 	}
 	sum := it.ArgumentsSHA256
 	if sum == "" { // not read from the provider (cannot happen for a call that ran): the text as stored
-		sum = digest(args)
+		sum = Digest(args)
 	}
 	rc := Receipt{ConversationID: conversationID, ResponseID: it.ResponseID, CallID: it.ID, ServerLabel: it.ServerLabel,
 		ToolName: it.Name, Arguments: args, Redacted: it.Redacted, ArgumentsText: string(args), ArgumentsSHA256: sum,
@@ -196,7 +174,7 @@ func receiptOf(conversationID string, it conversation.Item) Receipt {
 		rc.Outcome, rc.Error = OutcomeError, it.CallError
 	}
 	if it.Output != nil {
-		d := digest([]byte(*it.Output))
+		d := Digest([]byte(*it.Output))
 		rc.OutputSHA256 = &d
 	}
 	return rc
@@ -210,7 +188,7 @@ func jsonbSafe(raw json.RawMessage) json.RawMessage {
 	return bytes.ReplaceAll(raw, []byte(`\u0000`), []byte(`\ufffd`))
 }
 
-func digest(b []byte) string {
+func Digest(b []byte) string {
 	sum := sha256.Sum256(b)
 	return hex.EncodeToString(sum[:])
 }

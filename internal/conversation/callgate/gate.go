@@ -1,4 +1,6 @@
-package engine
+// Package callgate is the check at Toolgate's MCP face: whether a call
+// may run where it runs, and the record of every call.
+package callgate
 
 import (
 	"context"
@@ -9,25 +11,31 @@ import (
 
 	"github.com/toolgate/toolgate/internal/apperr"
 	"github.com/toolgate/toolgate/internal/conversation"
+	"github.com/toolgate/toolgate/internal/conversation/record"
 	"github.com/toolgate/toolgate/internal/gateway"
 	"github.com/toolgate/toolgate/internal/policy"
 )
 
-// CallGate is the call check behind Toolgate's MCP face: it decides, where
+// Gate is the call check behind Toolgate's MCP face: it decides, where
 // a call runs, whether it may run, and records every call (refusals
 // included) in gateway_calls and the audit log. It works for whoever owns
 // the conversation a verified capability token names: the token is the
 // authority, no signed-in user is needed.
-type CallGate struct {
-	s *Service
+type Gate struct {
+	keeper   *record.Keeper
+	store    conversation.Store
+	policies conversation.Policies
 	// poll is how often Await looks for the result of a running call.
 	poll time.Duration
 }
 
-var _ gateway.Gate = (*CallGate)(nil)
+var _ gateway.Gate = (*Gate)(nil)
 
-// NewCallGate returns the gate over s's store and policies.
-func NewCallGate(s *Service) *CallGate { return &CallGate{s: s, poll: 50 * time.Millisecond} }
+// New returns the gate over the store and policies of keeper, the record
+// of what ran.
+func New(keeper *record.Keeper) *Gate {
+	return &Gate{keeper: keeper, store: keeper.Store(), policies: keeper.Policies(), poll: 50 * time.Millisecond}
+}
 
 // The sentences a refusal says; the model and the person act on them.
 const (
@@ -43,8 +51,8 @@ const (
 // scope reads the conversation and the server a token names; a refusal
 // when the token's turn is not the running one, or the server is gone or
 // disabled. An error: the database could not be asked.
-func (g *CallGate) scope(ctx context.Context, c gateway.Claims) (conversation.GateScope, *gateway.Refusal, error) {
-	sc, err := g.s.store.Repo().GateScope(ctx, c.ConversationID, c.ServerLabel)
+func (g *Gate) scope(ctx context.Context, c gateway.Claims) (conversation.GateScope, *gateway.Refusal, error) {
+	sc, err := g.store.Repo().GateScope(ctx, c.ConversationID, c.ServerLabel)
 	switch {
 	case apperr.KindOf(err) == apperr.NotFound:
 		return sc, &gateway.Refusal{Code: gateway.RefusedTurnOver, Message: msgTurnOver}, nil
@@ -60,7 +68,7 @@ func (g *CallGate) scope(ctx context.Context, c gateway.Claims) (conversation.Ga
 
 // Authorize checks that the token's turn is its conversation's running
 // turn and that its server exists and is enabled.
-func (g *CallGate) Authorize(ctx context.Context, c gateway.Claims) error {
+func (g *Gate) Authorize(ctx context.Context, c gateway.Claims) error {
 	_, ref, err := g.scope(ctx, c)
 	if err != nil {
 		return err
@@ -74,14 +82,14 @@ func (g *CallGate) Authorize(ctx context.Context, c gateway.Claims) error {
 // group is the server's tools grouped as a request of the conversation
 // would group them now: the owner's policies, the conversation's live
 // grants and its choice of tools applied.
-func (g *CallGate) group(ctx context.Context, sc conversation.GateScope, label string) (policy.ServerTools, error) {
+func (g *Gate) group(ctx context.Context, sc conversation.GateScope, label string) (policy.ServerTools, error) {
 	conv := sc.Conversation
-	grants, err := g.s.requestGrants(ctx, g.s.store.Repo(), conv.OwnerID, conv.ID)
+	grants, err := g.keeper.Grants(ctx, g.store.Repo(), conv.OwnerID, conv.ID)
 	if err != nil {
 		return policy.ServerTools{}, err
 	}
 	keep := map[string]bool{label: true}
-	groups, skipped, err := g.s.policies.RequestTools(ctx, conv.OwnerID, grants, keep)
+	groups, skipped, err := g.policies.RequestTools(ctx, conv.OwnerID, grants, keep)
 	if err != nil {
 		return policy.ServerTools{}, err
 	}
@@ -108,7 +116,7 @@ func selected(sel policy.Selection, label, tool string) bool {
 // listed: each request's allowed_tools leaves them out, Admit refuses them,
 // and the provider keeps a listing in its context for the conversation's
 // later requests, in which the person may turn them on again.
-func (g *CallGate) Listed(ctx context.Context, c gateway.Claims, tools []policy.DiscoveredTool) ([]policy.DiscoveredTool, error) {
+func (g *Gate) Listed(ctx context.Context, c gateway.Claims, tools []policy.DiscoveredTool) ([]policy.DiscoveredTool, error) {
 	sc, ref, err := g.scope(ctx, c)
 	if err != nil {
 		return nil, err
@@ -116,7 +124,7 @@ func (g *CallGate) Listed(ctx context.Context, c gateway.Claims, tools []policy.
 	if ref != nil {
 		return nil, ref
 	}
-	if _, err := g.s.policies.RecordDefinitions(ctx, c.ServerLabel, tools); err != nil {
+	if _, err := g.policies.RecordDefinitions(ctx, c.ServerLabel, tools); err != nil {
 		return nil, err
 	}
 	grp, err := g.group(ctx, sc, c.ServerLabel)
@@ -142,13 +150,13 @@ func (g *CallGate) Listed(ctx context.Context, c gateway.Claims, tools []policy.
 // always runs only on an approved request of this turn for the same tool
 // and arguments digest, given for this definition, that no call used.
 // Using the approval and writing the receipt (running) commit together.
-func (g *CallGate) Admit(ctx context.Context, call gateway.Call) (gateway.Verdict, error) {
+func (g *Gate) Admit(ctx context.Context, call gateway.Call) (gateway.Verdict, error) {
 	c := call.Claims
 	rec := conversation.GatewayCall{ID: newID("gwc_"), Via: conversation.ViaGateway, ConversationID: c.ConversationID, TurnID: c.TurnID,
 		ServerLabel: c.ServerLabel, ToolName: call.ToolName}
 	canonical, sha, err := gateway.ArgumentsDigest(call.Arguments)
 	if err != nil {
-		rec.StoredArguments, rec.ArgumentsSHA256 = string(mustRedacted(string(call.Arguments))), digest(call.Arguments)
+		rec.StoredArguments, rec.ArgumentsSHA256 = string(mustRedacted(string(call.Arguments))), record.Digest(call.Arguments)
 		return g.refuse(ctx, conversation.GateScope{}, rec, &gateway.Refusal{Code: gateway.RefusedNotApproved, Message: "not approved: " + err.Error()})
 	}
 	rec.StoredArguments, rec.ArgumentsSHA256 = string(mustRedacted(string(canonical))), sha
@@ -181,9 +189,9 @@ func (g *CallGate) Admit(ctx context.Context, call gateway.Call) (gateway.Verdic
 		v       gateway.Verdict
 		refusal *gateway.Refusal
 	)
-	err = g.s.store.Tx(ctx, func(r conversation.Repo) error {
+	err = g.store.Tx(ctx, func(r conversation.Repo) error {
 		var err error
-		v, refusal, err = startCall(ctx, r, key, rec, grp, sc)
+		v, refusal, err = g.startCall(ctx, r, key, rec, grp, sc)
 		return err
 	})
 	if errors.Is(err, errRaced) {
@@ -208,15 +216,15 @@ func (g *CallGate) Admit(ctx context.Context, call gateway.Call) (gateway.Verdic
 // lists it now (def, whose digest is digest) is the one Toolgate holds:
 // else it is recorded, so that the tool asks from the next request on, and
 // a changed one refuses the call.
-func (g *CallGate) heldDefinition(ctx context.Context, server, tool string, def policy.DiscoveredTool, digest string) (*gateway.Refusal, error) {
-	stored, known, err := g.s.policies.DiscoveredTool(ctx, server, tool)
+func (g *Gate) heldDefinition(ctx context.Context, server, tool string, def policy.DiscoveredTool, digest string) (*gateway.Refusal, error) {
+	stored, known, err := g.policies.DiscoveredTool(ctx, server, tool)
 	if err != nil {
 		return nil, err
 	}
 	if !known || stored.Digest() != digest {
 		// Recorded now: the tool asks (changed, or new) from the next
 		// request on.
-		if _, err := g.s.policies.RecordDefinitions(ctx, server, []policy.DiscoveredTool{def}); err != nil {
+		if _, err := g.policies.RecordDefinitions(ctx, server, []policy.DiscoveredTool{def}); err != nil {
 			return nil, err
 		}
 		if known {
@@ -230,7 +238,7 @@ func (g *CallGate) heldDefinition(ctx context.Context, server, tool string, def 
 // refuses it and an identical call admitted first answers it; else the
 // policy (grp, the conversation's tools in sc) decides and an admitted call
 // is stored as running (rec, with what let it run).
-func startCall(ctx context.Context, r conversation.Repo, key conversation.CallKey, rec conversation.GatewayCall, grp policy.ServerTools, sc conversation.GateScope) (gateway.Verdict, *gateway.Refusal, error) {
+func (g *Gate) startCall(ctx context.Context, r conversation.Repo, key conversation.CallKey, rec conversation.GatewayCall, grp policy.ServerTools, sc conversation.GateScope) (gateway.Verdict, *gateway.Refusal, error) {
 	active, prior, err := r.BeginCall(ctx, key)
 	if err != nil {
 		return gateway.Verdict{}, nil, err
@@ -243,7 +251,7 @@ func startCall(ctx context.Context, r conversation.Repo, key conversation.CallKe
 	}
 	run := rec
 	run.State = conversation.CallRunning
-	if refusal, err := allowCall(ctx, r, key, grp, sc, &run); err != nil || refusal != nil {
+	if refusal, err := g.allowCall(ctx, r, key, grp, sc, &run); err != nil || refusal != nil {
 		return gateway.Verdict{}, refusal, err
 	}
 	ok, err := r.InsertGatewayCall(ctx, run)
@@ -260,7 +268,7 @@ func startCall(ctx context.Context, r conversation.Repo, key conversation.CallKe
 // run: blocked or turned off in the conversation (sc) refuses; never runs,
 // on this turn's approval for it if there is one; always runs only on a
 // usable approval given for the same definition. It sets what let run run.
-func allowCall(ctx context.Context, r conversation.Repo, key conversation.CallKey, grp policy.ServerTools, sc conversation.GateScope, run *conversation.GatewayCall) (*gateway.Refusal, error) {
+func (g *Gate) allowCall(ctx context.Context, r conversation.Repo, key conversation.CallKey, grp policy.ServerTools, sc conversation.GateScope, run *conversation.GatewayCall) (*gateway.Refusal, error) {
 	switch p, _ := grp.Lookup(run.ToolName); {
 	case p == policy.Blocked:
 		return &gateway.Refusal{Code: gateway.RefusedBlocked, Message: msgBlocked}, nil
@@ -278,10 +286,10 @@ func allowCall(ctx context.Context, r conversation.Repo, key conversation.CallKe
 		}
 		if a != nil && a.DefinitionDigest == run.DefinitionDigest {
 			id := a.ID
-			run.ApprovalRequestID, run.AllowedBy = &id, approvalAllowedBy(*a)
+			run.ApprovalRequestID, run.AllowedBy = &id, g.approvalAllowedBy(*a)
 			break
 		}
-		run.AllowedBy = allowedBy([]policy.ServerTools{grp}, &conversation.UpstreamItem{ServerLabel: run.ServerLabel, Name: run.ToolName})
+		run.AllowedBy = g.keeper.AllowedBy([]policy.ServerTools{grp}, &conversation.UpstreamItem{ServerLabel: run.ServerLabel, Name: run.ToolName})
 	default:
 		a, err := r.UsableApproval(ctx, key)
 		if err != nil {
@@ -300,7 +308,7 @@ func allowCall(ctx context.Context, r conversation.Repo, key conversation.CallKe
 			return &gateway.Refusal{Code: gateway.RefusedChanged, Message: msgChanged}, nil
 		}
 		id := a.ID
-		run.ApprovalRequestID, run.AllowedBy = &id, approvalAllowedBy(*a)
+		run.ApprovalRequestID, run.AllowedBy = &id, g.approvalAllowedBy(*a)
 	}
 	return nil, nil
 }
@@ -317,9 +325,9 @@ func changedSinceAllowed(grp policy.ServerTools, tool string) bool {
 var errRaced = errors.New("an identical call was stored first")
 
 // identical reads the identical call of key admitted first, if any.
-func (g *CallGate) identical(ctx context.Context, key conversation.CallKey) (*conversation.GatewayCall, error) {
+func (g *Gate) identical(ctx context.Context, key conversation.CallKey) (*conversation.GatewayCall, error) {
 	var prior *conversation.GatewayCall
-	err := g.s.store.Tx(ctx, func(r conversation.Repo) error {
+	err := g.store.Tx(ctx, func(r conversation.Repo) error {
 		var err error
 		_, prior, err = r.BeginCall(ctx, key)
 		return err
@@ -350,9 +358,9 @@ func resultOf(c conversation.GatewayCall) gateway.Result {
 
 // approvalAllowedBy says what let a call run on approval a: the person, or
 // the rule, hook or policy that answered the request without a card.
-func approvalAllowedBy(a conversation.Approval) *conversation.AllowedBy {
+func (g *Gate) approvalAllowedBy(a conversation.Approval) *conversation.AllowedBy {
 	if a.Rules != nil {
-		if by := checkAllowedBy(a.Rules); by != nil {
+		if by := g.keeper.CheckedBy(a.Rules); by != nil {
 			return by
 		}
 	}
@@ -361,13 +369,13 @@ func approvalAllowedBy(a conversation.Approval) *conversation.AllowedBy {
 
 // refuse records a refused call (its row and its receipt, together) and
 // returns the verdict. sc may be empty (the conversation is gone).
-func (g *CallGate) refuse(ctx context.Context, sc conversation.GateScope, rec conversation.GatewayCall, ref *gateway.Refusal) (gateway.Verdict, error) {
+func (g *Gate) refuse(ctx context.Context, sc conversation.GateScope, rec conversation.GatewayCall, ref *gateway.Refusal) (gateway.Verdict, error) {
 	rec.State, rec.Refusal = conversation.CallRefused, ref
-	err := g.s.store.Tx(ctx, func(r conversation.Repo) error {
+	err := g.store.Tx(ctx, func(r conversation.Repo) error {
 		if _, err := r.InsertGatewayCall(ctx, rec); err != nil {
 			return err
 		}
-		return g.s.auditCall(ctx, r, sc.Conversation.OwnerID, sc.OwnerEmail, rec)
+		return g.keeper.AuditCall(ctx, r, sc.Conversation.OwnerID, sc.OwnerEmail, rec)
 	})
 	if err != nil {
 		return gateway.Verdict{}, err

@@ -1,4 +1,4 @@
-package engine
+package record
 
 import (
 	"context"
@@ -16,7 +16,7 @@ const (
 	forwardedUnknownReason = "Toolgate forwarded the approved call to the MCP server, then stopped before it could store the result (%s), so whether the tool ran is unknown: it may have run. It will not be sent again: ask again if it is still needed."
 )
 
-// settleCalls records, in the transaction that ends the turn that carried
+// SettleCalls records, in the transaction that ends the turn that carried
 // aps' answers (holding the conversation's lock, so no call on them can be
 // admitted any more), what the MCP face's records say of each approved
 // one: a call on it that finished ran, and the approval stays approved
@@ -25,7 +25,7 @@ const (
 // outcome_unknown; no call, or one that never reached the server, is
 // not_run. code says how the turn ended. It returns the decisions that
 // changed.
-func (s *Service) settleCalls(ctx context.Context, repo conversation.Repo, owner string, aps []conversation.Approval, code string) ([]conversation.DecisionEvent, error) {
+func (k *Keeper) SettleCalls(ctx context.Context, repo conversation.Repo, owner string, aps []conversation.Approval, code string) ([]conversation.DecisionEvent, error) {
 	var ids []string
 	for _, a := range aps {
 		if a.State == conversation.Approved {
@@ -62,10 +62,10 @@ func (s *Service) settleCalls(ctx context.Context, repo conversation.Repo, owner
 		if err := repo.Decide(ctx, owner, a); err != nil {
 			return nil, err
 		}
-		if err := s.auditClosed(ctx, repo, a, conversation.Approved, ClosedByTurnEnd, nil); err != nil {
+		if err := k.AuditClosed(ctx, repo, a, conversation.Approved, ClosedByTurnEnd, nil); err != nil {
 			return nil, err
 		}
-		out = append(out, decisionEvent(a, nil))
+		out = append(out, k.decision(a))
 	}
 	return out, nil
 }

@@ -2,24 +2,11 @@ package engine
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"time"
 
 	"github.com/toolgate/toolgate/internal/apperr"
-	"github.com/toolgate/toolgate/internal/auth"
 	"github.com/toolgate/toolgate/internal/conversation"
-	"github.com/toolgate/toolgate/internal/policy"
-)
-
-// What closed an approval request nobody decided on (the "by" of its
-// approval.decide audit entry): its time limit, a new message, the end of
-// a response that did not complete, or the provider losing the response.
-const (
-	ClosedByExpiry       = "expiry"
-	ClosedByMessage      = "message"
-	ClosedByTurnEnd      = "turn_end"
-	ClosedByProviderLost = "provider_lost"
 )
 
 // errTimeUp stops a decisions transaction (nothing is written) when a
@@ -31,7 +18,7 @@ var errTimeUp = errors.New("approval request out of time")
 // APPROVAL_TTL after it asked) is not after now. A sweep that has not run
 // yet changes nothing: the deadline is the deadline.
 func (s *Service) timeIsUp(a conversation.Approval, now time.Time) bool {
-	ttl := s.ttlOf(a)
+	ttl := s.keeper.TTLOf(a)
 	return a.State == conversation.Pending && ttl > 0 && !now.Before(a.RequestedAt.Add(ttl))
 }
 
@@ -53,7 +40,7 @@ func (s *Service) refuseExpired(ctx context.Context, convID string, late []conve
 			a, found = x, true
 		}
 	}
-	deadline := a.RequestedAt.Add(s.ttlOf(a))
+	deadline := a.RequestedAt.Add(s.keeper.TTLOf(a))
 	if !found { // a turn runs in the conversation (its sweep waits for it), or expiring failed
 		reason := s.expiredReason(a)
 		a.State, a.DecisionReason = conversation.Expired, &reason
@@ -65,26 +52,4 @@ func (s *Service) refuseExpired(ctx context.Context, convID string, late []conve
 	p.ExpiresAt = &deadline
 	e.Details = map[string]any{"approval": p}
 	return e
-}
-
-// auditClosed records the approval.decide entry of a request closed
-// without anyone deciding on it (superseded, expired, outcome_unknown), in r's transaction:
-// its state and reason, what closed it (by: ClosedBy…) and who: the person
-// whose new message superseded it, or Toolgate (who == nil).
-func (s *Service) auditClosed(ctx context.Context, r conversation.Repo, a conversation.Approval, was, by string, who *auth.User) error {
-	after := map[string]any{"approval_request_id": a.ID, "conversation_id": a.ConversationID, "state": a.State,
-		"reason": a.DecisionReason, "by": by}
-	if by == ClosedByExpiry {
-		if ttl := s.ttlOf(a); ttl > 0 {
-			after["expires_at"] = a.RequestedAt.Add(ttl)
-		}
-	}
-	a1, _ := json.Marshal(after)
-	b, _ := json.Marshal(map[string]any{"approval_request_id": a.ID, "state": was})
-	e := policy.AuditEntry{Actor: auth.System.Email, Action: policy.ActionDecision, ServerLabel: &a.ServerLabel,
-		ToolName: &a.ToolName, Before: b, After: a1, ConversationID: a.ConversationID}
-	if who != nil {
-		e.Actor, e.ActorID = who.Email, who.ID
-	}
-	return s.policies.Audit(ctx, r, e)
 }

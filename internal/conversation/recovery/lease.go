@@ -1,168 +1,28 @@
-package engine
+package recovery
 
 import (
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/toolgate/toolgate/internal/conversation"
-	"math/rand/v2"
-	"sync"
-	"sync/atomic"
 	"time"
 
+	"github.com/toolgate/toolgate/internal/conversation"
+	"github.com/toolgate/toolgate/internal/conversation/record"
 	"github.com/toolgate/toolgate/internal/policy"
 )
-
-// DefaultLeaseTTL is TURN_LEASE_TTL's default: how long a turn outlives the
-// replica running it before another replica closes it.
-const DefaultLeaseTTL = 15 * time.Second
 
 // ErrLeaseLost stops a turn whose lease this replica could not renew:
 // another replica may have taken it over, so this one must stop.
 var ErrLeaseLost = errors.New("this replica lost the turn's lease")
 
-// setReplica names this process among the replicas sharing the database
-// and sets the lease its turns hold (Options.Replica, Options.LeaseTTL).
-func (s *Service) setReplica(id string, ttl time.Duration) {
-	if id != "" {
-		s.replica = id
-	}
-	if ttl > 0 {
-		s.leaseTTL = ttl
-	}
-}
-
-// Replica is this process's replica id.
-func (s *Service) Replica() string { return s.replica }
-
-// LeaseTTL is TURN_LEASE_TTL: how long a turn (and an Idempotency-Key's
-// request) outlives the replica running it.
-func (s *Service) LeaseTTL() time.Duration { return s.leaseTTL }
-
-// StartRecovery runs, until ctx ends or Stop, what keeps turns honest across
-// replicas: this replica's leases are renewed every third of the lease,
-// turns whose lease expired (their replica died) are closed, and approval
-// requests that waited longer than APPROVAL_TTL expire.
-func (s *Service) StartRecovery(ctx context.Context) {
-	go func() {
-		renew := time.NewTicker(s.leaseTTL / 3)
-		defer renew.Stop()
-		last := s.now()
-		sweep := time.NewTimer(s.leaseTTL/2 + rand.N(s.leaseTTL/4+1))
-		defer sweep.Stop()
-		for {
-			select {
-			case <-ctx.Done():
-				sweep.Stop()
-				return
-			case <-s.stopping:
-				sweep.Stop()
-				return
-			case <-renew.C:
-				if s.renew(ctx) {
-					last = s.now()
-				} else if s.now().Sub(last) > s.leaseTTL*2/3 {
-					// Unrenewed, the leases may expire and be taken over:
-					// stop before another replica closes these turns.
-					s.stopAllHere(ErrLeaseLost)
-				}
-			case <-sweep.C:
-				s.Sweep(ctx)
-				s.ExpireApprovals(ctx)
-				sweep.Reset(s.leaseTTL/2 + rand.N(s.leaseTTL/4+1))
-			}
-		}
-	}()
-}
-
-// renew extends the leases of this replica's turns and stops the turns it
-// no longer holds; false when the database could not be asked.
-func (s *Service) renew(ctx context.Context) bool {
-	s.mu.Lock()
-	turns := make([]string, 0, len(s.running))
-	byTurn := map[string]*running{}
-	for _, r := range s.running {
-		turns = append(turns, r.turn)
-		byTurn[r.turn] = r
-	}
-	s.mu.Unlock()
-	// A turn whose end is still being stored keeps its lease: this replica
-	// holds what it received and could not store yet.
-	turns = append(turns, s.endingTurns()...)
-	if len(turns) == 0 {
-		return true
-	}
-	held, err := s.store.Repo().RenewLeases(ctx, s.replica, turns, s.leaseTTL)
-	if err != nil {
-		s.log.WarnContext(ctx, "renewing turn leases failed", "error", err)
-		return false
-	}
-	for _, h := range held {
-		delete(byTurn, h)
-	}
-	for turn, r := range byTurn {
-		s.log.WarnContext(ctx, "a turn's lease was lost; stopping it here", "turn_id", turn)
-		r.cancel(ErrLeaseLost)
-	}
-	return true
-}
-
-func (s *Service) stopAllHere(cause error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	for _, r := range s.running {
-		r.cancel(cause)
-	}
-}
-
-// Sweep closes the turns whose lease expired, as interrupted; it reports
-// how many it closed. A few at a time: closing one may wait a few seconds
-// for its response to be read back.
-func (s *Service) Sweep(ctx context.Context) int {
-	expired, err := s.store.Repo().ExpiredTurns(ctx, 100)
-	if err != nil {
-		s.log.WarnContext(ctx, "looking for expired turn leases failed", "error", err)
-		return 0
-	}
-	var n atomic.Int64
-	var wg sync.WaitGroup
-	slots := make(chan struct{}, sweepParallel)
-	for _, rt := range expired {
-		if rt.LeaseOwner == s.replica && (s.lookup(rt.ConversationID) != nil || s.isEnding(rt.Turn)) {
-			continue // ours and running, or its end still being stored here: the renewal is late, not the replica dead
-		}
-		slots <- struct{}{}
-		wg.Add(1)
-		go func() {
-			defer func() { <-slots; wg.Done() }()
-			ok, err := s.takeOver(ctx, rt)
-			if err != nil {
-				s.log.WarnContext(ctx, "closing a turn whose lease expired failed", "conversation_id", rt.ConversationID, "turn_id", rt.Turn, "error", err)
-				return
-			}
-			if ok {
-				n.Add(1)
-				s.observer.LeaseTakeover()
-				s.log.WarnContext(ctx, "closed a turn whose replica stopped renewing its lease", "conversation_id", rt.ConversationID,
-					"turn_id", rt.Turn, "replica", rt.LeaseOwner)
-			}
-		}()
-	}
-	wg.Wait()
-	return int(n.Load())
-}
-
-// sweepParallel is how many expired turns a sweep closes at once.
-const sweepParallel = 8
-
-// interruptedError is how a taken-over turn ends.
-func interruptedError(replica string) conversation.TurnError {
+// InterruptedError is how a taken-over turn ends.
+func InterruptedError(replica string) conversation.TurnError {
 	return conversation.TurnError{Code: "interrupted", Retryable: true, Message: fmt.Sprintf(
 		"the Toolgate replica running this turn (%s) stopped before it finished, so another replica closed it; what arrived before is kept, and a tool that had started may have run", replica)}
 }
 
-// takeOver closes a turn whose lease expired, in one transaction, from
+// Close closes a turn whose lease expired, in one transaction, from
 // what its events say: calls that started and never finished are kept as
 // interrupted, text cut short as partial, requests it asked are superseded,
 // approvals it carried whose call was not seen become outcome_unknown,
@@ -171,38 +31,38 @@ func interruptedError(replica string) conversation.TurnError {
 // read back first: what it holds is stored, approvals keep their state as
 // its items say what ran, and a completed response becomes the
 // conversation's last.
-func (s *Service) takeOver(ctx context.Context, rt conversation.RunningTurn) (bool, error) {
-	e := interruptedError(rt.LeaseOwner)
-	sent, err := s.store.Repo().SentApprovals(ctx, rt.ConversationID, rt.Turn)
+func (c *Closer) Close(ctx context.Context, rt conversation.RunningTurn) (bool, error) {
+	e := InterruptedError(rt.LeaseOwner)
+	sent, err := c.store.Repo().SentApprovals(ctx, rt.ConversationID, rt.Turn)
 	if err != nil {
 		return false, err
 	}
-	sentIn := sentResponse(sent)
+	sentIn := record.SentResponse(sent)
 	var groups []policy.ServerTools
-	sr := s.readBack(ctx, sentIn)
+	sr := c.keeper.ReadBack(ctx, sentIn)
 	if sr != nil {
-		groups = s.requestGroups(ctx, rt.OwnerID, rt.ConversationID)
+		groups = c.keeper.RequestGroups(ctx, rt.OwnerID, rt.ConversationID)
 	}
 	taken := false
-	err = s.store.Tx(ctx, func(repo conversation.Repo) error {
+	err = c.store.Tx(ctx, func(repo conversation.Repo) error {
 		ok, err := repo.LockExpiredTurn(ctx, rt.ConversationID, rt.Turn)
 		if err != nil || !ok {
 			return err
 		}
 		taken = true
-		return s.closeExpired(ctx, repo, rt, e, sentIn, sr, groups)
+		return c.closeExpired(ctx, repo, rt, e, sentIn, sr, groups)
 	})
 	if err == nil && taken {
-		s.hub.Poke(rt.ConversationID, false)
+		c.poke(rt.ConversationID)
 	}
 	return taken && err == nil, err
 }
 
-// closeExpired is takeOver's transaction once the turn is locked: read what
+// closeExpired is Close's transaction once the turn is locked: read what
 // the turn's events say ran, store what the response read back holds,
 // supersede the requests it asked, keep what it left unfinished, settle the
 // approvals it carried, and store its end (interrupted).
-func (s *Service) closeExpired(ctx context.Context, repo conversation.Repo, rt conversation.RunningTurn, e conversation.TurnError, sentIn string,
+func (c *Closer) closeExpired(ctx context.Context, repo conversation.Repo, rt conversation.RunningTurn, e conversation.TurnError, sentIn string,
 	sr *conversation.StoredResponse, groups []policy.ServerTools) error {
 	evs, err := repo.TurnEvents(ctx, rt.ConversationID, rt.Turn)
 	if err != nil {
@@ -210,35 +70,35 @@ func (s *Service) closeExpired(ctx context.Context, repo conversation.Repo, rt c
 	}
 	tr := replay(evs)
 	tr.response = or(tr.response, sentIn)
-	now := s.now()
-	st, out, err := s.applyReadBack(ctx, repo, rt.OwnerID, rt.ConversationID, sr, groups)
+	now := c.now()
+	st, out, err := c.keeper.ApplyReadBack(ctx, repo, rt.OwnerID, rt.ConversationID, sr, groups)
 	if err != nil {
 		return err
 	}
-	e = st.explain(e)
-	if len(tr.asked) > 0 && !st.adopted {
-		superseded, err := s.supersedeAsked(ctx, repo, rt, tr.asked, now)
+	e = st.Explain(e)
+	if len(tr.asked) > 0 && !st.Adopted {
+		superseded, err := c.supersedeAsked(ctx, repo, rt, tr.asked, now)
 		if err != nil {
 			return err
 		}
 		out = append(out, superseded...)
 	}
-	kept, err := tr.keepUnfinished(ctx, repo, rt.ConversationID, st.known)
+	kept, err := tr.keepUnfinished(ctx, repo, rt.ConversationID, st.Known)
 	if err != nil {
 		return err
 	}
 	out = append(out, kept...)
-	decided, err := s.settleCarried(ctx, repo, rt, tr, st, e.Code)
+	decided, err := c.settleCarried(ctx, repo, rt, tr, st, e.Code)
 	if err != nil {
 		return err
 	}
 	out = append(out, decided...)
-	return storeInterrupted(ctx, repo, rt, tr.response, st.lastResponse(), e, out)
+	return storeInterrupted(ctx, repo, rt, tr.response, st.LastResponse(), e, out)
 }
 
 // supersedeAsked closes as superseded the requests a taken-over turn asked
 // that are still pending: the response that asked did not complete.
-func (s *Service) supersedeAsked(ctx context.Context, repo conversation.Repo, rt conversation.RunningTurn, asked []string, now time.Time) ([]conversation.NewEvent, error) {
+func (c *Closer) supersedeAsked(ctx context.Context, repo conversation.Repo, rt conversation.RunningTurn, asked []string, now time.Time) ([]conversation.NewEvent, error) {
 	aps, err := repo.Approvals(ctx, rt.OwnerID, rt.ConversationID, asked, true)
 	if err != nil {
 		return nil, err
@@ -251,10 +111,10 @@ func (s *Service) supersedeAsked(ctx context.Context, repo conversation.Repo, rt
 			if err := repo.Decide(ctx, rt.OwnerID, a); err != nil {
 				return nil, err
 			}
-			if err := s.auditClosed(ctx, repo, a, conversation.Pending, ClosedByTurnEnd, nil); err != nil {
+			if err := c.keeper.AuditClosed(ctx, repo, a, conversation.Pending, record.ClosedByTurnEnd, nil); err != nil {
 				return nil, err
 			}
-			out = append(out, mustEvent(conversation.EventNameDecision, decisionEvent(a, nil)))
+			out = append(out, event(conversation.EventNameDecision, c.keeper.Decision(a)))
 		}
 	}
 	return out, nil
@@ -275,7 +135,7 @@ func (tr turnReplay) keepUnfinished(ctx context.Context, repo conversation.Repo,
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, mustEvent(conversation.EventNameItem, conversation.ItemEvent{Item: it}))
+		out = append(out, event(conversation.EventNameItem, conversation.ItemEvent{Item: it}))
 	}
 	for _, id := range tr.textOrder {
 		if known[id] {
@@ -285,7 +145,7 @@ func (tr turnReplay) keepUnfinished(ctx context.Context, repo conversation.Repo,
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, mustEvent(conversation.EventNameItem, conversation.ItemEvent{Item: it}))
+		out = append(out, event(conversation.EventNameItem, conversation.ItemEvent{Item: it}))
 	}
 	return out, nil
 }
@@ -294,7 +154,7 @@ func (tr turnReplay) keepUnfinished(ctx context.Context, repo conversation.Repo,
 // as answered by the response it reached and, unless the response read back
 // says what ran (outside gateway mode), makes the approved ones whose call
 // was not seen outcome_unknown.
-func (s *Service) settleCarried(ctx context.Context, repo conversation.Repo, rt conversation.RunningTurn, tr turnReplay, st settled, code string) ([]conversation.NewEvent, error) {
+func (c *Closer) settleCarried(ctx context.Context, repo conversation.Repo, rt conversation.RunningTurn, tr turnReplay, st record.Settled, code string) ([]conversation.NewEvent, error) {
 	sent, err := repo.SentApprovals(ctx, rt.ConversationID, rt.Turn)
 	if err != nil {
 		return nil, err
@@ -308,19 +168,19 @@ func (s *Service) settleCarried(ctx context.Context, repo conversation.Repo, rt 
 	}
 	answered := tr.response
 	if answered == "" {
-		answered = answeredUnknown
+		answered = record.AnsweredUnknown
 	}
 	if err := repo.MarkAnswered(ctx, ids, answered); err != nil {
 		return nil, err
 	}
 	var out []conversation.NewEvent
-	if s.gateway || !st.finished() {
-		decided, err := s.markUnknown(ctx, repo, rt.OwnerID, sent, tr.ran, code)
+	if c.keeper.Gateway() || !st.Finished() {
+		decided, err := c.keeper.MarkUnknown(ctx, repo, rt.OwnerID, sent, tr.ran, code)
 		if err != nil {
 			return nil, err
 		}
 		for _, d := range decided {
-			out = append(out, mustEvent(conversation.EventNameDecision, d))
+			out = append(out, event(conversation.EventNameDecision, d))
 		}
 	}
 	return out, nil
@@ -336,36 +196,8 @@ func storeInterrupted(ctx context.Context, repo conversation.Repo, rt conversati
 	if err := repo.EndTurn(ctx, rt.ConversationID, rt.Turn, last); err != nil {
 		return err
 	}
-	_, err := repo.AppendEvents(ctx, rt.ConversationID, rt.Turn, append(out, mustEvent(conversation.EventNameError, conversation.ErrorEvent(e))))
+	_, err := repo.AppendEvents(ctx, rt.ConversationID, rt.Turn, append(out, event(conversation.EventNameError, conversation.ErrorEvent(e))))
 	return err
-}
-
-// markUnknown makes the approved requests among aps whose call was not
-// seen to run outcome_unknown, each with its approval.decide audit entry
-// (Toolgate closed it when the turn ended: by turn_end).
-//
-// In gateway mode the MCP face's records say what ran instead (settleCalls):
-// outcome_unknown is left only for a call forwarded and never finished.
-func (s *Service) markUnknown(ctx context.Context, repo conversation.Repo, owner string, aps []conversation.Approval, ran map[string]bool, code string) ([]conversation.DecisionEvent, error) {
-	if s.gateway {
-		return s.settleCalls(ctx, repo, owner, aps, code)
-	}
-	var out []conversation.DecisionEvent
-	for _, a := range aps {
-		if a.State != conversation.Approved || ran[a.ID] {
-			continue
-		}
-		reason := fmt.Sprintf(outcomeUnknownReason, code)
-		a.State, a.DecisionReason = conversation.OutcomeUnknown, &reason
-		if err := repo.Decide(ctx, owner, a); err != nil {
-			return nil, err
-		}
-		if err := s.auditClosed(ctx, repo, a, conversation.Approved, ClosedByTurnEnd, nil); err != nil {
-			return nil, err
-		}
-		out = append(out, decisionEvent(a, nil))
-	}
-	return out, nil
 }
 
 // turnReplay is what a turn's stored events say about it.

@@ -1,4 +1,4 @@
-package engine
+package record
 
 import (
 	"context"
@@ -9,36 +9,36 @@ import (
 	"github.com/toolgate/toolgate/internal/policy"
 )
 
-// answeredUnknown is answered_in for answers that may have reached the
+// AnsweredUnknown is answered_in for answers that may have reached the
 // provider in a response whose id never came back.
-const answeredUnknown = "unknown"
+const AnsweredUnknown = "unknown"
 
-// defaultReadBackWait bounds how long a turn's end waits for a response it
+// DefaultReadBackWait bounds how long a turn's end waits for a response it
 // reads back to finish; readBackPoll is how often it asks meanwhile.
 const (
-	defaultReadBackWait = 3 * time.Second
+	DefaultReadBackWait = 3 * time.Second
 	readBackPoll        = 200 * time.Millisecond
 )
 
-// readBack asks the provider what became of response id, which took a
+// ReadBack asks the provider what became of response id, which took a
 // turn's answers but whose end the turn did not see. While the response
 // still runs, or is not stored yet (a provider may store it only once it
 // ends), it asks again, for up to the read-back wait. nil: the outcome
 // stays unknown. It makes HTTP calls: never call it inside a transaction.
-func (s *Service) readBack(ctx context.Context, id string) *conversation.StoredResponse {
-	if id == "" || id == answeredUnknown {
+func (k *Keeper) ReadBack(ctx context.Context, id string) *conversation.StoredResponse {
+	if id == "" || id == AnsweredUnknown {
 		return nil
 	}
-	deadline := time.Now().Add(s.readBackWait)
+	deadline := time.Now().Add(k.readBackWait)
 	var last string
 	for {
 		left := time.Until(deadline)
 		if left <= 0 {
-			s.log.WarnContext(ctx, "a response read back did not finish in time; its outcome stays unknown", "response_id", id, "last", last)
+			k.log.WarnContext(ctx, "a response read back did not finish in time; its outcome stays unknown", "response_id", id, "last", last)
 			return nil
 		}
 		rctx, cancel := context.WithTimeout(ctx, left)
-		sr, err := s.upstream.Retrieve(rctx, id)
+		sr, err := k.upstream.Retrieve(rctx, id)
 		cancel()
 		var ue *conversation.UpstreamError
 		switch {
@@ -49,7 +49,7 @@ func (s *Service) readBack(ctx context.Context, id string) *conversation.StoredR
 		case errors.As(err, &ue) && (ue.Status == 404 || ue.Retryable()):
 			last = err.Error()
 		default:
-			s.log.WarnContext(ctx, "reading a response back failed; its outcome stays unknown", "response_id", id, "error", err)
+			k.log.WarnContext(ctx, "reading a response back failed; its outcome stays unknown", "response_id", id, "error", err)
 			return nil
 		}
 		select {
@@ -60,63 +60,63 @@ func (s *Service) readBack(ctx context.Context, id string) *conversation.StoredR
 	}
 }
 
-// sentResponse is the response that took the answers of aps, if its id
+// SentResponse is the response that took the answers of aps, if its id
 // came back (response.created): "" when none did.
-func sentResponse(aps []conversation.Approval) string {
+func SentResponse(aps []conversation.Approval) string {
 	for _, a := range aps {
-		if a.AnsweredIn != nil && *a.AnsweredIn != answeredUnknown {
+		if a.AnsweredIn != nil && *a.AnsweredIn != AnsweredUnknown {
 			return *a.AnsweredIn
 		}
 	}
 	return ""
 }
 
-// settled is what a response read back settles about a turn that ended
+// Settled is what a response read back settles about a turn that ended
 // without Toolgate seeing the response end.
-type settled struct {
+type Settled struct {
 	sr *conversation.StoredResponse // nil: nothing was read back
-	// known are the ids of the response's output items: the turn's end
+	// Known are the ids of the response's output items: the turn's end
 	// writes no interrupted call or partial message in their place.
-	known map[string]bool
-	// ran are the approval requests whose mcp_call the response holds.
-	ran map[string]bool
+	Known map[string]bool
+	// Ran are the approval requests whose mcp_call the response holds.
+	Ran map[string]bool
 	// adopted: the response completed and every approval request in it is
 	// recorded, so the conversation goes on from it (its last response).
-	adopted bool
+	Adopted bool
 }
 
-// finished reports whether the response read back ended, so its items say
+// Finished reports whether the response read back ended, so its items say
 // which approved tools ran and which did not.
-func (st settled) finished() bool { return st.sr != nil }
+func (st Settled) Finished() bool { return st.sr != nil }
 
-// lastResponse is the conversation's new last response: the one read back
+// LastResponse is the conversation's new last response: the one read back
 // if adopted, else "" (unchanged).
-func (st settled) lastResponse() string {
-	if st.adopted {
+func (st Settled) LastResponse() string {
+	if st.Adopted {
 		return st.sr.ID
 	}
 	return ""
 }
 
-// explain adds to how the turn ended what the read-back learnt.
-func (st settled) explain(e conversation.TurnError) conversation.TurnError {
+// Explain adds to how the turn ended what the read-back learnt.
+func (st Settled) Explain(e conversation.TurnError) conversation.TurnError {
 	switch {
-	case st.adopted:
+	case st.Adopted:
 		e.Message += "; Toolgate then read the response back from the model's provider: it had completed, so its answer is kept and the conversation goes on from it"
 		e.Retryable = false
-	case st.finished():
+	case st.Finished():
 		e.Message += "; Toolgate then read the response back from the model's provider: it had ended (" + st.sr.Status + "), and its items say which tools ran"
 	}
 	return e
 }
 
-// applyReadBack stores, in the transaction that ends a turn, what the
+// ApplyReadBack stores, in the transaction that ends a turn, what the
 // response read back holds and the transcript lacks (calls that ran, the
 // answer), in its order, and returns what it settles with the item events
 // to relay. sr nil settles nothing. groups say why a call ran.
-func (s *Service) applyReadBack(ctx context.Context, repo conversation.Repo, owner, conversationID string, sr *conversation.StoredResponse,
-	groups []policy.ServerTools) (settled, []conversation.NewEvent, error) {
-	st := settled{sr: sr, known: map[string]bool{}, ran: map[string]bool{}}
+func (k *Keeper) ApplyReadBack(ctx context.Context, repo conversation.Repo, owner, conversationID string, sr *conversation.StoredResponse,
+	groups []policy.ServerTools) (Settled, []conversation.NewEvent, error) {
+	st := Settled{sr: sr, Known: map[string]bool{}, Ran: map[string]bool{}}
 	if sr == nil {
 		return st, nil, nil
 	}
@@ -128,33 +128,33 @@ func (s *Service) applyReadBack(ctx context.Context, repo conversation.Repo, own
 	for _, it := range items {
 		have[it.ID] = true
 	}
-	st.adopted = sr.Status == "completed"
+	st.Adopted = sr.Status == "completed"
 	for _, u := range sr.Output {
-		st.known[u.ID] = true
+		st.Known[u.ID] = true
 		if u.Type == conversation.ItemCall && u.ApprovalID != "" {
-			st.ran[u.ApprovalID] = true
+			st.Ran[u.ApprovalID] = true
 		}
 		if u.Type == conversation.ItemApprovalRequest && !have[u.ID] {
 			// Never relayed, so never recorded: the next request could not
 			// answer it, so the conversation cannot go on from here.
-			st.adopted = false
+			st.Adopted = false
 		}
 	}
 	var evs []conversation.NewEvent
 	for _, u := range sr.Output {
-		it, ok := itemOf(&u, sr.ID, groups)
+		it, ok := k.itemOf(&u, sr.ID, groups)
 		if !ok || u.Type == conversation.ItemApprovalRequest {
 			continue
 		}
 		// Every call read back has a receipt, also one the transcript holds
 		// (as run or as interrupted): a second receipt for a call is dropped.
 		// A call that passed the MCP face has the face's.
-		linked, err := s.linkCall(ctx, repo, conversationID, "", &it)
+		linked, err := k.LinkCall(ctx, repo, conversationID, "", &it)
 		if err != nil {
 			return st, nil, err
 		}
 		if !linked {
-			if err := s.recordCall(ctx, repo, owner, "", conversationID, it); err != nil {
+			if err := k.RecordCall(ctx, repo, owner, "", conversationID, it); err != nil {
 				return st, nil, err
 			}
 		}
@@ -165,20 +165,20 @@ func (s *Service) applyReadBack(ctx context.Context, repo conversation.Repo, own
 		if err != nil {
 			return st, nil, err
 		}
-		evs = append(evs, mustEvent(conversation.EventNameItem, conversation.ItemEvent{Item: stored}))
+		evs = append(evs, event(conversation.EventNameItem, conversation.ItemEvent{Item: stored}))
 	}
 	return st, evs, nil
 }
 
-// requestGroups are the tools a request of owner's in the conversation
+// RequestGroups are the tools a request of owner's in the conversation
 // would offer, to say why a call read back ran; nil when they cannot be
 // read (the calls then say their policy is unknown).
-func (s *Service) requestGroups(ctx context.Context, owner, conversationID string) []policy.ServerTools {
-	grants, err := s.requestGrants(ctx, s.store.Repo(), owner, conversationID)
+func (k *Keeper) RequestGroups(ctx context.Context, owner, conversationID string) []policy.ServerTools {
+	grants, err := k.grants(ctx, k.store.Repo(), owner, conversationID)
 	if err != nil {
 		return nil
 	}
-	groups, skipped, err := s.policies.RequestTools(ctx, owner, grants, nil)
+	groups, skipped, err := k.policies.RequestTools(ctx, owner, grants, nil)
 	if err != nil {
 		return nil
 	}

@@ -1,0 +1,57 @@
+package record
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+
+	"github.com/toolgate/toolgate/internal/auth"
+	"github.com/toolgate/toolgate/internal/conversation"
+	"github.com/toolgate/toolgate/internal/policy"
+)
+
+// AuditCall writes the receipt of a call through the face (a tool.call
+// audit entry, named by the call's id) in r's transaction: refused, or
+// finished. owner and email name the conversation's owner ("" when gone).
+func (k *Keeper) AuditCall(ctx context.Context, r conversation.Repo, owner, email string, c conversation.GatewayCall) error {
+	rc := GatewayReceipt(c)
+	if c.ApprovalRequestID != nil && owner != "" {
+		aps, err := r.Approvals(ctx, owner, c.ConversationID, []string{*c.ApprovalRequestID}, false)
+		if err != nil {
+			return err
+		}
+		if len(aps) == 1 {
+			rc.DecidedBy, rc.DecidedByID = aps[0].DecidedBy, aps[0].DecidedByID
+		}
+	}
+	after, err := json.Marshal(rc)
+	if err != nil {
+		return err
+	}
+	actor, actorID := email, owner
+	if actor == "" {
+		actor, actorID = auth.System.Email, ""
+	}
+	return k.policies.Audit(ctx, r, policy.AuditEntry{Actor: actor, ActorID: actorID, Action: policy.ActionToolCall,
+		ServerLabel: &c.ServerLabel, ToolName: &c.ToolName, Before: json.RawMessage("null"), After: after,
+		CallID: c.ID, ConversationID: c.ConversationID})
+}
+
+// ShownCall fills the parts of a call shown to people.
+func ShownCall(c conversation.GatewayCall) conversation.GatewayCall {
+	c.Via = conversation.ViaGateway
+	c.Arguments, c.Redacted = conversation.Redact(c.StoredArguments)
+	if c.Redacted == nil {
+		c.Redacted = []string{}
+	}
+	return c
+}
+
+// TTLOf is how long a waits before it expires: its server's
+// approval_ttl_seconds, else APPROVAL_TTL; zero or less: never.
+func (k *Keeper) TTLOf(a conversation.Approval) time.Duration {
+	if a.ServerTTLSeconds != nil {
+		return time.Duration(*a.ServerTTLSeconds) * time.Second
+	}
+	return k.approvalTTL
+}
