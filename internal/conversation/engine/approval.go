@@ -80,18 +80,18 @@ func (r *relay) approval(ctx context.Context, u *conversation.UpstreamItem, it c
 		State: conversation.Pending, RequestedAt: s.now(), ServerTTLSeconds: r.serverTTL(u.ServerLabel)}
 	a.StoredArguments = string(mustRedacted(u.Arguments))
 	a.AskLock = r.askLock(u.ServerLabel, u.Name)
-	r.cardWords(ctx, &a)
-	a.Annotations, a.DefinitionDigest = r.annotations(u.ServerLabel, u.Name)
+	s.asker.cardWords(ctx, &a)
+	a.Annotations, a.DefinitionDigest = s.asker.annotations(r, u.ServerLabel, u.Name)
 	// Bound to the real arguments: a call through the MCP face runs on
 	// this approval only with arguments of this digest.
 	if _, sha, err := gateway.ArgumentsDigest([]byte(u.Arguments)); err == nil {
 		a.ArgumentsSHA256 = sha
 	}
-	a.Corrects = r.corrects(u.ServerLabel, u.Name, a.StoredArguments)
+	a.Corrects = s.asker.corrects(r, u.ServerLabel, u.Name, a.StoredArguments)
 	// A decision hook is asked first; when it approves or denies, the rules
 	// are not consulted (hookdecide.go).
-	if a.Rules = r.hookCheck(ctx, u, it); a.Rules == nil {
-		a.Rules = r.checkRules(u)
+	if a.Rules = s.asker.hookCheck(ctx, r, u, it); a.Rules == nil {
+		a.Rules = s.asker.checkRules(r, u)
 	}
 	auto := a.Rules != nil && a.Rules.By != ""
 	if auto {
@@ -155,8 +155,8 @@ func mustRedacted(raw string) []byte {
 // annotations are what the tool declared, as discovery stored it: shown to
 // the person deciding, with the definition's digest (what an approval is
 // given for). A tool Toolgate has not discovered declared nothing.
-func (r *relay) annotations(server, tool string) ([]byte, string) {
-	t, ok, err := r.t.s.policies.DiscoveredTool(r.store, server, tool)
+func (k *asker) annotations(r *relay, server, tool string) ([]byte, string) {
+	t, ok, err := k.policies.DiscoveredTool(r.store, server, tool)
 	if err == nil && ok {
 		if b, err := json.Marshal(t.Annotations); err == nil {
 			return b, t.Digest()

@@ -25,7 +25,7 @@ func (s *Service) decide(ctx context.Context, r conversation.Repo, read *policy.
 			return conversation.DecisionEvent{}, err
 		}
 	}
-	if err := s.choiceAllowed(ctx, r, a, d); err != nil {
+	if err := s.asker.choiceAllowed(ctx, r, a, d); err != nil {
 		return conversation.DecisionEvent{}, err
 	}
 	correction, cerr := s.correction(ctx, a, d)

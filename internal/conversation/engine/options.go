@@ -46,6 +46,7 @@ func New(store conversation.Store, policies conversation.Policies, upstream conv
 		replica: newID("rep_"), leaseTTL: DefaultLeaseTTL, approvalTTL: DefaultApprovalTTL, readBackWait: defaultReadBackWait,
 		gateway: opts.Gateway, observer: opts.Observer, eventStore: opts.EventStore}
 	s.writer.s = s
+	s.asker = &asker{store: store, policies: policies, log: log}
 	if s.eventStore == nil {
 		s.eventStore = store
 	}

@@ -287,7 +287,7 @@ func (r *relay) item(ctx context.Context, u *conversation.UpstreamItem) error {
 			r.ran = map[string]bool{}
 		}
 		r.ran[u.ApprovalID] = true
-		if by := r.ruleAllowedBy(u.ApprovalID); by != nil {
+		if by := s.asker.ruleAllowedBy(r, u.ApprovalID); by != nil {
 			it.AllowedBy = by
 		}
 	case u.Type == conversation.ItemApprovalRequest:

@@ -56,6 +56,8 @@ type Service struct {
 	eventStore   conversation.Store // where writer stores them (Options.EventStore; store by default)
 	// observer hears what metrics count (Options.Observer).
 	observer conversation.Observer
+
+	asker *asker // rules, hooks and card words for a new request
 }
 
 type running struct {
