@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"encoding/json"
+	"log/slog"
 	"maps"
 	"strings"
 	"time"
@@ -13,22 +14,33 @@ import (
 	"github.com/toolgate/toolgate/internal/policy"
 )
 
+// decider records a person's decisions with what they imply (a
+// remembered policy, a grant, a wider default, a correction, an audit
+// entry) and decides the requests a grant, an "always", a wider approval or
+// a stop covers; it judges a user's load against the per-user limits.
+type decider struct {
+	policies conversation.Policies
+	limits   conversation.Limits
+	log      *slog.Logger
+	asker    *asker
+}
+
 // decide records one decision with what it implies: a remembered policy
 // (the decider's personal one), an allowance for the conversation, an
 // audit entry. read, when not nil, is the policy read made in r's
 // transaction (no personal policy changed since); nil reads again.
-func (s *Service) decide(ctx context.Context, r conversation.Repo, read *policy.Read, a conversation.Approval, d conversation.Decision, u auth.User, now time.Time) (conversation.DecisionEvent, error) {
+func (dc *decider) decide(ctx context.Context, r conversation.Repo, read *policy.Read, a conversation.Approval, d conversation.Decision, u auth.User, now time.Time) (conversation.DecisionEvent, error) {
 	a.State = conversation.Denied
 	if *d.Approve {
 		a.State = conversation.Approved
-		if err := approvable(ctx, s.policies, r, read, a, d, u.ID); err != nil {
+		if err := approvable(ctx, dc.policies, r, read, a, d, u.ID); err != nil {
 			return conversation.DecisionEvent{}, err
 		}
 	}
-	if err := s.asker.choiceAllowed(ctx, r, a, d); err != nil {
+	if err := dc.asker.choiceAllowed(ctx, r, a, d); err != nil {
 		return conversation.DecisionEvent{}, err
 	}
-	correction, cerr := s.correction(ctx, a, d)
+	correction, cerr := dc.correction(ctx, a, d)
 	if cerr != nil {
 		return conversation.DecisionEvent{}, cerr
 	}
@@ -52,7 +64,7 @@ func (s *Service) decide(ctx context.Context, r conversation.Repo, read *policy.
 		if *d.Approve {
 			p = policy.Never
 		}
-		if err := s.policies.Remember(ctx, r, u, a.ServerLabel, a.ToolName, p); err != nil {
+		if err := dc.policies.Remember(ctx, r, u, a.ServerLabel, a.ToolName, p); err != nil {
 			return conversation.DecisionEvent{}, err
 		}
 		change = &conversation.PolicyChange{ServerLabel: a.ServerLabel, ToolName: a.ToolName, Policy: string(p), Layer: conversation.LayerUser}
@@ -60,14 +72,14 @@ func (s *Service) decide(ctx context.Context, r conversation.Repo, read *policy.
 	audited := map[string]any{"approval_request_id": a.ID, "conversation_id": a.ConversationID,
 		"state": a.State, "reason": a.DecisionReason, "scope": scope, "remember": d.Remember, "by": "person"}
 	if wider(d) && *d.Approve {
-		c, w, err := s.widen(ctx, r, u, a, d)
+		c, w, err := dc.widen(ctx, r, u, a, d)
 		if err != nil {
 			return conversation.DecisionEvent{}, err
 		}
 		change = c
 		maps.Copy(audited, w)
 	}
-	if g := s.grantFor(a, d, now); g != nil {
+	if g := dc.grantFor(a, d, now); g != nil {
 		if err := r.AddGrant(ctx, u.ID, *g); err != nil {
 			return conversation.DecisionEvent{}, err
 		}
@@ -82,7 +94,7 @@ func (s *Service) decide(ctx context.Context, r conversation.Repo, read *policy.
 	audited["correction"] = shownCorrection(a.StoredCorrection)
 	after, _ := json.Marshal(audited)
 	before, _ := json.Marshal(map[string]any{"approval_request_id": a.ID, "state": conversation.Pending})
-	err := s.policies.Audit(ctx, r, policy.AuditEntry{Actor: u.Email, ActorID: u.ID, Action: policy.ActionDecision,
+	err := dc.policies.Audit(ctx, r, policy.AuditEntry{Actor: u.Email, ActorID: u.ID, Action: policy.ActionDecision,
 		ServerLabel: &a.ServerLabel, ToolName: &a.ToolName, Before: before, After: after})
 	return decisionEvent(a, change), err
 }

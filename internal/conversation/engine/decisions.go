@@ -38,7 +38,7 @@ func (s *Service) StartDecisions(ctx context.Context, conversationID string, ds 
 	err = s.store.Tx(ctx, func(r conversation.Repo) error {
 		late = nil
 		var window time.Duration
-		if s.limited(false) {
+		if s.decider.limited(false) {
 			// Counted now, in the same round trip, judged if these
 			// decisions complete their response (claimFollowUp).
 			window = messageWindow
@@ -132,7 +132,7 @@ func (t *Turn) record(ctx context.Context, r conversation.Repo, read *policy.Rea
 		a := byID[d.ApprovalRequestID]
 		responses[a.ResponseID] = true
 		decided[a.ID] = true
-		ev, err := s.decide(ctx, r, read, a, d, u, now)
+		ev, err := s.decider.decide(ctx, r, read, a, d, u, now)
 		if err != nil {
 			return nil, err
 		}
@@ -143,7 +143,7 @@ func (t *Turn) record(ctx context.Context, r conversation.Repo, read *policy.Rea
 	}
 	// A grant, or approve/deny always, decides the other pending
 	// requests of its tool in these responses too, in this transaction.
-	evs, err := s.settle(ctx, r, u, conv.ID, responses, cs, decided, now)
+	evs, err := s.decider.settle(ctx, r, u, conv.ID, responses, cs, decided, now)
 	if err != nil {
 		return nil, err
 	}
@@ -151,7 +151,7 @@ func (t *Turn) record(ctx context.Context, r conversation.Repo, read *policy.Rea
 	if stop := stopOf(ds); stop != nil {
 		// The rest of the response is denied too, in this transaction:
 		// none is left pending, and no follow-up is claimed.
-		if evs, err = s.stopRest(ctx, r, u, conv.ID, responses, *stop, decided, now); err != nil {
+		if evs, err = s.decider.stopRest(ctx, r, u, conv.ID, responses, *stop, decided, now); err != nil {
 			return nil, err
 		}
 		t.decisions = append(t.decisions, evs...)
@@ -197,7 +197,7 @@ func (t *Turn) claimFollowUp(ctx context.Context, r conversation.Repo, responses
 		return nil
 	}
 	if load != nil {
-		if err := t.s.judgeLoad(*load, false); err != nil {
+		if err := t.s.decider.judgeLoad(*load, false); err != nil {
 			return err
 		}
 	} else if err := t.s.checkLimits(ctx, r, t.user, false); err != nil {

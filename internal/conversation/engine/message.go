@@ -36,7 +36,7 @@ func (s *Service) StartMessage(ctx context.Context, conversationID, input string
 			// empty conversation behind.
 			m.NewID, m.Title = newID("conv_"), titleFrom(input)
 		}
-		if s.limited(true) {
+		if s.decider.limited(true) {
 			m.LoadWindow = messageWindow
 		}
 		st, err := r.StartMessage(ctx, m)
@@ -48,7 +48,7 @@ func (s *Service) StartMessage(ctx context.Context, conversationID, input string
 			return turnInProgress(conv.ID)
 		}
 		if st.Load != nil {
-			if err := s.judgeLoad(*st.Load, true); err != nil {
+			if err := s.decider.judgeLoad(*st.Load, true); err != nil {
 				return err
 			}
 		}

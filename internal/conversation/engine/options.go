@@ -47,6 +47,7 @@ func New(store conversation.Store, policies conversation.Policies, upstream conv
 		gateway: opts.Gateway, observer: opts.Observer, eventStore: opts.EventStore}
 	s.writer.s = s
 	s.asker = &asker{store: store, policies: policies, log: log}
+	s.decider = &decider{policies: policies, limits: opts.Limits, log: log, asker: s.asker}
 	if s.eventStore == nil {
 		s.eventStore = store
 	}

@@ -57,7 +57,8 @@ type Service struct {
 	// observer hears what metrics count (Options.Observer).
 	observer conversation.Observer
 
-	asker *asker // rules, hooks and card words for a new request
+	asker   *asker   // rules, hooks and card words for a new request
+	decider *decider // a person's decisions and what they settle
 }
 
 type running struct {
