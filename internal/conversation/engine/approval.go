@@ -12,14 +12,6 @@ import (
 	"github.com/toolgate/toolgate/internal/rules"
 )
 
-func (r *relay) allowedBy(u *conversation.UpstreamItem) *conversation.AllowedBy {
-	return allowedBy(r.groups, u)
-}
-
-func (r *relay) lookup(server, tool string) (policy.Policy, policy.Source) {
-	return lookup(r.groups, server, tool)
-}
-
 // allowedBy says why a call ran, as the request built from groups treated it.
 func allowedBy(groups []policy.ServerTools, u *conversation.UpstreamItem) *conversation.AllowedBy {
 	if u.ApprovalID != "" {
@@ -44,8 +36,8 @@ func lookup(groups []policy.ServerTools, server, tool string) (policy.Policy, po
 // askReason says why a tool asked, as the request built from the groups
 // treated it: its policy's source and, where the policy layer knows, the
 // reason (not read-only, new, changed with what changed).
-func (r *relay) askReason(server, tool string) conversation.AskReason {
-	_, src := r.lookup(server, tool)
+func (k *asker) askReason(r *relay, server, tool string) conversation.AskReason {
+	_, src := lookup(r.groups, server, tool)
 	if src == policy.FromConversation { // allowed here, yet upstream asked: say so honestly
 		src = policy.FromUnknown
 	}
@@ -62,7 +54,7 @@ func (r *relay) askReason(server, tool string) conversation.AskReason {
 
 // askLock is the level of an admin's lock at Ask on the tool, as the
 // request built from the groups treated it; nil when it is not locked.
-func (r *relay) askLock(server, tool string) *policy.Source {
+func (k *asker) askLock(r *relay, server, tool string) *policy.Source {
 	for _, g := range r.groups {
 		if g.Server.Label == server {
 			if l := g.AskLock(tool); l != "" {
@@ -76,10 +68,10 @@ func (r *relay) askLock(server, tool string) *policy.Source {
 func (r *relay) approval(ctx context.Context, u *conversation.UpstreamItem, it conversation.Item) error {
 	t, s := r.t, r.t.s
 	a := conversation.Approval{ID: u.ID, ConversationID: t.conv.ID, ResponseID: r.response, ServerLabel: u.ServerLabel,
-		UpstreamLabel: u.UpstreamLabel, ToolName: u.Name, Reason: r.askReason(u.ServerLabel, u.Name),
+		UpstreamLabel: u.UpstreamLabel, ToolName: u.Name, Reason: s.asker.askReason(r, u.ServerLabel, u.Name),
 		State: conversation.Pending, RequestedAt: s.now(), ServerTTLSeconds: r.serverTTL(u.ServerLabel)}
 	a.StoredArguments = string(mustRedacted(u.Arguments))
-	a.AskLock = r.askLock(u.ServerLabel, u.Name)
+	a.AskLock = s.asker.askLock(r, u.ServerLabel, u.Name)
 	s.asker.cardWords(ctx, &a)
 	a.Annotations, a.DefinitionDigest = s.asker.annotations(r, u.ServerLabel, u.Name)
 	// Bound to the real arguments: a call through the MCP face runs on

@@ -11,7 +11,7 @@ import (
 )
 
 // upstreamError turns the way a stream or request ended into the error event.
-func (r *relay) upstreamError(ctx context.Context, err error, streamed bool) conversation.TurnError {
+func upstreamError(ctx context.Context, err error, streamed bool) conversation.TurnError {
 	var ue *conversation.UpstreamError
 	switch {
 	case errors.Is(context.Cause(ctx), ErrShutdown):
@@ -130,7 +130,7 @@ func (r *relay) storeEnd(ctx context.Context, e conversation.TurnError, terminal
 	res.lastData = data
 	err := s.store.Tx(ctx, func(repo conversation.Repo) error {
 		res = ended{lastData: data}
-		if still, err := r.stillOursCtx(ctx, repo); err != nil || !still {
+		if still, err := r.t.stillOursCtx(ctx, repo); err != nil || !still {
 			res.gone = true
 			return err
 		}
@@ -168,7 +168,7 @@ func (r *relay) writeEnd(ctx context.Context, repo conversation.Repo, e conversa
 	}
 	last := mustEvent(terminal, res.lastData)
 	if len(r.asked) > 0 && !st.adopted {
-		if err := r.supersedeAsked(ctx, repo, e.Code); err != nil {
+		if err := s.decider.supersedeAsked(ctx, r, repo, e.Code); err != nil {
 			return err
 		}
 	}
@@ -193,7 +193,7 @@ func (r *relay) writeEnd(ctx context.Context, repo conversation.Repo, e conversa
 
 // supersedeAsked closes as superseded the requests this response asked
 // that are still pending: it did not complete (code says how it ended).
-func (r *relay) supersedeAsked(ctx context.Context, repo conversation.Repo, code string) error {
+func (dc *decider) supersedeAsked(ctx context.Context, r *relay, repo conversation.Repo, code string) error {
 	t, s := r.t, r.t.s
 	aps, err := repo.Approvals(ctx, t.user.ID, t.conv.ID, r.asked, true)
 	if err != nil {

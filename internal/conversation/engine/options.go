@@ -48,6 +48,7 @@ func New(store conversation.Store, policies conversation.Policies, upstream conv
 	s.writer.s = s
 	s.asker = &asker{store: store, policies: policies, log: log}
 	s.decider = &decider{policies: policies, limits: opts.Limits, log: log, asker: s.asker}
+	s.serverHealth = &serverHealth{policies: policies, log: log}
 	if s.eventStore == nil {
 		s.eventStore = store
 	}

@@ -76,7 +76,7 @@ func (r *relay) run(ctx context.Context) {
 func (r *relay) exchange(ctx context.Context) bool {
 	t, s := r.t, r.t.s
 	var err error
-	if err = r.requestTools(); err != nil {
+	if err = s.serverHealth.requestTools(r); err != nil {
 		r.fail(conversation.TurnError{Code: "policy_unavailable", Message: "the tool policies could not be read: " + err.Error(), Retryable: true})
 		return false
 	}
@@ -94,7 +94,7 @@ func (r *relay) exchange(ctx context.Context) bool {
 	}
 	s.observer.UpstreamFirstEvent(s.now().Sub(sent))
 	if err != nil {
-		e := r.upstreamError(ctx, err, false)
+		e := upstreamError(ctx, err, false)
 		r.delivery = deliveryUnknown
 		if !maybeDelivered(err) {
 			r.delivery = deliveryRefused
@@ -120,7 +120,7 @@ func (r *relay) exchange(ctx context.Context) bool {
 			return r.next
 		}
 	}
-	r.fail(r.upstreamError(ctx, stream.Err(), true))
+	r.fail(upstreamError(ctx, stream.Err(), true))
 	return false
 }
 
@@ -271,7 +271,7 @@ func (r *relay) endCompleted(repo conversation.Repo, response string, terminal c
 // item stores a finished output item and relays it.
 func (r *relay) item(ctx context.Context, u *conversation.UpstreamItem) error {
 	s := r.t.s
-	r.itemHealth(u)
+	s.serverHealth.itemHealth(r, u)
 	it, ok := itemOf(u, r.response, r.groups)
 	switch {
 	case !ok:
@@ -355,7 +355,7 @@ func (r *relay) started(u *conversation.UpstreamItem) {
 // tool may or may not have run.
 func (r *relay) interrupted(u *conversation.UpstreamItem) conversation.Item {
 	return conversation.Item{Type: conversation.ItemCall, ID: u.ID, ResponseID: r.response, ServerLabel: u.ServerLabel, UpstreamLabel: u.UpstreamLabel,
-		Name: u.Name, ApprovalRequestID: u.ApprovalID, AllowedBy: r.allowedBy(u), Interrupted: true}
+		Name: u.Name, ApprovalRequestID: u.ApprovalID, AllowedBy: allowedBy(r.groups, u), Interrupted: true}
 }
 
 // notice stores a notice item in the transcript and relays it; the turn
@@ -374,13 +374,15 @@ func (r *relay) notice(n conversation.Notice) {
 // runs in it: not when it was deleted, or taken over after this replica
 // lost its lease (the other replica closed it; writing its end again
 // would contradict that).
-func (r *relay) stillOurs(repo conversation.Repo) (bool, error) { return r.stillOursCtx(r.store, repo) }
+func (r *relay) stillOurs(repo conversation.Repo) (bool, error) {
+	return r.t.stillOursCtx(r.store, repo)
+}
 
 // stillOursCtx is stillOurs with ctx.
-func (r *relay) stillOursCtx(ctx context.Context, repo conversation.Repo) (bool, error) {
-	c, err := repo.Conversation(ctx, r.t.user.ID, r.t.conv.ID, true)
+func (t *Turn) stillOursCtx(ctx context.Context, repo conversation.Repo) (bool, error) {
+	c, err := repo.Conversation(ctx, t.user.ID, t.conv.ID, true)
 	if apperr.KindOf(err) == apperr.NotFound {
 		return false, nil
 	}
-	return err == nil && c.ActiveTurn == r.t.id, err
+	return err == nil && c.ActiveTurn == t.id, err
 }

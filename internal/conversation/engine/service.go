@@ -57,8 +57,9 @@ type Service struct {
 	// observer hears what metrics count (Options.Observer).
 	observer conversation.Observer
 
-	asker   *asker   // rules, hooks and card words for a new request
-	decider *decider // a person's decisions and what they settle
+	asker        *asker        // rules, hooks and card words for a new request
+	decider      *decider      // a person's decisions and what they settle
+	serverHealth *serverHealth // what turns learn of their MCP servers' health
 }
 
 type running struct {
