@@ -37,7 +37,7 @@ const (
 // denial only; it is a JSON object that fits the tool's inputSchema where
 // Toolgate knows one; "[redacted]" is allowed only where the card showed a
 // hidden value, and means "keep the value the model sent".
-func (s *Service) correction(ctx context.Context, a conversation.Approval, d conversation.Decision) (json.RawMessage, error) {
+func (dc *decider) correction(ctx context.Context, a conversation.Approval, d conversation.Decision) (json.RawMessage, error) {
 	raw := bytes.TrimSpace(d.Correction)
 	if len(raw) == 0 || string(raw) == "null" {
 		return nil, nil
@@ -89,7 +89,7 @@ func (s *Service) correction(ctx context.Context, a conversation.Approval, d con
 	if sameJSON(compact.Bytes(), shown.Arguments) {
 		return nil, bad("correction", "the correction is the same as the request's arguments; change an argument, or deny without a correction")
 	}
-	if err := s.fitsSchema(ctx, a, compact.Bytes(), kept); err != nil {
+	if err := dc.fitsSchema(ctx, a, compact.Bytes(), kept); err != nil {
 		return nil, err
 	}
 	return compact.Bytes(), nil
@@ -98,8 +98,8 @@ func (s *Service) correction(ctx context.Context, a conversation.Approval, d con
 // fitsSchema checks the correction against the tool's inputSchema, as
 // discovery stored it. Problems at a kept hidden value are not the
 // person's: the model fills in the value it sent.
-func (s *Service) fitsSchema(ctx context.Context, a conversation.Approval, correction []byte, kept map[string]bool) error {
-	tool, ok, err := s.policies.DiscoveredTool(ctx, a.ServerLabel, a.ToolName)
+func (dc *decider) fitsSchema(ctx context.Context, a conversation.Approval, correction []byte, kept map[string]bool) error {
+	tool, ok, err := dc.policies.DiscoveredTool(ctx, a.ServerLabel, a.ToolName)
 	if err != nil {
 		return err
 	}
@@ -108,7 +108,7 @@ func (s *Service) fitsSchema(ctx context.Context, a conversation.Approval, corre
 	}
 	problems, err := argschema.Check(tool.InputSchema, correction)
 	if errors.Is(err, argschema.ErrUnusable) {
-		s.log.WarnContext(ctx, "a tool's input schema cannot be used to check a correction", "server_label", a.ServerLabel,
+		dc.log.WarnContext(ctx, "a tool's input schema cannot be used to check a correction", "server_label", a.ServerLabel,
 			"tool_name", a.ToolName, "error", err)
 		return nil
 	}

@@ -14,11 +14,11 @@ import (
 // shows what changed. storedArgs are the new request's arguments, redacted.
 // Nil when there is no such denial (or it cannot be read: the card then
 // only lacks the comparison).
-func (r *relay) corrects(server, tool, storedArgs string) *conversation.Corrects {
-	t, s := r.t, r.t.s
-	prev, ok, err := s.store.Repo().LastApproval(r.store, t.user.ID, t.conv.ID, server, tool)
+func (k *asker) corrects(r *relay, server, tool, storedArgs string) *conversation.Corrects {
+	t := r.t
+	prev, ok, err := k.store.Repo().LastApproval(r.store, t.user.ID, t.conv.ID, server, tool)
 	if err != nil {
-		s.log.WarnContext(r.store, "reading the request a new one may correct failed", "conversation_id", t.conv.ID, "error", err)
+		k.log.WarnContext(r.store, "reading the request a new one may correct failed", "conversation_id", t.conv.ID, "error", err)
 		return nil
 	}
 	if !ok || prev.State != conversation.Denied || len(prev.StoredCorrection) == 0 {

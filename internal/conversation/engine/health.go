@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"slices"
 	"strings"
 	"time"
@@ -29,11 +30,19 @@ const (
 	NoticeServerDropped = "server_dropped"
 )
 
+// serverHealth reads the tools a request offers, leaving out the servers
+// that are unreachable, and records what a turn learns about its MCP
+// servers' health, for the next requests on every replica.
+type serverHealth struct {
+	policies conversation.Policies
+	log      *slog.Logger
+}
+
 // requestTools reads the tools the request offers and tells the person
 // which servers it left out. The servers the request answers approval
 // requests for are offered whatever their health: upstream rejects an
 // answer whose server is missing.
-func (r *relay) requestTools() error {
+func (h *serverHealth) requestTools(r *relay) error {
 	t, s := r.t, r.t.s
 	keep := map[string]bool{}
 	for _, a := range t.answers {
@@ -46,9 +55,9 @@ func (r *relay) requestTools() error {
 		// Read when the turn opened; a later request of the turn (after
 		// rules answered) reads again.
 		t.policies = nil
-		groups, skipped, err = s.policies.RequestToolsAt(r.store, *rd, t.grants, keep)
+		groups, skipped, err = h.policies.RequestToolsAt(r.store, *rd, t.grants, keep)
 	} else {
-		groups, skipped, err = s.policies.RequestTools(r.store, t.user.ID, t.grants, keep)
+		groups, skipped, err = h.policies.RequestTools(r.store, t.user.ID, t.grants, keep)
 	}
 	if err != nil {
 		return err
@@ -86,7 +95,7 @@ func (r *relay) stream(ctx context.Context, req conversation.UpstreamRequest) (c
 		}
 		srv := r.groups[i].Server
 		ue.Message = policy.MaskURLIn(ue.Message, srv.URL) // the provider quotes the URL it could not reach
-		r.serverFailed(srv, "the model's provider could not list its tools: "+ue.Message)
+		s.serverHealth.serverFailed(r, srv, "the model's provider could not list its tools: "+ue.Message)
 		if retried || len(req.Answers) > 0 {
 			return nil, err
 		}
@@ -103,34 +112,34 @@ func (r *relay) stream(ctx context.Context, req conversation.UpstreamRequest) (c
 // deliver (an http_error of 502, 503 or 504: nothing answered, or only a
 // gateway; counted, unreachable after MCP_HEALTH_FAILURES in a row), or a
 // call that reached it (the count starts again).
-func (r *relay) itemHealth(u *conversation.UpstreamItem) {
+func (h *serverHealth) itemHealth(r *relay, u *conversation.UpstreamItem) {
 	i := slices.IndexFunc(r.groups, func(g policy.ServerTools) bool { return g.Server.Label == u.ServerLabel })
 	if i < 0 {
 		return
 	}
-	srv, s := r.groups[i].Server, r.t.s
+	srv := r.groups[i].Server
 	var err error
 	switch {
 	case u.Type == conversation.ItemListTools && given(u.ListError):
-		r.serverFailed(srv, "the model's provider could not list its tools: "+errorText(u.ListError))
+		h.serverFailed(r, srv, "the model's provider could not list its tools: "+errorText(u.ListError))
 	case u.Type == conversation.ItemCall && unreachableCall(u.CallError):
 		// One call that could not get through (often one that was slow)
 		// does not take the server out for everyone: failures in a row do.
-		err = s.policies.CallFailed(r.store, srv.Label, srv.URL,
+		err = h.policies.CallFailed(r.store, srv.Label, srv.URL,
 			fmt.Sprintf("the model's provider could not reach it to call %s: %s", u.Name, errorText(u.CallError)))
 	case u.Type == conversation.ItemCall:
-		err = s.policies.CallWorked(r.store, srv.Label, srv.URL)
+		err = h.policies.CallWorked(r.store, srv.Label, srv.URL)
 	}
 	if err != nil {
-		s.log.WarnContext(r.store, "recording an MCP server's health failed", "server_id", srv.Label, "error", err)
+		h.log.WarnContext(r.store, "recording an MCP server's health failed", "server_id", srv.Label, "error", err)
 	}
 }
 
 // serverFailed records srv as unreachable; the turn goes on whatever
 // happens to the write.
-func (r *relay) serverFailed(srv policy.Server, reason string) {
-	if err := r.t.s.policies.ServerFailed(r.store, srv.Label, srv.URL, reason); err != nil {
-		r.t.s.log.WarnContext(r.store, "recording an MCP server unreachable failed", "server_id", srv.Label, "error", err)
+func (h *serverHealth) serverFailed(r *relay, srv policy.Server, reason string) {
+	if err := h.policies.ServerFailed(r.store, srv.Label, srv.URL, reason); err != nil {
+		h.log.WarnContext(r.store, "recording an MCP server unreachable failed", "server_id", srv.Label, "error", err)
 	}
 }
 

@@ -50,6 +50,9 @@ func New(store conversation.Store, policies conversation.Policies, upstream conv
 		endRetry: [2]time.Duration{endRetryMin, endRetryMax}, stopping: make(chan struct{}),
 		replica: newID("rep_"), leaseTTL: DefaultLeaseTTL, approvalTTL: DefaultApprovalTTL, readBackWait: record.DefaultReadBackWait,
 		gateway: opts.Gateway, observer: opts.Observer, hub: opts.Events}
+	s.asker = &asker{store: store, policies: policies, log: log}
+	s.decider = &decider{policies: policies, limits: opts.Limits, log: log, asker: s.asker}
+	s.serverHealth = &serverHealth{policies: policies, log: log}
 	if s.observer == nil {
 		s.observer = conversation.NopObserver{}
 	}

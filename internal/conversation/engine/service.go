@@ -62,6 +62,10 @@ type Service struct {
 	keeper *record.Keeper
 	// closer closes a turn whose replica died (Cancel).
 	closer *recovery.Closer
+
+	asker        *asker        // rules, hooks and card words for a new request
+	decider      *decider      // a person's decisions and what they settle
+	serverHealth *serverHealth // what turns learn of their MCP servers' health
 }
 
 type running struct {
