@@ -86,7 +86,7 @@ func (r *relay) fromTranscript(ctx context.Context) (conversation.EventStream, e
 		for _, a := range aps {
 			byID[a.ID] = a
 		}
-		msgs, left = history(items, byID)
+		msgs, left = conversation.History(items, byID)
 		return nil
 	})
 	if gone && err == nil {

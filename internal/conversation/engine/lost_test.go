@@ -342,7 +342,7 @@ func TestLost_EmulatorStateFileKeepsPendingApprovalsAcrossRestarts(t *testing.T)
 // shortened; arguments are redacted again on the way out.
 func TestLost_HistoryIsBoundedAndRedacted(t *testing.T) {
 	var items []conversation.Item
-	for i := range engine.HistoryMaxEntries + 50 {
+	for i := range conversation.HistoryMaxEntries + 50 {
 		items = append(items, conversation.Item{Type: conversation.ItemUserMessage, Text: "message " + string(rune('a'+i%26))})
 	}
 	out := strings.Repeat("x", 50000)
@@ -354,16 +354,16 @@ func TestLost_HistoryIsBoundedAndRedacted(t *testing.T) {
 		conversation.Item{Type: conversation.ItemError, Error: &conversation.TurnError{Code: "upstream_cut"}},
 		conversation.Item{Type: conversation.ItemUserMessage, Text: strings.Repeat("z", conversation.MaxInputLen)},
 	)
-	msgs, left := engine.History(items, nil)
-	if len(msgs)-1 > engine.HistoryMaxEntries || left == 0 {
-		t.Fatalf("%d entries, %d left out; want at most %d", len(msgs)-1, left, engine.HistoryMaxEntries)
+	msgs, left := conversation.History(items, nil)
+	if len(msgs)-1 > conversation.HistoryMaxEntries || left == 0 {
+		t.Fatalf("%d entries, %d left out; want at most %d", len(msgs)-1, left, conversation.HistoryMaxEntries)
 	}
 	total := 0
 	for _, m := range msgs[1:] {
 		total += len([]rune(m.Text))
 	}
-	if total > engine.HistoryMaxChars {
-		t.Errorf("%d characters, want at most %d", total, engine.HistoryMaxChars)
+	if total > conversation.HistoryMaxChars {
+		t.Errorf("%d characters, want at most %d", total, conversation.HistoryMaxChars)
 	}
 	if !strings.Contains(msgs[0].Text, "oldest entries of the transcript are left out") {
 		t.Errorf("the note %q does not say entries were left out", msgs[0].Text)
@@ -419,7 +419,7 @@ func TestLost_HistorySaysWhatBecameOfEachRequest(t *testing.T) {
 		conversation.Item{Type: conversation.ItemListTools, ServerLabel: "demo"},
 		conversation.Item{Type: conversation.ItemNotice, Notice: &conversation.Notice{Code: "x"}},
 	)
-	msgs, _ := engine.History(items, approvals)
+	msgs, _ := conversation.History(items, approvals)
 	all := ""
 	for _, m := range msgs[1:] {
 		if m.Role != conversation.RoleDeveloper {
