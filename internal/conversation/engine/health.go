@@ -2,12 +2,9 @@ package engine
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
-	"strings"
-	"time"
 
 	"github.com/toolgate/toolgate/internal/conversation"
 	"github.com/toolgate/toolgate/internal/policy"
@@ -62,7 +59,7 @@ func (r *relay) requestTools() error {
 	}
 	r.groups = groups
 	for _, sk := range skipped {
-		r.notice(conversation.Notice{Code: NoticeServerSkipped, ServerLabel: sk.Label, Message: skippedMessage(sk, s.now())})
+		r.notice(conversation.Notice{Code: NoticeServerSkipped, ServerLabel: sk.Label, Message: conversation.SkippedMessage(sk, s.now())})
 	}
 	return nil
 }
@@ -94,7 +91,7 @@ func (r *relay) stream(ctx context.Context, req conversation.UpstreamRequest) (c
 		req.Tools = r.groups
 		r.notice(conversation.Notice{Code: NoticeServerDropped, ServerLabel: srv.Label, Message: fmt.Sprintf(
 			"%s dropped: the model's provider could not list its tools (%s); the request was sent again without it",
-			srv.Label, clip(ue.Message))})
+			srv.Label, conversation.Clip(ue.Message))})
 	}
 }
 
@@ -111,13 +108,13 @@ func (r *relay) itemHealth(u *conversation.UpstreamItem) {
 	srv, s := r.groups[i].Server, r.t.s
 	var err error
 	switch {
-	case u.Type == conversation.ItemListTools && given(u.ListError):
-		r.serverFailed(srv, "the model's provider could not list its tools: "+errorText(u.ListError))
-	case u.Type == conversation.ItemCall && unreachableCall(u.CallError):
+	case u.Type == conversation.ItemListTools && conversation.Given(u.ListError):
+		r.serverFailed(srv, "the model's provider could not list its tools: "+conversation.ErrorText(u.ListError))
+	case u.Type == conversation.ItemCall && conversation.UnreachableCall(u.CallError):
 		// One call that could not get through (often one that was slow)
 		// does not take the server out for everyone: failures in a row do.
 		err = s.policies.CallFailed(r.store, srv.Label, srv.URL,
-			fmt.Sprintf("the model's provider could not reach it to call %s: %s", u.Name, errorText(u.CallError)))
+			fmt.Sprintf("the model's provider could not reach it to call %s: %s", u.Name, conversation.ErrorText(u.CallError)))
 	case u.Type == conversation.ItemCall:
 		err = s.policies.CallWorked(r.store, srv.Label, srv.URL)
 	}
@@ -132,70 +129,4 @@ func (r *relay) serverFailed(srv policy.Server, reason string) {
 	if err := r.t.s.policies.ServerFailed(r.store, srv.Label, srv.URL, reason); err != nil {
 		r.t.s.log.WarnContext(r.store, "recording an MCP server unreachable failed", "server_id", srv.Label, "error", err)
 	}
-}
-
-// skippedMessage is the notice for a server left out: "demo-2 skipped:
-// unreachable since 14:03:12 UTC (connection refused)". The day is named
-// when it is not today's.
-func skippedMessage(sk policy.SkippedServer, now time.Time) string {
-	since := "a while"
-	if h := sk.Health.Since; h != nil {
-		at, today := h.UTC(), now.UTC()
-		since = at.Format("15:04:05 UTC")
-		if at.YearDay() != today.YearDay() || at.Year() != today.Year() {
-			since = at.Format("2006-01-02 15:04:05 UTC")
-		}
-	}
-	state := "unreachable"
-	if sk.Health.Status == policy.HealthSlow {
-		state = "slow to list its tools"
-	}
-	msg := fmt.Sprintf("%s skipped: %s since %s", sk.Label, state, since)
-	if sk.Health.LastError != "" {
-		msg += " (" + clip(sk.Health.LastError) + ")"
-	}
-	return msg
-}
-
-// unreachableCall reports whether a call's error says the provider could
-// not reach the server: an http_error with a gateway status.
-func unreachableCall(raw json.RawMessage) bool {
-	var e struct {
-		Type string `json:"type"`
-		Code int    `json:"code"`
-	}
-	if !given(raw) || json.Unmarshal(raw, &e) != nil || e.Type != "http_error" {
-		return false
-	}
-	return e.Code == 502 || e.Code == 503 || e.Code == 504
-}
-
-func given(raw json.RawMessage) bool {
-	s := strings.TrimSpace(string(raw))
-	return s != "" && s != "null" && s != `""`
-}
-
-// errorText is a provider's error as words: a string as it is, an object's
-// message, else the JSON.
-func errorText(raw json.RawMessage) string {
-	var s string
-	if json.Unmarshal(raw, &s) == nil {
-		return s
-	}
-	var o struct {
-		Message string `json:"message"`
-	}
-	if json.Unmarshal(raw, &o) == nil && o.Message != "" {
-		return o.Message
-	}
-	return string(raw)
-}
-
-// clip bounds a provider's or server's words in a notice.
-func clip(s string) string {
-	const limit = 300
-	if r := []rune(s); len(r) > limit {
-		return string(r[:limit-1]) + "…"
-	}
-	return s
 }

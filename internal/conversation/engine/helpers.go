@@ -17,3 +17,5 @@ func joinPath(parent, key string) string { return conversation.JoinPath(parent, 
 func sameJSON(a, b []byte) bool { return conversation.SameJSON(a, b) }
 
 func jsonEqual(x, y any) bool { return conversation.JSONEqual(x, y) }
+
+func lostPrevious(err error) bool { return conversation.LostPrevious(err) }

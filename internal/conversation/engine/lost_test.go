@@ -192,7 +192,7 @@ func TestLost_PendingApprovalsExpire(t *testing.T) {
 	}
 
 	got := e.approval(conv, a.ID)
-	if got.State != conversation.Expired || deref(got.DecisionReason) != engine.ExpiredReason || got.DecidedAt == nil {
+	if got.State != conversation.Expired || deref(got.DecisionReason) != conversation.ExpiredReason || got.DecidedAt == nil {
 		t.Errorf("approval %s (%q); want expired saying why", got.State, deref(got.DecisionReason))
 	}
 	var states []string
@@ -260,7 +260,7 @@ func TestLost_ApprovalForALostResponseNeverRuns(t *testing.T) {
 	if !strings.Contains(notice.Message, "1 of them approved") {
 		t.Errorf("notice %q does not say the approval could not reach the model", notice.Message)
 	}
-	if got := e.approval(conv, a.ID); got.State != conversation.Expired || deref(got.DecisionReason) != engine.ExpiredApprovedReason || got.AnsweredIn != nil {
+	if got := e.approval(conv, a.ID); got.State != conversation.Expired || deref(got.DecisionReason) != conversation.ExpiredApprovedReason || got.AnsweredIn != nil {
 		t.Errorf("approval %s (%q, answered in %v); want expired, saying the approval could not be delivered, answered nowhere",
 			got.State, deref(got.DecisionReason), deref(got.AnsweredIn))
 	}
@@ -403,7 +403,7 @@ func TestLost_HistorySaysWhatBecameOfEachRequest(t *testing.T) {
 		"mcpr_a": {State: conversation.Approved},
 		"mcpr_d": {State: conversation.Denied, DecisionReason: str("keep Berlin")},
 		"mcpr_s": {State: conversation.Superseded, DecisionReason: str(engine.SupersededReason)},
-		"mcpr_e": {State: conversation.Expired, DecisionReason: str(engine.ExpiredReason)},
+		"mcpr_e": {State: conversation.Expired, DecisionReason: str(conversation.ExpiredReason)},
 		"mcpr_u": {State: conversation.Approved, AnsweredIn: str("unknown")},
 	}
 	var items []conversation.Item
@@ -431,7 +431,7 @@ func TestLost_HistorySaysWhatBecameOfEachRequest(t *testing.T) {
 		`"city":"mcpr_a"}. The user approved it.`,
 		`"city":"mcpr_d"}. The user denied it, so it did not run. The user's reason: keep Berlin`,
 		`"city":"mcpr_s"}. It did not run: ` + engine.SupersededReason,
-		`"city":"mcpr_e"}. It did not run: ` + engine.ExpiredReason,
+		`"city":"mcpr_e"}. It did not run: ` + conversation.ExpiredReason,
 		`"city":"mcpr_u"}. The user approved it. The approval may have reached the provider in a response that broke off; whether it ran is unknown.`,
 		`tool "send_alert" on server "demo" began, but its result never arrived: it may or may not have run.`,
 		`tool "get_forecast" on server "demo" with arguments {"city":"Nowhere"} failed: {"type":"mcp_tool_execution_error","content":"unknown city"}`,

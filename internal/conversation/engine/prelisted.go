@@ -28,5 +28,5 @@ func (r *relay) prelisted(p *prelist.Listings, groups []policy.ServerTools, skip
 func prelistNotice(label string, err error) conversation.Notice {
 	return conversation.Notice{Code: conversation.NoticeServerUnchecked, ServerLabel: label, Message: fmt.Sprintf(
 		"%s could not be listed before the request (%s), so its tools that would run without asking ask this time",
-		label, clip(err.Error()))}
+		label, conversation.Clip(err.Error()))}
 }
