@@ -12,10 +12,8 @@ func shownCorrection(stored json.RawMessage) json.RawMessage {
 	return conversation.ShownCorrection(stored)
 }
 
-func joinPath(parent, key string) string { return conversation.JoinPath(parent, key) }
-
-func sameJSON(a, b []byte) bool { return conversation.SameJSON(a, b) }
-
-func jsonEqual(x, y any) bool { return conversation.JSONEqual(x, y) }
+func compareCorrected(prev conversation.Approval, storedArgs string) *conversation.Corrects {
+	return conversation.CompareCorrected(prev, storedArgs)
+}
 
 func lostPrevious(err error) bool { return conversation.LostPrevious(err) }
