@@ -11,6 +11,17 @@ import (
 
 // The words of the engine's notices about MCP servers (engine/health.go).
 
+// Notice codes about MCP servers.
+const (
+	// NoticeServerSkipped: the request left the server out because it is
+	// unreachable (discovery failed, or calls in a row) or slow to list its
+	// tools (MCP_LIST_TIME_LIMIT).
+	NoticeServerSkipped = "server_skipped"
+	// NoticeServerDropped: the provider could not list the server's tools
+	// (424), so the request was sent again without it.
+	NoticeServerDropped = "server_dropped"
+)
+
 // SkippedMessage is the notice for a server left out: "demo-2 skipped:
 // unreachable since 14:03:12 UTC (connection refused)". The day is named
 // when it is not today's.
@@ -75,4 +86,11 @@ func Clip(s string) string {
 		return string(r[:limit-1]) + "…"
 	}
 	return s
+}
+
+// PrelistNotice tells the person which servers could not be checked.
+func PrelistNotice(label string, err error) Notice {
+	return Notice{Code: NoticeServerUnchecked, ServerLabel: label, Message: fmt.Sprintf(
+		"%s could not be listed before the request (%s), so its tools that would run without asking ask this time",
+		label, Clip(err.Error()))}
 }

@@ -5,6 +5,11 @@ import (
 	"fmt"
 )
 
+// NoticeProviderStateLost is the code of the notice that a conversation went
+// on from Toolgate's own transcript because the provider lost its previous
+// response.
+const NoticeProviderStateLost = "provider_state_lost"
+
 // CodePreviousResponseNotFound is the provider's code for a
 // previous_response_id it no longer has (it keeps responses only for a
 // while, and the offline emulator without a state file forgets them on a

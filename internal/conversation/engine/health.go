@@ -15,17 +15,6 @@ import (
 // is sent again without it, and what a turn learns about a server's health
 // is recorded for the next requests, on every replica.
 
-// Notice codes about MCP servers.
-const (
-	// NoticeServerSkipped: the request left the server out because it is
-	// unreachable (discovery failed, or calls in a row) or slow to list its
-	// tools (MCP_LIST_TIME_LIMIT).
-	NoticeServerSkipped = "server_skipped"
-	// NoticeServerDropped: the provider could not list the server's tools
-	// (424), so the request was sent again without it.
-	NoticeServerDropped = "server_dropped"
-)
-
 // requestTools reads the tools the request offers and tells the person
 // which servers it left out. The servers the request answers approval
 // requests for are offered whatever their health: upstream rejects an
@@ -59,7 +48,7 @@ func (r *relay) requestTools() error {
 	}
 	r.groups = groups
 	for _, sk := range skipped {
-		r.notice(conversation.Notice{Code: NoticeServerSkipped, ServerLabel: sk.Label, Message: conversation.SkippedMessage(sk, s.now())})
+		r.notice(conversation.Notice{Code: conversation.NoticeServerSkipped, ServerLabel: sk.Label, Message: conversation.SkippedMessage(sk, s.now())})
 	}
 	return nil
 }
@@ -89,7 +78,7 @@ func (r *relay) stream(ctx context.Context, req conversation.UpstreamRequest) (c
 		}
 		r.groups = slices.Delete(slices.Clone(r.groups), i, i+1)
 		req.Tools = r.groups
-		r.notice(conversation.Notice{Code: NoticeServerDropped, ServerLabel: srv.Label, Message: fmt.Sprintf(
+		r.notice(conversation.Notice{Code: conversation.NoticeServerDropped, ServerLabel: srv.Label, Message: fmt.Sprintf(
 			"%s dropped: the model's provider could not list its tools (%s); the request was sent again without it",
 			srv.Label, conversation.Clip(ue.Message))})
 	}

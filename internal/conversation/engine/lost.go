@@ -9,11 +9,6 @@ import (
 	"github.com/toolgate/toolgate/internal/conversation/record"
 )
 
-// NoticeProviderStateLost is the code of the notice that a conversation went
-// on from Toolgate's own transcript because the provider lost its previous
-// response.
-const NoticeProviderStateLost = "provider_state_lost"
-
 // errTurnEnded says fromTranscript already ended the turn.
 var errTurnEnded = errors.New("the turn already ended")
 
@@ -82,7 +77,7 @@ func (r *relay) fromTranscript(ctx context.Context) (conversation.EventStream, e
 	for _, a := range expired {
 		r.sink.Send(conversation.EventNameDecision, decisionEvent(a, nil))
 	}
-	r.notice(conversation.Notice{Code: NoticeProviderStateLost, Message: conversation.LostMessage(len(msgs)-1, left, expired)})
+	r.notice(conversation.Notice{Code: conversation.NoticeProviderStateLost, Message: conversation.LostMessage(len(msgs)-1, left, expired)})
 	s.log.WarnContext(ctx, "the provider lost the previous response; continuing from the transcript", "conversation_id", t.conv.ID,
 		"previous_response_id", t.previous, "entries", len(msgs)-1, "left_out", left, "expired", len(expired))
 	// The transcript's request lists every server again: a 424 drops one.

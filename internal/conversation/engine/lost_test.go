@@ -75,7 +75,7 @@ func completedID(t *testing.T, rec *recorder) string {
 func lostNotice(t *testing.T, rec *recorder) conversation.Notice {
 	t.Helper()
 	n, ok := rec.first(conversation.EventNameNotice).(conversation.NoticeEvent)
-	if !ok || n.Item.Notice == nil || n.Item.Notice.Code != engine.NoticeProviderStateLost {
+	if !ok || n.Item.Notice == nil || n.Item.Notice.Code != conversation.NoticeProviderStateLost {
 		t.Fatalf("no provider_state_lost notice: events %v", rec.names())
 	}
 	return *n.Item.Notice
@@ -160,7 +160,7 @@ func TestLost_MessageGoesOnFromTheTranscript(t *testing.T) {
 	if got := strings.Join(kinds, ","); !strings.Contains(got, "user_message,notice,mcp_list_tools,message") {
 		t.Errorf("transcript %s; want the message, the notice, then the new response's items", got)
 	}
-	if it := find(tr.Items, conversation.ItemNotice); it == nil || it.Notice == nil || it.Notice.Code != engine.NoticeProviderStateLost {
+	if it := find(tr.Items, conversation.ItemNotice); it == nil || it.Notice == nil || it.Notice.Code != conversation.NoticeProviderStateLost {
 		t.Errorf("the transcript keeps no provider_state_lost notice: %+v", it)
 	}
 
