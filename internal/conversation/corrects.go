@@ -40,7 +40,7 @@ func diff(before, after any, path string, out *[]ArgChange) {
 		}
 		sort.Strings(sorted)
 		for _, k := range sorted {
-			p := JoinPath(path, k)
+			p := joinPath(path, k)
 			x, inB := bo[k]
 			y, inA := ao[k]
 			switch {
@@ -62,7 +62,7 @@ func diff(before, after any, path string, out *[]ArgChange) {
 		}
 		return
 	}
-	if !JSONEqual(before, after) {
+	if !jsonEqual(before, after) {
 		*out = append(*out, ArgChange{Path: path, Before: mustJSON(before), After: mustJSON(after)})
 	}
 }

@@ -102,7 +102,7 @@ func strictValue(dec *json.Decoder, path string) (any, error) {
 				return nil, errors.New("not valid JSON")
 			}
 			k, _ := kt.(string)
-			p := JoinPath(path, k)
+			p := joinPath(path, k)
 			if _, dup := obj[k]; dup {
 				return nil, fmt.Errorf("%s is given more than once", p)
 			}
@@ -127,7 +127,7 @@ func strictValue(dec *json.Decoder, path string) (any, error) {
 	return nil, errors.New("not valid JSON")
 }
 
-func JoinPath(parent, key string) string {
+func joinPath(parent, key string) string {
 	if parent == "" {
 		return key
 	}
@@ -140,7 +140,7 @@ func Walk(v any, path string, fn func(path string, x any)) {
 	switch t := v.(type) {
 	case map[string]any:
 		for k, x := range t {
-			p := JoinPath(path, k)
+			p := joinPath(path, k)
 			fn(p, x)
 			Walk(x, p, fn)
 		}
@@ -158,7 +158,7 @@ func Prune(v any, path string, drop func(path string, x any) bool) any {
 	switch t := v.(type) {
 	case map[string]any:
 		for k, x := range t {
-			p := JoinPath(path, k)
+			p := joinPath(path, k)
 			if drop(p, x) {
 				delete(t, k)
 				continue
@@ -179,10 +179,10 @@ func SameJSON(a, b []byte) bool {
 	if json.Unmarshal(a, &x) != nil || json.Unmarshal(b, &y) != nil {
 		return false
 	}
-	return JSONEqual(x, y)
+	return jsonEqual(x, y)
 }
 
-func JSONEqual(x, y any) bool {
+func jsonEqual(x, y any) bool {
 	bx, _ := json.Marshal(x) // maps marshal with sorted keys
 	by, _ := json.Marshal(y)
 	return bytes.Equal(bx, by)
