@@ -132,7 +132,7 @@ func (r *relay) approval(ctx context.Context, u *conversation.UpstreamItem, it c
 		return nil
 	}
 	r.asked = append(r.asked, a.ID)
-	r.sink.Send(conversation.EventNameApproval, s.withExpiry(present(a)))
+	r.sink.Send(conversation.EventNameApproval, s.keeper.WithExpiry(present(a)))
 	return nil
 }
 

@@ -97,7 +97,7 @@ func (t *Turn) decidable(ids []string, byID map[string]conversation.Approval, no
 		// Judged against the database's clock, under the locks the
 		// sweep takes too: either the sweep expired it first (not
 		// pending above) or no decision is recorded on it now.
-		if t.s.timeIsUp(a, now) {
+		if t.s.keeper.TimeIsUp(a, now) {
 			late = append(late, a)
 		}
 	}

@@ -15,15 +15,6 @@ const DefaultApprovalTTL = 30 * time.Minute
 // expiryBatch is how many conversations one pass of ExpireApprovals looks at.
 const expiryBatch = 100
 
-// expiredReason is the reason a's expiry records: its server's time limit
-// when the server sets one, APPROVAL_TTL otherwise.
-func (s *Service) expiredReason(a conversation.Approval) string {
-	if a.ServerTTLSeconds != nil {
-		return conversation.ExpiredServerTTLReason(a.ServerLabel, s.keeper.TTLOf(a))
-	}
-	return conversation.ExpiredTTLReason(s.approvalTTL)
-}
-
 // ExpireApprovals expires the pending approval requests older than their
 // server's approval_ttl_seconds or, for servers without one, APPROVAL_TTL,
 // in conversations with no running turn (a turn's end
@@ -61,7 +52,7 @@ func (s *Service) expireIn(ctx context.Context, conv string) ([]conversation.App
 	var ownerID string
 	err := s.store.Tx(ctx, func(r conversation.Repo) error {
 		expired = nil
-		owner, aps, err := r.ExpireApprovals(ctx, conv, s.approvalTTL, s.expiredReason)
+		owner, aps, err := r.ExpireApprovals(ctx, conv, s.approvalTTL, s.keeper.ExpiredReason)
 		if err != nil || len(aps) == 0 {
 			return err
 		}
@@ -103,17 +94,6 @@ func (s *Service) expireIn(ctx context.Context, conv string) ([]conversation.App
 		"approval_ttl", s.approvalTTL)
 	s.followUpAfterExpiry(ctx, conv, ownerID)
 	return expired, nil
-}
-
-// withExpiry sets when a pending request expires (its server's time limit
-// or APPROVAL_TTL), for the card's countdown.
-func (s *Service) withExpiry(a conversation.Approval) conversation.Approval {
-	a.ExpiresAt = nil
-	if ttl := s.keeper.TTLOf(a); a.State == conversation.Pending && ttl > 0 {
-		at := a.RequestedAt.Add(ttl)
-		a.ExpiresAt = &at
-	}
-	return a
 }
 
 // serverTTL is the approval_ttl_seconds of the request's server label, as

@@ -107,10 +107,10 @@ func (t *Turn) closeApprovals(ctx context.Context, r conversation.Repo, aps []co
 			ans.Reason = deref(a.DecisionReason)
 		case a.AnsweredIn != nil || a.SentInTurn != nil || a.State == conversation.OutcomeUnknown:
 			ans.Reason = interruptedReason
-		case a.State == conversation.Pending && !t.dbNow.IsZero() && t.s.timeIsUp(a, t.dbNow):
+		case a.State == conversation.Pending && !t.dbNow.IsZero() && t.s.keeper.TimeIsUp(a, t.dbNow):
 			// Its time was up before the message came: expired, as the
 			// sweep (which had not run yet) would have recorded it.
-			reason := t.s.expiredReason(a)
+			reason := t.s.keeper.ExpiredReason(a)
 			a.State, a.DecidedAt, a.DecisionReason = conversation.Expired, &now, &reason
 			a.DecidedBy, a.DecidedByID = nil, nil
 			if err := r.Decide(ctx, t.user.ID, a); err != nil {
