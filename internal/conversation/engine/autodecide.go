@@ -31,7 +31,7 @@ const NoticeAutoLimit = "auto_follow_up_limit"
 // when no rules apply to the tool. Rules see the call's real arguments
 // (Toolgate stores only the redacted ones). A rule that cannot be
 // evaluated, or rules that cannot be read, ask: they never approve.
-func (r *relay) checkRules(u *conversation.UpstreamItem) *conversation.RuleCheck {
+func (k *asker) checkRules(r *relay, u *conversation.UpstreamItem) *conversation.RuleCheck {
 	var rt policy.RuledTool
 	ruled := false
 	for _, g := range r.groups {
@@ -46,7 +46,7 @@ func (r *relay) checkRules(u *conversation.UpstreamItem) *conversation.RuleCheck
 	if err := json.Unmarshal([]byte(u.Arguments), &args); err != nil {
 		args = nil // not a JSON object: rules over args fail to evaluate, so they ask
 	}
-	d, err := r.t.s.policies.DecideByRules(r.store, r.t.s.store.Repo(), r.t.user, u.ServerLabel, u.Name, args)
+	d, err := k.policies.DecideByRules(r.store, k.store.Repo(), r.t.user, u.ServerLabel, u.Name, args)
 	if err != nil {
 		return &conversation.RuleCheck{Decision: string(rules.Ask), Error: "the rules could not be read: " + err.Error()}
 	}
@@ -122,9 +122,9 @@ func ruleListName(r *conversation.RuleRef) string {
 // no person decided it: the rule that approved it, or the policy that let
 // it run once no rule held. Nil when a person decided (or the request is
 // not known).
-func (r *relay) ruleAllowedBy(id string) *conversation.AllowedBy {
+func (k *asker) ruleAllowedBy(r *relay, id string) *conversation.AllowedBy {
 	t := r.t
-	aps, err := t.s.store.Repo().Approvals(r.store, t.user.ID, t.conv.ID, []string{id}, false)
+	aps, err := k.store.Repo().Approvals(r.store, t.user.ID, t.conv.ID, []string{id}, false)
 	if err != nil || len(aps) != 1 || aps[0].Rules == nil {
 		return nil
 	}

@@ -17,7 +17,7 @@ func (s *Service) Book() *book.Conversations { return s.book }
 type bookTurns struct{ s *Service }
 
 func (b bookTurns) Approval(a conversation.Approval) conversation.Approval {
-	return b.s.withExpiry(present(a))
+	return b.s.keeper.WithExpiry(present(a))
 }
 
 func (bookTurns) Present(a conversation.Approval) conversation.Approval { return present(a) }

@@ -15,11 +15,10 @@ import (
 // "[redacted]"), and the choices its card offers (less what a lock at Ask
 // forbids). When the card cannot be read the request still asks, with
 // every choice the lock allows: the decision reads the choices again.
-func (r *relay) cardWords(ctx context.Context, a *conversation.Approval) {
-	s := r.t.s
-	c, err := s.policies.ApprovalCard(ctx, s.store.Repo(), a.ServerLabel, a.ToolName)
+func (k *asker) cardWords(ctx context.Context, a *conversation.Approval) {
+	c, err := k.policies.ApprovalCard(ctx, k.store.Repo(), a.ServerLabel, a.ToolName)
 	if err != nil {
-		s.log.WarnContext(ctx, "the tool's approval card could not be read, so it shows the arguments and every choice",
+		k.log.WarnContext(ctx, "the tool's approval card could not be read, so it shows the arguments and every choice",
 			"conversation_id", a.ConversationID, "approval_request_id", a.ID, "error", err)
 	}
 	if c.Text != nil {
@@ -60,11 +59,11 @@ func choiceOf(d conversation.Decision) policy.Choice {
 // tool's choices): 403 choice_not_allowed, nothing recorded. A request
 // settled by another decision (a grant or remember covering it) is not
 // the person's choice and passes.
-func (s *Service) choiceAllowed(ctx context.Context, r conversation.Repo, a conversation.Approval, d conversation.Decision) error {
+func (k *asker) choiceAllowed(ctx context.Context, r conversation.Repo, a conversation.Approval, d conversation.Decision) error {
 	if d.CoveredBy != "" {
 		return nil
 	}
-	c, err := s.policies.ApprovalCard(ctx, r, a.ServerLabel, a.ToolName)
+	c, err := k.policies.ApprovalCard(ctx, r, a.ServerLabel, a.ToolName)
 	if err != nil {
 		return err
 	}

@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/toolgate/toolgate/internal/apperr"
-	"github.com/toolgate/toolgate/internal/conversation/engine"
+	"github.com/toolgate/toolgate/internal/conversation"
 	"github.com/toolgate/toolgate/internal/demomcp"
 	"github.com/toolgate/toolgate/internal/policy"
 )
@@ -186,7 +186,7 @@ func TestDiscovery_HostileListIsRefusedAndNothingIsStored(t *testing.T) {
 			}
 
 			conv, rec := e.send(ana, "", "hello")
-			wantNotice(t, rec.notices(), engine.NoticeServerSkipped, "hostile", "hostile skipped: unreachable since", tt.want[:20])
+			wantNotice(t, rec.notices(), conversation.NoticeServerSkipped, "hostile", "hostile skipped: unreachable since", tt.want[:20])
 			if l := listed(e.transcript(ana, conv)); !hasKey(l, "demo") || l["demo"] || hasKey(l, "hostile") {
 				t.Errorf("listings %v: want demo listed, hostile left out", l)
 			}
@@ -248,7 +248,7 @@ func TestHealth_SlowServerIsSkippedUntilFastAgain(t *testing.T) {
 	if took := time.Since(start); took >= delay {
 		t.Errorf("a new conversation's hello took %v with a server slow to list left out, want well under %v", took, delay)
 	}
-	wantNotice(t, rec.notices(), engine.NoticeServerSkipped, "slowpoke",
+	wantNotice(t, rec.notices(), conversation.NoticeServerSkipped, "slowpoke",
 		"slowpoke skipped: slow to list its tools since", "(MCP_LIST_TIME_LIMIT)")
 	if l := listed(e.transcript(ana, conv)); hasKey(l, "slowpoke") || !hasKey(l, "demo") {
 		t.Errorf("listings %v: want demo only", l)

@@ -312,7 +312,7 @@ var endCases = []endCase{
 			if n := e.up.count(); n != 2 {
 				t.Errorf("%d requests, want 2: the first without the server its 424 named, then no more", n)
 			}
-			wantNotice(t, rec.notices(), engine.NoticeServerDropped, "demo")
+			wantNotice(t, rec.notices(), conversation.NoticeServerDropped, "demo")
 		}},
 	{name: "the provider refuses the request", code: "upstream_rejected",
 		start: func(e *harness) *engine.Turn {

@@ -70,7 +70,7 @@ func (s *Service) keepEnding(ctx context.Context, conversationID, turn string, s
 
 // stopEnding makes the turn ends still being retried try one last time, and
 // waits, until ctx ends, for them to finish.
-func (s *Service) stopEnding(ctx context.Context) {
+func (s *registry) stopEnding(ctx context.Context) {
 	s.stopOnce.Do(func() { close(s.stopping) })
 	s.mu.Lock()
 	pending := make([]chan struct{}, 0, len(s.ending))
@@ -88,7 +88,7 @@ func (s *Service) stopEnding(ctx context.Context) {
 }
 
 // endingTurns are the turns whose end keepEnding is still storing.
-func (s *Service) endingTurns() []string {
+func (s *registry) endingTurns() []string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	out := make([]string, 0, len(s.ending))
@@ -99,7 +99,7 @@ func (s *Service) endingTurns() []string {
 }
 
 // isEnding reports whether keepEnding is still storing turn's end here.
-func (s *Service) isEnding(turn string) bool {
+func (s *registry) isEnding(turn string) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	_, ok := s.ending[turn]

@@ -2,8 +2,6 @@ package engine
 
 import (
 	"context"
-	"fmt"
-	"strings"
 	"time"
 
 	"github.com/toolgate/toolgate/internal/conversation"
@@ -16,29 +14,6 @@ const DefaultApprovalTTL = 30 * time.Minute
 
 // expiryBatch is how many conversations one pass of ExpireApprovals looks at.
 const expiryBatch = 100
-
-// ExpiredTTLReason is the reason an approval request that waited too long
-// is closed with; the next request upstream denies it with this reason.
-func ExpiredTTLReason(ttl time.Duration) string {
-	return fmt.Sprintf("Nobody decided on this request within APPROVAL_TTL (%s), so it expired and was not approved; ask again if it is still needed.",
-		shortDuration(ttl))
-}
-
-// ExpiredServerTTLReason is the reason a request of a server with its own
-// time limit (approval_ttl_seconds) is closed with when it waited too long.
-func ExpiredServerTTLReason(server string, ttl time.Duration) string {
-	return fmt.Sprintf("Nobody decided on this request within the time limit of the %s server (%s), so it expired and was not approved; ask again if it is still needed.",
-		server, shortDuration(ttl))
-}
-
-// expiredReason is the reason a's expiry records: its server's time limit
-// when the server sets one, APPROVAL_TTL otherwise.
-func (s *Service) expiredReason(a conversation.Approval) string {
-	if a.ServerTTLSeconds != nil {
-		return ExpiredServerTTLReason(a.ServerLabel, s.keeper.TTLOf(a))
-	}
-	return ExpiredTTLReason(s.approvalTTL)
-}
 
 // ExpireApprovals expires the pending approval requests older than their
 // server's approval_ttl_seconds or, for servers without one, APPROVAL_TTL,
@@ -77,7 +52,7 @@ func (s *Service) expireIn(ctx context.Context, conv string) ([]conversation.App
 	var ownerID string
 	err := s.store.Tx(ctx, func(r conversation.Repo) error {
 		expired = nil
-		owner, aps, err := r.ExpireApprovals(ctx, conv, s.approvalTTL, s.expiredReason)
+		owner, aps, err := r.ExpireApprovals(ctx, conv, s.approvalTTL, s.keeper.ExpiredReason)
 		if err != nil || len(aps) == 0 {
 			return err
 		}
@@ -119,30 +94,6 @@ func (s *Service) expireIn(ctx context.Context, conv string) ([]conversation.App
 		"approval_ttl", s.approvalTTL)
 	s.followUpAfterExpiry(ctx, conv, ownerID)
 	return expired, nil
-}
-
-// withExpiry sets when a pending request expires (its server's time limit
-// or APPROVAL_TTL), for the card's countdown.
-func (s *Service) withExpiry(a conversation.Approval) conversation.Approval {
-	a.ExpiresAt = nil
-	if ttl := s.keeper.TTLOf(a); a.State == conversation.Pending && ttl > 0 {
-		at := a.RequestedAt.Add(ttl)
-		a.ExpiresAt = &at
-	}
-	return a
-}
-
-// shortDuration writes d without the zero units time.Duration.String adds
-// ("30m", not "30m0s").
-func shortDuration(d time.Duration) string {
-	out := d.String()
-	if strings.HasSuffix(out, "m0s") {
-		out = strings.TrimSuffix(out, "0s")
-	}
-	if strings.HasSuffix(out, "h0m") {
-		out = strings.TrimSuffix(out, "0m")
-	}
-	return out
 }
 
 // serverTTL is the approval_ttl_seconds of the request's server label, as

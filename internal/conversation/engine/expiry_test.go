@@ -86,7 +86,7 @@ func TestExpiry_PendingApprovalExpiresOnceAndIsDeniedUpstream(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	reason := engine.ExpiredTTLReason(ttl)
+	reason := conversation.ExpiredTTLReason(ttl)
 	for i, sub := range subs {
 		wait, cancel := context.WithTimeout(t.Context(), 5*time.Second)
 		evs, err := sub.Next(wait)

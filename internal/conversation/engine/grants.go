@@ -48,7 +48,7 @@ func (s *Service) requestGrants(ctx context.Context, r conversation.Repo, owner,
 }
 
 // grantFor is the grant an approving decision d on a gives, if any.
-func (s *Service) grantFor(a conversation.Approval, d conversation.Decision, now time.Time) *conversation.Grant {
+func (dc *decider) grantFor(a conversation.Approval, d conversation.Decision, now time.Time) *conversation.Grant {
 	if d.Scope == nil || !*d.Approve {
 		return nil
 	}
@@ -80,9 +80,9 @@ func covers(d conversation.Decision) bool {
 
 // coversRequest reports whether c decides a too: the same tool, or, for a
 // wider decision, a tool its new default now lets run without asking.
-func (s *Service) coversRequest(ctx context.Context, r conversation.Repo, u auth.User, c covering, a conversation.Approval) (bool, error) {
+func (dc *decider) coversRequest(ctx context.Context, r conversation.Repo, u auth.User, c covering, a conversation.Approval) (bool, error) {
 	if wider(c.d) {
-		return s.coversWider(ctx, r, u, c, a)
+		return dc.coversWider(ctx, r, u, c, a)
 	}
 	return c.a.ServerLabel == a.ServerLabel && c.a.ToolName == a.ToolName, nil
 }
@@ -110,7 +110,7 @@ func (c covering) reason(now time.Time) string {
 // of cs now decides (a grant, or approve/deny always), the same way, by u,
 // with a reason naming the covering decision. decided are the requests
 // already decided in this call; settled ones are added to it.
-func (s *Service) settle(ctx context.Context, r conversation.Repo, u auth.User, conv string, responses map[string]bool,
+func (dc *decider) settle(ctx context.Context, r conversation.Repo, u auth.User, conv string, responses map[string]bool,
 	cs []covering, decided map[string]bool, now time.Time) ([]conversation.DecisionEvent, error) {
 	if len(cs) == 0 {
 		return nil, nil
@@ -126,14 +126,14 @@ func (s *Service) settle(ctx context.Context, r conversation.Repo, u auth.User, 
 				continue
 			}
 			for _, c := range cs {
-				if ok, err := s.coversRequest(ctx, r, u, c, a); err != nil || !ok {
+				if ok, err := dc.coversRequest(ctx, r, u, c, a); err != nil || !ok {
 					if err != nil {
 						return nil, err
 					}
 					continue
 				}
 				reason, once := c.reason(now), conversation.ScopeOnce
-				ev, err := s.decide(ctx, r, nil, a, conversation.Decision{ApprovalRequestID: a.ID, Approve: c.d.Approve, Reason: &reason,
+				ev, err := dc.decide(ctx, r, nil, a, conversation.Decision{ApprovalRequestID: a.ID, Approve: c.d.Approve, Reason: &reason,
 					Scope: &once, CoveredBy: c.a.ID}, u, now)
 				if err != nil {
 					return nil, err

@@ -2,12 +2,10 @@ package engine
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"slices"
-	"strings"
-	"time"
 
 	"github.com/toolgate/toolgate/internal/conversation"
 	"github.com/toolgate/toolgate/internal/policy"
@@ -18,22 +16,19 @@ import (
 // is sent again without it, and what a turn learns about a server's health
 // is recorded for the next requests, on every replica.
 
-// Notice codes about MCP servers.
-const (
-	// NoticeServerSkipped: the request left the server out because it is
-	// unreachable (discovery failed, or calls in a row) or slow to list its
-	// tools (MCP_LIST_TIME_LIMIT).
-	NoticeServerSkipped = "server_skipped"
-	// NoticeServerDropped: the provider could not list the server's tools
-	// (424), so the request was sent again without it.
-	NoticeServerDropped = "server_dropped"
-)
+// serverHealth reads the tools a request offers, leaving out the servers
+// that are unreachable, and records what a turn learns about its MCP
+// servers' health, for the next requests on every replica.
+type serverHealth struct {
+	policies conversation.Policies
+	log      *slog.Logger
+}
 
 // requestTools reads the tools the request offers and tells the person
 // which servers it left out. The servers the request answers approval
 // requests for are offered whatever their health: upstream rejects an
 // answer whose server is missing.
-func (r *relay) requestTools() error {
+func (h *serverHealth) requestTools(r *relay) error {
 	t, s := r.t, r.t.s
 	keep := map[string]bool{}
 	for _, a := range t.answers {
@@ -46,9 +41,9 @@ func (r *relay) requestTools() error {
 		// Read when the turn opened; a later request of the turn (after
 		// rules answered) reads again.
 		t.policies = nil
-		groups, skipped, err = s.policies.RequestToolsAt(r.store, *rd, t.grants, keep)
+		groups, skipped, err = h.policies.RequestToolsAt(r.store, *rd, t.grants, keep)
 	} else {
-		groups, skipped, err = s.policies.RequestTools(r.store, t.user.ID, t.grants, keep)
+		groups, skipped, err = h.policies.RequestTools(r.store, t.user.ID, t.grants, keep)
 	}
 	if err != nil {
 		return err
@@ -62,7 +57,7 @@ func (r *relay) requestTools() error {
 	}
 	r.groups = groups
 	for _, sk := range skipped {
-		r.notice(conversation.Notice{Code: NoticeServerSkipped, ServerLabel: sk.Label, Message: skippedMessage(sk, s.now())})
+		r.notice(conversation.Notice{Code: conversation.NoticeServerSkipped, ServerLabel: sk.Label, Message: conversation.SkippedMessage(sk, s.now())})
 	}
 	return nil
 }
@@ -86,15 +81,15 @@ func (r *relay) stream(ctx context.Context, req conversation.UpstreamRequest) (c
 		}
 		srv := r.groups[i].Server
 		ue.Message = policy.MaskURLIn(ue.Message, srv.URL) // the provider quotes the URL it could not reach
-		r.serverFailed(srv, "the model's provider could not list its tools: "+ue.Message)
+		s.serverHealth.serverFailed(r, srv, "the model's provider could not list its tools: "+ue.Message)
 		if retried || len(req.Answers) > 0 {
 			return nil, err
 		}
 		r.groups = slices.Delete(slices.Clone(r.groups), i, i+1)
 		req.Tools = r.groups
-		r.notice(conversation.Notice{Code: NoticeServerDropped, ServerLabel: srv.Label, Message: fmt.Sprintf(
+		r.notice(conversation.Notice{Code: conversation.NoticeServerDropped, ServerLabel: srv.Label, Message: fmt.Sprintf(
 			"%s dropped: the model's provider could not list its tools (%s); the request was sent again without it",
-			srv.Label, clip(ue.Message))})
+			srv.Label, conversation.Clip(ue.Message))})
 	}
 }
 
@@ -103,99 +98,33 @@ func (r *relay) stream(ctx context.Context, req conversation.UpstreamRequest) (c
 // deliver (an http_error of 502, 503 or 504: nothing answered, or only a
 // gateway; counted, unreachable after MCP_HEALTH_FAILURES in a row), or a
 // call that reached it (the count starts again).
-func (r *relay) itemHealth(u *conversation.UpstreamItem) {
+func (h *serverHealth) itemHealth(r *relay, u *conversation.UpstreamItem) {
 	i := slices.IndexFunc(r.groups, func(g policy.ServerTools) bool { return g.Server.Label == u.ServerLabel })
 	if i < 0 {
 		return
 	}
-	srv, s := r.groups[i].Server, r.t.s
+	srv := r.groups[i].Server
 	var err error
 	switch {
-	case u.Type == conversation.ItemListTools && given(u.ListError):
-		r.serverFailed(srv, "the model's provider could not list its tools: "+errorText(u.ListError))
-	case u.Type == conversation.ItemCall && unreachableCall(u.CallError):
+	case u.Type == conversation.ItemListTools && conversation.Given(u.ListError):
+		h.serverFailed(r, srv, "the model's provider could not list its tools: "+conversation.ErrorText(u.ListError))
+	case u.Type == conversation.ItemCall && conversation.UnreachableCall(u.CallError):
 		// One call that could not get through (often one that was slow)
 		// does not take the server out for everyone: failures in a row do.
-		err = s.policies.CallFailed(r.store, srv.Label, srv.URL,
-			fmt.Sprintf("the model's provider could not reach it to call %s: %s", u.Name, errorText(u.CallError)))
+		err = h.policies.CallFailed(r.store, srv.Label, srv.URL,
+			fmt.Sprintf("the model's provider could not reach it to call %s: %s", u.Name, conversation.ErrorText(u.CallError)))
 	case u.Type == conversation.ItemCall:
-		err = s.policies.CallWorked(r.store, srv.Label, srv.URL)
+		err = h.policies.CallWorked(r.store, srv.Label, srv.URL)
 	}
 	if err != nil {
-		s.log.WarnContext(r.store, "recording an MCP server's health failed", "server_id", srv.Label, "error", err)
+		h.log.WarnContext(r.store, "recording an MCP server's health failed", "server_id", srv.Label, "error", err)
 	}
 }
 
 // serverFailed records srv as unreachable; the turn goes on whatever
 // happens to the write.
-func (r *relay) serverFailed(srv policy.Server, reason string) {
-	if err := r.t.s.policies.ServerFailed(r.store, srv.Label, srv.URL, reason); err != nil {
-		r.t.s.log.WarnContext(r.store, "recording an MCP server unreachable failed", "server_id", srv.Label, "error", err)
+func (h *serverHealth) serverFailed(r *relay, srv policy.Server, reason string) {
+	if err := h.policies.ServerFailed(r.store, srv.Label, srv.URL, reason); err != nil {
+		h.log.WarnContext(r.store, "recording an MCP server unreachable failed", "server_id", srv.Label, "error", err)
 	}
-}
-
-// skippedMessage is the notice for a server left out: "demo-2 skipped:
-// unreachable since 14:03:12 UTC (connection refused)". The day is named
-// when it is not today's.
-func skippedMessage(sk policy.SkippedServer, now time.Time) string {
-	since := "a while"
-	if h := sk.Health.Since; h != nil {
-		at, today := h.UTC(), now.UTC()
-		since = at.Format("15:04:05 UTC")
-		if at.YearDay() != today.YearDay() || at.Year() != today.Year() {
-			since = at.Format("2006-01-02 15:04:05 UTC")
-		}
-	}
-	state := "unreachable"
-	if sk.Health.Status == policy.HealthSlow {
-		state = "slow to list its tools"
-	}
-	msg := fmt.Sprintf("%s skipped: %s since %s", sk.Label, state, since)
-	if sk.Health.LastError != "" {
-		msg += " (" + clip(sk.Health.LastError) + ")"
-	}
-	return msg
-}
-
-// unreachableCall reports whether a call's error says the provider could
-// not reach the server: an http_error with a gateway status.
-func unreachableCall(raw json.RawMessage) bool {
-	var e struct {
-		Type string `json:"type"`
-		Code int    `json:"code"`
-	}
-	if !given(raw) || json.Unmarshal(raw, &e) != nil || e.Type != "http_error" {
-		return false
-	}
-	return e.Code == 502 || e.Code == 503 || e.Code == 504
-}
-
-func given(raw json.RawMessage) bool {
-	s := strings.TrimSpace(string(raw))
-	return s != "" && s != "null" && s != `""`
-}
-
-// errorText is a provider's error as words: a string as it is, an object's
-// message, else the JSON.
-func errorText(raw json.RawMessage) string {
-	var s string
-	if json.Unmarshal(raw, &s) == nil {
-		return s
-	}
-	var o struct {
-		Message string `json:"message"`
-	}
-	if json.Unmarshal(raw, &o) == nil && o.Message != "" {
-		return o.Message
-	}
-	return string(raw)
-}
-
-// clip bounds a provider's or server's words in a notice.
-func clip(s string) string {
-	const limit = 300
-	if r := []rune(s); len(r) > limit {
-		return string(r[:limit-1]) + "…"
-	}
-	return s
 }

@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/toolgate/toolgate/internal/conversation"
-	"github.com/toolgate/toolgate/internal/conversation/engine"
 	"github.com/toolgate/toolgate/internal/demomcp"
 	"github.com/toolgate/toolgate/internal/policy"
 )
@@ -153,13 +152,13 @@ func TestHealth_HelloWithAnUnreachableServerAnswers(t *testing.T) {
 		if n := e.up.count() - before; n != 1 {
 			t.Errorf("%d requests to the provider, want 1 (the server left out, no 424)", n)
 		}
-		wantNotice(t, rec.notices(), engine.NoticeServerSkipped, "demo-2",
+		wantNotice(t, rec.notices(), conversation.NoticeServerSkipped, "demo-2",
 			"demo-2 skipped: unreachable since "+srv.Health.Since.UTC().Format("15:04:05"), "connection refused")
 		tr := e.transcript(ana, conv)
 		if l := listed(tr); l["demo"] || !hasKey(l, "demo") || hasKey(l, "demo-2") {
 			t.Errorf("listings %v: want demo listed and demo-2 not offered", l)
 		}
-		if !slicesContainsNotice(tr, engine.NoticeServerSkipped) {
+		if !slicesContainsNotice(tr, conversation.NoticeServerSkipped) {
 			t.Error("the notice is not in the transcript read back")
 		}
 	})
@@ -176,7 +175,7 @@ func TestHealth_HelloWithAnUnreachableServerAnswers(t *testing.T) {
 		if n := e.up.count() - before; n != 2 {
 			t.Errorf("%d requests to the provider, want 2 (the 424, then once more without demo-2)", n)
 		}
-		wantNotice(t, rec.notices(), engine.NoticeServerDropped, "demo-2", "demo-2 dropped", "sent again without it")
+		wantNotice(t, rec.notices(), conversation.NoticeServerDropped, "demo-2", "demo-2 dropped", "sent again without it")
 		if l := listed(e.transcript(ana, conv)); hasKey(l, "demo-2") || !hasKey(l, "demo") {
 			t.Errorf("listings %v: want demo only", l)
 		}
@@ -191,7 +190,7 @@ func TestHealth_HelloWithAnUnreachableServerAnswers(t *testing.T) {
 		if n := e.up.count() - before; n != 1 {
 			t.Errorf("next message: %d requests, want 1", n)
 		}
-		wantNotice(t, rec.notices(), engine.NoticeServerSkipped, "demo-2", "demo-2 skipped: unreachable since")
+		wantNotice(t, rec.notices(), conversation.NoticeServerSkipped, "demo-2", "demo-2 skipped: unreachable since")
 	})
 }
 
@@ -283,7 +282,7 @@ func TestHealth_424OnDecisionsIsNotRetried(t *testing.T) {
 	if rec.last() != conversation.EventNameCompleted {
 		t.Fatalf("retry ended with %v", rec.names())
 	}
-	wantNotice(t, rec.notices(), engine.NoticeServerSkipped, "demo-2")
+	wantNotice(t, rec.notices(), conversation.NoticeServerSkipped, "demo-2")
 	var ran int
 	for _, it := range e.transcript(ana, conv).Items {
 		if it.Type == conversation.ItemCall && it.ApprovalRequestID == a.ID && !it.Interrupted {
@@ -381,7 +380,7 @@ func TestHealth_TurnsRecordWhatTheyLearn(t *testing.T) {
 			t.Errorf("health %+v after three failed calls in a row, want unreachable saying so", h)
 		}
 		_, rec := e.send(ana, conv, "hello again")
-		wantNotice(t, rec.notices(), engine.NoticeServerSkipped, "demo-2", "demo-2 skipped: unreachable since", "3 calls in a row failed")
+		wantNotice(t, rec.notices(), conversation.NoticeServerSkipped, "demo-2", "demo-2 skipped: unreachable since", "3 calls in a row failed")
 		if h := e.health("demo"); h.Status != policy.HealthOK || h.Failures != 0 {
 			t.Errorf("demo's health %+v: another server's failure must not touch it", h)
 		}
@@ -418,7 +417,7 @@ func TestHealth_ProviderErrorsKeepURLSecrets(t *testing.T) {
 			t.Errorf("notice leaks the URL's secret: %s", n.Message)
 		}
 	}
-	wantNotice(t, rec.notices(), engine.NoticeServerDropped, "demo-2", "api_key=********6789")
+	wantNotice(t, rec.notices(), conversation.NoticeServerDropped, "demo-2", "api_key=********6789")
 	if h := e.health("demo-2"); strings.Contains(h.LastError, secret) || h.Status != policy.HealthUnreachable {
 		t.Errorf("stored health %+v leaks the secret or is not unreachable", h)
 	}
@@ -452,8 +451,8 @@ func TestHealth_TranscriptResendDropsAServerThatIsDown(t *testing.T) {
 	e.up.replace(t) // the provider forgets every response
 
 	_, rec := e.send(ana, conv, "hello again")
-	wantNotice(t, rec.notices(), engine.NoticeProviderStateLost, "")
-	wantNotice(t, rec.notices(), engine.NoticeServerDropped, "demo-2")
+	wantNotice(t, rec.notices(), conversation.NoticeProviderStateLost, "")
+	wantNotice(t, rec.notices(), conversation.NoticeServerDropped, "demo-2")
 	if h := e.health("demo-2"); h.Status != policy.HealthUnreachable {
 		t.Errorf("health %+v, want unreachable", h)
 	}

@@ -18,8 +18,8 @@ const NoticeDecisionHookFailed = "decision_hook_failed"
 // rules and the card: what they decided as the request's RuleCheck (By
 // "hook"), or nil when they ask (none set, none decided, one failed, or
 // the clamp turned an approval into ask), and the rules go on.
-func (r *relay) hookCheck(ctx context.Context, u *conversation.UpstreamItem, it conversation.Item) *conversation.RuleCheck {
-	d := r.askHooks(ctx, u, it)
+func (k *asker) hookCheck(ctx context.Context, r *relay, u *conversation.UpstreamItem, it conversation.Item) *conversation.RuleCheck {
+	d := k.askHooks(ctx, r, u, it)
 	if d.Decision != hooks.Approve && d.Decision != hooks.Deny {
 		return nil
 	}
@@ -35,12 +35,12 @@ func (r *relay) hookCheck(ctx context.Context, u *conversation.UpstreamItem, it 
 // decides in the person's place and sees what they would see, and a secret
 // in the arguments never leaves for one more system. Whatever goes wrong
 // asks; a hook that failed leaves a notice saying what went wrong.
-func (r *relay) askHooks(ctx context.Context, u *conversation.UpstreamItem, it conversation.Item) policy.HookDecision {
-	t, s := r.t, r.t.s
-	d, err := s.policies.DecideByHooks(ctx, t.user, policy.HookCall{Server: u.ServerLabel, Tool: u.Name,
+func (k *asker) askHooks(ctx context.Context, r *relay, u *conversation.UpstreamItem, it conversation.Item) policy.HookDecision {
+	t := r.t
+	d, err := k.policies.DecideByHooks(ctx, t.user, policy.HookCall{Server: u.ServerLabel, Tool: u.Name,
 		Arguments: it.Arguments, Redacted: it.Redacted, ConversationID: t.conv.ID, ApprovalRequestID: u.ID})
 	if err != nil {
-		s.log.WarnContext(ctx, "the decision hooks could not be read, so the call asks", "conversation_id", t.conv.ID,
+		k.log.WarnContext(ctx, "the decision hooks could not be read, so the call asks", "conversation_id", t.conv.ID,
 			"approval_request_id", u.ID, "error", err)
 		d = policy.HookDecision{Decision: hooks.Ask, Errors: []string{"the decision hooks' settings could not be read"}}
 	}

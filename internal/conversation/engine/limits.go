@@ -23,26 +23,26 @@ const turnRetryAfter = 5
 // turn, after UserLoad's lock, so two requests at once are counted one after
 // the other and cannot both pass; a refusal rolls back everything.
 func (s *Service) checkLimits(ctx context.Context, r conversation.Repo, u auth.User, message bool) error {
-	if !s.limited(message) {
+	if !s.decider.limited(message) {
 		return nil
 	}
 	load, err := r.UserLoad(ctx, u.ID, messageWindow)
 	if err != nil {
 		return err
 	}
-	return s.judgeLoad(load, message)
+	return s.decider.judgeLoad(load, message)
 }
 
 // limited reports whether a limit applies to starting a turn (for a new
 // message when message): then the user's load must be counted.
-func (s *Service) limited(message bool) bool {
-	lim := s.limits
+func (dc *decider) limited(message bool) bool {
+	lim := dc.limits
 	return lim.MaxConcurrentTurns > 0 || (message && lim.MessagesPerMinute > 0)
 }
 
 // judgeLoad refuses a turn start when load is at a limit.
-func (s *Service) judgeLoad(load conversation.UserLoad, message bool) error {
-	lim := s.limits
+func (dc *decider) judgeLoad(load conversation.UserLoad, message bool) error {
+	lim := dc.limits
 	if lim.MaxConcurrentTurns > 0 && load.Running >= lim.MaxConcurrentTurns {
 		e := apperr.New(apperr.TooMany, "too_many_turns",
 			"%d of your conversations are running a turn, the most USER_MAX_CONCURRENT_TURNS allows (%d); wait for one to finish or cancel it, then try again",

@@ -3,41 +3,14 @@ package engine
 import (
 	"context"
 	"errors"
-	"fmt"
 	"time"
 
 	"github.com/toolgate/toolgate/internal/conversation"
 	"github.com/toolgate/toolgate/internal/conversation/record"
 )
 
-// NoticeProviderStateLost is the code of the notice that a conversation went
-// on from Toolgate's own transcript because the provider lost its previous
-// response.
-const NoticeProviderStateLost = "provider_state_lost"
-
-// CodePreviousResponseNotFound is the provider's code for a
-// previous_response_id it no longer has (it keeps responses only for a
-// while, and the offline emulator without a state file forgets them on a
-// restart).
-const CodePreviousResponseNotFound = "previous_response_not_found"
-
-// The reasons an approval request of a lost response expires with.
-const (
-	ExpiredReason = "The model's provider no longer has the response that asked (previous_response_not_found), " +
-		"so it can no longer be answered; ask again if it is still needed."
-	ExpiredApprovedReason = "It was approved, but the model's provider no longer has the response that asked " +
-		"(previous_response_not_found), so the approval could not reach it and the tool did not run; ask again if it is still needed."
-)
-
 // errTurnEnded says fromTranscript already ended the turn.
 var errTurnEnded = errors.New("the turn already ended")
-
-// lostPrevious reports whether the provider refused a request because it no
-// longer has its previous_response_id.
-func lostPrevious(err error) bool {
-	var ue *conversation.UpstreamError
-	return errors.As(err, &ue) && ue.Code == CodePreviousResponseNotFound
-}
 
 // fromTranscript goes on with a turn whose previous response the provider
 // lost: it sends the conversation's own transcript as input instead, with
@@ -86,7 +59,7 @@ func (r *relay) fromTranscript(ctx context.Context) (conversation.EventStream, e
 		for _, a := range aps {
 			byID[a.ID] = a
 		}
-		msgs, left = history(items, byID)
+		msgs, left = conversation.History(items, byID)
 		return nil
 	})
 	if gone && err == nil {
@@ -104,7 +77,7 @@ func (r *relay) fromTranscript(ctx context.Context) (conversation.EventStream, e
 	for _, a := range expired {
 		r.sink.Send(conversation.EventNameDecision, decisionEvent(a, nil))
 	}
-	r.notice(conversation.Notice{Code: NoticeProviderStateLost, Message: lostMessage(len(msgs)-1, left, expired)})
+	r.notice(conversation.Notice{Code: conversation.NoticeProviderStateLost, Message: conversation.LostMessage(len(msgs)-1, left, expired)})
 	s.log.WarnContext(ctx, "the provider lost the previous response; continuing from the transcript", "conversation_id", t.conv.ID,
 		"previous_response_id", t.previous, "entries", len(msgs)-1, "left_out", left, "expired", len(expired))
 	// The transcript's request lists every server again: a 424 drops one.
@@ -128,11 +101,11 @@ func expireLost(ctx context.Context, repo conversation.Repo, t *Turn, now time.T
 		if a.AnsweredIn != nil || mayHaveRun[a.ID] {
 			continue // reached (or may have reached) the provider in another response: not this loss's to settle
 		}
-		reason := ExpiredReason
+		reason := conversation.ExpiredReason
 		switch a.State {
 		case conversation.Pending, conversation.Superseded:
 		case conversation.Approved:
-			reason = ExpiredApprovedReason
+			reason = conversation.ExpiredApprovedReason
 		default:
 			continue
 		}
@@ -148,28 +121,4 @@ func expireLost(ctx context.Context, repo conversation.Repo, t *Turn, now time.T
 		out = append(out, a)
 	}
 	return out, nil
-}
-
-// lostMessage is the notice's text.
-func lostMessage(entries, left int, expired []conversation.Approval) string {
-	msg := fmt.Sprintf("The model's provider no longer has this conversation's previous response (previous_response_not_found; "+
-		"providers keep responses only for a while), so Toolgate continued from its own transcript: %d entries were sent again", entries)
-	if left > 0 {
-		msg += fmt.Sprintf(", the %d oldest left out", left)
-	}
-	msg += "."
-	approved := 0
-	for _, a := range expired {
-		if deref(a.DecisionReason) == ExpiredApprovedReason {
-			approved++
-		}
-	}
-	if n := len(expired); n > 0 {
-		msg += fmt.Sprintf(" %d approval request(s) of the lost response expired without running", n)
-		if approved > 0 {
-			msg += fmt.Sprintf(" (%d of them approved: the approval could not reach the model)", approved)
-		}
-		msg += "; the model was told, so it can ask again if still needed."
-	}
-	return msg
 }

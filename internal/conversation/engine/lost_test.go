@@ -75,7 +75,7 @@ func completedID(t *testing.T, rec *recorder) string {
 func lostNotice(t *testing.T, rec *recorder) conversation.Notice {
 	t.Helper()
 	n, ok := rec.first(conversation.EventNameNotice).(conversation.NoticeEvent)
-	if !ok || n.Item.Notice == nil || n.Item.Notice.Code != engine.NoticeProviderStateLost {
+	if !ok || n.Item.Notice == nil || n.Item.Notice.Code != conversation.NoticeProviderStateLost {
 		t.Fatalf("no provider_state_lost notice: events %v", rec.names())
 	}
 	return *n.Item.Notice
@@ -160,7 +160,7 @@ func TestLost_MessageGoesOnFromTheTranscript(t *testing.T) {
 	if got := strings.Join(kinds, ","); !strings.Contains(got, "user_message,notice,mcp_list_tools,message") {
 		t.Errorf("transcript %s; want the message, the notice, then the new response's items", got)
 	}
-	if it := find(tr.Items, conversation.ItemNotice); it == nil || it.Notice == nil || it.Notice.Code != engine.NoticeProviderStateLost {
+	if it := find(tr.Items, conversation.ItemNotice); it == nil || it.Notice == nil || it.Notice.Code != conversation.NoticeProviderStateLost {
 		t.Errorf("the transcript keeps no provider_state_lost notice: %+v", it)
 	}
 
@@ -192,7 +192,7 @@ func TestLost_PendingApprovalsExpire(t *testing.T) {
 	}
 
 	got := e.approval(conv, a.ID)
-	if got.State != conversation.Expired || deref(got.DecisionReason) != engine.ExpiredReason || got.DecidedAt == nil {
+	if got.State != conversation.Expired || deref(got.DecisionReason) != conversation.ExpiredReason || got.DecidedAt == nil {
 		t.Errorf("approval %s (%q); want expired saying why", got.State, deref(got.DecisionReason))
 	}
 	var states []string
@@ -260,7 +260,7 @@ func TestLost_ApprovalForALostResponseNeverRuns(t *testing.T) {
 	if !strings.Contains(notice.Message, "1 of them approved") {
 		t.Errorf("notice %q does not say the approval could not reach the model", notice.Message)
 	}
-	if got := e.approval(conv, a.ID); got.State != conversation.Expired || deref(got.DecisionReason) != engine.ExpiredApprovedReason || got.AnsweredIn != nil {
+	if got := e.approval(conv, a.ID); got.State != conversation.Expired || deref(got.DecisionReason) != conversation.ExpiredApprovedReason || got.AnsweredIn != nil {
 		t.Errorf("approval %s (%q, answered in %v); want expired, saying the approval could not be delivered, answered nowhere",
 			got.State, deref(got.DecisionReason), deref(got.AnsweredIn))
 	}
@@ -342,7 +342,7 @@ func TestLost_EmulatorStateFileKeepsPendingApprovalsAcrossRestarts(t *testing.T)
 // shortened; arguments are redacted again on the way out.
 func TestLost_HistoryIsBoundedAndRedacted(t *testing.T) {
 	var items []conversation.Item
-	for i := range engine.HistoryMaxEntries + 50 {
+	for i := range conversation.HistoryMaxEntries + 50 {
 		items = append(items, conversation.Item{Type: conversation.ItemUserMessage, Text: "message " + string(rune('a'+i%26))})
 	}
 	out := strings.Repeat("x", 50000)
@@ -354,16 +354,16 @@ func TestLost_HistoryIsBoundedAndRedacted(t *testing.T) {
 		conversation.Item{Type: conversation.ItemError, Error: &conversation.TurnError{Code: "upstream_cut"}},
 		conversation.Item{Type: conversation.ItemUserMessage, Text: strings.Repeat("z", conversation.MaxInputLen)},
 	)
-	msgs, left := engine.History(items, nil)
-	if len(msgs)-1 > engine.HistoryMaxEntries || left == 0 {
-		t.Fatalf("%d entries, %d left out; want at most %d", len(msgs)-1, left, engine.HistoryMaxEntries)
+	msgs, left := conversation.History(items, nil)
+	if len(msgs)-1 > conversation.HistoryMaxEntries || left == 0 {
+		t.Fatalf("%d entries, %d left out; want at most %d", len(msgs)-1, left, conversation.HistoryMaxEntries)
 	}
 	total := 0
 	for _, m := range msgs[1:] {
 		total += len([]rune(m.Text))
 	}
-	if total > engine.HistoryMaxChars {
-		t.Errorf("%d characters, want at most %d", total, engine.HistoryMaxChars)
+	if total > conversation.HistoryMaxChars {
+		t.Errorf("%d characters, want at most %d", total, conversation.HistoryMaxChars)
 	}
 	if !strings.Contains(msgs[0].Text, "oldest entries of the transcript are left out") {
 		t.Errorf("the note %q does not say entries were left out", msgs[0].Text)
@@ -403,7 +403,7 @@ func TestLost_HistorySaysWhatBecameOfEachRequest(t *testing.T) {
 		"mcpr_a": {State: conversation.Approved},
 		"mcpr_d": {State: conversation.Denied, DecisionReason: str("keep Berlin")},
 		"mcpr_s": {State: conversation.Superseded, DecisionReason: str(engine.SupersededReason)},
-		"mcpr_e": {State: conversation.Expired, DecisionReason: str(engine.ExpiredReason)},
+		"mcpr_e": {State: conversation.Expired, DecisionReason: str(conversation.ExpiredReason)},
 		"mcpr_u": {State: conversation.Approved, AnsweredIn: str("unknown")},
 	}
 	var items []conversation.Item
@@ -419,7 +419,7 @@ func TestLost_HistorySaysWhatBecameOfEachRequest(t *testing.T) {
 		conversation.Item{Type: conversation.ItemListTools, ServerLabel: "demo"},
 		conversation.Item{Type: conversation.ItemNotice, Notice: &conversation.Notice{Code: "x"}},
 	)
-	msgs, _ := engine.History(items, approvals)
+	msgs, _ := conversation.History(items, approvals)
 	all := ""
 	for _, m := range msgs[1:] {
 		if m.Role != conversation.RoleDeveloper {
@@ -431,7 +431,7 @@ func TestLost_HistorySaysWhatBecameOfEachRequest(t *testing.T) {
 		`"city":"mcpr_a"}. The user approved it.`,
 		`"city":"mcpr_d"}. The user denied it, so it did not run. The user's reason: keep Berlin`,
 		`"city":"mcpr_s"}. It did not run: ` + engine.SupersededReason,
-		`"city":"mcpr_e"}. It did not run: ` + engine.ExpiredReason,
+		`"city":"mcpr_e"}. It did not run: ` + conversation.ExpiredReason,
 		`"city":"mcpr_u"}. The user approved it. The approval may have reached the provider in a response that broke off; whether it ran is unknown.`,
 		`tool "send_alert" on server "demo" began, but its result never arrived: it may or may not have run.`,
 		`tool "get_forecast" on server "demo" with arguments {"city":"Nowhere"} failed: {"type":"mcp_tool_execution_error","content":"unknown city"}`,

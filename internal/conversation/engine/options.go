@@ -46,10 +46,14 @@ type Options struct {
 // upstream and logs to log, set up by opts.
 func New(store conversation.Store, policies conversation.Policies, upstream conversation.Upstream, log *slog.Logger, opts Options) *Service {
 	s := &Service{store: store, policies: policies, upstream: upstream, info: opts.Info, limits: opts.Limits, log: log,
-		now: time.Now, running: map[string]*running{}, ending: map[string]chan struct{}{},
-		endRetry: [2]time.Duration{endRetryMin, endRetryMax}, stopping: make(chan struct{}),
-		replica: newID("rep_"), leaseTTL: DefaultLeaseTTL, approvalTTL: DefaultApprovalTTL, readBackWait: record.DefaultReadBackWait,
+		now: time.Now, registry: registry{running: map[string]*running{}, ending: map[string]chan struct{}{},
+			endRetry: [2]time.Duration{endRetryMin, endRetryMax}, stopping: make(chan struct{}),
+			replica: newID("rep_"), leaseTTL: DefaultLeaseTTL},
+		approvalTTL: DefaultApprovalTTL, readBackWait: record.DefaultReadBackWait,
 		gateway: opts.Gateway, observer: opts.Observer, hub: opts.Events}
+	s.asker = &asker{store: store, policies: policies, log: log}
+	s.decider = &decider{policies: policies, limits: opts.Limits, log: log, asker: s.asker}
+	s.serverHealth = &serverHealth{policies: policies, log: log}
 	if s.observer == nil {
 		s.observer = conversation.NopObserver{}
 	}

@@ -1,8 +1,6 @@
 package engine
 
 import (
-	"fmt"
-
 	"github.com/toolgate/toolgate/internal/conversation"
 	"github.com/toolgate/toolgate/internal/conversation/prelist"
 	"github.com/toolgate/toolgate/internal/policy"
@@ -21,12 +19,5 @@ func (r *relay) prelisted(p *prelist.Listings, groups []policy.ServerTools, skip
 		}
 		return t.conv.Tools.Apply(again, keep), t.conv.Tools.ApplySkipped(sk), nil
 	}
-	return p.Check(r.store, groups, skipped, reread, func(label string, err error) { r.notice(prelistNotice(label, err)) })
-}
-
-// prelistNotice tells the person which servers could not be checked.
-func prelistNotice(label string, err error) conversation.Notice {
-	return conversation.Notice{Code: conversation.NoticeServerUnchecked, ServerLabel: label, Message: fmt.Sprintf(
-		"%s could not be listed before the request (%s), so its tools that would run without asking ask this time",
-		label, clip(err.Error()))}
+	return p.Check(r.store, groups, skipped, reread, func(label string, err error) { r.notice(conversation.PrelistNotice(label, err)) })
 }

@@ -13,15 +13,6 @@ import (
 // request it decides is out of time; StartDecisions then expires it.
 var errTimeUp = errors.New("approval request out of time")
 
-// timeIsUp reports whether pending request a can no longer be decided at
-// now (the database's clock): its expires_at (its server's time limit or
-// APPROVAL_TTL after it asked) is not after now. A sweep that has not run
-// yet changes nothing: the deadline is the deadline.
-func (s *Service) timeIsUp(a conversation.Approval, now time.Time) bool {
-	ttl := s.keeper.TTLOf(a)
-	return a.State == conversation.Pending && ttl > 0 && !now.Before(a.RequestedAt.Add(ttl))
-}
-
 // refuseExpired is StartDecisions' answer when a request it was asked to
 // decide is out of time: the request is expired now (as the sweep would,
 // with its event, audit entry and any follow-up owed), and the decision is
@@ -42,7 +33,7 @@ func (s *Service) refuseExpired(ctx context.Context, convID string, late []conve
 	}
 	deadline := a.RequestedAt.Add(s.keeper.TTLOf(a))
 	if !found { // a turn runs in the conversation (its sweep waits for it), or expiring failed
-		reason := s.expiredReason(a)
+		reason := s.keeper.ExpiredReason(a)
 		a.State, a.DecisionReason = conversation.Expired, &reason
 	}
 	e := apperr.New(apperr.Conflict, "approval_expired",

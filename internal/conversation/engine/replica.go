@@ -8,7 +8,7 @@ const DefaultLeaseTTL = 15 * time.Second
 
 // setReplica names this process among the replicas sharing the database
 // and sets the lease its turns hold (Options.Replica, Options.LeaseTTL).
-func (s *Service) setReplica(id string, ttl time.Duration) {
+func (s *registry) setReplica(id string, ttl time.Duration) {
 	if id != "" {
 		s.replica = id
 	}
@@ -18,8 +18,8 @@ func (s *Service) setReplica(id string, ttl time.Duration) {
 }
 
 // Replica is this process's replica id.
-func (s *Service) Replica() string { return s.replica }
+func (s *registry) Replica() string { return s.replica }
 
 // LeaseTTL is TURN_LEASE_TTL: how long a turn (and an Idempotency-Key's
 // request) outlives the replica running it.
-func (s *Service) LeaseTTL() time.Duration { return s.leaseTTL }
+func (s *registry) LeaseTTL() time.Duration { return s.leaseTTL }

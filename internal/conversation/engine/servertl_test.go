@@ -76,7 +76,7 @@ func TestExpiry_ServerOverrideExpiresOnlyItsOwnRequests(t *testing.T) {
 		t.Fatalf("%d expired; want only quick's", n)
 	}
 	gotQuick, gotDemo := e.approval(conv, quick.ID), e.approval(conv, demo.ID)
-	want := engine.ExpiredServerTTLReason("quick", time.Minute)
+	want := conversation.ExpiredServerTTLReason("quick", time.Minute)
 	if gotQuick.State != conversation.Expired || deref(gotQuick.DecisionReason) != want {
 		t.Errorf("quick's request %s (%q); want expired with %q", gotQuick.State, deref(gotQuick.DecisionReason), want)
 	}

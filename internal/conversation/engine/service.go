@@ -33,21 +33,12 @@ type Service struct {
 	log      *slog.Logger
 	now      func() time.Time
 
-	mu      sync.Mutex
-	running map[string]*running // conversation id -> its turn in this process
-	// ending holds the turns whose end keepEnding is still storing (turn
-	// id -> closed when done); stopping is closed by Stop.
-	ending   map[string]chan struct{}
-	endRetry [2]time.Duration // keepEnding's first and longest delay
-	stopping chan struct{}
-	stopOnce sync.Once
+	registry // the turns running here, and the turn ends still being stored
 
 	// gateway: the provider reaches the MCP servers through Toolgate's MCP
 	// face (Options.Gateway), so the face's records say which calls ran.
 	gateway bool
 
-	replica  string        // this process among the replicas (Options.Replica)
-	leaseTTL time.Duration // TURN_LEASE_TTL
 	// approvalTTL is APPROVAL_TTL: how long a request waits (expiry.go).
 	approvalTTL time.Duration
 	// readBackWait bounds how long reading back a response whose end a
@@ -62,6 +53,27 @@ type Service struct {
 	keeper *record.Keeper
 	// closer closes a turn whose replica died (Cancel).
 	closer *recovery.Closer
+
+	asker        *asker        // rules, hooks and card words for a new request
+	decider      *decider      // a person's decisions and what they settle
+	serverHealth *serverHealth // what turns learn of their MCP servers' health
+}
+
+// registry is what this process holds of its turns: the turns running in
+// it, the turn ends keepEnding is still storing, and the replica id and
+// lease its turns run under.
+type registry struct {
+	mu      sync.Mutex
+	running map[string]*running // conversation id -> its turn in this process
+	// ending holds the turns whose end keepEnding is still storing (turn
+	// id -> closed when done); stopping is closed by Stop.
+	ending   map[string]chan struct{}
+	endRetry [2]time.Duration // keepEnding's first and longest delay
+	stopping chan struct{}
+	stopOnce sync.Once
+
+	replica  string        // this process among the replicas (Options.Replica)
+	leaseTTL time.Duration // TURN_LEASE_TTL
 }
 
 type running struct {
@@ -171,7 +183,7 @@ func (s *Service) StopUser(userID string) int {
 	return n
 }
 
-func (s *Service) stopUserHere(userID string) int {
+func (s *registry) stopUserHere(userID string) int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	n := 0
@@ -184,13 +196,13 @@ func (s *Service) stopUserHere(userID string) int {
 	return n
 }
 
-func (s *Service) lookup(id string) *running {
+func (s *registry) lookup(id string) *running {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.running[id]
 }
 
-func (s *Service) register(id, owner, turn string, cancel context.CancelCauseFunc) *running {
+func (s *registry) register(id, owner, turn string, cancel context.CancelCauseFunc) *running {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	r := &running{owner: owner, turn: turn, cancel: cancel, done: make(chan struct{})}
@@ -198,7 +210,7 @@ func (s *Service) register(id, owner, turn string, cancel context.CancelCauseFun
 	return r
 }
 
-func (s *Service) unregister(id string, r *running) {
+func (s *registry) unregister(id string, r *running) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.running[id] == r {

@@ -46,7 +46,7 @@ func validStop(ds []conversation.Decision) error {
 // stopRest denies, by u with stop's reason, every request of responses
 // still pending after the decisions of this call (decided): each gets its
 // decision record and audit entry, marked stopped, in r's transaction.
-func (s *Service) stopRest(ctx context.Context, r conversation.Repo, u auth.User, conv string, responses map[string]bool,
+func (dc *decider) stopRest(ctx context.Context, r conversation.Repo, u auth.User, conv string, responses map[string]bool,
 	stop conversation.Decision, decided map[string]bool, now time.Time) ([]conversation.DecisionEvent, error) {
 	var evs []conversation.DecisionEvent
 	deny := false
@@ -59,7 +59,7 @@ func (s *Service) stopRest(ctx context.Context, r conversation.Repo, u auth.User
 			if a.State != conversation.Pending || decided[a.ID] {
 				continue
 			}
-			ev, err := s.decide(ctx, r, nil, a, conversation.Decision{ApprovalRequestID: a.ID, Approve: &deny, Reason: stop.Reason,
+			ev, err := dc.decide(ctx, r, nil, a, conversation.Decision{ApprovalRequestID: a.ID, Approve: &deny, Reason: stop.Reason,
 				Stop: true, CoveredBy: stop.ApprovalRequestID}, u, now)
 			if err != nil {
 				return nil, err

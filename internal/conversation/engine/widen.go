@@ -39,12 +39,12 @@ func wider(d conversation.Decision) bool {
 // on a asks for, in r (the decision's transaction): refused for a member
 // (403 admin_only) and for a locked or blocked default, rolling the
 // decision back with it.
-func (s *Service) widen(ctx context.Context, r conversation.Repo, u auth.User, a conversation.Approval, d conversation.Decision) (*conversation.PolicyChange, map[string]any, error) {
+func (dc *decider) widen(ctx context.Context, r conversation.Repo, u auth.User, a conversation.Approval, d conversation.Decision) (*conversation.PolicyChange, map[string]any, error) {
 	label := a.ServerLabel
 	if *d.Scope == ScopeEverything {
 		label = ""
 	}
-	w, err := s.policies.WidenDefault(ctx, r, u, label)
+	w, err := dc.policies.WidenDefault(ctx, r, u, label)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -60,11 +60,11 @@ func (s *Service) widen(ctx context.Context, r conversation.Repo, u auth.User, a
 // server) or anywhere (scope everything), its policy read in r, after the
 // change, is never. A tool with its own policy, a lock, a block or the
 // "ask for everything" switch keeps it asking: it stays pending.
-func (s *Service) coversWider(ctx context.Context, r conversation.Repo, u auth.User, c covering, a conversation.Approval) (bool, error) {
+func (dc *decider) coversWider(ctx context.Context, r conversation.Repo, u auth.User, c covering, a conversation.Approval) (bool, error) {
 	if *c.d.Scope == ScopeServer && c.a.ServerLabel != a.ServerLabel {
 		return false, nil
 	}
-	res, err := s.policies.ResolveIn(ctx, r, u.ID, a.ServerLabel, a.ToolName)
+	res, err := dc.policies.ResolveIn(ctx, r, u.ID, a.ServerLabel, a.ToolName)
 	return err == nil && res.Policy == policy.Never, err
 }
 

@@ -55,3 +55,32 @@ func (k *Keeper) TTLOf(a conversation.Approval) time.Duration {
 	}
 	return k.approvalTTL
 }
+
+// ExpiredReason is the reason a's expiry records: its server's time limit
+// when the server sets one, APPROVAL_TTL otherwise.
+func (k *Keeper) ExpiredReason(a conversation.Approval) string {
+	if a.ServerTTLSeconds != nil {
+		return conversation.ExpiredServerTTLReason(a.ServerLabel, k.TTLOf(a))
+	}
+	return conversation.ExpiredTTLReason(k.approvalTTL)
+}
+
+// WithExpiry sets when a pending request expires (its server's time limit
+// or APPROVAL_TTL), for the card's countdown.
+func (k *Keeper) WithExpiry(a conversation.Approval) conversation.Approval {
+	a.ExpiresAt = nil
+	if ttl := k.TTLOf(a); a.State == conversation.Pending && ttl > 0 {
+		at := a.RequestedAt.Add(ttl)
+		a.ExpiresAt = &at
+	}
+	return a
+}
+
+// TimeIsUp reports whether pending request a can no longer be decided at
+// now (the database's clock): its expires_at (its server's time limit or
+// APPROVAL_TTL after it asked) is not after now. A sweep that has not run
+// yet changes nothing: the deadline is the deadline.
+func (k *Keeper) TimeIsUp(a conversation.Approval, now time.Time) bool {
+	ttl := k.TTLOf(a)
+	return a.State == conversation.Pending && ttl > 0 && !now.Before(a.RequestedAt.Add(ttl))
+}

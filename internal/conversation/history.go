@@ -1,4 +1,4 @@
-package engine
+package conversation
 
 import (
 	"bytes"
@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"strings"
 	"unicode/utf8"
-
-	"github.com/toolgate/toolgate/internal/conversation"
 )
 
 // Bounds of a request rebuilt from the transcript (see fromTranscript): the
@@ -29,13 +27,13 @@ const historyIntro = "Toolgate note: the model's provider no longer has this con
 	"the calls already ran (or failed) and must not be repeated unless the user asks again. " +
 	"Argument values shown as \"[redacted]\" were secrets and are hidden."
 
-// history renders a transcript as input messages, oldest first, within the
+// History renders a transcript as input messages, oldest first, within the
 // bounds: the newest entries that fit. approvals are the conversation's
 // approval requests by id (for their outcome). left is how many entries
 // were left out. Items the model does not need (tool lists, errors,
 // notices, answers cut short) are skipped.
-func history(items []conversation.Item, approvals map[string]conversation.Approval) (msgs []conversation.HistoryMessage, left int) {
-	var all []conversation.HistoryMessage
+func History(items []Item, approvals map[string]Approval) (msgs []HistoryMessage, left int) {
+	var all []HistoryMessage
 	for _, it := range items {
 		if m, ok := historyEntry(it, approvals); ok {
 			all = append(all, m)
@@ -55,33 +53,33 @@ func history(items []conversation.Item, approvals map[string]conversation.Approv
 	if first > 0 {
 		intro += fmt.Sprintf(" The %d oldest entries of the transcript are left out to keep the request small.", first)
 	}
-	msgs = append([]conversation.HistoryMessage{{Role: conversation.RoleDeveloper, Text: intro}}, all[first:]...)
+	msgs = append([]HistoryMessage{{Role: RoleDeveloper, Text: intro}}, all[first:]...)
 	return msgs, first
 }
 
-func historyEntry(it conversation.Item, approvals map[string]conversation.Approval) (conversation.HistoryMessage, bool) {
+func historyEntry(it Item, approvals map[string]Approval) (HistoryMessage, bool) {
 	switch it.Type {
-	case conversation.ItemUserMessage:
-		return conversation.HistoryMessage{Role: conversation.RoleUser, Text: it.Text}, it.Text != ""
-	case conversation.ItemMessage:
+	case ItemUserMessage:
+		return HistoryMessage{Role: RoleUser, Text: it.Text}, it.Text != ""
+	case ItemMessage:
 		if it.Partial || it.Text == "" {
-			return conversation.HistoryMessage{}, false // never completed: not part of the model's context either
+			return HistoryMessage{}, false // never completed: not part of the model's context either
 		}
-		return conversation.HistoryMessage{Role: conversation.RoleAssistant, Text: shorten(it.Text, historyMaxAnswer)}, true
-	case conversation.ItemCall:
-		return conversation.HistoryMessage{Role: conversation.RoleDeveloper, Text: shorten(callRecord(it), historyMaxTool)}, true
-	case conversation.ItemApprovalRequest:
+		return HistoryMessage{Role: RoleAssistant, Text: shorten(it.Text, historyMaxAnswer)}, true
+	case ItemCall:
+		return HistoryMessage{Role: RoleDeveloper, Text: shorten(callRecord(it), historyMaxTool)}, true
+	case ItemApprovalRequest:
 		a, ok := approvals[it.ID]
 		if !ok {
-			return conversation.HistoryMessage{}, false
+			return HistoryMessage{}, false
 		}
-		return conversation.HistoryMessage{Role: conversation.RoleDeveloper, Text: shorten(requestRecord(a), historyMaxTool)}, true
+		return HistoryMessage{Role: RoleDeveloper, Text: shorten(requestRecord(a), historyMaxTool)}, true
 	}
-	return conversation.HistoryMessage{}, false
+	return HistoryMessage{}, false
 }
 
 // callRecord says what a tool call did.
-func callRecord(it conversation.Item) string {
+func callRecord(it Item) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "Tool call: tool %q on server %q", it.Name, it.ServerLabel)
 	if it.Interrupted {
@@ -109,28 +107,28 @@ func callRecord(it conversation.Item) string {
 }
 
 // requestRecord says what became of an approval request.
-func requestRecord(a conversation.Approval) string {
+func requestRecord(a Approval) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "Approval request: the assistant asked to run tool %q on server %q with arguments %s. ",
 		a.ToolName, a.ServerLabel, safeArguments(json.RawMessage(a.StoredArguments)))
 	reason := deref(a.DecisionReason)
 	switch a.State {
-	case conversation.Approved:
+	case Approved:
 		b.WriteString("The user approved it.")
 		if deref(a.AnsweredIn) == "unknown" {
 			b.WriteString(" The approval may have reached the provider in a response that broke off; whether it ran is unknown.")
 		}
-	case conversation.Denied:
+	case Denied:
 		b.WriteString("The user denied it, so it did not run.")
-		if c := shownCorrection(a.StoredCorrection); c != nil {
+		if c := ShownCorrection(a.StoredCorrection); c != nil {
 			fmt.Fprintf(&b, " The user asked to use these arguments instead: %s.", compactJSON(c))
 		}
 		if reason != "" {
 			fmt.Fprintf(&b, " The user's reason: %s", reason)
 		}
-	case conversation.Superseded, conversation.Expired, conversation.NotRun:
+	case Superseded, Expired, NotRun:
 		fmt.Fprintf(&b, "It did not run: %s", reason)
-	case conversation.OutcomeUnknown:
+	case OutcomeUnknown:
 		b.WriteString("The user approved it, but whether it ran is unknown.")
 	default:
 		b.WriteString("It has not been answered.")
@@ -150,7 +148,7 @@ func safeArguments(raw json.RawMessage) string {
 	if json.Unmarshal(raw, &str) == nil {
 		s = str // arguments that were not JSON are stored as a JSON string
 	}
-	red, _ := conversation.Redact(s)
+	red, _ := Redact(s)
 	return compactJSON(red)
 }
 
@@ -170,4 +168,12 @@ func shorten(s string, max int) string {
 	r := []rune(s)
 	note := fmt.Sprintf(" … [%d more characters left out]", len(r)-max)
 	return string(r[:max-utf8.RuneCountInString(note)]) + note
+}
+
+func deref[T any](p *T) T {
+	if p == nil {
+		var zero T
+		return zero
+	}
+	return *p
 }
