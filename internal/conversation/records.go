@@ -123,7 +123,7 @@ func (g Grant) WithState(now time.Time) Grant {
 	return g
 }
 
-// GrantFilter says which of an owner's grants Repo.Grants returns.
+// GrantFilter says which of an owner's grants Repo.Grants.List returns.
 type GrantFilter struct {
 	// ConversationID: only the grants that apply in this conversation (its
 	// own and the owner's timed ones); "": all of them.

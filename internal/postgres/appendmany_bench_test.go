@@ -17,14 +17,14 @@ func BenchmarkAppendMany_500Conversations(b *testing.B) {
 	var in []conversation.ConvEvents
 	for i := range n {
 		id := fmt.Sprintf("conv_%03d", i)
-		if _, err := r.CreateConversation(b.Context(), owner, id, "t"); err != nil {
+		if _, err := r.Conversations.Create(b.Context(), owner, id, "t"); err != nil {
 			b.Fatal(err)
 		}
 		in = append(in, conversation.ConvEvents{ConversationID: id, Turn: "turn", Events: deltas(id, 1)})
 	}
 	b.Run("AppendMany", func(b *testing.B) {
 		for b.Loop() {
-			if _, err := r.AppendMany(b.Context(), in); err != nil {
+			if _, err := r.Events.AppendMany(b.Context(), in); err != nil {
 				b.Fatal(err)
 			}
 		}
@@ -33,7 +33,7 @@ func BenchmarkAppendMany_500Conversations(b *testing.B) {
 	b.Run("AppendEventsEach", func(b *testing.B) {
 		for b.Loop() {
 			for _, c := range in {
-				if _, err := r.AppendEvents(b.Context(), c.ConversationID, c.Turn, c.Events); err != nil {
+				if _, err := r.Events.Append(b.Context(), c.ConversationID, c.Turn, c.Events); err != nil {
 					b.Fatal(err)
 				}
 			}

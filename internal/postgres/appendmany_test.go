@@ -35,7 +35,7 @@ func TestAppendMany_NumbersEachConversationAndAnnouncesIt(t *testing.T) {
 	for _, id := range []string{"conv_a", "conv_b", "conv_c"} {
 		mustCreate(t, r, id)
 	}
-	if _, err := r.AppendEvents(ctx, "conv_a", "turn_a", deltas("conv_a", 2)); err != nil {
+	if _, err := r.Events.Append(ctx, "conv_a", "turn_a", deltas("conv_a", 2)); err != nil {
 		t.Fatal(err)
 	}
 	conn, err := pool.Acquire(ctx)
@@ -47,7 +47,7 @@ func TestAppendMany_NumbersEachConversationAndAnnouncesIt(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	lasts, err := r.AppendMany(ctx, []conversation.ConvEvents{
+	lasts, err := r.Events.AppendMany(ctx, []conversation.ConvEvents{
 		{ConversationID: "conv_a", Turn: "turn_a", Events: deltas("conv_a", 3)},
 		{ConversationID: "conv_gone", Turn: "turn_x", Events: deltas("conv_gone", 2)},
 		{ConversationID: "conv_b", Turn: "turn_b", Events: deltas("conv_b", 1)},
@@ -58,7 +58,7 @@ func TestAppendMany_NumbersEachConversationAndAnnouncesIt(t *testing.T) {
 	if fmt.Sprint(lasts) != "[5 0 1]" {
 		t.Fatalf("AppendMany returned lasts %v; want [5 0 1] (a went on after its 2, the missing conversation stored nothing)", lasts)
 	}
-	evs, err := r.EventsAfter(ctx, "conv_a", 0, 100)
+	evs, err := r.Events.After(ctx, "conv_a", 0, 100)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -105,7 +105,7 @@ func TestAppendMany_NumbersEachConversationAndAnnouncesIt(t *testing.T) {
 		wg.Add(3)
 		go func() {
 			defer wg.Done()
-			_, err := r.RenewLeases(ctx, "rep_a", []string{"turn_conv_c", "turn_conv_b", "turn_conv_a"}, time.Minute)
+			_, err := r.Leases.Renew(ctx, "rep_a", []string{"turn_conv_c", "turn_conv_b", "turn_conv_a"}, time.Minute)
 			errs <- err
 		}()
 		go func() {
@@ -118,12 +118,12 @@ func TestAppendMany_NumbersEachConversationAndAnnouncesIt(t *testing.T) {
 			for _, c := range order {
 				in = append(in, conversation.ConvEvents{ConversationID: c, Turn: "t", Events: deltas(c, 2)})
 			}
-			_, err := r.AppendMany(context.WithoutCancel(ctx), in)
+			_, err := r.Events.AppendMany(context.WithoutCancel(ctx), in)
 			errs <- err
 		}()
 		go func() {
 			defer wg.Done()
-			_, err := r.AppendEvents(ctx, "conv_b", "t", deltas("conv_b", 1))
+			_, err := r.Events.Append(ctx, "conv_b", "t", deltas("conv_b", 1))
 			errs <- err
 		}()
 	}
@@ -170,7 +170,7 @@ func TestAppendMany_AnnouncesManyConversationsInPayloadsPostgresAccepts(t *testi
 	if _, err := conn.Exec(ctx, "LISTEN "+postgres.EventsChannel); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := r.AppendMany(ctx, in); err != nil {
+	if _, err := r.Events.AppendMany(ctx, in); err != nil {
 		t.Fatal(err)
 	}
 	got := map[string]int64{}

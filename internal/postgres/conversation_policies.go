@@ -11,71 +11,83 @@ import (
 	"github.com/toolgate/toolgate/internal/policy/policysvc"
 )
 
-// ConversationPolicies is the policy service as the turn engine sees it
-// (conversation.Policies). Its decision methods run on the transaction of
-// the conversation store they are given: both stores keep their tables in
-// the same database, so a decision, the policy it remembers and its audit
+// The policy service as the turn engine sees it (conversation.Policies),
+// one type per port. The decision methods run on the transaction of the
+// conversation store they are given: both stores keep their tables in the
+// same database, so a decision, the policy it remembers and its audit
 // entry commit together or not at all.
-type ConversationPolicies struct{ svc *policysvc.Service }
+type (
+	policyTools     struct{ svc *policysvc.Service }
+	policyHealth    struct{ svc *policysvc.Service }
+	policyDecisions struct{ svc *policysvc.Service }
+)
 
-var _ conversation.Policies = ConversationPolicies{}
+var (
+	_ conversation.ToolCatalog     = policyTools{}
+	_ conversation.ServerHealth    = policyHealth{}
+	_ conversation.PolicyDecisions = policyDecisions{}
+)
 
 // NewConversationPolicies returns svc as conversation.Policies.
-func NewConversationPolicies(svc *policysvc.Service) ConversationPolicies {
-	return ConversationPolicies{svc: svc}
+func NewConversationPolicies(svc *policysvc.Service) conversation.Policies {
+	return conversation.Policies{
+		Tools:     policyTools{svc: svc},
+		Health:    policyHealth{svc: svc},
+		Decisions: policyDecisions{svc: svc},
+	}
 }
 
-// RequestTools groups the tools of every enabled server for one request,
+// Request groups the tools of every enabled server for one request,
 // leaving out (and returning) the unreachable ones keep does not name.
-func (p ConversationPolicies) RequestTools(ctx context.Context, userID string, grants map[string]map[string]policy.GrantRef,
+func (p policyTools) Request(ctx context.Context, userID string, grants map[string]map[string]policy.GrantRef,
 	keep map[string]bool) ([]policy.ServerTools, []policy.SkippedServer, error) {
 	return p.svc.Requests.RequestTools(ctx, userID, grants, keep)
 }
 
-// ToolChoices groups every server's tools for userID, for choosing a
+// Choices groups every server's tools for userID, for choosing a
 // conversation's tools.
-func (p ConversationPolicies) ToolChoices(ctx context.Context, userID string) ([]policy.ServerTools, error) {
+func (p policyTools) Choices(ctx context.Context, userID string) ([]policy.ServerTools, error) {
 	return p.svc.Requests.ToolChoices(ctx, userID)
 }
 
 // ServerFailed records that a turn found a server unreachable.
-func (p ConversationPolicies) ServerFailed(ctx context.Context, label, url, reason string) error {
+func (p policyHealth) ServerFailed(ctx context.Context, label, url, reason string) error {
 	return p.svc.Health.ServerFailed(ctx, label, url, reason)
 }
 
 // CallFailed records that the provider could not deliver a call to a server.
-func (p ConversationPolicies) CallFailed(ctx context.Context, label, url, reason string) error {
+func (p policyHealth) CallFailed(ctx context.Context, label, url, reason string) error {
 	return p.svc.Health.CallFailed(ctx, label, url, reason)
 }
 
 // CallWorked records that a call reached a server.
-func (p ConversationPolicies) CallWorked(ctx context.Context, label, url string) error {
+func (p policyHealth) CallWorked(ctx context.Context, label, url string) error {
 	return p.svc.Health.CallWorked(ctx, label, url)
 }
 
 // RecordListed stores the tools a response listed that were not discovered yet.
-func (p ConversationPolicies) RecordListed(ctx context.Context, label string, tools []policy.DiscoveredTool) error {
+func (p policyTools) RecordListed(ctx context.Context, label string, tools []policy.DiscoveredTool) error {
 	return p.svc.Servers.RecordListed(ctx, label, tools)
 }
 
 // RecordDefinitions stores what a server lists at the MCP face and
 // returns the tools whose definition changed.
-func (p ConversationPolicies) RecordDefinitions(ctx context.Context, label string, tools []policy.DiscoveredTool) ([]string, error) {
+func (p policyTools) RecordDefinitions(ctx context.Context, label string, tools []policy.DiscoveredTool) ([]string, error) {
 	return p.svc.Servers.RecordDefinitions(ctx, label, tools)
 }
 
-// DiscoveredTool returns a tool as discovery stored it.
-func (p ConversationPolicies) DiscoveredTool(ctx context.Context, label, tool string) (policy.DiscoveredTool, bool, error) {
+// Discovered returns a tool as discovery stored it.
+func (p policyTools) Discovered(ctx context.Context, label, tool string) (policy.DiscoveredTool, bool, error) {
 	return p.svc.Servers.DiscoveredTool(ctx, label, tool)
 }
 
-// DecideByHooks asks the decision hooks about one approval request.
-func (p ConversationPolicies) DecideByHooks(ctx context.Context, u auth.User, c policy.HookCall) (policy.HookDecision, error) {
+// ByHooks asks the decision hooks about one approval request.
+func (p policyDecisions) ByHooks(ctx context.Context, u auth.User, c policy.HookCall) (policy.HookDecision, error) {
 	return p.svc.Hooks.DecideByHooks(ctx, u, c)
 }
 
-// ApprovalCard reads a tool's approval card in tx.
-func (p ConversationPolicies) ApprovalCard(ctx context.Context, tx conversation.Repo, label, tool string) (policy.ApprovalCard, error) {
+// Card reads a tool's approval card in tx.
+func (p policyDecisions) Card(ctx context.Context, tx conversation.Repo, label, tool string) (policy.ApprovalCard, error) {
 	r, err := policyRepo(tx)
 	if err != nil {
 		return policy.ApprovalCard{}, err
@@ -83,9 +95,9 @@ func (p ConversationPolicies) ApprovalCard(ctx context.Context, tx conversation.
 	return policy.ApprovalCardIn(ctx, r, label, tool)
 }
 
-// RequestToolsAt is RequestTools from rd, read when the turn opened
-// (Repo.OpenTurn) instead of now.
-func (p ConversationPolicies) RequestToolsAt(ctx context.Context, rd policy.Read, grants map[string]map[string]policy.GrantRef,
+// RequestAt is RequestTools from rd, read when the turn opened
+// (Repo.Turns.Open) instead of now.
+func (p policyTools) RequestAt(ctx context.Context, rd policy.Read, grants map[string]map[string]policy.GrantRef,
 	keep map[string]bool) ([]policy.ServerTools, []policy.SkippedServer, error) {
 	return p.svc.Requests.RequestToolsAt(ctx, rd, grants, keep)
 }
@@ -93,14 +105,14 @@ func (p ConversationPolicies) RequestToolsAt(ctx context.Context, rd policy.Read
 // Effective returns one tool's effective policy for userID: the policy
 // version and the personal policies read in tx (one statement), the
 // workspace's part from this replica's copy at that version or later.
-func (p ConversationPolicies) Effective(ctx context.Context, tx conversation.Repo, userID, label, tool string) (policy.Policy, error) {
+func (p policyDecisions) Effective(ctx context.Context, tx conversation.Repo, userID, label, tool string) (policy.Policy, error) {
 	res, err := p.Resolve(ctx, tx, userID, label, tool)
 	return res.Policy, err
 }
 
 // Resolve is Effective with the whole resolution.
-func (p ConversationPolicies) Resolve(ctx context.Context, tx conversation.Repo, userID, label, tool string) (policy.Resolution, error) {
-	c, ok := tx.(convRepo)
+func (p policyDecisions) Resolve(ctx context.Context, tx conversation.Repo, userID, label, tool string) (policy.Resolution, error) {
+	c, ok := storesOf(tx)
 	if !ok {
 		_, err := policyRepo(tx)
 		return policy.Resolution{}, err
@@ -113,19 +125,19 @@ func (p ConversationPolicies) Resolve(ctx context.Context, tx conversation.Repo,
 }
 
 // ResolveAt is EffectiveAt with the whole resolution.
-func (p ConversationPolicies) ResolveAt(ctx context.Context, rd policy.Read, label, tool string) (policy.Resolution, error) {
+func (p policyDecisions) ResolveAt(ctx context.Context, rd policy.Read, label, tool string) (policy.Resolution, error) {
 	return p.svc.Requests.ResolveAt(ctx, rd, label, tool)
 }
 
 // EffectiveAt returns one tool's effective policy from rd (read in the
 // caller's transaction) and this replica's copy.
-func (p ConversationPolicies) EffectiveAt(ctx context.Context, rd policy.Read, label, tool string) (policy.Policy, error) {
+func (p policyDecisions) EffectiveAt(ctx context.Context, rd policy.Read, label, tool string) (policy.Policy, error) {
 	pol, _, err := p.svc.Requests.EffectiveAt(ctx, rd, label, tool)
 	return pol, err
 }
 
 // Remember sets u's personal policy for a tool in tx.
-func (p ConversationPolicies) Remember(ctx context.Context, tx conversation.Repo, u auth.User, label, tool string, pol policy.Policy) error {
+func (p policyDecisions) Remember(ctx context.Context, tx conversation.Repo, u auth.User, label, tool string, pol policy.Policy) error {
 	r, err := policyRepo(tx)
 	if err != nil {
 		return err
@@ -134,7 +146,7 @@ func (p ConversationPolicies) Remember(ctx context.Context, tx conversation.Repo
 }
 
 // Audit records e in the audit log in tx.
-func (p ConversationPolicies) Audit(ctx context.Context, tx conversation.Repo, e policy.AuditEntry) error {
+func (p policyDecisions) Audit(ctx context.Context, tx conversation.Repo, e policy.AuditEntry) error {
 	r, err := policyRepo(tx)
 	if err != nil {
 		return err
@@ -144,7 +156,7 @@ func (p ConversationPolicies) Audit(ctx context.Context, tx conversation.Repo, e
 
 // WidenDefault sets a workspace default to never for an admin's wider
 // decision, in tx.
-func (p ConversationPolicies) WidenDefault(ctx context.Context, tx conversation.Repo, u auth.User, label string) (policy.Widened, error) {
+func (p policyDecisions) WidenDefault(ctx context.Context, tx conversation.Repo, u auth.User, label string) (policy.Widened, error) {
 	r, err := policyRepo(tx)
 	if err != nil {
 		return policy.Widened{}, err
@@ -153,7 +165,7 @@ func (p ConversationPolicies) WidenDefault(ctx context.Context, tx conversation.
 }
 
 // ResolveIn resolves one tool for userID reading everything in tx.
-func (p ConversationPolicies) ResolveIn(ctx context.Context, tx conversation.Repo, userID, label, tool string) (policy.Resolution, error) {
+func (p policyDecisions) ResolveIn(ctx context.Context, tx conversation.Repo, userID, label, tool string) (policy.Resolution, error) {
 	r, err := policyRepo(tx)
 	if err != nil {
 		return policy.Resolution{}, err
@@ -165,7 +177,7 @@ func (p ConversationPolicies) ResolveIn(ctx context.Context, tx conversation.Rep
 // Only a ConversationStore's repository has one: given another, the work
 // would not be part of the conversation's transaction, so it is refused.
 func policyRepo(tx conversation.Repo) (policy.Repo, error) {
-	c, ok := tx.(convRepo)
+	c, ok := storesOf(tx)
 	if !ok {
 		return policy.Repo{}, apperr.New(apperr.Internal, "foreign_repository",
 			"the policy work of a decision was given a conversation repository (%T) that is not Postgres's, so it cannot share its transaction", tx)
@@ -173,8 +185,8 @@ func policyRepo(tx conversation.Repo) (policy.Repo, error) {
 	return newRepo(c.q), nil
 }
 
-// DecideByRules evaluates the argument rules that apply to one call for u.
-func (p ConversationPolicies) DecideByRules(ctx context.Context, tx conversation.Repo, u auth.User, label, tool string,
+// ByRules evaluates the argument rules that apply to one call for u.
+func (p policyDecisions) ByRules(ctx context.Context, tx conversation.Repo, u auth.User, label, tool string,
 	args map[string]any) (policy.RuleDecision, error) {
 	r, err := policyRepo(tx)
 	if err != nil {

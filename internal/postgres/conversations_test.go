@@ -43,7 +43,7 @@ func newConversations(t testing.TB) (*postgres.ConversationStore, *pgxpool.Pool)
 
 func mustCreate(t *testing.T, r conversation.Repo, id string) conversation.Conversation {
 	t.Helper()
-	c, err := r.CreateConversation(t.Context(), owner, id, "title of "+id)
+	c, err := r.Conversations.Create(t.Context(), owner, id, "title of "+id)
 	if err != nil {
 		t.Fatalf("CreateConversation(%q): %v", id, err)
 	}
@@ -52,7 +52,7 @@ func mustCreate(t *testing.T, r conversation.Repo, id string) conversation.Conve
 
 func mustConversation(t *testing.T, r conversation.Repo, id string) conversation.Conversation {
 	t.Helper()
-	c, err := r.Conversation(t.Context(), owner, id, false)
+	c, err := r.Conversations.Get(t.Context(), owner, id, false)
 	if err != nil {
 		t.Fatalf("Conversation(%q): %v", id, err)
 	}
@@ -61,7 +61,7 @@ func mustConversation(t *testing.T, r conversation.Repo, id string) conversation
 
 func mustAppend(t *testing.T, r conversation.Repo, convID string, it conversation.Item) conversation.Item {
 	t.Helper()
-	got, err := r.AppendItem(t.Context(), convID, it)
+	got, err := r.Conversations.AppendItem(t.Context(), convID, it)
 	if err != nil {
 		t.Fatalf("AppendItem(%q, %s): %v", convID, it.Type, err)
 	}
@@ -70,14 +70,14 @@ func mustAppend(t *testing.T, r conversation.Repo, convID string, it conversatio
 
 func mustInsertApproval(t *testing.T, r conversation.Repo, a conversation.Approval) {
 	t.Helper()
-	if err := r.InsertApproval(t.Context(), a); err != nil {
+	if err := r.Approvals.Insert(t.Context(), a); err != nil {
 		t.Fatalf("InsertApproval(%q): %v", a.ID, err)
 	}
 }
 
 func mustApprovals(t *testing.T, r conversation.Repo, convID string, ids ...string) []conversation.Approval {
 	t.Helper()
-	got, err := r.Approvals(t.Context(), owner, convID, ids, false)
+	got, err := r.Approvals.List(t.Context(), owner, convID, ids, false)
 	if err != nil {
 		t.Fatalf("Approvals(%q, %v): %v", convID, ids, err)
 	}
@@ -130,7 +130,7 @@ func TestConversations_CreateThenRead(t *testing.T) {
 	r := store.Repo()
 	before := time.Now().Add(-time.Minute)
 
-	created, err := r.CreateConversation(t.Context(), owner, "conv_1", "Plan the trip")
+	created, err := r.Conversations.Create(t.Context(), owner, "conv_1", "Plan the trip")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -145,7 +145,7 @@ func TestConversations_CreateThenRead(t *testing.T) {
 	for _, lock := range []bool{false, true} {
 		var got conversation.Conversation
 		err := store.Tx(t.Context(), func(r conversation.Repo) (err error) {
-			got, err = r.Conversation(t.Context(), owner, "conv_1", lock)
+			got, err = r.Conversations.Get(t.Context(), owner, "conv_1", lock)
 			return err
 		})
 		if err != nil {
@@ -161,7 +161,7 @@ func TestConversations_DuplicateIDIsAConflict(t *testing.T) {
 	store, _ := newConversations(t)
 	r := store.Repo()
 	mustCreate(t, r, "conv_1")
-	_, err := r.CreateConversation(t.Context(), owner, "conv_1", "again")
+	_, err := r.Conversations.Create(t.Context(), owner, "conv_1", "again")
 	if e, ok := apperr.As(err); !ok || e.Kind != apperr.Conflict || e.Code != "duplicate_conversation" {
 		t.Errorf("second CreateConversation: got %v, want Conflict duplicate_conversation", err)
 	}
@@ -173,34 +173,34 @@ func TestConversations_MissingConversationIsNotFound(t *testing.T) {
 	ctx := t.Context()
 	const code = "conversation_not_found"
 
-	_, err := r.Conversation(ctx, owner, "nope", false)
+	_, err := r.Conversations.Get(ctx, owner, "nope", false)
 	wantNotFound(t, "Conversation", err, code)
 	if e, _ := apperr.As(err); e != nil && e.Message != `there is no conversation with id "nope"` {
 		t.Errorf("message: %q", e.Message)
 	}
-	_, err = r.RenameConversation(ctx, owner, "nope", "x")
+	_, err = r.Conversations.Rename(ctx, owner, "nope", "x")
 	wantNotFound(t, "RenameConversation", err, code)
-	wantNotFound(t, "DeleteConversation", r.DeleteConversation(ctx, owner, "nope"), code)
-	wantNotFound(t, "StartTurn", r.StartTurn(ctx, "nope", "turn_1", "rep_test", time.Minute), code)
-	_, err = r.AppendItem(ctx, "nope", conversation.Item{Type: conversation.ItemUserMessage, Text: "hi"})
+	wantNotFound(t, "DeleteConversation", r.Conversations.Delete(ctx, owner, "nope"), code)
+	wantNotFound(t, "StartTurn", r.Turns.Start(ctx, "nope", "turn_1", "rep_test", time.Minute), code)
+	_, err = r.Conversations.AppendItem(ctx, "nope", conversation.Item{Type: conversation.ItemUserMessage, Text: "hi"})
 	wantNotFound(t, "AppendItem", err, code)
-	wantNotFound(t, "InsertApproval", r.InsertApproval(ctx, approval("mcpr_1", "nope", "resp_1")), code)
-	wantNotFound(t, "AddGrant", r.AddGrant(ctx, owner, convGrant("grant_000000000000000000000001", "nope", "crm", "t")), code)
-	wantNotFound(t, "Decide", r.Decide(ctx, owner, conversation.Approval{ID: "mcpr_nope", State: conversation.Denied}),
+	wantNotFound(t, "InsertApproval", r.Approvals.Insert(ctx, approval("mcpr_1", "nope", "resp_1")), code)
+	wantNotFound(t, "AddGrant", r.Grants.Add(ctx, owner, convGrant("grant_000000000000000000000001", "nope", "crm", "t")), code)
+	wantNotFound(t, "Decide", r.Approvals.Decide(ctx, owner, conversation.Approval{ID: "mcpr_nope", State: conversation.Denied}),
 		"approval_not_found")
 
 	// A turn whose conversation was deleted meanwhile just ends.
-	if err := r.EndTurn(ctx, "nope", "turn_1", "resp_1"); err != nil {
+	if err := r.Turns.End(ctx, "nope", "turn_1", "resp_1"); err != nil {
 		t.Errorf("EndTurn on a missing conversation: %v", err)
 	}
 	// Reading the parts of a missing conversation finds nothing.
-	if items, err := r.Items(ctx, owner, "nope"); err != nil || items == nil || len(items) != 0 {
+	if items, err := r.Conversations.Items(ctx, owner, "nope"); err != nil || items == nil || len(items) != 0 {
 		t.Errorf("Items: %v, %v; want an empty list", items, err)
 	}
-	if as, err := r.Approvals(ctx, owner, "nope", nil, false); err != nil || as == nil || len(as) != 0 {
+	if as, err := r.Approvals.List(ctx, owner, "nope", nil, false); err != nil || as == nil || len(as) != 0 {
 		t.Errorf("Approvals: %v, %v; want an empty list", as, err)
 	}
-	if g, err := r.Grants(ctx, owner, conversation.GrantFilter{ConversationID: "nope", Now: time.Now()}); err != nil || g == nil || len(g) != 0 {
+	if g, err := r.Grants.List(ctx, owner, conversation.GrantFilter{ConversationID: "nope", Now: time.Now()}); err != nil || g == nil || len(g) != 0 {
 		t.Errorf("Grants: %v, %v; want an empty list", g, err)
 	}
 }
@@ -210,17 +210,17 @@ func TestConversations_ListNewestUpdatedFirst(t *testing.T) {
 	r := store.Repo()
 	ctx := t.Context()
 
-	if got, err := r.ListConversations(ctx, owner, 10); err != nil || got == nil || len(got) != 0 {
+	if got, err := r.Conversations.List(ctx, owner, 10); err != nil || got == nil || len(got) != 0 {
 		t.Fatalf("empty list: %v, %v", got, err)
 	}
 	for _, id := range []string{"a", "b", "c", "d"} {
 		mustCreate(t, r, id)
 	}
 	// Updating b moves it to the front.
-	if err := r.StartTurn(ctx, "b", "turn_1", "rep_test", time.Minute); err != nil {
+	if err := r.Turns.Start(ctx, "b", "turn_1", "rep_test", time.Minute); err != nil {
 		t.Fatal(err)
 	}
-	got, err := r.ListConversations(ctx, owner, 10)
+	got, err := r.Conversations.List(ctx, owner, 10)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -230,14 +230,14 @@ func TestConversations_ListNewestUpdatedFirst(t *testing.T) {
 	if !got[0].Streaming {
 		t.Errorf("b is streaming but listed as %+v", got[0])
 	}
-	got, err = r.ListConversations(ctx, owner, 2)
+	got, err = r.Conversations.List(ctx, owner, 2)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if diff := cmp.Diff([]string{"b", "d"}, convIDs(got)); diff != "" {
 		t.Errorf("limit 2 (-want +got):\n%s", diff)
 	}
-	got, err = r.ListConversations(ctx, owner, 0)
+	got, err = r.Conversations.List(ctx, owner, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -260,7 +260,7 @@ func TestConversations_RenameChangesTitleAndUpdatedAt(t *testing.T) {
 	created := mustCreate(t, r, "conv_1")
 	mustInsertApproval(t, r, approval("mcpr_1", "conv_1", "resp_1"))
 
-	renamed, err := r.RenameConversation(t.Context(), owner, "conv_1", "New title")
+	renamed, err := r.Conversations.Rename(t.Context(), owner, "conv_1", "New title")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -283,14 +283,14 @@ func TestConversations_StreamingAndPendingCount(t *testing.T) {
 	if c := mustConversation(t, r, "conv_1"); c.Streaming || c.PendingCount != 0 {
 		t.Errorf("fresh conversation: %+v", c)
 	}
-	if err := r.StartTurn(ctx, "conv_1", "turn_1", "rep_test", time.Minute); err != nil {
+	if err := r.Turns.Start(ctx, "conv_1", "turn_1", "rep_test", time.Minute); err != nil {
 		t.Fatal(err)
 	}
 	for _, id := range []string{"mcpr_1", "mcpr_2", "mcpr_3"} {
 		mustInsertApproval(t, r, approval(id, "conv_1", "resp_1"))
 	}
 	mustInsertApproval(t, r, approval("mcpr_other", "conv_2", "resp_9"))
-	if err := r.Decide(ctx, owner, conversation.Approval{ID: "mcpr_2", State: conversation.Denied}); err != nil {
+	if err := r.Approvals.Decide(ctx, owner, conversation.Approval{ID: "mcpr_2", State: conversation.Denied}); err != nil {
 		t.Fatal(err)
 	}
 	c := mustConversation(t, r, "conv_1")
@@ -307,14 +307,14 @@ func TestConversations_EndTurnOnlyClearsItsOwnTurn(t *testing.T) {
 	r := store.Repo()
 	ctx := t.Context()
 	mustCreate(t, r, "conv_1")
-	if err := r.StartTurn(ctx, "conv_1", "turn_1", "rep_test", time.Minute); err != nil {
+	if err := r.Turns.Start(ctx, "conv_1", "turn_1", "rep_test", time.Minute); err != nil {
 		t.Fatal(err)
 	}
 	started := mustConversation(t, r, "conv_1")
 
 	// A stale turn ending leaves the running one and its chain alone, but
 	// still counts as activity.
-	if err := r.EndTurn(ctx, "conv_1", "turn_0", "resp_stale"); err != nil {
+	if err := r.Turns.End(ctx, "conv_1", "turn_0", "resp_stale"); err != nil {
 		t.Fatal(err)
 	}
 	c := mustConversation(t, r, "conv_1")
@@ -322,7 +322,7 @@ func TestConversations_EndTurnOnlyClearsItsOwnTurn(t *testing.T) {
 		t.Errorf("after a stale EndTurn: %+v (started %v)", c, started.UpdatedAt)
 	}
 
-	if err := r.EndTurn(ctx, "conv_1", "turn_1", "resp_1"); err != nil {
+	if err := r.Turns.End(ctx, "conv_1", "turn_1", "resp_1"); err != nil {
 		t.Fatal(err)
 	}
 	c = mustConversation(t, r, "conv_1")
@@ -331,10 +331,10 @@ func TestConversations_EndTurnOnlyClearsItsOwnTurn(t *testing.T) {
 	}
 
 	// A turn that ends without a response keeps the previous one.
-	if err := r.StartTurn(ctx, "conv_1", "turn_2", "rep_test", time.Minute); err != nil {
+	if err := r.Turns.Start(ctx, "conv_1", "turn_2", "rep_test", time.Minute); err != nil {
 		t.Fatal(err)
 	}
-	if err := r.EndTurn(ctx, "conv_1", "turn_2", ""); err != nil {
+	if err := r.Turns.End(ctx, "conv_1", "turn_2", ""); err != nil {
 		t.Fatal(err)
 	}
 	c = mustConversation(t, r, "conv_1")
@@ -362,7 +362,7 @@ func TestConversations_AppendKeepsOrder(t *testing.T) {
 			t.Errorf("conv_2 item %d got seq %d", i, other.Seq)
 		}
 	}
-	got, err := r.Items(t.Context(), owner, "conv_1")
+	got, err := r.Conversations.Items(t.Context(), owner, "conv_1")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -388,7 +388,7 @@ func TestConversations_ConcurrentAppendsGetDistinctSeqs(t *testing.T) {
 	for i := range n {
 		wg.Go(func() {
 			<-start
-			_, err := r.AppendItem(t.Context(), "conv_1", conversation.Item{Type: conversation.ItemUserMessage,
+			_, err := r.Conversations.AppendItem(t.Context(), "conv_1", conversation.Item{Type: conversation.ItemUserMessage,
 				Text: fmt.Sprint(i)})
 			errs <- err
 		})
@@ -401,7 +401,7 @@ func TestConversations_ConcurrentAppendsGetDistinctSeqs(t *testing.T) {
 			t.Errorf("AppendItem: %v", err)
 		}
 	}
-	items, err := r.Items(t.Context(), owner, "conv_1")
+	items, err := r.Conversations.Items(t.Context(), owner, "conv_1")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -459,7 +459,7 @@ func TestConversations_ItemsRoundTripEveryType(t *testing.T) {
 		it.Seq, it.CreatedAt, it.Approval = got.Seq, got.CreatedAt, nil
 		want = append(want, it)
 	}
-	got, err := r.Items(t.Context(), owner, "conv_1")
+	got, err := r.Conversations.Items(t.Context(), owner, "conv_1")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -510,7 +510,7 @@ func TestConversations_ApprovalsRoundTripOldestFirst(t *testing.T) {
 	}
 	var locked []conversation.Approval
 	err := store.Tx(ctx, func(r conversation.Repo) (err error) {
-		locked, err = r.Approvals(ctx, owner, "conv_1", []string{"mcpr_a"}, true)
+		locked, err = r.Approvals.List(ctx, owner, "conv_1", []string{"mcpr_a"}, true)
 		return err
 	})
 	if err != nil || !cmp.Equal(ids(locked), []string{"mcpr_a"}) {
@@ -530,7 +530,7 @@ func TestConversations_DecideStoresTheDecision(t *testing.T) {
 	d := mustApprovals(t, r, "conv_1", "mcpr_1")[0]
 	d.State, d.DecidedAt, d.DecidedBy, d.DecidedByID = conversation.Approved, &at, ptr("owner@example.com"), ptr(owner)
 	d.DecisionReason, d.Scope, d.Remember = ptr("looks fine"), ptr(conversation.ScopeConversation), true
-	if err := r.Decide(ctx, owner, d); err != nil {
+	if err := r.Approvals.Decide(ctx, owner, d); err != nil {
 		t.Fatal(err)
 	}
 	if diff := cmp.Diff(d, mustApprovals(t, r, "conv_1", "mcpr_1")[0]); diff != "" {
@@ -539,7 +539,7 @@ func TestConversations_DecideStoresTheDecision(t *testing.T) {
 
 	// A decision without a time is decided now; the other request is untouched.
 	before := time.Now().Add(-time.Minute)
-	if err := r.Decide(ctx, owner, conversation.Approval{ID: "mcpr_2", State: conversation.Superseded}); err != nil {
+	if err := r.Approvals.Decide(ctx, owner, conversation.Approval{ID: "mcpr_2", State: conversation.Superseded}); err != nil {
 		t.Fatal(err)
 	}
 	s := mustApprovals(t, r, "conv_1", "mcpr_2")[0]
@@ -568,7 +568,7 @@ func TestConversations_ResponseApprovalsAndMarkAnswered(t *testing.T) {
 		t.Helper()
 		var got []conversation.Approval
 		err := store.Tx(ctx, func(r conversation.Repo) (err error) {
-			got, err = r.ResponseApprovals(ctx, owner, "conv_1", "resp_1")
+			got, err = r.Approvals.OfResponse(ctx, owner, "conv_1", "resp_1")
 			return err
 		})
 		if err != nil {
@@ -579,14 +579,14 @@ func TestConversations_ResponseApprovalsAndMarkAnswered(t *testing.T) {
 	if got := ids(of()); !cmp.Equal(got, []string{"mcpr_1", "mcpr_2"}) {
 		t.Errorf("ResponseApprovals = %v, want mcpr_1, mcpr_2", got)
 	}
-	if err := r.MarkAnswered(ctx, []string{"mcpr_1"}, "resp_3"); err != nil {
+	if err := r.Approvals.MarkAnswered(ctx, []string{"mcpr_1"}, "resp_3"); err != nil {
 		t.Fatal(err)
 	}
 	// The first response that carried an answer stays on record.
-	if err := r.MarkAnswered(ctx, []string{"mcpr_1", "mcpr_2"}, "resp_4"); err != nil {
+	if err := r.Approvals.MarkAnswered(ctx, []string{"mcpr_1", "mcpr_2"}, "resp_4"); err != nil {
 		t.Fatal(err)
 	}
-	if err := r.MarkAnswered(ctx, nil, "resp_5"); err != nil {
+	if err := r.Approvals.MarkAnswered(ctx, nil, "resp_5"); err != nil {
 		t.Fatal(err)
 	}
 	got := of()
@@ -605,12 +605,12 @@ func TestConversations_ResponseApprovalsLocksItsRequests(t *testing.T) {
 	mustInsertApproval(t, r, approval("mcpr_1", "conv_1", "resp_1"))
 
 	err := store.Tx(ctx, func(tx conversation.Repo) error {
-		if _, err := tx.ResponseApprovals(ctx, owner, "conv_1", "resp_1"); err != nil {
+		if _, err := tx.Approvals.OfResponse(ctx, owner, "conv_1", "resp_1"); err != nil {
 			return err
 		}
 		short, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
 		defer cancel()
-		err := r.MarkAnswered(short, []string{"mcpr_1"}, "resp_2")
+		err := r.Approvals.MarkAnswered(short, []string{"mcpr_1"}, "resp_2")
 		if !errors.Is(err, context.DeadlineExceeded) {
 			t.Errorf("MarkAnswered while another transaction holds the request: %v, want it to wait", err)
 		}
@@ -641,25 +641,25 @@ func TestConversations_GrantsPerConversationTimedExpiredAndRevoked(t *testing.T)
 		timed("grant_000000000000000000000005", "stale", earlier),
 		convGrant("grant_000000000000000000000006", "conv_1", "crm", "revoked"),
 	} {
-		if err := r.AddGrant(ctx, owner, g); err != nil {
+		if err := r.Grants.Add(ctx, owner, g); err != nil {
 			t.Fatalf("AddGrant %s: %v", g.ID, err)
 		}
 	}
-	if _, revoked, err := r.RevokeGrant(ctx, owner, "grant_000000000000000000000006", now); err != nil || !revoked {
+	if _, revoked, err := r.Grants.Revoke(ctx, owner, "grant_000000000000000000000006", now); err != nil || !revoked {
 		t.Fatalf("RevokeGrant: %v, %v", revoked, err)
 	}
-	if _, revoked, err := r.RevokeGrant(ctx, owner, "grant_000000000000000000000006", now); err != nil || revoked {
+	if _, revoked, err := r.Grants.Revoke(ctx, owner, "grant_000000000000000000000006", now); err != nil || revoked {
 		t.Errorf("RevokeGrant again: %v, %v; want nothing revoked", revoked, err)
 	}
-	if _, revoked, err := r.RevokeGrant(ctx, owner, "grant_000000000000000000000005", now); err != nil || revoked {
+	if _, revoked, err := r.Grants.Revoke(ctx, owner, "grant_000000000000000000000005", now); err != nil || revoked {
 		t.Errorf("RevokeGrant of an expired grant: %v, %v; want nothing revoked", revoked, err)
 	}
-	_, _, err := r.RevokeGrant(ctx, other, "grant_000000000000000000000001", now)
+	_, _, err := r.Grants.Revoke(ctx, other, "grant_000000000000000000000001", now)
 	wantNotFound(t, "RevokeGrant(other)", err, "grant_not_found")
 
 	tools := func(f conversation.GrantFilter, who string) []string {
 		t.Helper()
-		gs, err := r.Grants(ctx, who, f)
+		gs, err := r.Grants.List(ctx, who, f)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -706,16 +706,16 @@ func TestConversations_DeleteRemovesItsItemsApprovalsAndGrants(t *testing.T) {
 		mustCreate(t, r, id)
 		mustAppend(t, r, id, conversation.Item{Type: conversation.ItemUserMessage, Text: "hi"})
 		mustInsertApproval(t, r, approval("mcpr_"+id, id, "resp_1"))
-		if err := r.AddGrant(ctx, owner, convGrant("grant_00000000000000000000000"+id[len(id)-1:], id, "crm", "t")); err != nil {
+		if err := r.Grants.Add(ctx, owner, convGrant("grant_00000000000000000000000"+id[len(id)-1:], id, "crm", "t")); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if err := r.DeleteConversation(ctx, owner, "conv_1"); err != nil {
+	if err := r.Conversations.Delete(ctx, owner, "conv_1"); err != nil {
 		t.Fatal(err)
 	}
-	wantNotFound(t, "Conversation after delete", func() error { _, err := r.Conversation(ctx, owner, "conv_1", false); return err }(),
+	wantNotFound(t, "Conversation after delete", func() error { _, err := r.Conversations.Get(ctx, owner, "conv_1", false); return err }(),
 		"conversation_not_found")
-	wantNotFound(t, "second DeleteConversation", r.DeleteConversation(ctx, owner, "conv_1"), "conversation_not_found")
+	wantNotFound(t, "second DeleteConversation", r.Conversations.Delete(ctx, owner, "conv_1"), "conversation_not_found")
 	for _, table := range []string{"conversation_items", "approval_requests", "grants"} {
 		var left, other int
 		err := pool.QueryRow(ctx, `SELECT count(*) FILTER (WHERE conversation_id = 'conv_1'),
@@ -748,13 +748,13 @@ func TestConversations_DecisionPolicyAndAuditCommitTogether(t *testing.T) {
 	decideAndRemember := func(r conversation.Repo) error {
 		a := mustApprovals(t, r, "conv_1", "mcpr_1")[0]
 		a.State, a.DecidedBy, a.Remember = conversation.Approved, ptr("owner@example.com"), true
-		if err := r.Decide(ctx, owner, a); err != nil {
+		if err := r.Approvals.Decide(ctx, owner, a); err != nil {
 			return err
 		}
-		if err := policies.Remember(ctx, r, u, "crm", "delete_contact", policy.Never); err != nil {
+		if err := policies.Decisions.Remember(ctx, r, u, "crm", "delete_contact", policy.Never); err != nil {
 			return err
 		}
-		return policies.Audit(ctx, r, policy.AuditEntry{Actor: u.Email, ActorID: u.ID, Action: policy.ActionDecision,
+		return policies.Decisions.Audit(ctx, r, policy.AuditEntry{Actor: u.Email, ActorID: u.ID, Action: policy.ActionDecision,
 			ServerLabel: ptr("crm"), ToolName: ptr("delete_contact"), Before: json.RawMessage(`{}`), After: json.RawMessage(`{}`)})
 	}
 	type state struct {
@@ -767,7 +767,7 @@ func TestConversations_DecisionPolicyAndAuditCommitTogether(t *testing.T) {
 		t.Helper()
 		var s state
 		s.Approval = mustApprovals(t, r, "conv_1", "mcpr_1")[0].State
-		if p, err := policies.Effective(ctx, r, owner, "crm", "delete_contact"); err != nil {
+		if p, err := policies.Decisions.Effective(ctx, r, owner, "crm", "delete_contact"); err != nil {
 			t.Fatal(err)
 		} else if p == policy.Never {
 			s.Personal = p
@@ -807,8 +807,9 @@ func TestConversations_DecisionPolicyAndAuditCommitTogether(t *testing.T) {
 func TestConversationPolicies_RefuseAForeignRepository(t *testing.T) {
 	store, pool := newConversations(t)
 	policies := postgres.NewConversationPolicies(policysvc.New(postgres.NewStore(pool), nil, slog.New(slog.DiscardHandler), policy.Options{}))
-	foreign := struct{ conversation.Repo }{store.Repo()}
-	err := policies.Audit(t.Context(), foreign, policy.AuditEntry{Actor: "x", ActorID: owner, Action: policy.ActionDecision})
+	foreign := store.Repo()
+	foreign.Approvals = struct{ conversation.Approvals }{foreign.Approvals}
+	err := policies.Decisions.Audit(t.Context(), foreign, policy.AuditEntry{Actor: "x", ActorID: owner, Action: policy.ActionDecision})
 	if e, ok := apperr.As(err); !ok || e.Kind != apperr.Internal {
 		t.Errorf("Audit with a foreign repository = %v, want an internal error", err)
 	}
@@ -829,7 +830,7 @@ func TestConversations_LockSerialisesTurns(t *testing.T) {
 		wg.Go(func() {
 			<-start
 			results[i] = store.Tx(ctx, func(r conversation.Repo) error {
-				c, err := r.Conversation(ctx, owner, "conv_1", true)
+				c, err := r.Conversations.Get(ctx, owner, "conv_1", true)
 				if err != nil {
 					return err
 				}
@@ -837,7 +838,7 @@ func TestConversations_LockSerialisesTurns(t *testing.T) {
 					return errBusy
 				}
 				time.Sleep(200 * time.Millisecond) // let the other request read too, if it can
-				return r.StartTurn(ctx, "conv_1", fmt.Sprintf("turn_%d", i), "rep_test", time.Minute)
+				return r.Turns.Start(ctx, "conv_1", fmt.Sprintf("turn_%d", i), "rep_test", time.Minute)
 			})
 		})
 	}
@@ -869,21 +870,21 @@ func TestConversations_LockDoesNotBlockAppends(t *testing.T) {
 	mustCreate(t, r, "conv_1")
 
 	err := store.Tx(ctx, func(tx conversation.Repo) error {
-		if _, err := tx.Conversation(ctx, owner, "conv_1", true); err != nil {
+		if _, err := tx.Conversations.Get(ctx, owner, "conv_1", true); err != nil {
 			return err
 		}
 		short, cancel := context.WithTimeout(ctx, 2*time.Second)
 		defer cancel()
-		if _, err := r.AppendItem(short, "conv_1", conversation.Item{Type: conversation.ItemMessage, Text: "x"}); err != nil {
+		if _, err := r.Conversations.AppendItem(short, "conv_1", conversation.Item{Type: conversation.ItemMessage, Text: "x"}); err != nil {
 			t.Errorf("AppendItem while the conversation is locked: %v", err)
 		}
-		if err := r.InsertApproval(short, approval("mcpr_1", "conv_1", "resp_1")); err != nil {
+		if err := r.Approvals.Insert(short, approval("mcpr_1", "conv_1", "resp_1")); err != nil {
 			t.Errorf("InsertApproval while the conversation is locked: %v", err)
 		}
 		// Another turn must wait.
 		shorter, cancel2 := context.WithTimeout(ctx, 300*time.Millisecond)
 		defer cancel2()
-		if err := r.StartTurn(shorter, "conv_1", "turn_2", "rep_test", time.Minute); !errors.Is(err, context.DeadlineExceeded) {
+		if err := r.Turns.Start(shorter, "conv_1", "turn_2", "rep_test", time.Minute); !errors.Is(err, context.DeadlineExceeded) {
 			t.Errorf("StartTurn while the conversation is locked: %v, want it to wait", err)
 		}
 		return nil
@@ -903,40 +904,40 @@ func TestConversations_AnotherOwnerSeesNothing(t *testing.T) {
 	mustCreate(t, r, "conv_1")
 	mustAppend(t, r, "conv_1", conversation.Item{Type: conversation.ItemUserMessage, ID: "umsg_1", Text: "hi"})
 	mustInsertApproval(t, r, approval("mcpr_1", "conv_1", "resp_1"))
-	if err := r.AddGrant(ctx, owner, convGrant("grant_000000000000000000000001", "conv_1", "crm", "lookup")); err != nil {
+	if err := r.Grants.Add(ctx, owner, convGrant("grant_000000000000000000000001", "conv_1", "crm", "lookup")); err != nil {
 		t.Fatal(err)
 	}
 	const code = "conversation_not_found"
 
 	for _, lock := range []bool{false, true} {
 		err := store.Tx(ctx, func(r conversation.Repo) error {
-			_, err := r.Conversation(ctx, other, "conv_1", lock)
+			_, err := r.Conversations.Get(ctx, other, "conv_1", lock)
 			return err
 		})
 		wantNotFound(t, fmt.Sprintf("Conversation(lock=%v)", lock), err, code)
 	}
-	_, err := r.Conversation(ctx, "", "conv_1", false)
+	_, err := r.Conversations.Get(ctx, "", "conv_1", false)
 	wantNotFound(t, "Conversation with no owner", err, code)
-	_, err = r.RenameConversation(ctx, other, "conv_1", "mine now")
+	_, err = r.Conversations.Rename(ctx, other, "conv_1", "mine now")
 	wantNotFound(t, "RenameConversation", err, code)
-	wantNotFound(t, "DeleteConversation", r.DeleteConversation(ctx, other, "conv_1"), code)
-	wantNotFound(t, "Decide", r.Decide(ctx, other, conversation.Approval{ID: "mcpr_1", State: conversation.Approved,
+	wantNotFound(t, "DeleteConversation", r.Conversations.Delete(ctx, other, "conv_1"), code)
+	wantNotFound(t, "Decide", r.Approvals.Decide(ctx, other, conversation.Approval{ID: "mcpr_1", State: conversation.Approved,
 		DecidedBy: ptr("other@example.com"), DecidedByID: ptr(other)}), "approval_not_found")
 
-	if list, err := r.ListConversations(ctx, other, 0); err != nil || len(list) != 0 {
+	if list, err := r.Conversations.List(ctx, other, 0); err != nil || len(list) != 0 {
 		t.Errorf("ListConversations(other) = %v, %v; want none", convIDs(list), err)
 	}
-	if items, err := r.Items(ctx, other, "conv_1"); err != nil || len(items) != 0 {
+	if items, err := r.Conversations.Items(ctx, other, "conv_1"); err != nil || len(items) != 0 {
 		t.Errorf("Items(other) = %v, %v; want none", items, err)
 	}
-	if as, err := r.Approvals(ctx, other, "conv_1", nil, false); err != nil || len(as) != 0 {
+	if as, err := r.Approvals.List(ctx, other, "conv_1", nil, false); err != nil || len(as) != 0 {
 		t.Errorf("Approvals(other) = %v, %v; want none", ids(as), err)
 	}
-	if as, err := r.Approvals(ctx, other, "conv_1", []string{"mcpr_1"}, false); err != nil || len(as) != 0 {
+	if as, err := r.Approvals.List(ctx, other, "conv_1", []string{"mcpr_1"}, false); err != nil || len(as) != 0 {
 		t.Errorf("Approvals(other, mcpr_1) = %v, %v; want none", ids(as), err)
 	}
 	err = store.Tx(ctx, func(r conversation.Repo) error {
-		as, err := r.ResponseApprovals(ctx, other, "conv_1", "resp_1")
+		as, err := r.Approvals.OfResponse(ctx, other, "conv_1", "resp_1")
 		if err == nil && len(as) != 0 {
 			t.Errorf("ResponseApprovals(other) = %v; want none", ids(as))
 		}
@@ -945,7 +946,7 @@ func TestConversations_AnotherOwnerSeesNothing(t *testing.T) {
 	if err != nil {
 		t.Error(err)
 	}
-	if g, err := r.Grants(ctx, other, conversation.GrantFilter{ConversationID: "conv_1", Now: time.Now()}); err != nil || len(g) != 0 {
+	if g, err := r.Grants.List(ctx, other, conversation.GrantFilter{ConversationID: "conv_1", Now: time.Now()}); err != nil || len(g) != 0 {
 		t.Errorf("Grants(other) = %v, %v; want none", g, err)
 	}
 
@@ -957,10 +958,10 @@ func TestConversations_AnotherOwnerSeesNothing(t *testing.T) {
 	if a := mustApprovals(t, r, "conv_1", "mcpr_1")[0]; a.State != conversation.Pending || a.DecidedBy != nil {
 		t.Errorf("owner's approval changed: %+v", a)
 	}
-	if list, err := r.ListConversations(ctx, owner, 0); err != nil || !cmp.Equal(convIDs(list), []string{"conv_1"}) {
+	if list, err := r.Conversations.List(ctx, owner, 0); err != nil || !cmp.Equal(convIDs(list), []string{"conv_1"}) {
 		t.Errorf("ListConversations(owner) = %v, %v", convIDs(list), err)
 	}
-	if g, err := r.Grants(ctx, owner, conversation.GrantFilter{ConversationID: "conv_1", Now: time.Now()}); err != nil || len(g) != 1 || g[0].ToolName != "lookup" {
+	if g, err := r.Grants.List(ctx, owner, conversation.GrantFilter{ConversationID: "conv_1", Now: time.Now()}); err != nil || len(g) != 1 || g[0].ToolName != "lookup" {
 		t.Errorf("Grants(owner) = %v, %v", g, err)
 	}
 }
@@ -971,11 +972,11 @@ func TestConversations_ListShowsOnlyTheOwnersConversations(t *testing.T) {
 	r := store.Repo()
 	ctx := t.Context()
 	mustCreate(t, r, "conv_mine")
-	if _, err := r.CreateConversation(ctx, other, "conv_theirs", "theirs"); err != nil {
+	if _, err := r.Conversations.Create(ctx, other, "conv_theirs", "theirs"); err != nil {
 		t.Fatal(err)
 	}
 	for who, want := range map[string][]string{owner: {"conv_mine"}, other: {"conv_theirs"}, "usr_000000000000000000000000": {}} {
-		got, err := r.ListConversations(ctx, who, 10)
+		got, err := r.Conversations.List(ctx, who, 10)
 		if err != nil || !cmp.Equal(convIDs(got), want, cmpopts.EquateEmpty()) {
 			t.Errorf("ListConversations(%s) = %v, %v; want %v", who, convIDs(got), err, want)
 		}
@@ -991,11 +992,11 @@ func TestConversations_UserLoadCountsTheOwnersTurnsAndRecentMessages(t *testing.
 	for _, id := range []string{"conv_1", "conv_2", "conv_3"} {
 		mustCreate(t, r, id)
 	}
-	if _, err := r.CreateConversation(ctx, other, "conv_x", "theirs"); err != nil {
+	if _, err := r.Conversations.Create(ctx, other, "conv_x", "theirs"); err != nil {
 		t.Fatal(err)
 	}
 	for _, c := range []struct{ conv, turn string }{{"conv_1", "turn_1"}, {"conv_2", "turn_2"}, {"conv_x", "turn_x"}} {
-		if err := r.StartTurn(ctx, c.conv, c.turn, "rep_test", time.Minute); err != nil {
+		if err := r.Turns.Start(ctx, c.conv, c.turn, "rep_test", time.Minute); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -1012,7 +1013,7 @@ func TestConversations_UserLoadCountsTheOwnersTurnsAndRecentMessages(t *testing.
 
 	var load conversation.UserLoad
 	err := store.Tx(ctx, func(r conversation.Repo) (err error) {
-		load, err = r.UserLoad(ctx, owner, time.Minute)
+		load, err = r.Turns.UserLoad(ctx, owner, time.Minute)
 		return err
 	})
 	if err != nil {
@@ -1023,7 +1024,7 @@ func TestConversations_UserLoadCountsTheOwnersTurnsAndRecentMessages(t *testing.
 		t.Errorf("UserLoad(owner) = %+v; want 2 running, 3 messages, the oldest just now", load)
 	}
 	err = store.Tx(ctx, func(r conversation.Repo) (err error) {
-		load, err = r.UserLoad(ctx, "usr_000000000000000000000000", time.Minute)
+		load, err = r.Turns.UserLoad(ctx, "usr_000000000000000000000000", time.Minute)
 		return err
 	})
 	if err != nil || load.Running != 0 || load.Messages != 0 || load.OldestMessage != nil {
@@ -1040,7 +1041,7 @@ func TestConversations_UserLoadSerialisesOneUser(t *testing.T) {
 	done := make(chan error, 1)
 	go func() {
 		done <- store.Tx(ctx, func(r conversation.Repo) error {
-			_, err := r.UserLoad(ctx, owner, time.Minute)
+			_, err := r.Turns.UserLoad(ctx, owner, time.Minute)
 			close(held)
 			if err != nil {
 				return err
@@ -1053,14 +1054,14 @@ func TestConversations_UserLoadSerialisesOneUser(t *testing.T) {
 	lctx, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
 	defer cancel()
 	err := store.Tx(lctx, func(r conversation.Repo) error {
-		_, err := r.UserLoad(lctx, owner, time.Minute)
+		_, err := r.Turns.UserLoad(lctx, owner, time.Minute)
 		return err
 	})
 	if err == nil {
 		t.Error("a second UserLoad for the same user did not wait for the first transaction")
 	}
 	err = store.Tx(ctx, func(r conversation.Repo) error {
-		_, err := r.UserLoad(ctx, other, time.Minute)
+		_, err := r.Turns.UserLoad(ctx, other, time.Minute)
 		return err
 	})
 	if err != nil {

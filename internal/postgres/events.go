@@ -28,14 +28,14 @@ const notifyBytes = "7000"
 // conversation deleted, an account's turns stopped.
 const SignalsChannel = conversation.ChannelSignals
 
-// AppendEvents numbers evs after the conversation's last event, stores them
+// Append numbers evs after the conversation's last event, stores them
 // and announces them on EventsChannel, in one statement (which also queues
 // their webhook deliveries, see webhookOutbox): the counter is
 // raised under the conversation row's lock, so numbers commit in order and
 // a reader that saw id n has seen every id below it. In a transaction, the
 // announcement goes out when it commits. A deleted conversation stores
 // nothing (last is 0).
-func (r convRepo) AppendEvents(ctx context.Context, conversationID, turn string, evs []conversation.NewEvent) (int64, error) {
+func (r eventStore) Append(ctx context.Context, conversationID, turn string, evs []conversation.NewEvent) (int64, error) {
 	if len(evs) == 0 {
 		return 0, nil
 	}
@@ -64,12 +64,12 @@ func (r convRepo) AppendEvents(ctx context.Context, conversationID, turn string,
 
 // AppendMany stores the events of many conversations in one statement
 // (one round trip, one commit), each conversation's numbered after its last
-// event exactly as AppendEvents numbers them, and announces each
+// event exactly as Append numbers them, and announces each
 // conversation's last id on EventsChannel (a notification names many). It queues no webhook deliveries:
 // it is for events no webhook can subscribe to (text deltas). The
 // conversation rows are locked in id order, so two of these never
 // deadlock. A deleted conversation stores nothing (its last is 0).
-func (r convRepo) AppendMany(ctx context.Context, batches []conversation.ConvEvents) ([]int64, error) {
+func (r eventStore) AppendMany(ctx context.Context, batches []conversation.ConvEvents) ([]int64, error) {
 	// Per conversation (sorted, so rows are locked in id order): how many
 	// events; per event: its conversation, its place among them (1..n).
 	order := make([]int, len(batches))
@@ -142,18 +142,18 @@ func (r convRepo) AppendMany(ctx context.Context, batches []conversation.ConvEve
 	return lasts, nil
 }
 
-// EventsAfter returns up to limit of the conversation's events after id
+// After returns up to limit of the conversation's events after id
 // after, in order.
-func (r convRepo) EventsAfter(ctx context.Context, conversationID string, after int64, limit int) ([]conversation.StoredEvent, error) {
+func (r eventStore) After(ctx context.Context, conversationID string, after int64, limit int) ([]conversation.StoredEvent, error) {
 	return r.events(ctx, `conversation_id = $1 AND id > $2 ORDER BY id LIMIT $3`, conversationID, after, limit)
 }
 
-// TurnEvents returns every event of one turn, in order.
-func (r convRepo) TurnEvents(ctx context.Context, conversationID, turn string) ([]conversation.StoredEvent, error) {
+// OfTurn returns every event of one turn, in order.
+func (r eventStore) OfTurn(ctx context.Context, conversationID, turn string) ([]conversation.StoredEvent, error) {
 	return r.events(ctx, `conversation_id = $1 AND turn_id = $2 ORDER BY id`, conversationID, turn)
 }
 
-func (r convRepo) events(ctx context.Context, where string, args ...any) ([]conversation.StoredEvent, error) {
+func (r eventStore) events(ctx context.Context, where string, args ...any) ([]conversation.StoredEvent, error) {
 	rows, err := r.q.Query(ctx, `SELECT id, coalesce(turn_id, ''), event, data FROM conversation_events WHERE `+where, args...)
 	if err != nil {
 		return nil, translate(err, "read stream events")
@@ -171,7 +171,7 @@ func (r convRepo) events(ctx context.Context, where string, args ...any) ([]conv
 // TurnStart is the id just before the running turn's first event: a stream
 // opened without Last-Event-ID while a turn runs starts there, so a page
 // reloaded mid-answer sees the answer so far.
-func (r convRepo) TurnStart(ctx context.Context, conversationID, turn string) (int64, error) {
+func (r eventStore) TurnStart(ctx context.Context, conversationID, turn string) (int64, error) {
 	var first *int64
 	err := r.q.QueryRow(ctx, `SELECT min(id) FROM conversation_events WHERE conversation_id = $1 AND turn_id = $2`,
 		conversationID, turn).Scan(&first)
@@ -182,83 +182,9 @@ func (r convRepo) TurnStart(ctx context.Context, conversationID, turn string) (i
 }
 
 // Notify sends payload on channel (NOTIFY), now.
-func (r convRepo) Notify(ctx context.Context, channel, payload string) error {
+func (r eventStore) Notify(ctx context.Context, channel, payload string) error {
 	_, err := r.q.Exec(ctx, `SELECT pg_notify($1, $2)`, channel, payload)
 	return translate(err, "send a notification")
-}
-
-// RenewLeases extends the leases owner holds on turns by ttl and returns
-// the turns it still holds: a turn missing from the answer was taken over
-// (or ended) and must stop.
-func (r convRepo) RenewLeases(ctx context.Context, owner string, turns []string, ttl time.Duration) ([]string, error) {
-	if len(turns) == 0 {
-		return nil, nil
-	}
-	// The rows are locked in id order, as AppendMany locks them: the two
-	// run side by side on every replica and must not deadlock.
-	rows, err := r.q.Query(ctx, `WITH held AS (
-			SELECT id FROM conversations WHERE lease_owner = $1 AND active_turn = ANY($2) ORDER BY id FOR UPDATE
-		)
-		UPDATE conversations c SET lease_expires_at = clock_timestamp() + make_interval(secs => $3)
-		FROM held WHERE c.id = held.id AND c.lease_owner = $1 AND c.active_turn = ANY($2) RETURNING c.active_turn`, owner, turns, ttl.Seconds())
-	if err != nil {
-		return nil, translate(err, "renew turn leases")
-	}
-	held, err := pgx.CollectRows(rows, pgx.RowTo[string])
-	return held, translate(err, "renew turn leases")
-}
-
-// ExpiredTurns lists up to limit running turns whose lease ran out (or
-// that an older Toolgate started without one).
-func (r convRepo) ExpiredTurns(ctx context.Context, limit int) ([]conversation.RunningTurn, error) {
-	rows, err := r.q.Query(ctx, `SELECT id, coalesce(owner_id, ''), active_turn, coalesce(lease_owner, '') FROM conversations
-		WHERE active_turn IS NOT NULL AND (lease_expires_at IS NULL OR lease_expires_at < clock_timestamp())
-		ORDER BY lease_expires_at NULLS FIRST LIMIT $1`, limit)
-	if err != nil {
-		return nil, translate(err, "list expired turn leases")
-	}
-	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (conversation.RunningTurn, error) {
-		var t conversation.RunningTurn
-		err := row.Scan(&t.ConversationID, &t.OwnerID, &t.Turn, &t.LeaseOwner)
-		return t, err
-	})
-	return out, translate(err, "list expired turn leases")
-}
-
-// LockExpiredTurn locks the conversation if turn still runs in it on an
-// expired lease; false when another replica took it over, it ended, or its
-// lease was renewed. Call it in a transaction.
-func (r convRepo) LockExpiredTurn(ctx context.Context, conversationID, turn string) (bool, error) {
-	var ok bool
-	err := r.q.QueryRow(ctx, `SELECT true FROM conversations WHERE id = $1 AND active_turn = $2
-		AND (lease_expires_at IS NULL OR lease_expires_at < clock_timestamp())`+lockConversation, conversationID, turn).Scan(&ok)
-	if noRows(err) {
-		return false, nil
-	}
-	return ok, translate(err, "lock an expired turn")
-}
-
-// MarkSent records, before the request leaves, that turn carries the
-// answers to ids.
-func (r convRepo) MarkSent(ctx context.Context, ids []string, turn string) error {
-	if len(ids) == 0 {
-		return nil
-	}
-	_, err := r.q.Exec(ctx, `UPDATE approval_requests SET sent_in_turn = $2 WHERE id = ANY($1)`, ids, turn)
-	return translate(err, "record answers being sent")
-}
-
-// UnmarkSent forgets that turn carried answers the provider is known not
-// to have received (it refused the request), so they can be sent again.
-func (r convRepo) UnmarkSent(ctx context.Context, turn string) error {
-	_, err := r.q.Exec(ctx, `UPDATE approval_requests SET sent_in_turn = NULL WHERE sent_in_turn = $1 AND answered_in IS NULL`, turn)
-	return translate(err, "record answers not sent")
-}
-
-// SentApprovals returns the approval requests whose answers turn carried.
-func (r convRepo) SentApprovals(ctx context.Context, conversationID, turn string) ([]conversation.Approval, error) {
-	return r.approvals(ctx, "read the approval requests a turn answered",
-		`conversation_id = $1 AND sent_in_turn = $2 ORDER BY requested_at, id FOR UPDATE`, conversationID, turn)
 }
 
 // PendingApprovals counts the approval requests waiting for a decision, in

@@ -24,7 +24,7 @@ const tooOld = `a.state = 'pending' AND ` + requestTTL + ` > 0
 // ExpiringConversations lists up to limit conversations with no running
 // turn that hold a pending approval request older than its server's
 // approval_ttl_seconds or, where the server sets none, ttl.
-func (r convRepo) ExpiringConversations(ctx context.Context, ttl time.Duration, limit int) ([]string, error) {
+func (r leaseStore) ExpiringConversations(ctx context.Context, ttl time.Duration, limit int) ([]string, error) {
 	rows, err := r.q.Query(ctx, `SELECT a.conversation_id FROM approval_requests a
 		JOIN conversations c ON c.id = a.conversation_id
 		LEFT JOIN mcp_servers s ON s.label = a.server_label
@@ -44,7 +44,7 @@ func (r convRepo) ExpiringConversations(ctx context.Context, ttl time.Duration, 
 // first is not touched, so each expires at most once. It returns the
 // conversation's owner and the requests it expired, as stored. Call it in
 // a transaction.
-func (r convRepo) ExpireApprovals(ctx context.Context, conversationID string, ttl time.Duration,
+func (r leaseStore) ExpireApprovals(ctx context.Context, conversationID string, ttl time.Duration,
 	reason func(conversation.Approval) string) (string, []conversation.Approval, error) {
 	var owner string
 	err := r.q.QueryRow(ctx, `SELECT coalesce(owner_id, '') FROM conversations WHERE id = $1 AND active_turn IS NULL`+lockConversation,
@@ -55,7 +55,7 @@ func (r convRepo) ExpireApprovals(ctx context.Context, conversationID string, tt
 	if err != nil {
 		return "", nil, translate(err, "lock a conversation to expire its approval requests")
 	}
-	due, err := r.approvals(ctx, "read expiring approval requests", `id IN (SELECT a.id FROM approval_requests a
+	due, err := approvalStore(r).approvals(ctx, "read expiring approval requests", `id IN (SELECT a.id FROM approval_requests a
 		LEFT JOIN mcp_servers s ON s.label = a.server_label WHERE a.conversation_id = $2 AND `+tooOld+`)
 		ORDER BY requested_at, id`, ttl.Seconds(), conversationID)
 	if err != nil || len(due) == 0 {
@@ -77,6 +77,6 @@ func (r convRepo) ExpireApprovals(ctx context.Context, conversationID string, tt
 	if err != nil || len(expired) == 0 {
 		return owner, nil, translate(err, "expire approval requests")
 	}
-	aps, err := r.approvals(ctx, "read expired approval requests", `id = ANY($1) ORDER BY requested_at, id`, expired)
+	aps, err := approvalStore(r).approvals(ctx, "read expired approval requests", `id = ANY($1) ORDER BY requested_at, id`, expired)
 	return owner, aps, err
 }

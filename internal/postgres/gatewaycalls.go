@@ -14,7 +14,7 @@ import (
 
 // GateScope reads a conversation, whoever owns it, with its owner's email
 // and the state of server label: the MCP face's token names both.
-func (r convRepo) GateScope(ctx context.Context, conversationID, label string) (conversation.GateScope, error) {
+func (r callStore) GateScope(ctx context.Context, conversationID, label string) (conversation.GateScope, error) {
 	var sc conversation.GateScope
 	c, err := scanConversation(r.q.QueryRow(ctx, `SELECT `+convCols+`, coalesce(u.email, ''), s.label IS NOT NULL, coalesce(s.enabled, false)
 		FROM conversations c LEFT JOIN users u ON u.id = c.owner_id LEFT JOIN mcp_servers s ON s.label = $2
@@ -23,12 +23,12 @@ func (r convRepo) GateScope(ctx context.Context, conversationID, label string) (
 	return sc, orMissing(err, "read the conversation of a call", conversationID)
 }
 
-// BeginCall takes a transaction-scoped advisory lock on k (identical calls
+// Begin takes a transaction-scoped advisory lock on k (identical calls
 // wait for each other, so the second finds the first) and a share lock on
 // the conversation (a turn's end, which takes FOR NO KEY UPDATE, waits for
 // the call to be recorded, and a call waits for the end: it then finds the
 // turn over).
-func (r convRepo) BeginCall(ctx context.Context, k conversation.CallKey) (string, *conversation.GatewayCall, error) {
+func (r callStore) Begin(ctx context.Context, k conversation.CallKey) (string, *conversation.GatewayCall, error) {
 	if !inTransaction(r.q) {
 		return "", nil, errors.New("BeginCall must run in a transaction: its locks end with it")
 	}
@@ -54,8 +54,8 @@ func (r convRepo) BeginCall(ctx context.Context, k conversation.CallKey) (string
 }
 
 // UsableApproval locks the approval a call of k may run on.
-func (r convRepo) UsableApproval(ctx context.Context, k conversation.CallKey) (*conversation.Approval, error) {
-	aps, err := r.approvals(ctx, "read the approval a call runs on", `conversation_id = $1 AND sent_in_turn = $2
+func (r callStore) UsableApproval(ctx context.Context, k conversation.CallKey) (*conversation.Approval, error) {
+	aps, err := approvalStore(r).approvals(ctx, "read the approval a call runs on", `conversation_id = $1 AND sent_in_turn = $2
 		AND server_label = $3 AND tool_name = $4 AND arguments_sha256 = $5 AND state = 'approved'
 		AND NOT EXISTS (SELECT 1 FROM gateway_calls g WHERE g.approval_request_id = approval_requests.id)
 		ORDER BY requested_at, id LIMIT 1 FOR UPDATE`,
@@ -66,9 +66,9 @@ func (r convRepo) UsableApproval(ctx context.Context, k conversation.CallKey) (*
 	return &aps[0], nil
 }
 
-// InsertGatewayCall stores c unless an identical call, or one using the
+// Insert stores c unless an identical call, or one using the
 // same approval, is stored (the unique indexes; DO NOTHING covers both).
-func (r convRepo) InsertGatewayCall(ctx context.Context, c conversation.GatewayCall) (bool, error) {
+func (r callStore) Insert(ctx context.Context, c conversation.GatewayCall) (bool, error) {
 	allowed, err := nullJSONOf(c.AllowedBy)
 	if err != nil {
 		return false, err
@@ -90,8 +90,8 @@ func (r convRepo) InsertGatewayCall(ctx context.Context, c conversation.GatewayC
 	return tag.RowsAffected() == 1, nil
 }
 
-// FinishGatewayCall stores c's state, result and failure on its running row.
-func (r convRepo) FinishGatewayCall(ctx context.Context, c conversation.GatewayCall) (conversation.GatewayCall, bool, error) {
+// Finish stores c's state, result and failure on its running row.
+func (r callStore) Finish(ctx context.Context, c conversation.GatewayCall) (conversation.GatewayCall, bool, error) {
 	var result any
 	if len(c.Result) > 0 {
 		result = string(c.Result)
@@ -118,8 +118,8 @@ func (r convRepo) FinishGatewayCall(ctx context.Context, c conversation.GatewayC
 	return out[0], true, nil
 }
 
-// GatewayCall returns one call.
-func (r convRepo) GatewayCall(ctx context.Context, id string) (conversation.GatewayCall, error) {
+// Get returns one call.
+func (r callStore) Get(ctx context.Context, id string) (conversation.GatewayCall, error) {
 	calls, err := r.gatewayCalls(ctx, "read a call", `g.id = $1`, id)
 	if err != nil {
 		return conversation.GatewayCall{}, err
@@ -130,8 +130,8 @@ func (r convRepo) GatewayCall(ctx context.Context, id string) (conversation.Gate
 	return calls[0], nil
 }
 
-// ApprovalCalls returns the calls that used approvals ids.
-func (r convRepo) ApprovalCalls(ctx context.Context, ids []string) (map[string]conversation.GatewayCall, error) {
+// OfApprovals returns the calls that used approvals ids.
+func (r callStore) OfApprovals(ctx context.Context, ids []string) (map[string]conversation.GatewayCall, error) {
 	out := map[string]conversation.GatewayCall{}
 	if len(ids) == 0 {
 		return out, nil
@@ -143,14 +143,14 @@ func (r convRepo) ApprovalCalls(ctx context.Context, ids []string) (map[string]c
 	return out, err
 }
 
-// ConversationCalls returns owner's conversation's calls, oldest first.
-func (r convRepo) ConversationCalls(ctx context.Context, owner, conversationID string) ([]conversation.GatewayCall, error) {
+// OfConversation returns owner's conversation's calls, oldest first.
+func (r callStore) OfConversation(ctx context.Context, owner, conversationID string) ([]conversation.GatewayCall, error) {
 	return r.gatewayCalls(ctx, "read a conversation's calls", `g.conversation_id = $1 AND c.owner_id = $2 ORDER BY g.created_at, g.id`,
 		conversationID, owner)
 }
 
-// LinkGatewayCall links the oldest unreported call of k to item itemID.
-func (r convRepo) LinkGatewayCall(ctx context.Context, k conversation.CallKey, itemID, response string) (conversation.GatewayCall, bool, error) {
+// Link links the oldest unreported call of k to item itemID.
+func (r callStore) Link(ctx context.Context, k conversation.CallKey, itemID, response string) (conversation.GatewayCall, bool, error) {
 	rows, err := r.q.Query(ctx, `WITH upd AS (
 			UPDATE gateway_calls SET item_id = $6, response_id = nullif($7, '')
 			WHERE id = (SELECT id FROM gateway_calls
@@ -178,7 +178,7 @@ const gatewayCallCols = `g.id, g.conversation_id, g.turn_id, g.server_label, g.t
 	g.output_sha256, g.refusal, coalesce(g.item_id, ''), coalesce(g.response_id, ''), g.created_at, g.finished_at,
 	coalesce(c.owner_id, ''), coalesce(u.email, ''), g.masked`
 
-func (r convRepo) gatewayCalls(ctx context.Context, what, where string, args ...any) ([]conversation.GatewayCall, error) {
+func (r callStore) gatewayCalls(ctx context.Context, what, where string, args ...any) ([]conversation.GatewayCall, error) {
 	rows, err := r.q.Query(ctx, `SELECT `+gatewayCallCols+` FROM gateway_calls g
 		LEFT JOIN conversations c ON c.id = g.conversation_id LEFT JOIN users u ON u.id = c.owner_id
 		WHERE `+where, args...)

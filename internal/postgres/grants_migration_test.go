@@ -32,7 +32,7 @@ func TestMigration00016_ConversationAllowancesBecomeGrants(t *testing.T) {
 	if _, err := postgres.MigrateUp(ctx, pool); err != nil {
 		t.Fatal(err)
 	}
-	gs, err := store.Repo().Grants(ctx, owner, conversation.GrantFilter{ConversationID: "conv_1", Now: time.Now()})
+	gs, err := store.Repo().Grants.List(ctx, owner, conversation.GrantFilter{ConversationID: "conv_1", Now: time.Now()})
 	if err != nil || len(gs) != 1 {
 		t.Fatalf("grants after the migration: %+v, %v; want the allowance", gs, err)
 	}

@@ -61,7 +61,7 @@ func TestItems_RowsWithoutAVersionRead(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	got, err := r.Items(t.Context(), owner, "conv_1")
+	got, err := r.Conversations.Items(t.Context(), owner, "conv_1")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -99,7 +99,7 @@ func TestItems_EveryFieldSurvivesStoreAndLoad(t *testing.T) {
 	var in conversation.Item
 	fill(t, reflect.ValueOf(&in).Elem(), "Item")
 	stored := mustAppend(t, r, "conv_1", in)
-	got, err := r.Items(t.Context(), owner, "conv_1")
+	got, err := r.Conversations.Items(t.Context(), owner, "conv_1")
 	if err != nil || len(got) != 1 {
 		t.Fatalf("Items = %d items, %v; want the one appended", len(got), err)
 	}
@@ -148,7 +148,7 @@ func TestItems_StoredWithTheirVersion(t *testing.T) {
 		VALUES ('conv_1', 2, 'message', '{"v":2,"type":"message","text":"from the future"}')`); err != nil {
 		t.Fatal(err)
 	}
-	_, err := r.Items(t.Context(), owner, "conv_1")
+	_, err := r.Conversations.Items(t.Context(), owner, "conv_1")
 	if e, ok := apperr.As(err); !ok || e.Code != "unknown_item_version" {
 		t.Errorf("Items with a newer row = %v, want unknown_item_version", err)
 	}

@@ -28,10 +28,10 @@ func TestPipeTx_HeldDecisionsGoWithTheNextStatement(t *testing.T) {
 	a1, a2, a3 := approval("mcpr_1", "conv_1", "resp_1"), approval("mcpr_2", "conv_1", "resp_1"), approval("mcpr_3", "conv_1", "resp_1")
 
 	err := store.Tx(ctx, func(tx conversation.Repo) error {
-		if err := tx.Decide(ctx, owner, decided(a1, conversation.Approved)); err != nil {
+		if err := tx.Approvals.Decide(ctx, owner, decided(a1, conversation.Approved)); err != nil {
 			return err
 		}
-		aps, err := tx.ResponseApprovals(ctx, owner, "conv_1", "resp_1")
+		aps, err := tx.Approvals.OfResponse(ctx, owner, "conv_1", "resp_1")
 		if err != nil {
 			return err
 		}
@@ -39,7 +39,7 @@ func TestPipeTx_HeldDecisionsGoWithTheNextStatement(t *testing.T) {
 			t.Errorf("read after a held decision: %s, %s; want approved, pending", aps[0].State, aps[1].State)
 		}
 		// Held when the function returns: sent before the commit.
-		return tx.Decide(ctx, owner, decided(a2, conversation.Denied))
+		return tx.Approvals.Decide(ctx, owner, decided(a2, conversation.Denied))
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -52,13 +52,13 @@ func TestPipeTx_HeldDecisionsGoWithTheNextStatement(t *testing.T) {
 	// A decision on a request that does not exist fails the statement it
 	// goes with, and nothing of the transaction stays.
 	err = store.Tx(ctx, func(tx conversation.Repo) error {
-		if err := tx.Decide(ctx, owner, decided(a3, conversation.Approved)); err != nil {
+		if err := tx.Approvals.Decide(ctx, owner, decided(a3, conversation.Approved)); err != nil {
 			return err
 		}
-		if err := tx.Decide(ctx, owner, decided(approval("mcpr_nope", "conv_1", "resp_1"), conversation.Approved)); err != nil {
+		if err := tx.Approvals.Decide(ctx, owner, decided(approval("mcpr_nope", "conv_1", "resp_1"), conversation.Approved)); err != nil {
 			return err
 		}
-		_, err := tx.ResponseApprovals(ctx, owner, "conv_1", "resp_1")
+		_, err := tx.Approvals.OfResponse(ctx, owner, "conv_1", "resp_1")
 		return err
 	})
 	if ae, ok := apperr.As(err); !ok || ae.Code != "approval_not_found" {
@@ -67,7 +67,7 @@ func TestPipeTx_HeldDecisionsGoWithTheNextStatement(t *testing.T) {
 	// Held, then rolled back: dropped.
 	errRollback := errors.New("roll back")
 	err = store.Tx(ctx, func(tx conversation.Repo) error {
-		if err := tx.Decide(ctx, owner, decided(a3, conversation.Approved)); err != nil {
+		if err := tx.Approvals.Decide(ctx, owner, decided(a3, conversation.Approved)); err != nil {
 			return err
 		}
 		return errRollback
@@ -84,7 +84,7 @@ func TestPipeTx_HeldDecisionsGoWithTheNextStatement(t *testing.T) {
 		t.Errorf("an empty transaction: %v", err)
 	}
 	err = store.Tx(ctx, func(tx conversation.Repo) error {
-		_, err := tx.Conversation(ctx, owner, "conv_nope", true)
+		_, err := tx.Conversations.Get(ctx, owner, "conv_nope", true)
 		return err
 	})
 	if apperr.KindOf(err) != apperr.NotFound {

@@ -68,10 +68,10 @@ func TestPolicyRead_OpenTurnReadsWhatPolicyVersionReads(t *testing.T) {
 	err = convs.Tx(ctx, func(r conversation.Repo) error {
 		// Remembered in the transaction that opens the turn: in force for
 		// its request.
-		if err := policies.Remember(ctx, r, u, "crm", "later", policy.Never); err != nil {
+		if err := policies.Decisions.Remember(ctx, r, u, "crm", "later", policy.Never); err != nil {
 			return err
 		}
-		_, _, err := r.OpenTurn(ctx, conversation.TurnOpening{ConversationID: "conv_1", TurnID: "turn_1", Owner: owner,
+		_, _, err := r.Turns.Open(ctx, conversation.TurnOpening{ConversationID: "conv_1", TurnID: "turn_1", Owner: owner,
 			Replica: "rep_a", LeaseTTL: time.Minute, Now: time.Now(), Policies: &got})
 		return err
 	})
@@ -84,7 +84,7 @@ func TestPolicyRead_OpenTurnReadsWhatPolicyVersionReads(t *testing.T) {
 		t.Errorf("OpenTurn's policy read (-want +got):\n%s", diff)
 	}
 	// Not asked for: not made (the statement runs as before).
-	if _, _, err := convs.Repo().OpenTurn(ctx, conversation.TurnOpening{ConversationID: "conv_1", TurnID: "turn_2", Owner: owner,
+	if _, _, err := convs.Repo().Turns.Open(ctx, conversation.TurnOpening{ConversationID: "conv_1", TurnID: "turn_2", Owner: owner,
 		Replica: "rep_a", LeaseTTL: time.Minute, Now: time.Now()}); err != nil {
 		t.Fatal(err)
 	}
@@ -124,7 +124,7 @@ func TestEffective_FromTheCopyAsFromTheTables(t *testing.T) {
 				}
 				var got policy.Policy
 				if err := convs.Tx(ctx, func(r conversation.Repo) error {
-					got, err = policies.Effective(ctx, r, user, "crm", tool)
+					got, err = policies.Decisions.Effective(ctx, r, user, "crm", tool)
 					return err
 				}); err != nil {
 					t.Fatal(err)

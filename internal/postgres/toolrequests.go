@@ -10,10 +10,10 @@ import (
 	"github.com/toolgate/toolgate/internal/conversation"
 )
 
-// ToolApprovals returns a tool's most recent approval requests, newest
+// OfTool returns a tool's most recent approval requests, newest
 // first, each with its conversation's owner: only q.OwnerID's unless
 // q.Everyone.
-func (r convRepo) ToolApprovals(ctx context.Context, q conversation.ToolApprovalsQuery) ([]conversation.OwnedApproval, error) {
+func (r approvalStore) OfTool(ctx context.Context, q conversation.ToolApprovalsQuery) ([]conversation.OwnedApproval, error) {
 	where, args := `a.server_label = $1 AND a.tool_name = $2`, []any{q.ServerLabel, q.ToolName, q.Limit}
 	switch {
 	case q.Everyone:

@@ -8,11 +8,10 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/toolgate/toolgate/internal/apperr"
-
 	"github.com/toolgate/toolgate/internal/conversation"
 )
 
-// OpenTurn is StartTurn, MarkSent, AppendEvents, Grants and PolicyVersion
+// Open is Start, Approvals.MarkSent, Events.Append, Grants.List and PolicyVersion
 // in one statement (one round trip instead of five before the upstream
 // call). The UPDATE of
 // the conversation row claims the turn and raises the event counter at once
@@ -23,7 +22,7 @@ import (
 // make right after the commit, made here instead: it sees what committed
 // before the statement started, and this transaction's own changes (a
 // policy a decision remembered). It is made when o.Policies asks for it.
-func (r convRepo) OpenTurn(ctx context.Context, o conversation.TurnOpening) (int64, []conversation.Grant, error) {
+func (r turnStore) Open(ctx context.Context, o conversation.TurnOpening) (int64, []conversation.Grant, error) {
 	names := make([]string, len(o.Events))
 	datas := make([]string, len(o.Events))
 	for i, e := range o.Events {
@@ -37,7 +36,7 @@ func (r convRepo) OpenTurn(ctx context.Context, o conversation.TurnOpening) (int
 		last       int64
 		grants, pr []byte
 	)
-	// $1..$5 are AppendEvents' parameters, which webhookOutbox uses.
+	// $1..$5 are Events.Append's parameters, which webhookOutbox uses.
 	err := r.q.QueryRow(ctx, `
 		WITH seq AS (
 			UPDATE conversations SET active_turn = $3, active_turn_at = now(), updated_at = now(),
@@ -102,7 +101,7 @@ func (r convRepo) OpenTurn(ctx context.Context, o conversation.TurnOpening) (int
 // statement runs once the one before it finished, so the locks are taken in
 // the order they were before (the user's turn-start lock now before the
 // rest of the response's requests, which the conversation's lock guards).
-func (r convRepo) LockDecisions(ctx context.Context, owner, conversationID string, ids []string, loadWindow time.Duration) (conversation.DecisionsLocked, error) {
+func (r turnStore) LockDecisions(ctx context.Context, owner, conversationID string, ids []string, loadWindow time.Duration) (conversation.DecisionsLocked, error) {
 	var out conversation.DecisionsLocked
 	b := &pgx.Batch{}
 	b.Queue(`SELECT `+convCols+` FROM conversations c WHERE c.id = $1 AND c.owner_id = $2`+lockConversation, conversationID, owner)
@@ -147,13 +146,13 @@ func (r convRepo) LockDecisions(ctx context.Context, owner, conversationID strin
 // StartMessage does in one round trip what a message's turn did in up to
 // four before: the conversation locked (or created), the user's load
 // counted under its lock (UserLoad), the approval requests of the
-// conversation's last response read and locked (ResponseApprovals), and
+// conversation's last response read and locked (Approvals.OfResponse), and
 // the person's message appended (AppendItem). The statements are sent as
 // one batch and run one after the other, in that order, in the caller's
 // transaction; the caller judges what they read (a turn already running, a
 // limit reached) and rolls back what they wrote if it refuses. The message
 // is appended only to a conversation of m.Owner.
-func (r convRepo) StartMessage(ctx context.Context, m conversation.MessageStart) (conversation.MessageStarted, error) {
+func (r turnStore) StartMessage(ctx context.Context, m conversation.MessageStart) (conversation.MessageStarted, error) {
 	var out conversation.MessageStarted
 	it := m.Item
 	it.Seq, it.CreatedAt, it.Approval = 0, time.Time{}, nil

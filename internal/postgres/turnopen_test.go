@@ -30,18 +30,18 @@ func TestOpenTurn_DoesWhatItsFourStatementsDid(t *testing.T) {
 		{ID: "grant_000000000000000000000003", ServerLabel: "crm", ToolName: "lookup", ApprovalRequestID: "mcpr_x", CreatedAt: now, ExpiresAt: &later},
 		{ID: "grant_000000000000000000000004", ServerLabel: "crm", ToolName: "stale", ApprovalRequestID: "mcpr_y", CreatedAt: now, ExpiresAt: &earlier},
 	} {
-		if err := r.AddGrant(ctx, owner, g); err != nil {
+		if err := r.Grants.Add(ctx, owner, g); err != nil {
 			t.Fatal(err)
 		}
 	}
-	old, err := r.AppendEvents(ctx, "conv_1", "turn_0", []conversation.NewEvent{
+	old, err := r.Events.Append(ctx, "conv_1", "turn_0", []conversation.NewEvent{
 		{Name: "text.delta", Data: []byte(`{"delta":"x"}`)}, {Name: "response.completed", Data: []byte(`{}`)}})
 	if err != nil {
 		t.Fatal(err)
 	}
 
 	evs := []conversation.NewEvent{{Name: "conversation", Data: []byte(`{"a":1}`)}, {Name: "item", Data: []byte(`{"b":2}`)}}
-	last, grants, err := r.OpenTurn(ctx, conversation.TurnOpening{ConversationID: "conv_1", TurnID: "turn_1", Owner: owner,
+	last, grants, err := r.Turns.Open(ctx, conversation.TurnOpening{ConversationID: "conv_1", TurnID: "turn_1", Owner: owner,
 		Replica: "rep_a", LeaseTTL: time.Minute, SentIDs: []string{"mcpr_2"}, Events: evs, Now: now})
 	if err != nil {
 		t.Fatal(err)
@@ -49,7 +49,7 @@ func TestOpenTurn_DoesWhatItsFourStatementsDid(t *testing.T) {
 	if last != old+2 {
 		t.Errorf("last = %d, want %d", last, old+2)
 	}
-	want, err := r.Grants(ctx, owner, conversation.GrantFilter{ConversationID: "conv_1", Now: now})
+	want, err := r.Grants.List(ctx, owner, conversation.GrantFilter{ConversationID: "conv_1", Now: now})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -68,7 +68,7 @@ func TestOpenTurn_DoesWhatItsFourStatementsDid(t *testing.T) {
 	if diff := cmp.Diff([]string{"mcpr_2"}, sent); diff != "" {
 		t.Errorf("answers marked sent (-want +got):\n%s", diff)
 	}
-	stored, err := r.EventsAfter(ctx, "conv_1", 0, 10)
+	stored, err := r.Events.After(ctx, "conv_1", 0, 10)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -80,7 +80,7 @@ func TestOpenTurn_DoesWhatItsFourStatementsDid(t *testing.T) {
 		t.Errorf("events (-want +got), the old text delta pruned:\n%s", diff)
 	}
 
-	_, _, err = r.OpenTurn(ctx, conversation.TurnOpening{ConversationID: "nope", TurnID: "turn_2", Owner: owner, Replica: "rep_a",
+	_, _, err = r.Turns.Open(ctx, conversation.TurnOpening{ConversationID: "nope", TurnID: "turn_2", Owner: owner, Replica: "rep_a",
 		LeaseTTL: time.Minute, Events: evs, Now: now})
 	wantNotFound(t, "OpenTurn(missing)", err, "conversation_not_found")
 }

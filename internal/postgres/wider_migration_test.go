@@ -17,7 +17,7 @@ func TestMigration00043_DownReadsWiderAsOnce(t *testing.T) {
 	mustCreate(t, store.Repo(), "conv_1")
 	a := conversation.Approval{ID: "mcpr_1", ConversationID: "conv_1", ResponseID: "resp_1", ServerLabel: "crm", UpstreamLabel: "crm",
 		ToolName: "lookup", StoredArguments: "{}", State: conversation.Pending}
-	if err := store.Repo().InsertApproval(ctx, a); err != nil {
+	if err := store.Repo().Approvals.Insert(ctx, a); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := pool.Exec(ctx, `UPDATE approval_requests SET state = 'approved', scope = 'server', decided_at = now() WHERE id = 'mcpr_1'`); err != nil {

@@ -19,7 +19,7 @@ func (b *Conversations) Create(ctx context.Context, title string) (conversation.
 	if err := validTitle(title); err != nil {
 		return conversation.Conversation{}, err
 	}
-	return b.store.Repo().CreateConversation(ctx, u.ID, conversation.NewID("conv_"), strings.TrimSpace(conversation.StripNUL(title)))
+	return b.store.Repo().Conversations.Create(ctx, u.ID, conversation.NewID("conv_"), strings.TrimSpace(conversation.StripNUL(title)))
 }
 
 // List returns the caller's conversations, most recently active first.
@@ -34,7 +34,7 @@ func (b *Conversations) List(ctx context.Context, limit int) ([]conversation.Con
 	if limit > 500 {
 		return nil, apperr.Invalidf("invalid_limit", "limit", "limit must be between 1 and 500 (got %d)", limit)
 	}
-	cs, err := b.store.Repo().ListConversations(ctx, u.ID, limit)
+	cs, err := b.store.Repo().Conversations.List(ctx, u.ID, limit)
 	ttl := b.turns.ApprovalTTL()
 	for i := range cs {
 		cs[i].PendingExpiresAt = b.pendingExpiry(cs[i], ttl)
@@ -71,7 +71,7 @@ func (b *Conversations) Rename(ctx context.Context, id, title string) (conversat
 	if err := validTitle(title); err != nil {
 		return conversation.Conversation{}, err
 	}
-	return b.store.Repo().RenameConversation(ctx, u.ID, id, strings.TrimSpace(conversation.StripNUL(title)))
+	return b.store.Repo().Conversations.Rename(ctx, u.ID, id, strings.TrimSpace(conversation.StripNUL(title)))
 }
 
 // Get returns the transcript: every item in order, approval requests with
@@ -84,17 +84,17 @@ func (b *Conversations) Get(ctx context.Context, id string) (conversation.Transc
 	}
 	err = b.store.Tx(ctx, func(r conversation.Repo) error {
 		var err error
-		if t.Conversation, err = r.Conversation(ctx, u.ID, id, false); err != nil {
+		if t.Conversation, err = r.Conversations.Get(ctx, u.ID, id, false); err != nil {
 			return err
 		}
-		if t.Items, err = r.Items(ctx, u.ID, id); err != nil {
+		if t.Items, err = r.Conversations.Items(ctx, u.ID, id); err != nil {
 			return err
 		}
-		aps, err := r.Approvals(ctx, u.ID, id, nil, false)
+		aps, err := r.Approvals.List(ctx, u.ID, id, nil, false)
 		if err != nil {
 			return err
 		}
-		calls, err := r.ConversationCalls(ctx, u.ID, id)
+		calls, err := r.Calls.OfConversation(ctx, u.ID, id)
 		if err != nil {
 			return err
 		}
@@ -158,7 +158,7 @@ func (b *Conversations) Delete(ctx context.Context, id string) error {
 		return err
 	}
 	// Only the owner's turn is cancelled: the lookup is scoped to the owner.
-	conv, err := b.store.Repo().Conversation(ctx, u.ID, id, false)
+	conv, err := b.store.Repo().Conversations.Get(ctx, u.ID, id, false)
 	if err != nil {
 		return err
 	}
@@ -168,7 +168,7 @@ func (b *Conversations) Delete(ctx context.Context, id string) error {
 		}
 		b.turns.AwaitEnd(ctx, u.ID, id, 10*time.Second)
 	}
-	if err := b.store.Repo().DeleteConversation(ctx, u.ID, id); err != nil {
+	if err := b.store.Repo().Conversations.Delete(ctx, u.ID, id); err != nil {
 		return err
 	}
 	if err := b.turns.Signal(ctx, conversation.Signal{Op: conversation.SignalDeleted, ConversationID: id}); err != nil {

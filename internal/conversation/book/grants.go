@@ -19,7 +19,7 @@ func (b *Conversations) ConversationGrants(ctx context.Context, conversationID s
 		return nil, err
 	}
 	r := b.store.Repo()
-	if _, err := r.Conversation(ctx, u.ID, conversationID, false); err != nil {
+	if _, err := r.Conversations.Get(ctx, u.ID, conversationID, false); err != nil {
 		return nil, err
 	}
 	return b.grants(ctx, r, u.ID, conversation.GrantFilter{ConversationID: conversationID})
@@ -37,7 +37,7 @@ func (b *Conversations) ListGrants(ctx context.Context, ended bool) ([]conversat
 
 func (b *Conversations) grants(ctx context.Context, r conversation.Repo, owner string, f conversation.GrantFilter) ([]conversation.Grant, error) {
 	f.Now = b.now()
-	gs, err := r.Grants(ctx, owner, f)
+	gs, err := r.Grants.List(ctx, owner, f)
 	for i := range gs {
 		gs[i] = gs[i].WithState(f.Now)
 	}
@@ -54,14 +54,14 @@ func (b *Conversations) RevokeGrant(ctx context.Context, id string) error {
 	}
 	return b.store.Tx(ctx, func(r conversation.Repo) error {
 		now := b.now()
-		g, revoked, err := r.RevokeGrant(ctx, u.ID, id, now)
+		g, revoked, err := r.Grants.Revoke(ctx, u.ID, id, now)
 		if err != nil || !revoked {
 			return err
 		}
 		before, _ := json.Marshal(grantAudit(g.WithState(now)))
 		g.RevokedAt = &now
 		after, _ := json.Marshal(grantAudit(g.WithState(now)))
-		return b.policies.Audit(ctx, r, policy.AuditEntry{Actor: u.Email, ActorID: u.ID, Action: ActionGrantRevoke,
+		return b.policies.Decisions.Audit(ctx, r, policy.AuditEntry{Actor: u.Email, ActorID: u.ID, Action: ActionGrantRevoke,
 			ServerLabel: &g.ServerLabel, ToolName: &g.ToolName, Before: before, After: after})
 	})
 }

@@ -58,7 +58,7 @@ func (b *Conversations) TryRules(ctx context.Context, set *rules.Set, label, too
 	if limit < 1 || limit > MaxTryLimit {
 		return RuleTry{}, apperr.Invalidf("invalid_limit", "limit", "limit must be between 1 and %d (got %d)", MaxTryLimit, limit)
 	}
-	recent, err := b.store.Repo().ToolApprovals(ctx, conversation.ToolApprovalsQuery{
+	recent, err := b.store.Repo().Approvals.OfTool(ctx, conversation.ToolApprovalsQuery{
 		ServerLabel: label, ToolName: tool, OwnerID: u.ID, Everyone: u.IsAdmin(), Limit: limit})
 	if err != nil {
 		return RuleTry{}, err

@@ -30,11 +30,11 @@ func (b *Conversations) Tools(ctx context.Context, id string) (Tools, error) {
 	if err != nil {
 		return Tools{}, err
 	}
-	c, err := b.store.Repo().Conversation(ctx, u.ID, id, false)
+	c, err := b.store.Repo().Conversations.Get(ctx, u.ID, id, false)
 	if err != nil {
 		return Tools{}, err
 	}
-	groups, err := b.policies.ToolChoices(ctx, u.ID)
+	groups, err := b.policies.Tools.Choices(ctx, u.ID)
 	if err != nil {
 		return Tools{}, err
 	}
@@ -51,17 +51,17 @@ func (b *Conversations) SetTools(ctx context.Context, id string, sel policy.Sele
 		return Tools{}, err
 	}
 	// Another user's conversation is not found before anything about the choice is said.
-	if _, err := b.store.Repo().Conversation(ctx, u.ID, id, false); err != nil {
+	if _, err := b.store.Repo().Conversations.Get(ctx, u.ID, id, false); err != nil {
 		return Tools{}, err
 	}
-	groups, err := b.policies.ToolChoices(ctx, u.ID)
+	groups, err := b.policies.Tools.Choices(ctx, u.ID)
 	if err != nil {
 		return Tools{}, err
 	}
 	if err := sel.Check(groups); err != nil {
 		return Tools{}, err
 	}
-	c, err := b.store.Repo().SetConversationTools(ctx, u.ID, id, sel.Normalized())
+	c, err := b.store.Repo().Conversations.SetTools(ctx, u.ID, id, sel.Normalized())
 	if err != nil {
 		return Tools{}, err
 	}
@@ -79,9 +79,9 @@ func (b *Conversations) CreateWith(ctx context.Context, title string, tools *pol
 		return conversation.Conversation{}, err
 	}
 	if tools == nil {
-		return b.store.Repo().CreateConversation(ctx, u.ID, conversation.NewID("conv_"), strings.TrimSpace(conversation.StripNUL(title)))
+		return b.store.Repo().Conversations.Create(ctx, u.ID, conversation.NewID("conv_"), strings.TrimSpace(conversation.StripNUL(title)))
 	}
-	groups, err := b.policies.ToolChoices(ctx, u.ID)
+	groups, err := b.policies.Tools.Choices(ctx, u.ID)
 	if err != nil {
 		return conversation.Conversation{}, err
 	}
@@ -90,11 +90,11 @@ func (b *Conversations) CreateWith(ctx context.Context, title string, tools *pol
 	}
 	var c conversation.Conversation
 	err = b.store.Tx(ctx, func(r conversation.Repo) error {
-		created, err := r.CreateConversation(ctx, u.ID, conversation.NewID("conv_"), strings.TrimSpace(conversation.StripNUL(title)))
+		created, err := r.Conversations.Create(ctx, u.ID, conversation.NewID("conv_"), strings.TrimSpace(conversation.StripNUL(title)))
 		if err != nil {
 			return err
 		}
-		c, err = r.SetConversationTools(ctx, u.ID, created.ID, tools.Normalized())
+		c, err = r.Conversations.SetTools(ctx, u.ID, created.ID, tools.Normalized())
 		return err
 	})
 	return c, err

@@ -52,7 +52,7 @@ const (
 // when the token's turn is not the running one, or the server is gone or
 // disabled. An error: the database could not be asked.
 func (g *Gate) scope(ctx context.Context, c gateway.Claims) (conversation.GateScope, *gateway.Refusal, error) {
-	sc, err := g.store.Repo().GateScope(ctx, c.ConversationID, c.ServerLabel)
+	sc, err := g.store.Repo().Calls.GateScope(ctx, c.ConversationID, c.ServerLabel)
 	switch {
 	case apperr.KindOf(err) == apperr.NotFound:
 		return sc, &gateway.Refusal{Code: gateway.RefusedTurnOver, Message: msgTurnOver}, nil
@@ -89,7 +89,7 @@ func (g *Gate) group(ctx context.Context, sc conversation.GateScope, label strin
 		return policy.ServerTools{}, err
 	}
 	keep := map[string]bool{label: true}
-	groups, skipped, err := g.policies.RequestTools(ctx, conv.OwnerID, grants, keep)
+	groups, skipped, err := g.policies.Tools.Request(ctx, conv.OwnerID, grants, keep)
 	if err != nil {
 		return policy.ServerTools{}, err
 	}
@@ -124,7 +124,7 @@ func (g *Gate) Listed(ctx context.Context, c gateway.Claims, tools []policy.Disc
 	if ref != nil {
 		return nil, ref
 	}
-	if _, err := g.policies.RecordDefinitions(ctx, c.ServerLabel, tools); err != nil {
+	if _, err := g.policies.Tools.RecordDefinitions(ctx, c.ServerLabel, tools); err != nil {
 		return nil, err
 	}
 	grp, err := g.group(ctx, sc, c.ServerLabel)
@@ -217,14 +217,14 @@ func (g *Gate) Admit(ctx context.Context, call gateway.Call) (gateway.Verdict, e
 // else it is recorded, so that the tool asks from the next request on, and
 // a changed one refuses the call.
 func (g *Gate) heldDefinition(ctx context.Context, server, tool string, def policy.DiscoveredTool, digest string) (*gateway.Refusal, error) {
-	stored, known, err := g.policies.DiscoveredTool(ctx, server, tool)
+	stored, known, err := g.policies.Tools.Discovered(ctx, server, tool)
 	if err != nil {
 		return nil, err
 	}
 	if !known || stored.Digest() != digest {
 		// Recorded now: the tool asks (changed, or new) from the next
 		// request on.
-		if _, err := g.policies.RecordDefinitions(ctx, server, []policy.DiscoveredTool{def}); err != nil {
+		if _, err := g.policies.Tools.RecordDefinitions(ctx, server, []policy.DiscoveredTool{def}); err != nil {
 			return nil, err
 		}
 		if known {
@@ -239,7 +239,7 @@ func (g *Gate) heldDefinition(ctx context.Context, server, tool string, def poli
 // policy (grp, the conversation's tools in sc) decides and an admitted call
 // is stored as running (rec, with what let it run).
 func (g *Gate) startCall(ctx context.Context, r conversation.Repo, key conversation.CallKey, rec conversation.GatewayCall, grp policy.ServerTools, sc conversation.GateScope) (gateway.Verdict, *gateway.Refusal, error) {
-	active, prior, err := r.BeginCall(ctx, key)
+	active, prior, err := r.Calls.Begin(ctx, key)
 	if err != nil {
 		return gateway.Verdict{}, nil, err
 	}
@@ -254,7 +254,7 @@ func (g *Gate) startCall(ctx context.Context, r conversation.Repo, key conversat
 	if refusal, err := g.allowCall(ctx, r, key, grp, sc, &run); err != nil || refusal != nil {
 		return gateway.Verdict{}, refusal, err
 	}
-	ok, err := r.InsertGatewayCall(ctx, run)
+	ok, err := r.Calls.Insert(ctx, run)
 	if err != nil {
 		return gateway.Verdict{}, nil, err
 	}
@@ -280,7 +280,7 @@ func (g *Gate) allowCall(ctx context.Context, r conversation.Repo, key conversat
 		// grant makes it never, and the follow-up carries the approval):
 		// the call is that approval's, so the approval is known to have
 		// run.
-		a, err := r.UsableApproval(ctx, key)
+		a, err := r.Calls.UsableApproval(ctx, key)
 		if err != nil {
 			return nil, err
 		}
@@ -291,7 +291,7 @@ func (g *Gate) allowCall(ctx context.Context, r conversation.Repo, key conversat
 		}
 		run.AllowedBy = g.keeper.AllowedBy([]policy.ServerTools{grp}, &conversation.UpstreamItem{ServerLabel: run.ServerLabel, Name: run.ToolName})
 	default:
-		a, err := r.UsableApproval(ctx, key)
+		a, err := r.Calls.UsableApproval(ctx, key)
 		if err != nil {
 			return nil, err
 		}
@@ -329,7 +329,7 @@ func (g *Gate) identical(ctx context.Context, key conversation.CallKey) (*conver
 	var prior *conversation.GatewayCall
 	err := g.store.Tx(ctx, func(r conversation.Repo) error {
 		var err error
-		_, prior, err = r.BeginCall(ctx, key)
+		_, prior, err = r.Calls.Begin(ctx, key)
 		return err
 	})
 	return prior, err
@@ -372,7 +372,7 @@ func (g *Gate) approvalAllowedBy(a conversation.Approval) *conversation.AllowedB
 func (g *Gate) refuse(ctx context.Context, sc conversation.GateScope, rec conversation.GatewayCall, ref *gateway.Refusal) (gateway.Verdict, error) {
 	rec.State, rec.Refusal = conversation.CallRefused, ref
 	err := g.store.Tx(ctx, func(r conversation.Repo) error {
-		if _, err := r.InsertGatewayCall(ctx, rec); err != nil {
+		if _, err := r.Calls.Insert(ctx, rec); err != nil {
 			return err
 		}
 		return g.keeper.AuditCall(ctx, r, sc.Conversation.OwnerID, sc.OwnerEmail, rec)

@@ -28,7 +28,7 @@ func (g *Gate) Finish(ctx context.Context, callID string, res gateway.Result) er
 		c.Result, c.OutputSHA256 = shown, &d
 	}
 	return g.store.Tx(ctx, func(r conversation.Repo) error {
-		done, ok, err := r.FinishGatewayCall(ctx, c)
+		done, ok, err := r.Calls.Finish(ctx, c)
 		if err != nil {
 			return err
 		}
@@ -44,7 +44,7 @@ func (g *Gate) Finish(ctx context.Context, callID string, res gateway.Result) er
 func (g *Gate) Await(ctx context.Context, callID string) (gateway.Result, error) {
 	wait := g.poll
 	for {
-		c, err := g.store.Repo().GatewayCall(ctx, callID)
+		c, err := g.store.Repo().Calls.Get(ctx, callID)
 		if err != nil {
 			return gateway.Result{}, err
 		}

@@ -98,24 +98,24 @@ func (r *relay) approval(ctx context.Context, u *conversation.UpstreamItem, it c
 	}
 	var stored conversation.Item
 	err := s.store.Tx(r.store, func(repo conversation.Repo) error {
-		if err := repo.InsertApproval(r.store, a); err != nil {
+		if err := repo.Approvals.Insert(r.store, a); err != nil {
 			return err
 		}
 		if auto {
-			if err := repo.Decide(r.store, t.user.ID, a); err != nil {
+			if err := repo.Approvals.Decide(r.store, t.user.ID, a); err != nil {
 				return err
 			}
 			after, _ := json.Marshal(map[string]any{"approval_request_id": a.ID, "conversation_id": a.ConversationID,
 				"state": a.State, "reason": a.DecisionReason, "rules": a.Rules, "by": a.Rules.By})
 			before, _ := json.Marshal(map[string]any{"approval_request_id": a.ID, "state": conversation.Pending})
-			if err := s.policies.Audit(r.store, repo, policy.AuditEntry{Actor: "toolgate", Action: policy.ActionDecision,
+			if err := s.policies.Decisions.Audit(r.store, repo, policy.AuditEntry{Actor: "toolgate", Action: policy.ActionDecision,
 				ServerLabel: &a.ServerLabel, ToolName: &a.ToolName, Before: before, After: after,
 				ConversationID: a.ConversationID}); err != nil {
 				return err
 			}
 		}
 		var err error
-		stored, err = repo.AppendItem(r.store, t.conv.ID, it)
+		stored, err = repo.Conversations.AppendItem(r.store, t.conv.ID, it)
 		return err
 	})
 	if err != nil {
@@ -148,7 +148,7 @@ func mustRedacted(raw string) []byte {
 // the person deciding, with the definition's digest (what an approval is
 // given for). A tool Toolgate has not discovered declared nothing.
 func (k *asker) annotations(r *relay, server, tool string) ([]byte, string) {
-	t, ok, err := k.policies.DiscoveredTool(r.store, server, tool)
+	t, ok, err := k.policies.Tools.Discovered(r.store, server, tool)
 	if err == nil && ok {
 		if b, err := json.Marshal(t.Annotations); err == nil {
 			return b, t.Digest()

@@ -46,7 +46,7 @@ func (k *asker) checkRules(r *relay, u *conversation.UpstreamItem) *conversation
 	if err := json.Unmarshal([]byte(u.Arguments), &args); err != nil {
 		args = nil // not a JSON object: rules over args fail to evaluate, so they ask
 	}
-	d, err := k.policies.DecideByRules(r.store, k.store.Repo(), r.t.user, u.ServerLabel, u.Name, args)
+	d, err := k.policies.Decisions.ByRules(r.store, k.store.Repo(), r.t.user, u.ServerLabel, u.Name, args)
 	if err != nil {
 		return &conversation.RuleCheck{Decision: string(rules.Ask), Error: "the rules could not be read: " + err.Error()}
 	}
@@ -124,7 +124,7 @@ func ruleListName(r *conversation.RuleRef) string {
 // not known).
 func (k *asker) ruleAllowedBy(r *relay, id string) *conversation.AllowedBy {
 	t := r.t
-	aps, err := k.store.Repo().Approvals(r.store, t.user.ID, t.conv.ID, []string{id}, false)
+	aps, err := k.store.Repo().Approvals.List(r.store, t.user.ID, t.conv.ID, []string{id}, false)
 	if err != nil || len(aps) != 1 || aps[0].Rules == nil {
 		return nil
 	}

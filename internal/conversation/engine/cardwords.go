@@ -16,7 +16,7 @@ import (
 // forbids). When the card cannot be read the request still asks, with
 // every choice the lock allows: the decision reads the choices again.
 func (k *asker) cardWords(ctx context.Context, a *conversation.Approval) {
-	c, err := k.policies.ApprovalCard(ctx, k.store.Repo(), a.ServerLabel, a.ToolName)
+	c, err := k.policies.Decisions.Card(ctx, k.store.Repo(), a.ServerLabel, a.ToolName)
 	if err != nil {
 		k.log.WarnContext(ctx, "the tool's approval card could not be read, so it shows the arguments and every choice",
 			"conversation_id", a.ConversationID, "approval_request_id", a.ID, "error", err)
@@ -63,7 +63,7 @@ func (k *asker) choiceAllowed(ctx context.Context, r conversation.Repo, a conver
 	if d.CoveredBy != "" {
 		return nil
 	}
-	c, err := k.policies.ApprovalCard(ctx, r, a.ServerLabel, a.ToolName)
+	c, err := k.policies.Decisions.Card(ctx, r, a.ServerLabel, a.ToolName)
 	if err != nil {
 		return err
 	}

@@ -97,7 +97,7 @@ func (dc *decider) correction(ctx context.Context, a conversation.Approval, d co
 // discovery stored it. Problems at a kept hidden value are not the
 // person's: the model fills in the value it sent.
 func (dc *decider) fitsSchema(ctx context.Context, a conversation.Approval, correction []byte, kept map[string]bool) error {
-	tool, ok, err := dc.policies.DiscoveredTool(ctx, a.ServerLabel, a.ToolName)
+	tool, ok, err := dc.policies.Tools.Discovered(ctx, a.ServerLabel, a.ToolName)
 	if err != nil {
 		return err
 	}

@@ -12,7 +12,7 @@ import (
 // only lacks the comparison).
 func (k *asker) corrects(r *relay, server, tool, storedArgs string) *conversation.Corrects {
 	t := r.t
-	prev, ok, err := k.store.Repo().LastApproval(r.store, t.user.ID, t.conv.ID, server, tool)
+	prev, ok, err := k.store.Repo().Approvals.Last(r.store, t.user.ID, t.conv.ID, server, tool)
 	if err != nil {
 		k.log.WarnContext(r.store, "reading the request a new one may correct failed", "conversation_id", t.conv.ID, "error", err)
 		return nil

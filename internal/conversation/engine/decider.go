@@ -55,7 +55,7 @@ func (dc *decider) decide(ctx context.Context, r conversation.Repo, read *policy
 		scope = *d.Scope
 	}
 	a.Scope = &scope
-	if err := r.Decide(ctx, u.ID, a); err != nil {
+	if err := r.Approvals.Decide(ctx, u.ID, a); err != nil {
 		return conversation.DecisionEvent{}, err
 	}
 	var change *conversation.PolicyChange
@@ -64,7 +64,7 @@ func (dc *decider) decide(ctx context.Context, r conversation.Repo, read *policy
 		if *d.Approve {
 			p = policy.Never
 		}
-		if err := dc.policies.Remember(ctx, r, u, a.ServerLabel, a.ToolName, p); err != nil {
+		if err := dc.policies.Decisions.Remember(ctx, r, u, a.ServerLabel, a.ToolName, p); err != nil {
 			return conversation.DecisionEvent{}, err
 		}
 		change = &conversation.PolicyChange{ServerLabel: a.ServerLabel, ToolName: a.ToolName, Policy: string(p), Layer: conversation.LayerUser}
@@ -80,7 +80,7 @@ func (dc *decider) decide(ctx context.Context, r conversation.Repo, read *policy
 		maps.Copy(audited, w)
 	}
 	if g := dc.grantFor(a, d, now); g != nil {
-		if err := r.AddGrant(ctx, u.ID, *g); err != nil {
+		if err := r.Grants.Add(ctx, u.ID, *g); err != nil {
 			return conversation.DecisionEvent{}, err
 		}
 		audited["grant_id"], audited["expires_at"] = g.ID, g.ExpiresAt
@@ -94,7 +94,7 @@ func (dc *decider) decide(ctx context.Context, r conversation.Repo, read *policy
 	audited["correction"] = shownCorrection(a.StoredCorrection)
 	after, _ := json.Marshal(audited)
 	before, _ := json.Marshal(map[string]any{"approval_request_id": a.ID, "state": conversation.Pending})
-	err := dc.policies.Audit(ctx, r, policy.AuditEntry{Actor: u.Email, ActorID: u.ID, Action: policy.ActionDecision,
+	err := dc.policies.Decisions.Audit(ctx, r, policy.AuditEntry{Actor: u.Email, ActorID: u.ID, Action: policy.ActionDecision,
 		ServerLabel: &a.ServerLabel, ToolName: &a.ToolName, Before: before, After: after})
 	return decisionEvent(a, change), err
 }
@@ -106,9 +106,9 @@ func approvable(ctx context.Context, p conversation.Policies, r conversation.Rep
 	var res policy.Resolution
 	var err error
 	if read != nil {
-		res, err = p.ResolveAt(ctx, *read, a.ServerLabel, a.ToolName)
+		res, err = p.Decisions.ResolveAt(ctx, *read, a.ServerLabel, a.ToolName)
 	} else {
-		res, err = p.Resolve(ctx, r, user, a.ServerLabel, a.ToolName)
+		res, err = p.Decisions.Resolve(ctx, r, user, a.ServerLabel, a.ToolName)
 	}
 	if err != nil {
 		return err

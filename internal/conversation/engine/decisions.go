@@ -43,7 +43,7 @@ func (s *Service) StartDecisions(ctx context.Context, conversationID string, ds 
 			// decisions complete their response (claimFollowUp).
 			window = messageWindow
 		}
-		locked, err := r.LockDecisions(ctx, u.ID, conversationID, ids, window)
+		locked, err := r.Turns.LockDecisions(ctx, u.ID, conversationID, ids, window)
 		if err != nil {
 			return err
 		}
@@ -171,7 +171,7 @@ func (t *Turn) record(ctx context.Context, r conversation.Repo, read *policy.Rea
 func (t *Turn) claimFollowUp(ctx context.Context, r conversation.Repo, responses map[string]bool, load *conversation.UserLoad, stopped bool) error {
 	var last []conversation.Approval // the approval requests of the conversation's last response, as read
 	for resp := range responses {
-		aps, err := r.ResponseApprovals(ctx, t.user.ID, t.conv.ID, resp)
+		aps, err := r.Approvals.OfResponse(ctx, t.user.ID, t.conv.ID, resp)
 		if err != nil {
 			return err
 		}

@@ -28,19 +28,19 @@ func (r *relay) settleSent(ctx context.Context, repo conversation.Repo, e conver
 		return nil, nil
 	}
 	if r.delivery == deliveryRefused && r.response == "" {
-		return nil, repo.UnmarkSent(ctx, t.id)
+		return nil, repo.Approvals.UnmarkSent(ctx, t.id)
 	}
 	answered := r.response
 	if answered == "" {
 		answered = record.AnsweredUnknown
 	}
-	if err := repo.MarkAnswered(ctx, t.answerIDs, answered); err != nil {
+	if err := repo.Approvals.MarkAnswered(ctx, t.answerIDs, answered); err != nil {
 		return nil, err
 	}
 	if !t.s.gateway && (r.delivery == deliveryFinished || st.Finished()) {
 		return nil, nil
 	}
-	aps, err := repo.SentApprovals(ctx, t.conv.ID, t.id)
+	aps, err := repo.Approvals.Sent(ctx, t.conv.ID, t.id)
 	if err != nil {
 		return nil, err
 	}

@@ -180,16 +180,16 @@ func (r *relay) writeEnd(ctx context.Context, repo conversation.Repo, e conversa
 	if res.decided, err = r.settleSent(ctx, repo, e, st); err != nil {
 		return err
 	}
-	if _, err := repo.AppendItem(ctx, t.conv.ID, conversation.Item{Type: conversation.ItemError, ID: newID("err_"), ResponseID: r.response, Error: &e}); err != nil {
+	if _, err := repo.Conversations.AppendItem(ctx, t.conv.ID, conversation.Item{Type: conversation.ItemError, ID: newID("err_"), ResponseID: r.response, Error: &e}); err != nil {
 		return err
 	}
-	if err := repo.EndTurn(ctx, t.conv.ID, t.id, st.LastResponse()); err != nil {
+	if err := repo.Turns.End(ctx, t.conv.ID, t.id, st.LastResponse()); err != nil {
 		return err
 	}
 	for _, d := range res.decided {
 		evs = append(evs, mustEvent(conversation.EventNameDecision, d))
 	}
-	_, err = repo.AppendEvents(ctx, t.conv.ID, t.id, append(evs, last))
+	_, err = repo.Events.Append(ctx, t.conv.ID, t.id, append(evs, last))
 	return err
 }
 
@@ -197,7 +197,7 @@ func (r *relay) writeEnd(ctx context.Context, repo conversation.Repo, e conversa
 // that are still pending: it did not complete (code says how it ended).
 func (dc *decider) supersedeAsked(ctx context.Context, r *relay, repo conversation.Repo, code string) error {
 	t, s := r.t, r.t.s
-	aps, err := repo.Approvals(ctx, t.user.ID, t.conv.ID, r.asked, true)
+	aps, err := repo.Approvals.List(ctx, t.user.ID, t.conv.ID, r.asked, true)
 	if err != nil {
 		return err
 	}
@@ -206,7 +206,7 @@ func (dc *decider) supersedeAsked(ctx context.Context, r *relay, repo conversati
 	for _, a := range aps {
 		if a.State == conversation.Pending {
 			a.State, a.DecidedAt, a.DecisionReason = conversation.Superseded, &now, &reason
-			if err := repo.Decide(ctx, t.user.ID, a); err != nil {
+			if err := repo.Approvals.Decide(ctx, t.user.ID, a); err != nil {
 				return err
 			}
 			if err := s.keeper.AuditClosed(r.store, repo, a, conversation.Pending, record.ClosedByTurnEnd, nil); err != nil {
@@ -226,7 +226,7 @@ func (r *relay) keepUnfinished(ctx context.Context, repo conversation.Repo, know
 		if known[u.ID] {
 			continue // the response read back (or the item kept) says how it ended
 		}
-		if _, err := repo.AppendItem(ctx, t.conv.ID, r.interrupted(u)); err != nil {
+		if _, err := repo.Conversations.AppendItem(ctx, t.conv.ID, r.interrupted(u)); err != nil {
 			return err
 		}
 	}
@@ -234,7 +234,7 @@ func (r *relay) keepUnfinished(ctx context.Context, repo conversation.Repo, know
 		if known[id] {
 			continue
 		}
-		if _, err := repo.AppendItem(ctx, t.conv.ID, conversation.Item{Type: conversation.ItemMessage, ID: id, ResponseID: r.response, Text: text.String(), Partial: true}); err != nil {
+		if _, err := repo.Conversations.AppendItem(ctx, t.conv.ID, conversation.Item{Type: conversation.ItemMessage, ID: id, ResponseID: r.response, Text: text.String(), Partial: true}); err != nil {
 			return err
 		}
 	}
@@ -251,7 +251,7 @@ func (r *relay) storeKept(ctx context.Context, repo conversation.Repo) ([]conver
 	if len(r.unstored) == 0 {
 		return nil, kept, nil
 	}
-	items, err := repo.Items(ctx, t.user.ID, t.conv.ID)
+	items, err := repo.Conversations.Items(ctx, t.user.ID, t.conv.ID)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -269,7 +269,7 @@ func (r *relay) storeKept(ctx context.Context, repo conversation.Repo) ([]conver
 		if err != nil {
 			return nil, nil, err
 		}
-		stored, err := repo.AppendItem(ctx, t.conv.ID, it)
+		stored, err := repo.Conversations.AppendItem(ctx, t.conv.ID, it)
 		if err != nil {
 			return nil, nil, err
 		}

@@ -25,7 +25,7 @@ const expiryBatch = 100
 // request continuing from that response carries a denial with the reason
 // (closeOpen). It reports how many it expired.
 func (s *Service) ExpireApprovals(ctx context.Context) int {
-	convs, err := s.store.Repo().ExpiringConversations(ctx, s.approvalTTL, expiryBatch)
+	convs, err := s.store.Repo().Leases.ExpiringConversations(ctx, s.approvalTTL, expiryBatch)
 	if err != nil {
 		s.log.WarnContext(ctx, "looking for expired approval requests failed", "error", err)
 		return 0
@@ -52,7 +52,7 @@ func (s *Service) expireIn(ctx context.Context, conv string) ([]conversation.App
 	var ownerID string
 	err := s.store.Tx(ctx, func(r conversation.Repo) error {
 		expired = nil
-		owner, aps, err := r.ExpireApprovals(ctx, conv, s.approvalTTL, s.keeper.ExpiredReason)
+		owner, aps, err := r.Leases.ExpireApprovals(ctx, conv, s.approvalTTL, s.keeper.ExpiredReason)
 		if err != nil || len(aps) == 0 {
 			return err
 		}
@@ -62,7 +62,7 @@ func (s *Service) expireIn(ctx context.Context, conv string) ([]conversation.App
 		waiting := map[string][]string{} // response -> its requests still pending
 		for _, a := range aps {
 			if _, ok := waiting[a.ResponseID]; !ok {
-				rest, err := r.ResponseApprovals(ctx, owner, conv, a.ResponseID)
+				rest, err := r.Approvals.OfResponse(ctx, owner, conv, a.ResponseID)
 				if err != nil {
 					return err
 				}
@@ -80,7 +80,7 @@ func (s *Service) expireIn(ctx context.Context, conv string) ([]conversation.App
 			ev.PendingApprovalIDs = waiting[a.ResponseID]
 			evs = append(evs, mustEvent(conversation.EventNameDecision, ev))
 		}
-		_, err = r.AppendEvents(ctx, conv, "", evs)
+		_, err = r.Events.Append(ctx, conv, "", evs)
 		return err
 	})
 	if err != nil || len(expired) == 0 {

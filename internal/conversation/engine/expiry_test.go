@@ -77,7 +77,7 @@ func TestExpiry_PendingApprovalExpiresOnceAndIsDeniedUpstream(t *testing.T) {
 	// not expired again, whoever asks.
 	again := postgres.NewConversationStore(e.pool)
 	if err := again.Tx(t.Context(), func(r conversation.Repo) error {
-		_, aps, err := r.ExpireApprovals(t.Context(), conv, ttl, func(conversation.Approval) string { return "again" })
+		_, aps, err := r.Leases.ExpireApprovals(t.Context(), conv, ttl, func(conversation.Approval) string { return "again" })
 		if len(aps) != 0 {
 			t.Errorf("expiring again changed %d requests; want none", len(aps))
 		}

@@ -20,15 +20,15 @@ func (s *Service) followUpAfterExpiry(ctx context.Context, convID, ownerID strin
 	var t *Turn
 	err := s.store.Tx(ctx, func(r conversation.Repo) error {
 		t = nil
-		owner, err := r.User(ctx, ownerID)
+		owner, err := r.Conversations.User(ctx, ownerID)
 		if err != nil {
 			return err
 		}
-		conv, err := r.Conversation(ctx, owner.ID, convID, true)
+		conv, err := r.Conversations.Get(ctx, owner.ID, convID, true)
 		if err != nil || conv.Streaming || conv.LastResponseID == nil {
 			return err
 		}
-		aps, err := r.ResponseApprovals(ctx, owner.ID, conv.ID, *conv.LastResponseID)
+		aps, err := r.Approvals.OfResponse(ctx, owner.ID, conv.ID, *conv.LastResponseID)
 		if err != nil {
 			return err
 		}

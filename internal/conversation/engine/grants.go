@@ -40,7 +40,7 @@ func outlasts(a, b policy.GrantRef) bool {
 // requestGrants reads the live grants a request of owner's in the
 // conversation is built with.
 func (s *Service) requestGrants(ctx context.Context, r conversation.Repo, owner, conversationID string) (map[string]map[string]policy.GrantRef, error) {
-	gs, err := r.Grants(ctx, owner, conversation.GrantFilter{ConversationID: conversationID, Now: s.now()})
+	gs, err := r.Grants.List(ctx, owner, conversation.GrantFilter{ConversationID: conversationID, Now: s.now()})
 	if err != nil {
 		return nil, err
 	}
@@ -117,7 +117,7 @@ func (dc *decider) settle(ctx context.Context, r conversation.Repo, u auth.User,
 	}
 	var evs []conversation.DecisionEvent
 	for resp := range responses {
-		aps, err := r.ResponseApprovals(ctx, u.ID, conv, resp)
+		aps, err := r.Approvals.OfResponse(ctx, u.ID, conv, resp)
 		if err != nil {
 			return nil, err
 		}

@@ -41,9 +41,9 @@ func (h *serverHealth) requestTools(r *relay) error {
 		// Read when the turn opened; a later request of the turn (after
 		// rules answered) reads again.
 		t.policies = nil
-		groups, skipped, err = h.policies.RequestToolsAt(r.store, *rd, t.grants, keep)
+		groups, skipped, err = h.policies.Tools.RequestAt(r.store, *rd, t.grants, keep)
 	} else {
-		groups, skipped, err = h.policies.RequestTools(r.store, t.user.ID, t.grants, keep)
+		groups, skipped, err = h.policies.Tools.Request(r.store, t.user.ID, t.grants, keep)
 	}
 	if err != nil {
 		return err
@@ -111,10 +111,10 @@ func (h *serverHealth) itemHealth(r *relay, u *conversation.UpstreamItem) {
 	case u.Type == conversation.ItemCall && conversation.UnreachableCall(u.CallError):
 		// One call that could not get through (often one that was slow)
 		// does not take the server out for everyone: failures in a row do.
-		err = h.policies.CallFailed(r.store, srv.Label, srv.URL,
+		err = h.policies.Health.CallFailed(r.store, srv.Label, srv.URL,
 			fmt.Sprintf("the model's provider could not reach it to call %s: %s", u.Name, conversation.ErrorText(u.CallError)))
 	case u.Type == conversation.ItemCall:
-		err = h.policies.CallWorked(r.store, srv.Label, srv.URL)
+		err = h.policies.Health.CallWorked(r.store, srv.Label, srv.URL)
 	}
 	if err != nil {
 		h.log.WarnContext(r.store, "recording an MCP server's health failed", "server_id", srv.Label, "error", err)
@@ -124,7 +124,7 @@ func (h *serverHealth) itemHealth(r *relay, u *conversation.UpstreamItem) {
 // serverFailed records srv as unreachable; the turn goes on whatever
 // happens to the write.
 func (h *serverHealth) serverFailed(r *relay, srv policy.Server, reason string) {
-	if err := h.policies.ServerFailed(r.store, srv.Label, srv.URL, reason); err != nil {
+	if err := h.policies.Health.ServerFailed(r.store, srv.Label, srv.URL, reason); err != nil {
 		h.log.WarnContext(r.store, "recording an MCP server unreachable failed", "server_id", srv.Label, "error", err)
 	}
 }

@@ -37,7 +37,7 @@ func (k *asker) hookCheck(ctx context.Context, r *relay, u *conversation.Upstrea
 // asks; a hook that failed leaves a notice saying what went wrong.
 func (k *asker) askHooks(ctx context.Context, r *relay, u *conversation.UpstreamItem, it conversation.Item) policy.HookDecision {
 	t := r.t
-	d, err := k.policies.DecideByHooks(ctx, t.user, policy.HookCall{Server: u.ServerLabel, Tool: u.Name,
+	d, err := k.policies.Decisions.ByHooks(ctx, t.user, policy.HookCall{Server: u.ServerLabel, Tool: u.Name,
 		Arguments: it.Arguments, Redacted: it.Redacted, ConversationID: t.conv.ID, ApprovalRequestID: u.ID})
 	if err != nil {
 		k.log.WarnContext(ctx, "the decision hooks could not be read, so the call asks", "conversation_id", t.conv.ID,

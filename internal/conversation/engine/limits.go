@@ -26,7 +26,7 @@ func (s *Service) checkLimits(ctx context.Context, r conversation.Repo, u auth.U
 	if !s.decider.limited(message) {
 		return nil
 	}
-	load, err := r.UserLoad(ctx, u.ID, messageWindow)
+	load, err := r.Turns.UserLoad(ctx, u.ID, messageWindow)
 	if err != nil {
 		return err
 	}

@@ -44,14 +44,14 @@ func (r *relay) fromTranscript(ctx context.Context) (conversation.EventStream, e
 		}
 		// The answers were refused with the request, and the new one does
 		// not carry them: they were not sent.
-		if err := repo.UnmarkSent(r.store, t.id); err != nil {
+		if err := repo.Approvals.UnmarkSent(r.store, t.id); err != nil {
 			return err
 		}
-		items, err := repo.Items(r.store, t.user.ID, t.conv.ID)
+		items, err := repo.Conversations.Items(r.store, t.user.ID, t.conv.ID)
 		if err != nil {
 			return err
 		}
-		aps, err := repo.Approvals(r.store, t.user.ID, t.conv.ID, nil, false)
+		aps, err := repo.Approvals.List(r.store, t.user.ID, t.conv.ID, nil, false)
 		if err != nil {
 			return err
 		}
@@ -88,7 +88,7 @@ func (r *relay) fromTranscript(ctx context.Context) (conversation.EventStream, e
 // whose answer never reached the provider, in repo's transaction, and
 // returns them as stored. Toolgate closes them: they name no decider.
 func expireLost(ctx context.Context, repo conversation.Repo, t *Turn, now time.Time) ([]conversation.Approval, error) {
-	aps, err := repo.ResponseApprovals(ctx, t.user.ID, t.conv.ID, t.previous)
+	aps, err := repo.Approvals.OfResponse(ctx, t.user.ID, t.conv.ID, t.previous)
 	if err != nil {
 		return nil, err
 	}
@@ -112,7 +112,7 @@ func expireLost(ctx context.Context, repo conversation.Repo, t *Turn, now time.T
 		was := a.State
 		a.State, a.DecidedAt, a.DecisionReason = conversation.Expired, &now, &reason
 		a.DecidedBy, a.DecidedByID = nil, nil
-		if err := repo.Decide(ctx, t.user.ID, a); err != nil {
+		if err := repo.Approvals.Decide(ctx, t.user.ID, a); err != nil {
 			return nil, err
 		}
 		if err := t.s.keeper.AuditClosed(ctx, repo, a, was, record.ClosedByProviderLost, nil); err != nil {

@@ -40,7 +40,7 @@ func (s *Service) StartMessage(ctx context.Context, conversationID, input string
 		if s.decider.limited(true) {
 			m.LoadWindow = messageWindow
 		}
-		st, err := r.StartMessage(ctx, m)
+		st, err := r.Turns.StartMessage(ctx, m)
 		if err != nil {
 			return err
 		}
@@ -62,7 +62,7 @@ func (s *Service) StartMessage(ctx context.Context, conversationID, input string
 			}
 		}
 		if conv.Title == "" {
-			if conv, err = r.RenameConversation(ctx, u.ID, conv.ID, titleFrom(input)); err != nil {
+			if conv, err = r.Conversations.Rename(ctx, u.ID, conv.ID, titleFrom(input)); err != nil {
 				return err
 			}
 			t.conv = conv
@@ -87,7 +87,7 @@ func (s *Service) StartMessage(ctx context.Context, conversationID, input string
 // got through are sent with their decision; ones already answered in an
 // interrupted response are denied so they cannot run twice.
 func (t *Turn) closeOpen(ctx context.Context, r conversation.Repo) error {
-	aps, err := r.ResponseApprovals(ctx, t.user.ID, t.conv.ID, t.previous)
+	aps, err := r.Approvals.OfResponse(ctx, t.user.ID, t.conv.ID, t.previous)
 	if err != nil {
 		return err
 	}
@@ -113,7 +113,7 @@ func (t *Turn) closeApprovals(ctx context.Context, r conversation.Repo, aps []co
 			reason := t.s.keeper.ExpiredReason(a)
 			a.State, a.DecidedAt, a.DecisionReason = conversation.Expired, &now, &reason
 			a.DecidedBy, a.DecidedByID = nil, nil
-			if err := r.Decide(ctx, t.user.ID, a); err != nil {
+			if err := r.Approvals.Decide(ctx, t.user.ID, a); err != nil {
 				return err
 			}
 			if err := t.s.keeper.AuditClosed(ctx, r, a, conversation.Pending, record.ClosedByExpiry, nil); err != nil {
@@ -126,7 +126,7 @@ func (t *Turn) closeApprovals(ctx context.Context, r conversation.Repo, aps []co
 			reason := SupersededReason
 			a.State, a.DecidedAt, a.DecisionReason = conversation.Superseded, &now, &reason
 			a.DecidedBy, a.DecidedByID = &t.user.Email, &t.user.ID
-			if err := r.Decide(ctx, t.user.ID, a); err != nil {
+			if err := r.Approvals.Decide(ctx, t.user.ID, a); err != nil {
 				return err
 			}
 			if err := t.s.keeper.AuditClosed(ctx, r, a, conversation.Pending, record.ClosedByMessage, &t.user); err != nil {

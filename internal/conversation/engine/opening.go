@@ -54,7 +54,7 @@ func (t *Turn) logOpening(ctx context.Context, r conversation.Repo) error {
 		// The key's request started this turn: recorded with the turn, so
 		// a repeat after its replica died knows that it ran, and which turn
 		// to answer from.
-		if err := r.ClaimIdempotencyKey(ctx, t.user.ID, k.Key, k.Holder, t.conv.ID, t.id); err != nil {
+		if err := r.Turns.ClaimIdempotencyKey(ctx, t.user.ID, k.Key, k.Holder, t.conv.ID, t.id); err != nil {
 			return err
 		}
 	}
@@ -63,11 +63,11 @@ func (t *Turn) logOpening(ctx context.Context, r conversation.Repo) error {
 	var err error
 	if t.claimed {
 		var gs []conversation.Grant
-		last, gs, err = r.OpenTurn(ctx, conversation.TurnOpening{ConversationID: t.conv.ID, TurnID: t.id, Owner: t.user.ID,
+		last, gs, err = r.Turns.Open(ctx, conversation.TurnOpening{ConversationID: t.conv.ID, TurnID: t.id, Owner: t.user.ID,
 			Replica: t.s.replica, LeaseTTL: t.s.leaseTTL, SentIDs: t.answerIDs, Events: evs, Now: t.s.now()})
 		t.grants = grantRefs(gs)
 	} else {
-		last, err = r.AppendEvents(ctx, t.conv.ID, t.id, evs)
+		last, err = r.Events.Append(ctx, t.conv.ID, t.id, evs)
 	}
 	t.after = last - int64(len(evs))
 	if err == nil && last > 0 {

@@ -13,7 +13,7 @@ func (r *relay) prelisted(p *prelist.Listings, groups []policy.ServerTools, skip
 	keep map[string]bool) ([]policy.ServerTools, []policy.SkippedServer, error) {
 	t, s := r.t, r.t.s
 	reread := func() ([]policy.ServerTools, []policy.SkippedServer, error) {
-		again, sk, err := s.policies.RequestTools(r.store, t.user.ID, t.grants, keep)
+		again, sk, err := s.policies.Tools.Request(r.store, t.user.ID, t.grants, keep)
 		if err != nil {
 			return nil, nil, err
 		}

@@ -18,7 +18,7 @@ func (s *Service) StartRetry(ctx context.Context, conversationID string) (*Turn,
 	}
 	t := &Turn{s: s, user: u, id: newID("turn_")}
 	err = s.store.Tx(ctx, func(r conversation.Repo) error {
-		conv, err := r.Conversation(ctx, u.ID, conversationID, true)
+		conv, err := r.Conversations.Get(ctx, u.ID, conversationID, true)
 		if err != nil {
 			return err
 		}
@@ -26,7 +26,7 @@ func (s *Service) StartRetry(ctx context.Context, conversationID string) (*Turn,
 			return turnInProgress(conv.ID)
 		}
 		t.conv = conv
-		items, err := r.Items(ctx, u.ID, conv.ID)
+		items, err := r.Conversations.Items(ctx, u.ID, conv.ID)
 		if err != nil {
 			return err
 		}

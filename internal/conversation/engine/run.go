@@ -136,14 +136,14 @@ func (r *relay) continueTurn(response string) error {
 	err := s.store.Tx(r.store, func(repo conversation.Repo) error {
 		t.answers, t.answerIDs, t.decisions = nil, nil, nil
 		var err error
-		if still, err = repo.ContinueTurn(r.store, t.conv.ID, t.id, response); err != nil || !still {
+		if still, err = repo.Turns.Continue(r.store, t.conv.ID, t.id, response); err != nil || !still {
 			return err // deleted, or taken over by another replica
 		}
 		t.previous, t.userText = response, ""
 		if err := t.closeOpen(r.store, repo); err != nil {
 			return err
 		}
-		return repo.MarkSent(r.store, t.answerIDs, t.id)
+		return repo.Approvals.MarkSent(r.store, t.answerIDs, t.id)
 	})
 	r.next = err == nil && still
 	return err
@@ -157,7 +157,7 @@ func (r *relay) handle(ctx context.Context, ev conversation.Event) (done bool, e
 		r.response = ev.ResponseID
 		if len(t.answerIDs) > 0 {
 			// Upstream has the answers now: they are never sent as approvals again.
-			return false, s.store.Repo().MarkAnswered(r.store, t.answerIDs, ev.ResponseID)
+			return false, s.store.Repo().Approvals.MarkAnswered(r.store, t.answerIDs, ev.ResponseID)
 		}
 	case conversation.EventTextDelta:
 		b := r.texts[ev.ItemID]
@@ -251,7 +251,7 @@ func (r *relay) endCompleted(repo conversation.Repo, response string, terminal c
 	if s.gateway {
 		// The responses of the turn ended: an approval it carried
 		// whose call did not pass the MCP face did not run.
-		sent, err := repo.SentApprovals(r.store, t.conv.ID, t.id)
+		sent, err := repo.Approvals.Sent(r.store, t.conv.ID, t.id)
 		if err != nil {
 			return 0, evs, decided, err
 		}
@@ -262,11 +262,11 @@ func (r *relay) endCompleted(repo conversation.Repo, response string, terminal c
 			evs = append(evs, mustEvent(conversation.EventNameDecision, d))
 		}
 	}
-	if err := repo.EndTurn(r.store, t.conv.ID, t.id, response); err != nil {
+	if err := repo.Turns.End(r.store, t.conv.ID, t.id, response); err != nil {
 		return 0, evs, decided, err
 	}
 	evs = append(evs, terminal)
-	last, err = repo.AppendEvents(r.store, t.conv.ID, t.id, evs)
+	last, err = repo.Events.Append(r.store, t.conv.ID, t.id, evs)
 	return last, evs, decided, err
 }
 
@@ -281,7 +281,7 @@ func (r *relay) item(ctx context.Context, u *conversation.UpstreamItem) error {
 	case u.Type == conversation.ItemMessage:
 		delete(r.texts, u.ID)
 	case u.Type == conversation.ItemListTools:
-		if err := s.policies.RecordListed(r.store, u.ServerLabel, u.Tools); err != nil {
+		if err := s.policies.Tools.RecordListed(r.store, u.ServerLabel, u.Tools); err != nil {
 			return err
 		}
 	case u.Type == conversation.ItemCall && u.ApprovalID != "":
@@ -364,7 +364,7 @@ func (r *relay) interrupted(u *conversation.UpstreamItem) conversation.Item {
 // goes on whatever happens to the write.
 func (r *relay) notice(n conversation.Notice) {
 	t, s := r.t, r.t.s
-	it, err := s.store.Repo().AppendItem(r.store, t.conv.ID, conversation.Item{Type: conversation.ItemNotice, ID: newID("note_"), ResponseID: r.response, Notice: &n})
+	it, err := s.store.Repo().Conversations.AppendItem(r.store, t.conv.ID, conversation.Item{Type: conversation.ItemNotice, ID: newID("note_"), ResponseID: r.response, Notice: &n})
 	if err != nil {
 		s.log.WarnContext(r.store, "storing a notice failed", "conversation_id", t.conv.ID, "code", n.Code, "error", err)
 		it = conversation.Item{Type: conversation.ItemNotice, ID: newID("note_"), Notice: &n, CreatedAt: s.now()}
@@ -382,7 +382,7 @@ func (r *relay) stillOurs(repo conversation.Repo) (bool, error) {
 
 // stillOursCtx is stillOurs with ctx.
 func (t *Turn) stillOursCtx(ctx context.Context, repo conversation.Repo) (bool, error) {
-	c, err := repo.Conversation(ctx, t.user.ID, t.conv.ID, true)
+	c, err := repo.Conversations.Get(ctx, t.user.ID, t.conv.ID, true)
 	if apperr.KindOf(err) == apperr.NotFound {
 		return false, nil
 	}

@@ -134,7 +134,7 @@ func (s *Service) awaitEnd(ctx context.Context, owner, id string, limit time.Dur
 	}
 	deadline := time.Now().Add(limit)
 	for time.Now().Before(deadline) && ctx.Err() == nil {
-		c, err := s.store.Repo().Conversation(ctx, owner, id, false)
+		c, err := s.store.Repo().Conversations.Get(ctx, owner, id, false)
 		if err != nil || c.ActiveTurn == "" || c.LeaseExpired {
 			return
 		}
@@ -151,7 +151,7 @@ func (s *Service) Cancel(ctx context.Context, id string) error {
 	if err != nil {
 		return err
 	}
-	conv, err := s.store.Repo().Conversation(ctx, u.ID, id, false)
+	conv, err := s.store.Repo().Conversations.Get(ctx, u.ID, id, false)
 	if err != nil {
 		return err
 	}
@@ -177,7 +177,7 @@ func (s *Service) StopUser(userID string) int {
 	raw, _ := json.Marshal(conversation.Signal{Op: conversation.SignalStopUser, UserID: userID})
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	if err := s.store.Repo().Notify(ctx, conversation.ChannelSignals, string(raw)); err != nil {
+	if err := s.store.Repo().Events.Notify(ctx, conversation.ChannelSignals, string(raw)); err != nil {
 		s.log.Warn("signalling the replicas to stop a disabled account's turns failed", "user_id", userID, "error", err)
 	}
 	return n

@@ -51,7 +51,7 @@ func (dc *decider) stopRest(ctx context.Context, r conversation.Repo, u auth.Use
 	var evs []conversation.DecisionEvent
 	deny := false
 	for resp := range responses {
-		aps, err := r.ResponseApprovals(ctx, u.ID, conv, resp)
+		aps, err := r.Approvals.OfResponse(ctx, u.ID, conv, resp)
 		if err != nil {
 			return nil, err
 		}
@@ -82,7 +82,7 @@ func (t *Turn) endStopped(ctx context.Context, r conversation.Repo, denied int) 
 	if t.conv.LastResponseID != nil {
 		resp = *t.conv.LastResponseID
 	}
-	if _, err := r.AppendItem(ctx, t.conv.ID, conversation.Item{Type: conversation.ItemError, ID: newID("err_"), ResponseID: resp, Error: &e}); err != nil {
+	if _, err := r.Conversations.AppendItem(ctx, t.conv.ID, conversation.Item{Type: conversation.ItemError, ID: newID("err_"), ResponseID: resp, Error: &e}); err != nil {
 		return err
 	}
 	t.stopped = &e

@@ -9,7 +9,7 @@ import (
 func (r *relay) storeItem(it conversation.Item) (conversation.Item, error) {
 	t, s := r.t, r.t.s
 	if it.Type != conversation.ItemCall || it.Interrupted {
-		return s.store.Repo().AppendItem(r.store, t.conv.ID, it)
+		return s.store.Repo().Conversations.AppendItem(r.store, t.conv.ID, it)
 	}
 	var stored conversation.Item
 	err := s.store.Tx(r.store, func(repo conversation.Repo) error {
@@ -18,7 +18,7 @@ func (r *relay) storeItem(it conversation.Item) (conversation.Item, error) {
 		if err != nil {
 			return err
 		}
-		if stored, err = repo.AppendItem(r.store, t.conv.ID, it); err != nil || linked {
+		if stored, err = repo.Conversations.AppendItem(r.store, t.conv.ID, it); err != nil || linked {
 			return err // a call through the MCP face has its receipt from the face
 		}
 		return s.keeper.RecordCall(r.store, repo, t.user.ID, t.user.Email, t.conv.ID, it)

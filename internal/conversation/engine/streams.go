@@ -34,7 +34,7 @@ func (s *Service) OnSignal(payload []byte) {
 func (s *Service) signal(ctx context.Context, sig conversation.Signal) error {
 	raw, _ := json.Marshal(sig)
 	s.OnSignal(raw)
-	return s.store.Repo().Notify(ctx, conversation.ChannelSignals, string(raw))
+	return s.store.Repo().Events.Notify(ctx, conversation.ChannelSignals, string(raw))
 }
 
 // Events opens the caller's conversation's event stream after the event
@@ -46,14 +46,14 @@ func (s *Service) Events(ctx context.Context, conversationID string, after int64
 	if err != nil {
 		return nil, err
 	}
-	conv, err := s.store.Repo().Conversation(ctx, u.ID, conversationID, false)
+	conv, err := s.store.Repo().Conversations.Get(ctx, u.ID, conversationID, false)
 	if err != nil {
 		return nil, err
 	}
 	if after < 0 {
 		after = conv.LastEventID
 		if conv.ActiveTurn != "" {
-			if start, err := s.store.Repo().TurnStart(ctx, conv.ID, conv.ActiveTurn); err == nil && start >= 0 {
+			if start, err := s.store.Repo().Events.TurnStart(ctx, conv.ID, conv.ActiveTurn); err == nil && start >= 0 {
 				after = start
 			}
 		}
@@ -76,7 +76,7 @@ func (s *Service) Resume(ctx context.Context, conversationID string, after int64
 	if err != nil {
 		return nil, false, err
 	}
-	conv, err := s.store.Repo().Conversation(ctx, u.ID, conversationID, false)
+	conv, err := s.store.Repo().Conversations.Get(ctx, u.ID, conversationID, false)
 	if err != nil {
 		return nil, false, err
 	}

@@ -60,14 +60,14 @@ type Turn struct {
 // policies) and keeps it on the turn, so the request leaves without a
 // statement of its own after the commit.
 type openingRepo struct {
-	conversation.Repo
+	conversation.Turns
 	t *Turn
 }
 
-func (o openingRepo) OpenTurn(ctx context.Context, op conversation.TurnOpening) (int64, []conversation.Grant, error) {
+func (o openingRepo) Open(ctx context.Context, op conversation.TurnOpening) (int64, []conversation.Grant, error) {
 	rd := &policy.Read{}
 	op.Policies = rd
-	last, gs, err := o.Repo.OpenTurn(ctx, op)
+	last, gs, err := o.Turns.Open(ctx, op)
 	if err == nil {
 		o.t.policies = rd
 	}
@@ -76,7 +76,8 @@ func (o openingRepo) OpenTurn(ctx context.Context, op conversation.TurnOpening) 
 
 // open is logOpening with the policy read folded into the opening.
 func (t *Turn) open(ctx context.Context, r conversation.Repo) error {
-	return t.logOpening(ctx, openingRepo{Repo: r, t: t})
+	r.Turns = openingRepo{Turns: r.Turns, t: t}
+	return t.logOpening(ctx, r)
 }
 
 // ConversationID is the conversation the turn belongs to.
@@ -105,7 +106,7 @@ func deref[T any](p *T) T {
 func stripNUL(s string) string { return conversation.StripNUL(s) }
 
 // IdempotencyKey is the Idempotency-Key a request holds (internal/http):
-// the turn it starts records itself on it (Repo.ClaimIdempotencyKey).
+// the turn it starts records itself on it (Repo.Turns.ClaimIdempotencyKey).
 type IdempotencyKey struct {
 	Key    string
 	Holder string // the reservation that holds it

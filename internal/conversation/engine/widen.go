@@ -44,7 +44,7 @@ func (dc *decider) widen(ctx context.Context, r conversation.Repo, u auth.User, 
 	if *d.Scope == ScopeEverything {
 		label = ""
 	}
-	w, err := dc.policies.WidenDefault(ctx, r, u, label)
+	w, err := dc.policies.Decisions.WidenDefault(ctx, r, u, label)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -64,7 +64,7 @@ func (dc *decider) coversWider(ctx context.Context, r conversation.Repo, u auth.
 	if *c.d.Scope == ScopeServer && c.a.ServerLabel != a.ServerLabel {
 		return false, nil
 	}
-	res, err := dc.policies.ResolveIn(ctx, r, u.ID, a.ServerLabel, a.ToolName)
+	res, err := dc.policies.Decisions.ResolveIn(ctx, r, u.ID, a.ServerLabel, a.ToolName)
 	return err == nil && res.Policy == policy.Never, err
 }
 

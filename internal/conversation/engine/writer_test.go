@@ -87,7 +87,7 @@ func TestEventLog_ConcurrentTurnsAreStoredTogetherAndStreamedAsStored(t *testing
 		if r.err != nil {
 			t.Fatalf("stream of %s: %v", r.conv, r.err)
 		}
-		stored, err := postgres.NewConversationStore(e.pool).Repo().EventsAfter(ctx, r.conv, r.after, 10000)
+		stored, err := postgres.NewConversationStore(e.pool).Repo().Events.After(ctx, r.conv, r.after, 10000)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -13,13 +13,13 @@ import (
 // logRepo is an event log in memory: the one part of Repo a subscription
 // reads.
 type logRepo struct {
-	conversation.Repo
+	conversation.Events
 	mu    sync.Mutex
 	evs   []conversation.StoredEvent
 	reads int
 }
 
-func (r *logRepo) EventsAfter(_ context.Context, _ string, after int64, limit int) ([]conversation.StoredEvent, error) {
+func (r *logRepo) After(_ context.Context, _ string, after int64, limit int) ([]conversation.StoredEvent, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.reads++
@@ -51,7 +51,7 @@ type logStore struct {
 	r *logRepo
 }
 
-func (s logStore) Repo() conversation.Repo { return s.r }
+func (s logStore) Repo() conversation.Repo { return conversation.Repo{Events: s.r} }
 
 // next is sub.Next within one second (well below pollEvery: a stream that
 // had to wait for its poll fails it).

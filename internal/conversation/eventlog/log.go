@@ -54,7 +54,7 @@ func (l *TurnLog) Send(event string, data any) {
 	if err == nil {
 		l.Flush()
 		l.h.Begin(l.conv)
-		last, err = l.h.store.Repo().AppendEvents(l.ctx, l.conv, l.turn, []conversation.NewEvent{ev})
+		last, err = l.h.store.Repo().Events.Append(l.ctx, l.conv, l.turn, []conversation.NewEvent{ev})
 		if last == 0 || err != nil {
 			l.h.End(l.conv)
 		} else {

@@ -67,7 +67,7 @@ func (sub *Subscription) NextBefore(ctx context.Context, deadline time.Time) ([]
 		case read:
 			sub.h.fromStore.Add(1)
 			var err error
-			if evs, err = sub.h.store.Repo().EventsAfter(ctx, sub.conv, sub.last.Load(), eventBatch); err != nil {
+			if evs, err = sub.h.store.Repo().Events.After(ctx, sub.conv, sub.last.Load(), eventBatch); err != nil {
 				sub.h.due(sub) // read again next time
 				return nil, err
 			}
@@ -134,7 +134,7 @@ func (sub *Subscription) ConversationID() string { return sub.conv }
 func (sub *Subscription) Backlog(ctx context.Context) ([]conversation.StoredEvent, error) {
 	var out []conversation.StoredEvent
 	for {
-		evs, err := sub.h.store.Repo().EventsAfter(ctx, sub.conv, sub.last.Load(), eventBatch)
+		evs, err := sub.h.store.Repo().Events.After(ctx, sub.conv, sub.last.Load(), eventBatch)
 		if err != nil || len(evs) == 0 {
 			return out, err
 		}

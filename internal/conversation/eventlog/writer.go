@@ -162,7 +162,7 @@ func (w *deltaWriter) store(groups []*deltaGroup) []int64 {
 	ctx, cancel := context.WithTimeout(context.Background(), writeTimeout)
 	began := time.Now()
 	st := w.h.eventStore
-	lasts, err := st.Repo().AppendMany(ctx, in)
+	lasts, err := st.Repo().Events.AppendMany(ctx, in)
 	w.h.observer.EventWrite(len(in), time.Since(began))
 	if err != nil {
 		// One conversation's trouble must not fail the others: store
@@ -170,7 +170,7 @@ func (w *deltaWriter) store(groups []*deltaGroup) []int64 {
 		lasts = make([]int64, len(groups))
 		errs := make([]error, len(groups))
 		for i, b := range in {
-			lasts[i], errs[i] = st.Repo().AppendEvents(ctx, b.ConversationID, b.Turn, b.Events)
+			lasts[i], errs[i] = st.Repo().Events.Append(ctx, b.ConversationID, b.Turn, b.Events)
 		}
 		for i, g := range groups {
 			if errs[i] != nil {

@@ -16,7 +16,7 @@ import (
 func (k *Keeper) AuditCall(ctx context.Context, r conversation.Repo, owner, email string, c conversation.GatewayCall) error {
 	rc := GatewayReceipt(c)
 	if c.ApprovalRequestID != nil && owner != "" {
-		aps, err := r.Approvals(ctx, owner, c.ConversationID, []string{*c.ApprovalRequestID}, false)
+		aps, err := r.Approvals.List(ctx, owner, c.ConversationID, []string{*c.ApprovalRequestID}, false)
 		if err != nil {
 			return err
 		}
@@ -32,7 +32,7 @@ func (k *Keeper) AuditCall(ctx context.Context, r conversation.Repo, owner, emai
 	if actor == "" {
 		actor, actorID = auth.System.Email, ""
 	}
-	return k.policies.Audit(ctx, r, policy.AuditEntry{Actor: actor, ActorID: actorID, Action: policy.ActionToolCall,
+	return k.policies.Decisions.Audit(ctx, r, policy.AuditEntry{Actor: actor, ActorID: actorID, Action: policy.ActionToolCall,
 		ServerLabel: &c.ServerLabel, ToolName: &c.ToolName, Before: json.RawMessage("null"), After: after,
 		CallID: c.ID, ConversationID: c.ConversationID})
 }

@@ -35,7 +35,7 @@ func (k *Keeper) SettleCalls(ctx context.Context, repo conversation.Repo, owner 
 	if len(ids) == 0 {
 		return nil, nil
 	}
-	calls, err := repo.ApprovalCalls(ctx, ids)
+	calls, err := repo.Calls.OfApprovals(ctx, ids)
 	if err != nil {
 		return nil, err
 	}
@@ -59,7 +59,7 @@ func (k *Keeper) SettleCalls(ctx context.Context, repo conversation.Repo, owner 
 			a.State, reason = conversation.NotRun, fmt.Sprintf(notRunReason, "the model's provider did not call the tool before the turn ended ("+code+")")
 		}
 		a.DecisionReason = &reason
-		if err := repo.Decide(ctx, owner, a); err != nil {
+		if err := repo.Approvals.Decide(ctx, owner, a); err != nil {
 			return nil, err
 		}
 		if err := k.AuditClosed(ctx, repo, a, conversation.Approved, ClosedByTurnEnd, nil); err != nil {

@@ -38,5 +38,5 @@ func (k *Keeper) AuditClosed(ctx context.Context, r conversation.Repo, a convers
 	if who != nil {
 		e.Actor, e.ActorID = who.Email, who.ID
 	}
-	return k.policies.Audit(ctx, r, e)
+	return k.policies.Decisions.Audit(ctx, r, e)
 }

@@ -112,7 +112,7 @@ func (k *Keeper) LinkCall(ctx context.Context, repo conversation.Repo, conversat
 		return false, nil
 	}
 	key := conversation.CallKey{ConversationID: conversationID, TurnID: turn, ServerLabel: it.ServerLabel, ToolName: it.Name, ArgumentsSHA256: it.CanonicalSHA256}
-	c, ok, err := repo.LinkGatewayCall(ctx, key, it.ID, it.ResponseID)
+	c, ok, err := repo.Calls.Link(ctx, key, it.ID, it.ResponseID)
 	if err != nil || !ok {
 		return false, err
 	}
@@ -133,7 +133,7 @@ func (k *Keeper) RecordCall(ctx context.Context, repo conversation.Repo, owner, 
 	}
 	rc := receiptOf(conversationID, it)
 	if it.ApprovalRequestID != "" {
-		aps, err := repo.Approvals(ctx, owner, conversationID, []string{it.ApprovalRequestID}, false)
+		aps, err := repo.Approvals.List(ctx, owner, conversationID, []string{it.ApprovalRequestID}, false)
 		if err != nil {
 			return err
 		}
@@ -145,7 +145,7 @@ func (k *Keeper) RecordCall(ctx context.Context, repo conversation.Repo, owner, 
 	if err != nil {
 		return err
 	}
-	return k.policies.Audit(ctx, repo, policy.AuditEntry{Actor: email, ActorID: owner, Action: policy.ActionToolCall,
+	return k.policies.Decisions.Audit(ctx, repo, policy.AuditEntry{Actor: email, ActorID: owner, Action: policy.ActionToolCall,
 		ServerLabel: &it.ServerLabel, ToolName: &it.Name, Before: json.RawMessage("null"), After: after,
 		CallID: it.ID, ConversationID: conversationID})
 }

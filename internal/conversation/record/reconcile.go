@@ -120,7 +120,7 @@ func (k *Keeper) ApplyReadBack(ctx context.Context, repo conversation.Repo, owne
 	if sr == nil {
 		return st, nil, nil
 	}
-	items, err := repo.Items(ctx, owner, conversationID)
+	items, err := repo.Conversations.Items(ctx, owner, conversationID)
 	if err != nil {
 		return st, nil, err
 	}
@@ -161,7 +161,7 @@ func (k *Keeper) ApplyReadBack(ctx context.Context, repo conversation.Repo, owne
 		if have[u.ID] {
 			continue
 		}
-		stored, err := repo.AppendItem(ctx, conversationID, it)
+		stored, err := repo.Conversations.AppendItem(ctx, conversationID, it)
 		if err != nil {
 			return st, nil, err
 		}
@@ -178,7 +178,7 @@ func (k *Keeper) RequestGroups(ctx context.Context, owner, conversationID string
 	if err != nil {
 		return nil
 	}
-	groups, skipped, err := k.policies.RequestTools(ctx, owner, grants, nil)
+	groups, skipped, err := k.policies.Tools.Request(ctx, owner, grants, nil)
 	if err != nil {
 		return nil
 	}

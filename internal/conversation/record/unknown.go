@@ -27,7 +27,7 @@ func (k *Keeper) MarkUnknown(ctx context.Context, repo conversation.Repo, owner 
 		}
 		reason := fmt.Sprintf(outcomeUnknownReason, code)
 		a.State, a.DecisionReason = conversation.OutcomeUnknown, &reason
-		if err := repo.Decide(ctx, owner, a); err != nil {
+		if err := repo.Approvals.Decide(ctx, owner, a); err != nil {
 			return nil, err
 		}
 		if err := k.AuditClosed(ctx, repo, a, conversation.Approved, ClosedByTurnEnd, nil); err != nil {

@@ -76,7 +76,7 @@ func (j *Janitor) Recover(ctx context.Context) error {
 		j.log.WarnContext(ctx, "closed turns left running by a replica that stopped", "count", n)
 	}
 	// Their responses never completed: what they asked cannot be answered.
-	n, err := j.store.Repo().SupersedeOrphans(ctx, "The response that asked did not complete (the server stopped), so this request can no longer be answered.")
+	n, err := j.store.Repo().Leases.SupersedeOrphans(ctx, "The response that asked did not complete (the server stopped), so this request can no longer be answered.")
 	if n > 0 {
 		j.log.WarnContext(ctx, "superseded approval requests of responses that never completed", "count", n)
 	}
@@ -133,7 +133,7 @@ func (j *Janitor) renew(ctx context.Context) bool {
 	if len(turns) == 0 {
 		return true
 	}
-	held, err := j.store.Repo().RenewLeases(ctx, j.turns.Replica(), turns, j.turns.LeaseTTL())
+	held, err := j.store.Repo().Leases.Renew(ctx, j.turns.Replica(), turns, j.turns.LeaseTTL())
 	if err != nil {
 		j.log.WarnContext(ctx, "renewing turn leases failed", "error", err)
 		return false
@@ -152,7 +152,7 @@ func (j *Janitor) renew(ctx context.Context) bool {
 // how many it closed. A few at a time: closing one may wait a few seconds
 // for its response to be read back.
 func (j *Janitor) Sweep(ctx context.Context) int {
-	expired, err := j.store.Repo().ExpiredTurns(ctx, 100)
+	expired, err := j.store.Repo().Leases.ExpiredTurns(ctx, 100)
 	if err != nil {
 		j.log.WarnContext(ctx, "looking for expired turn leases failed", "error", err)
 		return 0

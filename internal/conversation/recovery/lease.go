@@ -33,7 +33,7 @@ func InterruptedError(replica string) conversation.TurnError {
 // conversation's last.
 func (c *Closer) Close(ctx context.Context, rt conversation.RunningTurn) (bool, error) {
 	e := InterruptedError(rt.LeaseOwner)
-	sent, err := c.store.Repo().SentApprovals(ctx, rt.ConversationID, rt.Turn)
+	sent, err := c.store.Repo().Approvals.Sent(ctx, rt.ConversationID, rt.Turn)
 	if err != nil {
 		return false, err
 	}
@@ -45,7 +45,7 @@ func (c *Closer) Close(ctx context.Context, rt conversation.RunningTurn) (bool, 
 	}
 	taken := false
 	err = c.store.Tx(ctx, func(repo conversation.Repo) error {
-		ok, err := repo.LockExpiredTurn(ctx, rt.ConversationID, rt.Turn)
+		ok, err := repo.Leases.LockExpiredTurn(ctx, rt.ConversationID, rt.Turn)
 		if err != nil || !ok {
 			return err
 		}
@@ -64,7 +64,7 @@ func (c *Closer) Close(ctx context.Context, rt conversation.RunningTurn) (bool, 
 // approvals it carried, and store its end (interrupted).
 func (c *Closer) closeExpired(ctx context.Context, repo conversation.Repo, rt conversation.RunningTurn, e conversation.TurnError, sentIn string,
 	sr *conversation.StoredResponse, groups []policy.ServerTools) error {
-	evs, err := repo.TurnEvents(ctx, rt.ConversationID, rt.Turn)
+	evs, err := repo.Events.OfTurn(ctx, rt.ConversationID, rt.Turn)
 	if err != nil {
 		return err
 	}
@@ -99,7 +99,7 @@ func (c *Closer) closeExpired(ctx context.Context, repo conversation.Repo, rt co
 // supersedeAsked closes as superseded the requests a taken-over turn asked
 // that are still pending: the response that asked did not complete.
 func (c *Closer) supersedeAsked(ctx context.Context, repo conversation.Repo, rt conversation.RunningTurn, asked []string, now time.Time) ([]conversation.NewEvent, error) {
-	aps, err := repo.Approvals(ctx, rt.OwnerID, rt.ConversationID, asked, true)
+	aps, err := repo.Approvals.List(ctx, rt.OwnerID, rt.ConversationID, asked, true)
 	if err != nil {
 		return nil, err
 	}
@@ -108,7 +108,7 @@ func (c *Closer) supersedeAsked(ctx context.Context, repo conversation.Repo, rt 
 	for _, a := range aps {
 		if a.State == conversation.Pending {
 			a.State, a.DecidedAt, a.DecisionReason = conversation.Superseded, &now, &reason
-			if err := repo.Decide(ctx, rt.OwnerID, a); err != nil {
+			if err := repo.Approvals.Decide(ctx, rt.OwnerID, a); err != nil {
 				return nil, err
 			}
 			if err := c.keeper.AuditClosed(ctx, repo, a, conversation.Pending, record.ClosedByTurnEnd, nil); err != nil {
@@ -129,7 +129,7 @@ func (tr turnReplay) keepUnfinished(ctx context.Context, repo conversation.Repo,
 		if known[u.ItemID] {
 			continue // the response read back says how it ended
 		}
-		it, err := repo.AppendItem(ctx, conversationID, conversation.Item{Type: conversation.ItemCall, ID: u.ItemID, ResponseID: u.ResponseID,
+		it, err := repo.Conversations.AppendItem(ctx, conversationID, conversation.Item{Type: conversation.ItemCall, ID: u.ItemID, ResponseID: u.ResponseID,
 			ServerLabel: u.ServerLabel, UpstreamLabel: u.UpstreamLabel, Name: u.ToolName, ApprovalRequestID: deref(u.ApprovalRequestID),
 			Interrupted: true})
 		if err != nil {
@@ -141,7 +141,7 @@ func (tr turnReplay) keepUnfinished(ctx context.Context, repo conversation.Repo,
 		if known[id] {
 			continue
 		}
-		it, err := repo.AppendItem(ctx, conversationID, conversation.Item{Type: conversation.ItemMessage, ID: id, ResponseID: tr.response, Text: tr.texts[id], Partial: true})
+		it, err := repo.Conversations.AppendItem(ctx, conversationID, conversation.Item{Type: conversation.ItemMessage, ID: id, ResponseID: tr.response, Text: tr.texts[id], Partial: true})
 		if err != nil {
 			return nil, err
 		}
@@ -155,7 +155,7 @@ func (tr turnReplay) keepUnfinished(ctx context.Context, repo conversation.Repo,
 // says what ran (outside gateway mode), makes the approved ones whose call
 // was not seen outcome_unknown.
 func (c *Closer) settleCarried(ctx context.Context, repo conversation.Repo, rt conversation.RunningTurn, tr turnReplay, st record.Settled, code string) ([]conversation.NewEvent, error) {
-	sent, err := repo.SentApprovals(ctx, rt.ConversationID, rt.Turn)
+	sent, err := repo.Approvals.Sent(ctx, rt.ConversationID, rt.Turn)
 	if err != nil {
 		return nil, err
 	}
@@ -170,7 +170,7 @@ func (c *Closer) settleCarried(ctx context.Context, repo conversation.Repo, rt c
 	if answered == "" {
 		answered = record.AnsweredUnknown
 	}
-	if err := repo.MarkAnswered(ctx, ids, answered); err != nil {
+	if err := repo.Approvals.MarkAnswered(ctx, ids, answered); err != nil {
 		return nil, err
 	}
 	var out []conversation.NewEvent
@@ -190,13 +190,13 @@ func (c *Closer) settleCarried(ctx context.Context, repo conversation.Repo, rt c
 // (last is the conversation's new last response, "" unchanged), and the
 // events to relay followed by the error event.
 func storeInterrupted(ctx context.Context, repo conversation.Repo, rt conversation.RunningTurn, response, last string, e conversation.TurnError, out []conversation.NewEvent) error {
-	if _, err := repo.AppendItem(ctx, rt.ConversationID, conversation.Item{Type: conversation.ItemError, ID: newID("err_"), ResponseID: response, Error: &e}); err != nil {
+	if _, err := repo.Conversations.AppendItem(ctx, rt.ConversationID, conversation.Item{Type: conversation.ItemError, ID: newID("err_"), ResponseID: response, Error: &e}); err != nil {
 		return err
 	}
-	if err := repo.EndTurn(ctx, rt.ConversationID, rt.Turn, last); err != nil {
+	if err := repo.Turns.End(ctx, rt.ConversationID, rt.Turn, last); err != nil {
 		return err
 	}
-	_, err := repo.AppendEvents(ctx, rt.ConversationID, rt.Turn, append(out, event(conversation.EventNameError, conversation.ErrorEvent(e))))
+	_, err := repo.Events.Append(ctx, rt.ConversationID, rt.Turn, append(out, event(conversation.EventNameError, conversation.ErrorEvent(e))))
 	return err
 }
 
