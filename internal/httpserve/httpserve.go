@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"sync"
 	"time"
 )
 
@@ -17,13 +18,49 @@ import (
 type Server struct {
 	srv  *http.Server
 	errc chan error
+
+	mu    sync.Mutex
+	fresh map[net.Conn]bool // connections that have not sent a request yet
 }
 
-// Start serves srv on ln in the background.
+// Start serves srv on ln in the background. At shutdown the connections
+// that never sent a request are closed at once: http.Server.Shutdown would
+// otherwise wait up to 5 seconds for each (a client's spare connection, dialed
+// and put in its pool unused, keeps a shutdown waiting that long).
 func Start(srv *http.Server, ln net.Listener) *Server {
-	s := &Server{srv: srv, errc: make(chan error, 1)}
+	s := &Server{srv: srv, errc: make(chan error, 1), fresh: map[net.Conn]bool{}}
+	next := srv.ConnState
+	srv.ConnState = func(c net.Conn, st http.ConnState) {
+		s.track(c, st)
+		if next != nil {
+			next(c, st)
+		}
+	}
+	srv.RegisterOnShutdown(s.closeFresh)
 	go func() { s.errc <- srv.Serve(ln) }()
 	return s
+}
+
+// track keeps the set of connections in http.StateNew.
+func (s *Server) track(c net.Conn, st http.ConnState) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if st == http.StateNew {
+		s.fresh[c] = true
+	} else {
+		delete(s.fresh, c)
+	}
+}
+
+// closeFresh closes the connections that have not sent a request: the
+// listener is closed, so none of them will be served.
+func (s *Server) closeFresh() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for c := range s.fresh {
+		_ = c.Close()
+		delete(s.fresh, c)
+	}
 }
 
 // Wait blocks until ctx is done (nil) or serving stopped on its own (its
