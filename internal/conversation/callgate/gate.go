@@ -152,7 +152,7 @@ func (g *Gate) Listed(ctx context.Context, c gateway.Claims, tools []policy.Disc
 // Using the approval and writing the receipt (running) commit together.
 func (g *Gate) Admit(ctx context.Context, call gateway.Call) (gateway.Verdict, error) {
 	c := call.Claims
-	rec := conversation.GatewayCall{ID: newID("gwc_"), Via: conversation.ViaGateway, ConversationID: c.ConversationID, TurnID: c.TurnID,
+	rec := conversation.GatewayCall{ID: conversation.NewID("gwc_"), Via: conversation.ViaGateway, ConversationID: c.ConversationID, TurnID: c.TurnID,
 		ServerLabel: c.ServerLabel, ToolName: call.ToolName}
 	canonical, sha, err := gateway.ArgumentsDigest(call.Arguments)
 	if err != nil {

@@ -1,8 +1,6 @@
 package recovery
 
 import (
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"log/slog"
 	"time"
@@ -33,13 +31,6 @@ func NewCloser(store conversation.Store, keeper *record.Keeper, log *slog.Logger
 func event(name string, data any) conversation.NewEvent {
 	raw, _ := json.Marshal(data)
 	return conversation.NewEvent{Name: name, Data: raw}
-}
-
-// newID is a new random id with prefix.
-func newID(prefix string) string {
-	b := make([]byte, 12)
-	_, _ = rand.Read(b)
-	return prefix + hex.EncodeToString(b)
 }
 
 func deref[T any](p *T) T {

@@ -190,7 +190,7 @@ func (c *Closer) settleCarried(ctx context.Context, repo conversation.Repo, rt c
 // (last is the conversation's new last response, "" unchanged), and the
 // events to relay followed by the error event.
 func storeInterrupted(ctx context.Context, repo conversation.Repo, rt conversation.RunningTurn, response, last string, e conversation.TurnError, out []conversation.NewEvent) error {
-	if _, err := repo.Conversations.AppendItem(ctx, rt.ConversationID, conversation.Item{Type: conversation.ItemError, ID: newID("err_"), ResponseID: response, Error: &e}); err != nil {
+	if _, err := repo.Conversations.AppendItem(ctx, rt.ConversationID, conversation.Item{Type: conversation.ItemError, ID: conversation.NewID("err_"), ResponseID: response, Error: &e}); err != nil {
 		return err
 	}
 	if err := repo.Turns.End(ctx, rt.ConversationID, rt.Turn, last); err != nil {
