@@ -202,3 +202,35 @@ func TestPutMany_AnnouncesManyConversationsInPayloadsPostgresAccepts(t *testing.
 		}
 	}
 }
+
+// A takeover numbers its events past conversation.TakeoverGap ids beyond
+// the last one stored: the dead replica may have streamed that many text
+// deltas it never stored, and a client holding one of their ids must get
+// the takeover's events after it.
+func TestLockExpiredTurn_TakeoverNumbersPastWhatTheDeadReplicaMayHaveStreamed(t *testing.T) {
+	store, pool := newConversations(t)
+	ctx := t.Context()
+	mustCreate(t, store.Repo(), "conv_a")
+	if _, err := store.Repo().Events.Append(ctx, "conv_a", "turn_a", deltas("conv_a", 3)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := pool.Exec(ctx, `UPDATE conversations SET active_turn = 'turn_a', lease_owner = 'rep_dead',
+		lease_expires_at = now() - interval '1 second' WHERE id = 'conv_a'`); err != nil {
+		t.Fatal(err)
+	}
+	var last int64
+	err := store.Tx(ctx, func(r conversation.Repo) error {
+		ok, err := r.Leases.LockExpiredTurn(ctx, "conv_a", "turn_a")
+		if err != nil || !ok {
+			return fmt.Errorf("LockExpiredTurn = %v, %v; want the expired turn locked", ok, err)
+		}
+		last, err = r.Events.Append(ctx, "conv_a", "turn_a", deltas("conv_a", 1))
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := int64(3 + conversation.TakeoverGap + 1); last != want {
+		t.Fatalf("the takeover's first event got id %d; want %d (3 stored, then the gap)", last, want)
+	}
+}
