@@ -35,18 +35,18 @@ import (
 // real openai-go client (internal/responses) behind a tap that injects
 // faults.
 type harness struct {
-	t        *testing.T
-	pool     *pgxpool.Pool
-	chat     *engine.Service
-	hub      *eventlog.Hub                   // chat's event log and streams
-	replica  func(id string) *engine.Service // another replica on the same database
+	t       *testing.T
+	pool    *pgxpool.Pool
+	chat    *engine.Service
+	hub     *eventlog.Hub                   // chat's event log and streams
+	replica func(id string) *engine.Service // another replica on the same database
 	// replicaOn is another replica reaching the database through pool,
 	// with its own event log.
 	replicaOn func(id string, pool *pgxpool.Pool) *engine.Service
-	policies *policysvc.Service
-	up       *emuTap
-	demo     *demomcp.Demo
-	demoURL  string // the demo MCP server's endpoint
+	policies  *policysvc.Service
+	up        *emuTap
+	demo      *demomcp.Demo
+	demoURL   string // the demo MCP server's endpoint
 }
 
 // engineOptions vary the engine under test.

@@ -196,4 +196,3 @@ func (c *cutter) cut() {
 	}
 	c.conns = nil
 }
-
