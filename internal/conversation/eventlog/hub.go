@@ -48,7 +48,7 @@ type Options struct {
 // their events there, set up by opts.
 func New(store conversation.Store, opts Options) *Hub {
 	h := &Hub{store: store, eventStore: opts.EventStore, observer: opts.Observer}
-	h.writer.h = h
+	h.writer.h, h.writer.nudge = h, make(chan struct{}, 1)
 	if h.eventStore == nil {
 		h.eventStore = store
 	}

@@ -23,10 +23,12 @@ import (
 // order it sent them, because every other event a turn stores waits first
 // for its deltas (TurnLog.Flush).
 type deltaWriter struct {
-	h     *Hub
-	mu    sync.Mutex
-	queue []queuedDelta
-	busy  bool // a drain goroutine runs
+	h      *Hub
+	mu     sync.Mutex
+	queue  []queuedDelta
+	busy   bool          // a drain goroutine runs
+	urgent bool          // a flush marker waits in queue: write at once
+	nudge  chan struct{} // wakes a drain that lingers, for a flush marker
 }
 
 // queuedDelta is a delta handed over, numbered, or (log and done only) a
@@ -41,23 +43,50 @@ type queuedDelta struct {
 // whose deltas it holds (storage_failed) rather than holding them forever.
 const writeTimeout = 15 * time.Second
 
+// linger is how long the writer lets deltas gather before a write nobody
+// waits for: the streams here have them already, so a few milliseconds
+// cost no client anything (another replica's streams see them that much
+// later) and save most writes, commits and notifications under load. A
+// flush (a turn about to store another event) does not wait for it.
+const linger = 5 * time.Millisecond
+
 func (w *deltaWriter) enqueue(q queuedDelta) {
 	w.mu.Lock()
 	w.queue = append(w.queue, q)
 	start := !w.busy
 	w.busy = true
+	if q.done != nil && !w.urgent {
+		w.urgent = true
+		select {
+		case w.nudge <- struct{}{}:
+		default:
+		}
+	}
 	w.mu.Unlock()
 	if start {
 		go w.drain()
 	}
 }
 
-// drain writes what is queued until nothing is.
+// drain writes what is queued until nothing is: each batch after lingering
+// for more, unless a flush waits.
 func (w *deltaWriter) drain() {
+	t := time.NewTimer(linger)
+	defer t.Stop()
 	for {
 		w.mu.Lock()
+		urgent := w.urgent
+		w.mu.Unlock()
+		if !urgent {
+			t.Reset(linger)
+			select {
+			case <-t.C:
+			case <-w.nudge:
+			}
+		}
+		w.mu.Lock()
 		batch := w.queue
-		w.queue = nil
+		w.queue, w.urgent = nil, false
 		if len(batch) == 0 {
 			w.busy = false
 			w.mu.Unlock()
@@ -67,9 +96,20 @@ func (w *deltaWriter) drain() {
 		if rest := w.write(batch); len(rest) > 0 {
 			w.mu.Lock()
 			w.queue = append(rest, w.queue...)
+			w.urgent = w.urgent || hasMarker(rest)
 			w.mu.Unlock()
 		}
 	}
+}
+
+// hasMarker says whether q holds a flush marker.
+func hasMarker(q []queuedDelta) bool {
+	for _, d := range q {
+		if d.done != nil {
+			return true
+		}
+	}
+	return false
 }
 
 // write stores batch and returns what it left for the next write: from the
