@@ -10,10 +10,12 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
+
 	"github.com/toolgate/toolgate/internal/auth"
 	"github.com/toolgate/toolgate/internal/config"
 	"github.com/toolgate/toolgate/internal/postgres"
 	"github.com/toolgate/toolgate/internal/postgres/authdb"
+	"github.com/toolgate/toolgate/internal/postgres/schema"
 )
 
 // DemoAdminEmail is the admin the offline demo creates on a fresh install.
@@ -115,7 +117,7 @@ func printLink(ctx context.Context, cfg config.Config, log *slog.Logger, email s
 		return err
 	}
 	defer pool.Close()
-	if _, err := postgres.MigrateUp(ctx, pool); err != nil {
+	if _, err := schema.Up(ctx, pool); err != nil {
 		return err
 	}
 	authn := newAuth(cfg, pool, log)
@@ -171,7 +173,7 @@ func issueToken(ctx context.Context, cfg config.Config, log *slog.Logger, email,
 		return err
 	}
 	defer pool.Close()
-	if _, err := postgres.MigrateUp(ctx, pool); err != nil {
+	if _, err := schema.Up(ctx, pool); err != nil {
 		return err
 	}
 	tok, err := newAuth(cfg, pool, log).APITokens.IssueToken(ctx, email, name)

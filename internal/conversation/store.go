@@ -21,12 +21,20 @@ type NewEvent struct {
 }
 
 // ConvEvents is one conversation's events (all of one turn) in an
-// AppendMany.
+// PutMany.
 type ConvEvents struct {
 	ConversationID string
 	Turn           string
+	First          int64 // the id of Events[0] (PutMany)
 	Events         []NewEvent
 }
+
+// TakeoverGap is how far a takeover moves a conversation's event counter
+// on before storing its events: beyond the ids the replica that ran the
+// turn may have streamed without storing (a running turn numbers its text
+// deltas itself, streams them at once and stores them behind, at most
+// eventlog's bound on deltas not yet stored; see Leases.LockExpiredTurn).
+const TakeoverGap = 4096
 
 // StoredEvent is a stream event as stored, with its id in the conversation.
 type StoredEvent struct {

@@ -113,13 +113,17 @@ type Events interface {
 	// Append stores stream events after the conversation's last one and
 	// announces them to every replica; it returns the last id given.
 	Append(ctx context.Context, conversationID, turn string, evs []NewEvent) (int64, error)
-	// AppendMany stores the events of many conversations in one statement,
-	// each numbered after its conversation's last one as Append numbers
-	// them and announced the same way, and returns each batch's
-	// conversation's last id (0 when it was deleted). Only for events no
-	// webhook can want (text deltas): it queues no deliveries. Each
-	// conversation must appear in one batch at most.
-	AppendMany(ctx context.Context, batches []ConvEvents) ([]int64, error)
+	// Put stores evs with the ids first, first+1, … given by the turn that
+	// holds the conversation's lease, raises the conversation's counter to
+	// the last, and announces them as Append does; it returns the last id
+	// (0 when the conversation was deleted).
+	Put(ctx context.Context, conversationID, turn string, first int64, evs []NewEvent) (int64, error)
+	// PutMany is Put for many conversations' batches (each from its First)
+	// in one statement, and returns each batch's last id (0 when its
+	// conversation was deleted). Only for events no webhook can want (text
+	// deltas): it queues no deliveries. Each conversation must appear in
+	// one batch at most.
+	PutMany(ctx context.Context, batches []ConvEvents) ([]int64, error)
 	// After returns up to limit events after id after, in order.
 	After(ctx context.Context, conversationID string, after int64, limit int) ([]StoredEvent, error)
 	// OfTurn returns every event of one turn, in order.

@@ -24,10 +24,19 @@ const EventWriterConns = 2
 // NewEventWriterStore opens a small pool of its own on pool's database,
 // for the writes of streamed text deltas: they go on while the main pool is
 // busy starting turns (a burst of new streams must not hold up the ones
-// already streaming). Close it after the service using it has stopped.
+// already streaming). Its commits are asynchronous (synchronous_commit
+// off): the deltas were streamed already, and a Postgres crash can lose
+// only the last of them, which a later synchronous commit (the turn's next
+// event, its end) or the takeover's partial message makes good; Postgres
+// flushes its log in order, so a durable event never follows a lost delta.
+// Close it after the service using it has stopped.
 func NewEventWriterStore(ctx context.Context, pool *pgxpool.Pool) (*ConversationStore, func(), error) {
 	cfg := pool.Config().Copy()
 	cfg.MaxConns, cfg.MinConns = EventWriterConns, 1
+	if cfg.ConnConfig.RuntimeParams == nil {
+		cfg.ConnConfig.RuntimeParams = map[string]string{}
+	}
+	cfg.ConnConfig.RuntimeParams["synchronous_commit"] = "off"
 	own, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
 		return nil, nil, translate(err, "open the event writer's connections")

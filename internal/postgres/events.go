@@ -36,6 +36,24 @@ const SignalsChannel = conversation.ChannelSignals
 // announcement goes out when it commits. A deleted conversation stores
 // nothing (last is 0).
 func (r eventStore) Append(ctx context.Context, conversationID, turn string, evs []conversation.NewEvent) (int64, error) {
+	return r.put(ctx, `UPDATE conversations SET event_seq = event_seq + $2 WHERE id = $1 RETURNING event_seq - $2 AS base`,
+		conversationID, turn, 0, evs)
+}
+
+// Put stores evs with the ids first, first+1, … that the turn holding the
+// conversation's lease gave them (eventlog numbers a running turn's events
+// itself), raises the conversation's counter to the last of them, queues
+// their webhook deliveries and announces them, in one statement. A
+// deleted conversation stores nothing (last is 0); an id stored already
+// is an error.
+func (r eventStore) Put(ctx context.Context, conversationID, turn string, first int64, evs []conversation.NewEvent) (int64, error) {
+	return r.put(ctx, `UPDATE conversations SET event_seq = greatest(event_seq, $6 + $2 - 1) WHERE id = $1 RETURNING $6::bigint - 1 AS base`,
+		conversationID, turn, first, evs)
+}
+
+// put is Append and Put: seq is the statement that gives the base the ids
+// follow ($1 the conversation, $2 how many, $6 the first id, if given).
+func (r eventStore) put(ctx context.Context, seq, conversationID, turn string, first int64, evs []conversation.NewEvent) (int64, error) {
 	if len(evs) == 0 {
 		return 0, nil
 	}
@@ -44,53 +62,55 @@ func (r eventStore) Append(ctx context.Context, conversationID, turn string, evs
 	for i, e := range evs {
 		names[i], datas[i] = e.Name, string(e.Data)
 	}
+	args := []any{conversationID, len(evs), turn, names, datas}
+	if first > 0 {
+		args = append(args, first)
+	}
 	var last int64
 	err := r.q.QueryRow(ctx, `
-		WITH seq AS (
-			UPDATE conversations SET event_seq = event_seq + $2 WHERE id = $1 RETURNING event_seq - $2 AS base
-		), ins AS (
+		WITH seq AS (`+seq+`), ins AS (
 			INSERT INTO conversation_events (conversation_id, id, turn_id, event, data)
 			SELECT $1, seq.base + e.ord, nullif($3, ''), e.name, e.data::json
 			FROM seq, unnest($4::text[], $5::text[]) WITH ORDINALITY AS e(name, data, ord)
 		)`+webhookOutbox+`
 		SELECT seq.base + $2, pg_notify('`+EventsChannel+`', json_build_object('c', $1::text, 'id', seq.base + $2)::text),
 			`+webhookWake+`
-		FROM seq`, conversationID, len(evs), turn, names, datas).Scan(&last, new(any), new(any))
+		FROM seq`, args...).Scan(&last, new(any), new(any))
 	if noRows(err) {
 		return 0, nil
 	}
 	return last, translate(err, "store stream events")
 }
 
-// AppendMany stores the events of many conversations in one statement
-// (one round trip, one commit), each conversation's numbered after its last
-// event exactly as Append numbers them, and announces each
-// conversation's last id on EventsChannel (a notification names many). It queues no webhook deliveries:
-// it is for events no webhook can subscribe to (text deltas). The
-// conversation rows are locked in id order, so two of these never
+// PutMany stores the events of many conversations in one statement (one
+// round trip, one commit), each batch's with the ids from its First on as
+// Put stores them, and announces each conversation's last id on
+// EventsChannel (a notification names many). It queues no webhook
+// deliveries: it is for events no webhook can subscribe to (text deltas).
+// The conversation rows are locked in id order, so two of these never
 // deadlock. A deleted conversation stores nothing (its last is 0).
-func (r eventStore) AppendMany(ctx context.Context, batches []conversation.ConvEvents) ([]int64, error) {
-	// Per conversation (sorted, so rows are locked in id order): how many
-	// events; per event: its conversation, its place among them (1..n).
+func (r eventStore) PutMany(ctx context.Context, batches []conversation.ConvEvents) ([]int64, error) {
+	// Per conversation (sorted, so rows are locked in id order): its last
+	// id; per event: its conversation and id.
 	order := make([]int, len(batches))
 	for i := range order {
 		order[i] = i
 	}
 	slices.SortFunc(order, func(a, b int) int { return strings.Compare(batches[a].ConversationID, batches[b].ConversationID) })
 	convs := make([]string, 0, len(batches))
-	counts := make([]int32, 0, len(batches))
+	tops := make([]int64, 0, len(batches))
 	var evConvs, turns, names, datas []string
-	var places []int32
+	var ids []int64
 	for _, i := range order {
 		b := batches[i]
 		if len(b.Events) == 0 {
 			continue
 		}
 		convs = append(convs, b.ConversationID)
-		counts = append(counts, int32(len(b.Events)))
+		tops = append(tops, b.First+int64(len(b.Events))-1)
 		for k, e := range b.Events {
 			evConvs = append(evConvs, b.ConversationID)
-			places = append(places, int32(k+1))
+			ids = append(ids, b.First+int64(k))
 			turns = append(turns, b.Turn)
 			names = append(names, e.Name)
 			datas = append(datas, string(e.Data))
@@ -104,22 +124,22 @@ func (r eventStore) AppendMany(ctx context.Context, batches []conversation.ConvE
 		WITH locked AS (
 			SELECT c.id FROM conversations c WHERE c.id = ANY($1::text[]) ORDER BY c.id FOR UPDATE
 		), seq AS (
-			UPDATE conversations c SET event_seq = c.event_seq + x.n
-			FROM locked JOIN unnest($1::text[], $2::int[]) AS x(id, n) ON x.id = locked.id
+			UPDATE conversations c SET event_seq = greatest(c.event_seq, x.top)
+			FROM locked JOIN unnest($1::text[], $2::bigint[]) AS x(id, top) ON x.id = locked.id
 			WHERE c.id = locked.id
-			RETURNING c.id, c.event_seq - x.n AS base, x.n
+			RETURNING c.id, x.top
 		), ins AS (
 			INSERT INTO conversation_events (conversation_id, id, turn_id, event, data)
-			SELECT e.conv, seq.base + e.k, nullif(e.turn, ''), e.name, e.data::json
-			FROM unnest($3::text[], $4::int[], $5::text[], $6::text[], $7::text[]) AS e(conv, k, turn, name, data)
+			SELECT e.conv, e.id, nullif(e.turn, ''), e.name, e.data::json
+			FROM unnest($3::text[], $4::bigint[], $5::text[], $6::text[], $7::text[]) AS e(conv, id, turn, name, data)
 			JOIN seq ON seq.id = e.conv
 		), lasts AS (
-			SELECT id, base + n AS last, (sum(octet_length(id) + 40) OVER (ORDER BY id) - 1) / `+notifyBytes+` AS chunk FROM seq
+			SELECT id, top, (sum(octet_length(id) + 40) OVER (ORDER BY id) - 1) / `+notifyBytes+` AS chunk FROM seq
 		), notes AS (
-			SELECT pg_notify('`+EventsChannel+`', json_build_object('b', json_agg(json_build_object('c', id, 'id', last)))::text)
+			SELECT pg_notify('`+EventsChannel+`', json_build_object('b', json_agg(json_build_object('c', id, 'id', top)))::text)
 			FROM lasts GROUP BY chunk
 		)
-		SELECT seq.id, seq.base + seq.n, (SELECT count(*) FROM notes) FROM seq`, convs, counts, evConvs, places, turns, names, datas)
+		SELECT seq.id, seq.top, (SELECT count(*) FROM notes) FROM seq`, convs, tops, evConvs, ids, turns, names, datas)
 	if err != nil {
 		return nil, translate(err, "store stream events")
 	}

@@ -2,6 +2,7 @@ package postgres
 
 import (
 	"context"
+	"strconv"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -16,7 +17,7 @@ func (r leaseStore) Renew(ctx context.Context, owner string, turns []string, ttl
 	if len(turns) == 0 {
 		return nil, nil
 	}
-	// The rows are locked in id order, as AppendMany locks them: the two
+	// The rows are locked in id order, as PutMany locks them: the two
 	// run side by side on every replica and must not deadlock.
 	rows, err := r.q.Query(ctx, `WITH held AS (
 			SELECT id FROM conversations WHERE lease_owner = $1 AND active_turn = ANY($2) ORDER BY id FOR UPDATE
@@ -49,11 +50,16 @@ func (r leaseStore) ExpiredTurns(ctx context.Context, limit int) ([]conversation
 
 // LockExpiredTurn locks the conversation if turn still runs in it on an
 // expired lease; false when another replica took it over, it ended, or its
-// lease was renewed. Call it in a transaction.
+// lease was renewed. Call it in a transaction. It also moves the
+// conversation's event counter past TakeoverGap ids: the replica that ran
+// the turn numbered its text deltas itself and streamed them before
+// storing them, so ids up to that far may be in a client's hands though
+// stored nowhere, and the events of the takeover must not reuse them.
 func (r leaseStore) LockExpiredTurn(ctx context.Context, conversationID, turn string) (bool, error) {
 	var ok bool
-	err := r.q.QueryRow(ctx, `SELECT true FROM conversations WHERE id = $1 AND active_turn = $2
-		AND (lease_expires_at IS NULL OR lease_expires_at < clock_timestamp())`+lockConversation, conversationID, turn).Scan(&ok)
+	err := r.q.QueryRow(ctx, `UPDATE conversations SET event_seq = event_seq + `+strconv.Itoa(conversation.TakeoverGap)+`
+		WHERE id = $1 AND active_turn = $2 AND (lease_expires_at IS NULL OR lease_expires_at < clock_timestamp())
+		RETURNING true`, conversationID, turn).Scan(&ok)
 	if noRows(err) {
 		return false, nil
 	}

@@ -189,7 +189,7 @@ func (r *relay) writeEnd(ctx context.Context, repo conversation.Repo, e conversa
 	for _, d := range res.decided {
 		evs = append(evs, mustEvent(conversation.EventNameDecision, d))
 	}
-	_, err = repo.Events.Append(ctx, t.conv.ID, t.id, append(evs, last))
+	_, err = r.log.Put(ctx, repo, append(evs, last))
 	return err
 }
 

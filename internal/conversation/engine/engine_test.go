@@ -35,15 +35,18 @@ import (
 // real openai-go client (internal/responses) behind a tap that injects
 // faults.
 type harness struct {
-	t        *testing.T
-	pool     *pgxpool.Pool
-	chat     *engine.Service
-	hub      *eventlog.Hub                   // chat's event log and streams
-	replica  func(id string) *engine.Service // another replica on the same database
-	policies *policysvc.Service
-	up       *emuTap
-	demo     *demomcp.Demo
-	demoURL  string // the demo MCP server's endpoint
+	t       *testing.T
+	pool    *pgxpool.Pool
+	chat    *engine.Service
+	hub     *eventlog.Hub                   // chat's event log and streams
+	replica func(id string) *engine.Service // another replica on the same database
+	// replicaOn is another replica reaching the database through pool,
+	// with its own event log.
+	replicaOn func(id string, pool *pgxpool.Pool) *engine.Service
+	policies  *policysvc.Service
+	up        *emuTap
+	demo      *demomcp.Demo
+	demoURL   string // the demo MCP server's endpoint
 }
 
 // engineOptions vary the engine under test.
@@ -88,13 +91,15 @@ func newEngine(t *testing.T, opts engineOptions) *harness {
 	}
 	client := responses.New(responses.Config{APIKey: "test-key", BaseURL: base + "/v1/", Model: "gpt-5-mini",
 		Layout: responses.LayoutDefault, MaxRetries: 2, FirstByteTimeout: opts.firstByte, IdleTimeout: opts.idle, MaxTools: opts.maxTools, Logger: log})
-	build := func(id string, events *eventlog.Hub) *engine.Service {
+	buildOn := func(id string, pool *pgxpool.Pool, events *eventlog.Hub) *engine.Service {
 		return engine.New(postgres.NewConversationStore(pool), postgres.NewConversationPolicies(policies), client, log,
 			engine.Options{Info: conversation.Info{Offline: true, Model: "gpt-5-mini"}, Limits: opts.limits, Replica: id, Events: events})
 	}
-	replica := func(id string) *engine.Service { return build(id, nil) }
+	replica := func(id string) *engine.Service { return buildOn(id, pool, nil) }
+	replicaOn := func(id string, p *pgxpool.Pool) *engine.Service { return buildOn(id, p, nil) }
 	hub := eventlog.New(postgres.NewConversationStore(pool), eventlog.Options{})
-	return &harness{t: t, pool: pool, chat: build("rep_a", hub), hub: hub, replica: replica, policies: policies, up: up, demo: demoMCP, demoURL: demo.URL + "/mcp"}
+	return &harness{t: t, pool: pool, chat: buildOn("rep_a", pool, hub), hub: hub, replica: replica, replicaOn: replicaOn,
+		policies: policies, up: up, demo: demoMCP, demoURL: demo.URL + "/mcp"}
 }
 
 // closedURL is the URL of a port nothing listens on.

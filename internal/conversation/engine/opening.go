@@ -69,7 +69,7 @@ func (t *Turn) logOpening(ctx context.Context, r conversation.Repo) error {
 	} else {
 		last, err = r.Events.Append(ctx, t.conv.ID, t.id, evs)
 	}
-	t.after = last - int64(len(evs))
+	t.after, t.last = last-int64(len(evs)), last
 	if err == nil && last > 0 {
 		t.opened = eventlog.Stored(t.id, last, evs)
 	}

@@ -39,7 +39,7 @@ func (t *Turn) Run(ctx context.Context, observer conversation.Sink) {
 	reg := s.register(t.conv.ID, t.conv.OwnerID, t.id, cancel)
 	defer s.unregister(t.conv.ID, reg)
 	store := context.WithoutCancel(ctx)
-	log := s.hub.Log(store, t.conv.ID, t.id, observer)
+	log := s.hub.Log(store, t.conv.ID, t.id, t.last, observer)
 	r := relay{t: t, sink: log, log: log, store: store, texts: map[string]*strings.Builder{}}
 	r.run(ctx)
 }
@@ -266,7 +266,7 @@ func (r *relay) endCompleted(repo conversation.Repo, response string, terminal c
 		return 0, evs, decided, err
 	}
 	evs = append(evs, terminal)
-	last, err = repo.Events.Append(r.store, t.conv.ID, t.id, evs)
+	last, err = r.log.Put(r.store, repo, evs)
 	return last, evs, decided, err
 }
 

@@ -15,9 +15,7 @@ import (
 )
 
 // Many turns stream at once on one replica: their text deltas are stored
-// together (one statement carries deltas of several conversations, and
-// consecutive deltas of a message that waited for the same write are
-// joined: the text is the same), and
+// together (one statement carries deltas of several conversations), and
 // still every stream gets exactly what the log holds, in the order the
 // turn sent it: the same ids, names and data a reader of the log gets
 // (most of them handed over from memory), every delta before the message's
@@ -145,7 +143,7 @@ func TestEventLog_ConcurrentTurnsAreStoredTogetherAndStreamedAsStored(t *testing
 		}
 	}
 	if deltas == 0 || deltas > turns*30 {
-		t.Fatalf("%d deltas stored in all; want 1 to %d (the model sent %[2]d; consecutive ones that waited for the same write are joined)", deltas, turns*30)
+		t.Fatalf("%d deltas stored in all; want 1 to %d (the model sent %[2]d)", deltas, turns*30)
 	}
 
 	// Stored together: fewer transactions than deltas, and some carried
@@ -164,6 +162,92 @@ func TestEventLog_ConcurrentTurnsAreStoredTogetherAndStreamedAsStored(t *testing
 	}
 	t.Logf("%d deltas of %d turns stored in %d transactions (up to %d conversations in one); stream reads: %d from memory, %d from the store",
 		deltas, turns, txs, widest, memory, store)
+}
+
+// The replica running a turn streams its text deltas before they are
+// stored: with the conversation's row locked by another transaction (the
+// store cannot write), the turn's stream still gets deltas, numbered after
+// the last event stored, while the log holds none of them; an event that
+// carries a decision point (the message's item.done, completed) waits
+// until everything before it is committed; once the lock goes, the log
+// holds every delta with the id the stream saw.
+func TestEventLog_DeltasStreamBeforeTheyAreStoredDecisionsAfter(t *testing.T) {
+	e := newEngine(t, engineOptions{})
+	e.up.setBehavior("event-delay=5ms; deltas=200")
+	ctx := as(t.Context(), ana)
+	turn := e.message(ana, "", "hello")
+	conv := turn.ConversationID()
+	sub := e.chat.Follow(turn)
+	defer sub.Close()
+	done := make(chan struct{})
+	go func() { defer close(done); turn.Run(ctx, nil) }()
+	wait, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	var got []conversation.StoredEvent
+	readUntil := func(stop func(conversation.StoredEvent) bool) {
+		t.Helper()
+		for {
+			evs, err := sub.Next(wait)
+			if err != nil {
+				t.Fatalf("stream after %s: %v", summary(got), err)
+			}
+			stopped := false
+			for _, ev := range evs {
+				got = append(got, ev)
+				stopped = stop(ev) || stopped
+			}
+			if stopped {
+				return
+			}
+		}
+	}
+	readUntil(func(ev conversation.StoredEvent) bool { return ev.Name == conversation.EventNameTextDelta })
+	lock, err := e.pool.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lock.Rollback(context.WithoutCancel(ctx)) //nolint:errcheck // rolled back below; this is for a failure before
+	if _, err := lock.Exec(ctx, `SELECT 1 FROM conversations WHERE id = $1 FOR UPDATE`, conv); err != nil {
+		t.Fatal(err)
+	}
+	var stored int64
+	if err := e.pool.QueryRow(ctx, `SELECT coalesce(max(id), 0) FROM conversation_events WHERE conversation_id = $1`, conv).Scan(&stored); err != nil {
+		t.Fatal(err)
+	}
+	ahead := 0
+	readUntil(func(ev conversation.StoredEvent) bool {
+		if ev.Name != conversation.EventNameTextDelta {
+			t.Fatalf("%s streamed while the store could not write (%s); want only text deltas before their commit", ev.Name, summary(got))
+		}
+		if ev.ID > stored {
+			ahead++
+		}
+		return ahead == 10
+	})
+	var held int64
+	if err := e.pool.QueryRow(ctx, `SELECT coalesce(max(id), 0) FROM conversation_events WHERE conversation_id = $1`, conv).Scan(&held); err != nil {
+		t.Fatal(err)
+	}
+	if last := got[len(got)-1].ID; held >= last {
+		t.Fatalf("the log holds events up to %d while the store was locked; the stream got up to %d: want the stream ahead of the log", held, last)
+	}
+	if err := lock.Rollback(ctx); err != nil {
+		t.Fatal(err)
+	}
+	readUntil(func(ev conversation.StoredEvent) bool { return ev.Name == conversation.EventNameCompleted })
+	<-done
+	log, err := postgres.NewConversationStore(e.pool).Repo().Events.After(ctx, conv, turn.After(), 10000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if summary(log) != summary(got) {
+		t.Fatalf("the stream got %s; the log holds %s", summary(got), summary(log))
+	}
+	for i := range log {
+		if string(log[i].Data) != string(got[i].Data) {
+			t.Fatalf("event %d streamed as %s; stored as %s", log[i].ID, got[i].Data, log[i].Data)
+		}
+	}
 }
 
 func summary(evs []conversation.StoredEvent) string {

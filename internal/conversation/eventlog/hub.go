@@ -48,7 +48,7 @@ type Options struct {
 // their events there, set up by opts.
 func New(store conversation.Store, opts Options) *Hub {
 	h := &Hub{store: store, eventStore: opts.EventStore, observer: opts.Observer}
-	h.writer.h = h
+	h.writer.h, h.writer.nudge = h, make(chan struct{}, 1)
 	if h.eventStore == nil {
 		h.eventStore = store
 	}
@@ -61,16 +61,21 @@ func New(store conversation.Store, opts Options) *Hub {
 // topic is one conversation's open streams here and its recent events.
 type topic struct {
 	subs map[*Subscription]struct{}
-	// recent holds events with consecutive ids, stored by this process and
-	// committed; trimmed to what the slowest stream here has not read yet,
-	// and never longer than maxRecent (a stream further behind reads from
-	// Postgres). Its elements are never written again once appended, so
-	// a stream may keep a slice of it.
+	// recent holds events with consecutive ids, handed over by this
+	// process: text deltas as soon as a turn sent them, other events once
+	// committed. It keeps what some stream here has yet to read and what
+	// is not settled yet (a delta not yet stored: a stream that reads the
+	// store would not find it), never more than maxRecent (a stream
+	// further behind reads from Postgres). Its elements are never written
+	// again once appended, so a stream may keep a slice of it.
 	recent []conversation.StoredEvent
+	// high is the highest id handed over here; settled the highest below
+	// which every event handed over is stored (or never will be).
+	high, settled int64
 }
 
 // maxRecent bounds the events kept in memory per conversation.
-const maxRecent = 256
+const maxRecent = 1024
 
 func (h *Hub) add(sub *Subscription) {
 	h.mu.Lock()
@@ -171,6 +176,50 @@ func (h *Hub) Publish(conv string, evs []conversation.StoredEvent) {
 		// Announced meanwhile and stored by someone else, after these.
 		defer t.wake(false)
 	}
+	t.settled = max(t.settled, evs[len(evs)-1].ID)
+	t.hand(evs)
+}
+
+// Hand gives a running turn's text delta, numbered by the turn and not yet
+// stored, to conv's streams here at once. The writer stores it behind and
+// says so (Settled).
+func (h *Hub) Hand(conv string, ev conversation.StoredEvent) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if t := h.topics[conv]; t != nil {
+		t.hand([]conversation.StoredEvent{ev})
+	}
+}
+
+// Settled says conv's events up to id are stored, or never will be (their
+// write failed, the conversation is gone): the streams here that are
+// behind what the hub holds read them from the store now.
+func (h *Hub) Settled(conv string, id int64) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	t := h.topics[conv]
+	if t == nil {
+		return
+	}
+	t.settled = max(t.settled, id)
+	first := t.high + 1
+	if len(t.recent) > 0 {
+		first = t.recent[0].ID
+	}
+	for sub := range t.subs {
+		if sub.last.Load()+1 < first {
+			sub.dirty = true
+			select {
+			case sub.wake <- struct{}{}:
+			default:
+			}
+		}
+	}
+	t.trim()
+}
+
+// hand appends evs to what the topic holds and wakes its streams.
+func (t *topic) hand(evs []conversation.StoredEvent) {
 	switch n := len(t.recent); {
 	case n > 0 && evs[0].ID == t.recent[n-1].ID+1:
 		t.recent = append(t.recent, evs...)
@@ -179,26 +228,36 @@ func (h *Hub) Publish(conv string, evs []conversation.StoredEvent) {
 		// stream before the gap reads it from the store.
 		t.recent = evs
 	default:
-		return // older than what is held (cannot happen: one writer publishes in order)
+		return // older than what is held (cannot happen: one writer hands over in order)
 	}
-	// Keep only what some stream here has yet to read.
-	slowest := t.recent[len(t.recent)-1].ID
+	t.high = max(t.high, evs[len(evs)-1].ID)
+	t.trim()
 	for sub := range t.subs {
-		slowest = min(slowest, sub.last.Load())
+		select {
+		case sub.wake <- struct{}{}:
+		default:
+		}
 	}
-	drop := int(slowest - t.recent[0].ID + 1)
+}
+
+// trim keeps only what some stream here has yet to read or is not
+// settled, and at most maxRecent events.
+func (t *topic) trim() {
+	if len(t.recent) == 0 {
+		return
+	}
+	keep := t.recent[len(t.recent)-1].ID
+	for sub := range t.subs {
+		keep = min(keep, sub.last.Load())
+	}
+	keep = min(keep, t.settled)
+	drop := int(keep - t.recent[0].ID + 1)
 	drop = max(drop, len(t.recent)-maxRecent)
 	if drop > 0 {
 		t.recent = t.recent[min(drop, len(t.recent)):]
 	}
 	if len(t.recent) == 0 {
 		t.recent = nil
-	}
-	for sub := range t.subs {
-		select {
-		case sub.wake <- struct{}{}:
-		default:
-		}
 	}
 }
 
@@ -245,8 +304,8 @@ func (h *Hub) notify(conv string, id int64) {
 	if t == nil {
 		return
 	}
-	if len(t.recent) > 0 && t.recent[len(t.recent)-1].ID >= id {
-		return
+	if t.high >= id {
+		return // handed over here already (a stream behind reads it when Settled)
 	}
 	if h.writing[conv] > 0 {
 		h.notified[conv] = max(h.notified[conv], id)

@@ -9,14 +9,20 @@ import (
 	"github.com/toolgate/toolgate/internal/conversation"
 )
 
-// TurnLog is a running turn's sink: each event is stored in the
-// conversation's event log (numbered, announced to every replica) before
-// any stream sees it, and handed to the observer (metrics). The turn never
-// waits for a browser: streams read the log at their own pace. Text deltas
-// go to the process's deltaWriter, which stores those of every running
-// turn together, and the turn reads on meanwhile; any other event first
-// waits until the turn's deltas are stored (Flush), then is stored at once,
-// so the log keeps the order in which the turn sent its events.
+// TurnLog is a running turn's sink. The turn holds its conversation's lease,
+// so it numbers its events itself, after the last one its opening stored.
+// A text delta goes to the streams open in this process at once (Hub.Hand)
+// and is stored behind them by the process's deltaWriter, which stores
+// those of every running turn together; the turn reads on meanwhile. Any
+// other event carries a decision point or something one depends on: it
+// first waits until the turn's deltas are stored (Flush), then is
+// committed, and only then handed to the streams (Hub.Publish). So the
+// log keeps the order in which the turn sent its events, every stream
+// sees them in that order with the same ids, a stream on another replica
+// reads what was committed, and a crash loses at most deltas not yet
+// stored, which the takeover replaces with the stored partial message
+// (after conversation.TakeoverGap, so no id is given twice). The turn
+// never waits for a browser: streams read at their own pace.
 type TurnLog struct {
 	h        *Hub
 	ctx      context.Context // for writes: they happen even when the turn is cancelled
@@ -26,39 +32,36 @@ type TurnLog struct {
 
 	outstanding atomic.Int64 // deltas handed to the writer, not yet stored
 
-	mu  sync.Mutex
-	err error // the first write that failed: the turn stops with storage_failed
+	mu   sync.Mutex
+	next int64 // the id of the turn's next event
+	err  error // the first write that failed: the turn stops with storage_failed
 }
 
-// Log returns the log of turn, in conversation conv: its writes use ctx
-// (they happen even when the turn is cancelled) and what it stores is
-// handed to observer (nil: none).
-func (h *Hub) Log(ctx context.Context, conv, turn string, observer conversation.Sink) *TurnLog {
-	return &TurnLog{h: h, ctx: ctx, conv: conv, turn: turn, observer: observer}
+// Log returns the log of turn, in conversation conv, whose last event
+// stored so far has id last: its writes use ctx (they happen even when the
+// turn is cancelled) and what it sends is handed to observer (nil: none).
+func (h *Hub) Log(ctx context.Context, conv, turn string, last int64, observer conversation.Sink) *TurnLog {
+	return &TurnLog{h: h, ctx: ctx, conv: conv, turn: turn, observer: observer, next: last + 1}
 }
 
-// Send stores one event (a text delta: hands it to the writer).
+// Send logs one event: a text delta is streamed at once and stored behind;
+// any other event is stored, then streamed.
 func (l *TurnLog) Send(event string, data any) {
-	ev, err := newEvent(event, data)
-	if err == nil && event == conversation.EventNameTextDelta {
-		n := l.outstanding.Add(1)
-		l.h.writer.enqueue(queuedDelta{log: l, ev: ev, data: data})
-		if n >= maxOutstanding {
-			// The database is behind: wait for it rather than hold an
-			// unbounded backlog (upstream waits in its TCP window).
-			l.Flush()
-		}
+	if event == conversation.EventNameTextDelta {
+		l.delta(event, data)
 		return
 	}
-	var last int64
+	ev, err := newEvent(event, data)
 	if err == nil {
 		l.Flush()
 		l.h.Begin(l.conv)
-		last, err = l.h.store.Repo().Events.Append(l.ctx, l.conv, l.turn, []conversation.NewEvent{ev})
+		var last int64
+		evs := []conversation.NewEvent{ev}
+		last, err = l.Put(l.ctx, l.h.store.Repo(), evs)
 		if last == 0 || err != nil {
 			l.h.End(l.conv)
 		} else {
-			l.h.Publish(l.conv, Stored(l.turn, last, []conversation.NewEvent{ev}))
+			l.h.Publish(l.conv, Stored(l.turn, last, evs))
 		}
 	}
 	// Observed once stored: what the observer saw, a takeover finds.
@@ -70,7 +73,52 @@ func (l *TurnLog) Send(event string, data any) {
 	}
 }
 
-// maxOutstanding bounds the deltas a turn may have waiting for the writer.
+// delta numbers a text delta, hands it to the streams here and to the
+// writer. After a failed write the turn is stopping: it streams nothing
+// more.
+func (l *TurnLog) delta(event string, data any) {
+	raw, err := json.Marshal(data)
+	l.mu.Lock()
+	if err == nil && l.err == nil {
+		ev := conversation.StoredEvent{ID: l.next, TurnID: l.turn, Name: event, Data: raw}
+		l.next++
+		l.mu.Unlock()
+		l.h.Hand(l.conv, ev)
+		if l.observer != nil {
+			l.observer.Send(event, data)
+		}
+		n := l.outstanding.Add(1)
+		l.h.writer.enqueue(queuedDelta{log: l, ev: ev})
+		if n >= maxOutstanding {
+			// The database is behind: wait for it rather than hold an
+			// unbounded backlog (upstream waits in its TCP window).
+			l.Flush()
+		}
+		return
+	}
+	l.mu.Unlock()
+	if err != nil {
+		l.setErr(err)
+	}
+}
+
+// Put stores evs in repo (a transaction's, or not) with the turn's next
+// ids, and returns the last (0: the conversation is gone). Call Flush
+// first, so the log keeps the turn's order.
+func (l *TurnLog) Put(ctx context.Context, repo conversation.Repo, evs []conversation.NewEvent) (int64, error) {
+	if len(evs) == 0 {
+		return 0, nil
+	}
+	l.mu.Lock()
+	first := l.next
+	l.next += int64(len(evs))
+	l.mu.Unlock()
+	return repo.Events.Put(ctx, l.conv, l.turn, first, evs)
+}
+
+// maxOutstanding bounds the deltas a turn may have waiting for the writer
+// (and so the ids a crash can leave streamed but not stored: well within
+// conversation.TakeoverGap).
 const maxOutstanding = 512
 
 // Flush waits until every delta the turn handed to the writer is stored

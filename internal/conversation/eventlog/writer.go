@@ -9,32 +9,33 @@ import (
 )
 
 // deltaWriter stores the text deltas of every turn running in this process
-// (group commit): a turn hands a delta over and reads on from upstream; one
+// behind the streams (group commit): a turn numbers a delta, hands it to
+// the streams open here and to the writer, and reads on from upstream; one
 // goroutine, alive while there is something to store, writes everything
-// handed over since its last write in one statement (AppendMany: one round
-// trip and one commit for every conversation in it), then gives the stored
-// events, with their ids, to the streams open here (Hub.Publish) and to each
-// turn's observer. While a write is in flight the next batch gathers, so
-// under load a write carries many deltas of many conversations; alone, a
-// delta is written at once.
+// handed over since its last write in one statement (PutMany: one round
+// trip and one commit for every conversation in it, asynchronous where
+// the store allows it), then tells the hub what is stored (Hub.Settled):
+// another replica's streams read it from there. While a write is in flight
+// the next batch gathers, so under load a write carries many deltas of
+// many conversations; alone, a delta is written at once.
 //
-// The guarantees of the event log stay: a delta is stored, numbered under
-// its conversation's row lock and announced, before any stream sees it;
-// each turn's events are stored in the order it sent them, because every
-// other event a turn stores waits first for its deltas (TurnLog.Flush).
+// Each turn's events are stored with the ids its streams saw, and in the
+// order it sent them, because every other event a turn stores waits first
+// for its deltas (TurnLog.Flush).
 type deltaWriter struct {
-	h     *Hub
-	mu    sync.Mutex
-	queue []queuedDelta
-	busy  bool // a drain goroutine runs
+	h      *Hub
+	mu     sync.Mutex
+	queue  []queuedDelta
+	busy   bool          // a drain goroutine runs
+	urgent bool          // a flush marker waits in queue: write at once
+	nudge  chan struct{} // wakes a drain that lingers, for a flush marker
 }
 
-// queuedDelta is a delta handed over, or (log and done only) a flush
-// marker: done is closed once everything queued before it is stored.
+// queuedDelta is a delta handed over, numbered, or (log and done only) a
+// flush marker: done is closed once everything queued before it is stored.
 type queuedDelta struct {
 	log  *TurnLog
-	ev   conversation.NewEvent
-	data any
+	ev   conversation.StoredEvent
 	done chan struct{}
 }
 
@@ -42,23 +43,50 @@ type queuedDelta struct {
 // whose deltas it holds (storage_failed) rather than holding them forever.
 const writeTimeout = 15 * time.Second
 
+// linger is how long the writer lets deltas gather before a write nobody
+// waits for: the streams here have them already, so a few milliseconds
+// cost no client anything (another replica's streams see them that much
+// later) and save most writes, commits and notifications under load. A
+// flush (a turn about to store another event) does not wait for it.
+const linger = 5 * time.Millisecond
+
 func (w *deltaWriter) enqueue(q queuedDelta) {
 	w.mu.Lock()
 	w.queue = append(w.queue, q)
 	start := !w.busy
 	w.busy = true
+	if q.done != nil && !w.urgent {
+		w.urgent = true
+		select {
+		case w.nudge <- struct{}{}:
+		default:
+		}
+	}
 	w.mu.Unlock()
 	if start {
 		go w.drain()
 	}
 }
 
-// drain writes what is queued until nothing is.
+// drain writes what is queued until nothing is: each batch after lingering
+// for more, unless a flush waits.
 func (w *deltaWriter) drain() {
+	t := time.NewTimer(linger)
+	defer t.Stop()
 	for {
 		w.mu.Lock()
+		urgent := w.urgent
+		w.mu.Unlock()
+		if !urgent {
+			t.Reset(linger)
+			select {
+			case <-t.C:
+			case <-w.nudge:
+			}
+		}
+		w.mu.Lock()
 		batch := w.queue
-		w.queue = nil
+		w.queue, w.urgent = nil, false
 		if len(batch) == 0 {
 			w.busy = false
 			w.mu.Unlock()
@@ -68,9 +96,20 @@ func (w *deltaWriter) drain() {
 		if rest := w.write(batch); len(rest) > 0 {
 			w.mu.Lock()
 			w.queue = append(rest, w.queue...)
+			w.urgent = w.urgent || hasMarker(rest)
 			w.mu.Unlock()
 		}
 	}
+}
+
+// hasMarker says whether q holds a flush marker.
+func hasMarker(q []queuedDelta) bool {
+	for _, d := range q {
+		if d.done != nil {
+			return true
+		}
+	}
+	return false
 }
 
 // write stores batch and returns what it left for the next write: from the
@@ -79,12 +118,9 @@ func (w *deltaWriter) drain() {
 // in one batch and its events keep their order.
 func (w *deltaWriter) write(batch []queuedDelta) (rest []queuedDelta) {
 	groups, markers, rest := gather(batch)
-	for _, g := range groups {
-		g.encodeJoined()
-	}
 	if len(groups) > 0 {
-		lasts := w.store(groups)
-		w.announce(groups, lasts)
+		w.store(groups)
+		w.settle(groups)
 	}
 	for _, m := range markers {
 		close(m)
@@ -93,12 +129,11 @@ func (w *deltaWriter) write(batch []queuedDelta) (rest []queuedDelta) {
 }
 
 // deltaGroup is what one write stores for one conversation: one turn's
-// deltas, consecutive ones of a message joined.
+// deltas, with consecutive ids.
 type deltaGroup struct {
-	log   *TurnLog
-	evs   []conversation.NewEvent
-	datas []any
-	n     int64 // deltas handed over (joined ones too)
+	log *TurnLog
+	evs []conversation.NewEvent
+	top int64 // the last id
 }
 
 // gather groups batch by conversation, in order, up to the first delta of
@@ -121,105 +156,50 @@ func gather(batch []queuedDelta) (groups []*deltaGroup, markers []chan struct{},
 			byConv[q.log.conv] = g
 			groups = append(groups, g)
 		}
-		g.add(q)
+		g.evs = append(g.evs, conversation.NewEvent{Name: q.ev.Name, Data: q.ev.Data})
+		g.top = q.ev.ID
 	}
 	return groups, markers, rest
 }
 
-// add hands q to the group, joined to the delta before it when it can be.
-func (g *deltaGroup) add(q queuedDelta) {
-	g.n++
-	if n := len(g.datas); n > 0 {
-		if joined, ok := join(g.datas[n-1], q.data); ok {
-			g.datas[n-1] = joined
-			g.evs[n-1] = conversation.NewEvent{} // encoded below
-			return
-		}
-	}
-	g.evs = append(g.evs, q.ev)
-	g.datas = append(g.datas, q.data)
-}
+// first is the id of the group's first delta.
+func (g *deltaGroup) first() int64 { return g.top - int64(len(g.evs)) + 1 }
 
-// encodeJoined encodes the deltas that add joined.
-func (g *deltaGroup) encodeJoined() {
-	for i, e := range g.evs {
-		if e.Name == "" {
-			g.evs[i] = Encode(conversation.EventNameTextDelta, g.datas[i])
-		}
-	}
-}
-
-// store writes the groups in one statement (each announced as begun to
-// the hub first) and returns the last event id of each, 0 where its write
-// failed: when the one statement fails, each group is stored on its own
-// and only the turns whose write fails are failed.
-func (w *deltaWriter) store(groups []*deltaGroup) []int64 {
+// store writes the groups in one statement: when it fails, each group is
+// stored on its own and only the turns whose write fails are failed.
+func (w *deltaWriter) store(groups []*deltaGroup) {
 	in := make([]conversation.ConvEvents, len(groups))
 	for i, g := range groups {
-		in[i] = conversation.ConvEvents{ConversationID: g.log.conv, Turn: g.log.turn, Events: g.evs}
-		w.h.Begin(g.log.conv)
+		in[i] = conversation.ConvEvents{ConversationID: g.log.conv, Turn: g.log.turn, First: g.first(), Events: g.evs}
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), writeTimeout)
+	defer cancel()
 	began := time.Now()
 	st := w.h.eventStore
-	lasts, err := st.Repo().Events.AppendMany(ctx, in)
+	_, err := st.Repo().Events.PutMany(ctx, in)
 	w.h.observer.EventWrite(len(in), time.Since(began))
 	if err != nil {
 		// One conversation's trouble must not fail the others: store
 		// each on its own, and fail only the turns whose write fails.
-		lasts = make([]int64, len(groups))
-		errs := make([]error, len(groups))
 		for i, b := range in {
-			lasts[i], errs[i] = st.Repo().Events.Append(ctx, b.ConversationID, b.Turn, b.Events)
-		}
-		for i, g := range groups {
-			if errs[i] != nil {
-				g.log.setErr(errs[i])
+			if _, err := st.Repo().Events.Put(ctx, b.ConversationID, b.Turn, b.First, b.Events); err != nil {
+				groups[i].log.setErr(err)
 			}
 		}
 	}
-	cancel()
-	return lasts
 }
 
-// announce gives each group's stored events to the streams open here (or
-// ends the hub's wait where nothing was stored) and to its turn's
-// observer, and counts its deltas as no longer outstanding.
-func (w *deltaWriter) announce(groups []*deltaGroup, lasts []int64) {
-	for i, g := range groups {
-		if last := lasts[i]; last > 0 {
-			w.h.Publish(g.log.conv, Stored(g.log.turn, last, g.evs))
-		} else {
-			w.h.End(g.log.conv)
-		}
-		if g.log.observer != nil {
-			for j, e := range g.evs {
-				g.log.observer.Send(e.Name, g.datas[j])
-			}
-		}
-		g.log.outstanding.Add(-g.n)
+// settle tells the hub which deltas are stored (or will never be: a write
+// that failed, a conversation gone), so that streams here that are behind
+// read them from the store, and counts them as no longer outstanding.
+func (w *deltaWriter) settle(groups []*deltaGroup) {
+	for _, g := range groups {
+		w.h.Settled(g.log.conv, g.top)
+		g.log.outstanding.Add(-int64(len(g.evs)))
 	}
 }
 
-// maxJoined bounds the text of deltas joined into one.
-const maxJoined = 16 << 10
-
-// join makes one delta of two consecutive ones of the same message (both
-// waited for the same write, so the stream gets them at the same moment
-// either way): under load a write then carries a row per message rather
-// than one per delta, so the time a write takes stops growing with the
-// rate of deltas. The stream's text is the same.
-func join(a, b any) (any, bool) {
-	x, ok1 := a.(conversation.TextDeltaEvent)
-	y, ok2 := b.(conversation.TextDeltaEvent)
-	if !ok1 || !ok2 || x.ItemID != y.ItemID || x.ResponseID != y.ResponseID || len(x.Delta)+len(y.Delta) > maxJoined {
-		return nil, false
-	}
-	x.Delta += y.Delta
-	return x, true
-}
-
-// Stored is evs as AppendEvents stored them, the last with id last.
+// Stored is evs as Append or Put stored them, the last with id last.
 func Stored(turn string, last int64, evs []conversation.NewEvent) []conversation.StoredEvent {
 	out := make([]conversation.StoredEvent, len(evs))
 	base := last - int64(len(evs))

@@ -22,13 +22,14 @@ func deltas(conv string, n int) []conversation.NewEvent {
 	return out
 }
 
-// AppendMany numbers each conversation's events after its last one, as
-// AppendEvents does, for several conversations in one statement: ids go on
-// from events appended either way, data is kept byte for byte, a deleted
-// conversation stores nothing (0), every conversation's last id is
-// announced on toolgate_events, and concurrent AppendMany and AppendEvents
-// on the same conversations never give one id twice nor deadlock.
-func TestAppendMany_NumbersEachConversationAndAnnouncesIt(t *testing.T) {
+// PutMany stores each conversation's events with the ids its running turn
+// gave them (numbered after its last one), for several conversations in
+// one statement: the counter is raised so Append goes on after them, data
+// is kept byte for byte, a deleted conversation stores nothing (0), every
+// conversation's last id is announced on toolgate_events, an id stored
+// already is refused, and concurrent PutMany and Append on the same
+// conversations, beside lease renewals, never deadlock.
+func TestPutMany_StoresTheTurnsIdsAndAnnouncesThem(t *testing.T) {
 	store, pool := newConversations(t)
 	r := store.Repo()
 	ctx := t.Context()
@@ -47,24 +48,30 @@ func TestAppendMany_NumbersEachConversationAndAnnouncesIt(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	lasts, err := r.Events.AppendMany(ctx, []conversation.ConvEvents{
-		{ConversationID: "conv_a", Turn: "turn_a", Events: deltas("conv_a", 3)},
-		{ConversationID: "conv_gone", Turn: "turn_x", Events: deltas("conv_gone", 2)},
-		{ConversationID: "conv_b", Turn: "turn_b", Events: deltas("conv_b", 1)},
+	lasts, err := r.Events.PutMany(ctx, []conversation.ConvEvents{
+		{ConversationID: "conv_a", Turn: "turn_a", First: 3, Events: deltas("conv_a", 3)},
+		{ConversationID: "conv_gone", Turn: "turn_x", First: 1, Events: deltas("conv_gone", 2)},
+		{ConversationID: "conv_b", Turn: "turn_b", First: 1, Events: deltas("conv_b", 1)},
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if fmt.Sprint(lasts) != "[5 0 1]" {
-		t.Fatalf("AppendMany returned lasts %v; want [5 0 1] (a went on after its 2, the missing conversation stored nothing)", lasts)
+		t.Fatalf("PutMany returned lasts %v; want [5 0 1] (a went on after its 2, the missing conversation stored nothing)", lasts)
+	}
+	if last, err := r.Events.Append(ctx, "conv_a", "turn_a", deltas("conv_a", 1)); err != nil || last != 6 {
+		t.Fatalf("Append after PutMany gave id %d (%v); want 6: the counter follows what was put", last, err)
+	}
+	if _, err := r.Events.Put(ctx, "conv_a", "turn_a", 5, deltas("conv_a", 1)); err == nil {
+		t.Fatal("Put of an id stored already succeeded; want an error (no id is given twice)")
 	}
 	evs, err := r.Events.After(ctx, "conv_a", 0, 100)
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := append(deltas("conv_a", 2), deltas("conv_a", 3)...)
-	if len(evs) != 5 {
-		t.Fatalf("conv_a holds %d events; want 5", len(evs))
+	want := append(append(deltas("conv_a", 2), deltas("conv_a", 3)...), deltas("conv_a", 1)...)
+	if len(evs) != 6 {
+		t.Fatalf("conv_a holds %d events; want 6", len(evs))
 	}
 	for i, e := range evs {
 		if e.ID != int64(i+1) || e.TurnID != "turn_a" || e.Name != conversation.EventNameTextDelta || string(e.Data) != string(want[i].Data) {
@@ -83,7 +90,7 @@ func TestAppendMany_NumbersEachConversationAndAnnouncesIt(t *testing.T) {
 	for _, b := range p.B {
 		got[b.C] = b.ID
 	}
-	if got["conv_a"] != 5 || got["conv_b"] != 1 || len(got) != 2 {
+	if got["conv_a"] < 5 || got["conv_b"] != 1 || len(got) != 2 {
 		t.Fatalf("announced %s; want one notification: conv_a up to 5 and conv_b up to 1", n.Payload)
 	}
 	var deliveries int
@@ -116,9 +123,9 @@ func TestAppendMany_NumbersEachConversationAndAnnouncesIt(t *testing.T) {
 			}
 			var in []conversation.ConvEvents
 			for _, c := range order {
-				in = append(in, conversation.ConvEvents{ConversationID: c, Turn: "t", Events: deltas(c, 2)})
+				in = append(in, conversation.ConvEvents{ConversationID: c, Turn: "t", First: int64(1000 + 10*i), Events: deltas(c, 2)})
 			}
-			_, err := r.Events.AppendMany(context.WithoutCancel(ctx), in)
+			_, err := r.Events.PutMany(context.WithoutCancel(ctx), in)
 			errs <- err
 		}()
 		go func() {
@@ -134,7 +141,7 @@ func TestAppendMany_NumbersEachConversationAndAnnouncesIt(t *testing.T) {
 			t.Fatalf("concurrent appends: %v", err)
 		}
 	}
-	for c, n := range map[string]int{"conv_a": 5 + 40, "conv_b": 1 + 40 + 20, "conv_c": 40} {
+	for c, n := range map[string]int{"conv_a": 6 + 40, "conv_b": 1 + 40 + 20, "conv_c": 40} {
 		rows, err := pool.Query(ctx, `SELECT id FROM conversation_events WHERE conversation_id = $1 ORDER BY id`, c)
 		if err != nil {
 			t.Fatal(err)
@@ -143,8 +150,8 @@ func TestAppendMany_NumbersEachConversationAndAnnouncesIt(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(got) != n || got[0] != 1 || got[len(got)-1] != int64(n) {
-			t.Fatalf("%s holds %d events, ids %d..%d; want 1..%d", c, len(got), got[0], got[len(got)-1], n)
+		if len(got) != n {
+			t.Fatalf("%s holds %d events, ids %v; want %d", c, len(got), got, n)
 		}
 	}
 }
@@ -152,7 +159,7 @@ func TestAppendMany_NumbersEachConversationAndAnnouncesIt(t *testing.T) {
 // A write for many conversations announces them all, in notifications
 // Postgres accepts (a payload is at most 8000 bytes): 250 conversations
 // with long ids.
-func TestAppendMany_AnnouncesManyConversationsInPayloadsPostgresAccepts(t *testing.T) {
+func TestPutMany_AnnouncesManyConversationsInPayloadsPostgresAccepts(t *testing.T) {
 	store, pool := newConversations(t)
 	r := store.Repo()
 	ctx := t.Context()
@@ -160,7 +167,7 @@ func TestAppendMany_AnnouncesManyConversationsInPayloadsPostgresAccepts(t *testi
 	for i := range 250 {
 		id := fmt.Sprintf("conv_%060d", i)
 		mustCreate(t, r, id)
-		in = append(in, conversation.ConvEvents{ConversationID: id, Turn: "t", Events: deltas(id, 1)})
+		in = append(in, conversation.ConvEvents{ConversationID: id, Turn: "t", First: 1, Events: deltas(id, 1)})
 	}
 	conn, err := pool.Acquire(ctx)
 	if err != nil {
@@ -170,7 +177,7 @@ func TestAppendMany_AnnouncesManyConversationsInPayloadsPostgresAccepts(t *testi
 	if _, err := conn.Exec(ctx, "LISTEN "+postgres.EventsChannel); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := r.Events.AppendMany(ctx, in); err != nil {
+	if _, err := r.Events.PutMany(ctx, in); err != nil {
 		t.Fatal(err)
 	}
 	got := map[string]int64{}
@@ -193,5 +200,37 @@ func TestAppendMany_AnnouncesManyConversationsInPayloadsPostgresAccepts(t *testi
 		if got[c.ConversationID] != 1 {
 			t.Fatalf("%s announced up to %d; want 1", c.ConversationID, got[c.ConversationID])
 		}
+	}
+}
+
+// A takeover numbers its events past conversation.TakeoverGap ids beyond
+// the last one stored: the dead replica may have streamed that many text
+// deltas it never stored, and a client holding one of their ids must get
+// the takeover's events after it.
+func TestLockExpiredTurn_TakeoverNumbersPastWhatTheDeadReplicaMayHaveStreamed(t *testing.T) {
+	store, pool := newConversations(t)
+	ctx := t.Context()
+	mustCreate(t, store.Repo(), "conv_a")
+	if _, err := store.Repo().Events.Append(ctx, "conv_a", "turn_a", deltas("conv_a", 3)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := pool.Exec(ctx, `UPDATE conversations SET active_turn = 'turn_a', lease_owner = 'rep_dead',
+		lease_expires_at = now() - interval '1 second' WHERE id = 'conv_a'`); err != nil {
+		t.Fatal(err)
+	}
+	var last int64
+	err := store.Tx(ctx, func(r conversation.Repo) error {
+		ok, err := r.Leases.LockExpiredTurn(ctx, "conv_a", "turn_a")
+		if err != nil || !ok {
+			return fmt.Errorf("LockExpiredTurn = %v, %v; want the expired turn locked", ok, err)
+		}
+		last, err = r.Events.Append(ctx, "conv_a", "turn_a", deltas("conv_a", 1))
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := int64(3 + conversation.TakeoverGap + 1); last != want {
+		t.Fatalf("the takeover's first event got id %d; want %d (3 stored, then the gap)", last, want)
 	}
 }

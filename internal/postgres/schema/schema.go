@@ -1,4 +1,5 @@
-package postgres
+// Package schema applies the schema migrations of db/migrations (goose).
+package schema
 
 import (
 	"context"
@@ -31,9 +32,9 @@ func provider(pool *pgxpool.Pool) (*goose.Provider, func(), error) {
 	return p, closeDB, nil
 }
 
-// MigrateUp applies every pending migration. goose takes a Postgres advisory
+// Up applies every pending migration. goose takes a Postgres advisory
 // lock, so two processes starting at once do not race.
-func MigrateUp(ctx context.Context, pool *pgxpool.Pool) ([]string, error) {
+func Up(ctx context.Context, pool *pgxpool.Pool) ([]string, error) {
 	p, closeDB, err := provider(pool)
 	if err != nil {
 		return nil, err
@@ -50,8 +51,8 @@ func MigrateUp(ctx context.Context, pool *pgxpool.Pool) ([]string, error) {
 	return applied, nil
 }
 
-// MigrateDown rolls back the newest migration.
-func MigrateDown(ctx context.Context, pool *pgxpool.Pool) (string, error) {
+// Down rolls back the newest migration.
+func Down(ctx context.Context, pool *pgxpool.Pool) (string, error) {
 	p, closeDB, err := provider(pool)
 	if err != nil {
 		return "", err
@@ -67,8 +68,8 @@ func MigrateDown(ctx context.Context, pool *pgxpool.Pool) (string, error) {
 	return res.Source.Path, nil
 }
 
-// MigrateStatus writes one line per migration: applied or pending.
-func MigrateStatus(ctx context.Context, pool *pgxpool.Pool, w io.Writer) error {
+// Status writes one line per migration: applied or pending.
+func Status(ctx context.Context, pool *pgxpool.Pool, w io.Writer) error {
 	p, closeDB, err := provider(pool)
 	if err != nil {
 		return err
