@@ -14,6 +14,7 @@ import (
 	"github.com/toolgate/toolgate/internal/config"
 	"github.com/toolgate/toolgate/internal/postgres"
 	"github.com/toolgate/toolgate/internal/postgres/authdb"
+	dbmigrate "github.com/toolgate/toolgate/internal/postgres/migrate"
 )
 
 // DemoAdminEmail is the admin the offline demo creates on a fresh install.
@@ -115,7 +116,7 @@ func printLink(ctx context.Context, cfg config.Config, log *slog.Logger, email s
 		return err
 	}
 	defer pool.Close()
-	if _, err := postgres.MigrateUp(ctx, pool); err != nil {
+	if _, err := dbmigrate.Up(ctx, pool); err != nil {
 		return err
 	}
 	authn := newAuth(cfg, pool, log)
@@ -171,7 +172,7 @@ func issueToken(ctx context.Context, cfg config.Config, log *slog.Logger, email,
 		return err
 	}
 	defer pool.Close()
-	if _, err := postgres.MigrateUp(ctx, pool); err != nil {
+	if _, err := dbmigrate.Up(ctx, pool); err != nil {
 		return err
 	}
 	tok, err := newAuth(cfg, pool, log).APITokens.IssueToken(ctx, email, name)

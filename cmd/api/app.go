@@ -28,6 +28,7 @@ import (
 	"github.com/toolgate/toolgate/internal/policy/changefeed"
 	"github.com/toolgate/toolgate/internal/policy/policysvc"
 	"github.com/toolgate/toolgate/internal/postgres"
+	dbmigrate "github.com/toolgate/toolgate/internal/postgres/migrate"
 	"github.com/toolgate/toolgate/internal/responses"
 	"github.com/toolgate/toolgate/internal/webhook"
 )
@@ -139,7 +140,7 @@ func (a *app) openDatabase(ctx context.Context) error {
 	}
 	a.pool = pool
 	a.onClose(pool.Close)
-	applied, err := postgres.MigrateUp(ctx, pool)
+	applied, err := dbmigrate.Up(ctx, pool)
 	if err != nil {
 		return err
 	}

@@ -22,6 +22,7 @@ import (
 
 	"github.com/toolgate/toolgate/internal/config"
 	"github.com/toolgate/toolgate/internal/postgres"
+	dbmigrate "github.com/toolgate/toolgate/internal/postgres/migrate"
 )
 
 const usage = "usage: toolgate [serve | migrate up|down|status | version | chat [flags] | token create EMAIL [NAME] | link [EMAIL] | healthcheck]"
@@ -189,7 +190,7 @@ func migrate(ctx context.Context, cfg config.Config, log *slog.Logger, cmd strin
 	defer pool.Close()
 	switch cmd {
 	case "up":
-		applied, err := postgres.MigrateUp(ctx, pool)
+		applied, err := dbmigrate.Up(ctx, pool)
 		if err != nil {
 			return err
 		}
@@ -199,14 +200,14 @@ func migrate(ctx context.Context, cfg config.Config, log *slog.Logger, cmd strin
 		}
 		return nil
 	case "down":
-		m, err := postgres.MigrateDown(ctx, pool)
+		m, err := dbmigrate.Down(ctx, pool)
 		if err != nil {
 			return err
 		}
 		fmt.Fprintln(stdout, "rolled back", m)
 		return nil
 	case "status":
-		return postgres.MigrateStatus(ctx, pool, stdout)
+		return dbmigrate.Status(ctx, pool, stdout)
 	}
 	return fmt.Errorf("unknown migrate command %q: use up, down or status", cmd)
 }

@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/toolgate/toolgate/internal/conversation"
-	"github.com/toolgate/toolgate/internal/postgres"
+	"github.com/toolgate/toolgate/internal/postgres/migrate"
 )
 
 // Migration 00037's Down drops the calls through the MCP face and the
@@ -25,7 +25,7 @@ func TestMigration00037_DownTurnsNotRunIntoExpired(t *testing.T) {
 		t.Fatal(err)
 	}
 	for {
-		path, err := postgres.MigrateDown(ctx, pool)
+		path, err := migrate.Down(ctx, pool)
 		if err != nil || path == "" {
 			t.Fatalf("migrating down to before 00037: %q, %v", path, err)
 		}
@@ -41,7 +41,7 @@ func TestMigration00037_DownTurnsNotRunIntoExpired(t *testing.T) {
 	if err := pool.QueryRow(ctx, `SELECT to_regclass('gateway_calls')::text`).Scan(&table); err != nil || table != nil {
 		t.Fatalf("gateway_calls after Down: %v, %v", table, err)
 	}
-	if _, err := postgres.MigrateUp(ctx, pool); err != nil {
+	if _, err := migrate.Up(ctx, pool); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := pool.Exec(ctx, `UPDATE approval_requests SET state = 'not_run' WHERE id = 'mcpr_1'`); err != nil {

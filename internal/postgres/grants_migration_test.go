@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/toolgate/toolgate/internal/conversation"
-	"github.com/toolgate/toolgate/internal/postgres"
+	"github.com/toolgate/toolgate/internal/postgres/migrate"
 )
 
 // Migration 00016 turns each per-conversation allowance into a
@@ -17,7 +17,7 @@ func TestMigration00016_ConversationAllowancesBecomeGrants(t *testing.T) {
 	ctx := t.Context()
 	mustCreate(t, store.Repo(), "conv_1")
 	for {
-		path, err := postgres.MigrateDown(ctx, pool)
+		path, err := migrate.Down(ctx, pool)
 		if err != nil || path == "" {
 			t.Fatalf("migrating down to before 00016: %q, %v", path, err)
 		}
@@ -29,7 +29,7 @@ func TestMigration00016_ConversationAllowancesBecomeGrants(t *testing.T) {
 		VALUES ('conv_1', 'crm', 'lookup', 'mcpr_1')`); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := postgres.MigrateUp(ctx, pool); err != nil {
+	if _, err := migrate.Up(ctx, pool); err != nil {
 		t.Fatal(err)
 	}
 	gs, err := store.Repo().Grants.List(ctx, owner, conversation.GrantFilter{ConversationID: "conv_1", Now: time.Now()})

@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/toolgate/toolgate/internal/conversation"
-	"github.com/toolgate/toolgate/internal/postgres"
+	"github.com/toolgate/toolgate/internal/postgres/migrate"
 )
 
 // Migration 00043 lets a decision keep the wider scope it was made with
@@ -24,7 +24,7 @@ func TestMigration00043_DownReadsWiderAsOnce(t *testing.T) {
 		t.Fatalf("scope server: %v", err)
 	}
 	for {
-		path, err := postgres.MigrateDown(ctx, pool)
+		path, err := migrate.Down(ctx, pool)
 		if err != nil || path == "" {
 			t.Fatalf("migrating down to before 00043: %q, %v", path, err)
 		}
@@ -39,7 +39,7 @@ func TestMigration00043_DownReadsWiderAsOnce(t *testing.T) {
 	if _, err := pool.Exec(ctx, `UPDATE approval_requests SET scope = 'everything' WHERE id = 'mcpr_1'`); err == nil {
 		t.Fatal("before 00043 the scope everything was accepted")
 	}
-	if _, err := postgres.MigrateUp(ctx, pool); err != nil {
+	if _, err := migrate.Up(ctx, pool); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := pool.Exec(ctx, `UPDATE approval_requests SET scope = 'everything' WHERE id = 'mcpr_1'`); err != nil {

@@ -19,6 +19,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/toolgate/toolgate/internal/postgres"
+	"github.com/toolgate/toolgate/internal/postgres/migrate"
 )
 
 // PGServer is a Postgres server of a test's own, in a data directory under
@@ -108,7 +109,7 @@ func (s *PGServer) NewDatabase() string {
 		s.t.Fatalf("testdb: open the new database: %v", err)
 	}
 	defer pool.Close()
-	if _, err := postgres.MigrateUp(ctx, pool); err != nil {
+	if _, err := migrate.Up(ctx, pool); err != nil {
 		s.t.Fatalf("testdb: migrate: %v", err)
 	}
 	return u

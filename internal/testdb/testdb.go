@@ -24,6 +24,7 @@ import (
 
 	"github.com/toolgate/toolgate/db"
 	"github.com/toolgate/toolgate/internal/postgres"
+	"github.com/toolgate/toolgate/internal/postgres/migrate"
 )
 
 var (
@@ -152,7 +153,7 @@ func template(base string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	_, err = postgres.MigrateUp(ctx, pool)
+	_, err = migrate.Up(ctx, pool)
 	pool.Close()
 	if err != nil {
 		return "", err

@@ -13,6 +13,7 @@ import (
 	"github.com/toolgate/toolgate/internal/apperr"
 	"github.com/toolgate/toolgate/internal/auth"
 	"github.com/toolgate/toolgate/internal/conversation"
+	"github.com/toolgate/toolgate/internal/conversation/engine/upstreamerr"
 	"github.com/toolgate/toolgate/internal/conversation/book"
 	"github.com/toolgate/toolgate/internal/conversation/eventlog"
 	"github.com/toolgate/toolgate/internal/conversation/prelist"
@@ -86,9 +87,9 @@ type running struct {
 // ErrCancelled and ErrShutdown say why a turn's context was cancelled.
 var (
 	ErrCancelled = errors.New("the turn was cancelled")
-	ErrShutdown  = errors.New("the server is shutting down")
+	ErrShutdown  = upstreamerr.ErrShutdown
 	// ErrAccountDisabled stops the turns of an account an admin disabled.
-	ErrAccountDisabled = errors.New("the account was disabled")
+	ErrAccountDisabled = upstreamerr.ErrAccountDisabled
 )
 
 // Stop cancels every running turn and waits, until ctx ends, for them to

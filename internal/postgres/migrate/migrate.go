@@ -1,4 +1,6 @@
-package postgres
+// Package migrate runs Toolgate's goose migrations (db/migrations,
+// embedded in the binary) on a pool: up, down one, status.
+package migrate
 
 import (
 	"context"
@@ -31,9 +33,9 @@ func provider(pool *pgxpool.Pool) (*goose.Provider, func(), error) {
 	return p, closeDB, nil
 }
 
-// MigrateUp applies every pending migration. goose takes a Postgres advisory
+// Up applies every pending migration. goose takes a Postgres advisory
 // lock, so two processes starting at once do not race.
-func MigrateUp(ctx context.Context, pool *pgxpool.Pool) ([]string, error) {
+func Up(ctx context.Context, pool *pgxpool.Pool) ([]string, error) {
 	p, closeDB, err := provider(pool)
 	if err != nil {
 		return nil, err
@@ -50,8 +52,8 @@ func MigrateUp(ctx context.Context, pool *pgxpool.Pool) ([]string, error) {
 	return applied, nil
 }
 
-// MigrateDown rolls back the newest migration.
-func MigrateDown(ctx context.Context, pool *pgxpool.Pool) (string, error) {
+// Down rolls back the newest migration.
+func Down(ctx context.Context, pool *pgxpool.Pool) (string, error) {
 	p, closeDB, err := provider(pool)
 	if err != nil {
 		return "", err
@@ -67,8 +69,8 @@ func MigrateDown(ctx context.Context, pool *pgxpool.Pool) (string, error) {
 	return res.Source.Path, nil
 }
 
-// MigrateStatus writes one line per migration: applied or pending.
-func MigrateStatus(ctx context.Context, pool *pgxpool.Pool, w io.Writer) error {
+// Status writes one line per migration: applied or pending.
+func Status(ctx context.Context, pool *pgxpool.Pool, w io.Writer) error {
 	p, closeDB, err := provider(pool)
 	if err != nil {
 		return err
