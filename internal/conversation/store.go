@@ -60,9 +60,9 @@ type DecisionsLocked struct {
 // MessageStart is what Repo.Turns.StartMessage is asked to do.
 type MessageStart struct {
 	Owner          string
-	ConversationID string        // "": create the conversation NewID, titled Title
-	NewID, Title   string        // for a new conversation
-	Item           Item          // the person's message, appended to the transcript
+	ConversationID string // "": create the conversation NewID, titled Title
+	NewID, Title   string // for a new conversation
+	Item           Item   // the person's message, appended to the transcript
 }
 
 // MessageStarted is what Repo.Turns.StartMessage read and wrote.
