@@ -10,7 +10,7 @@ import (
 
 	"github.com/toolgate/toolgate/internal/apperr"
 	"github.com/toolgate/toolgate/internal/conversation"
-	"github.com/toolgate/toolgate/internal/conversation/engine/turnlimits"
+	"github.com/toolgate/toolgate/internal/conversation/turnlimits"
 )
 
 // StartDecisions records decisions on approval requests. When they leave

@@ -4,8 +4,8 @@ import (
 	"context"
 
 	"github.com/toolgate/toolgate/internal/conversation"
-	"github.com/toolgate/toolgate/internal/conversation/engine/turnlimits"
 	"github.com/toolgate/toolgate/internal/conversation/eventlog"
+	"github.com/toolgate/toolgate/internal/conversation/turnlimits"
 )
 
 // mustEvent encodes an event whose payload is one of the event contract's

@@ -5,7 +5,7 @@ import (
 
 	"github.com/toolgate/toolgate/internal/apperr"
 	"github.com/toolgate/toolgate/internal/conversation"
-	"github.com/toolgate/toolgate/internal/conversation/engine/turnlimits"
+	"github.com/toolgate/toolgate/internal/conversation/turnlimits"
 )
 
 // StartRetry prepares the turn that failed last to be sent again, on

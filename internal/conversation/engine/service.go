@@ -14,11 +14,11 @@ import (
 	"github.com/toolgate/toolgate/internal/auth"
 	"github.com/toolgate/toolgate/internal/conversation"
 	"github.com/toolgate/toolgate/internal/conversation/book"
-	"github.com/toolgate/toolgate/internal/conversation/engine/upstreamerr"
 	"github.com/toolgate/toolgate/internal/conversation/eventlog"
 	"github.com/toolgate/toolgate/internal/conversation/prelist"
 	"github.com/toolgate/toolgate/internal/conversation/record"
 	"github.com/toolgate/toolgate/internal/conversation/recovery"
+	"github.com/toolgate/toolgate/internal/conversation/upstreamerr"
 	"github.com/toolgate/toolgate/internal/policy"
 )
 
