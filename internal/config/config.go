@@ -42,7 +42,7 @@ type Config struct {
 	WebDir           string        // WEB_DIR: a built web app on disk served at / instead of the one embedded in the binary ("": the embedded one)
 	// Per-user limits on starting turns (429 with Retry-After beyond them).
 	UserMaxConcurrentTurns int // USER_MAX_CONCURRENT_TURNS: a user's conversations running a turn at once
-	UserMessagesPerMinute  int // USER_MESSAGES_PER_MINUTE: messages a user may send in any 60 seconds
+	UserMessagesPerMinute  int // USER_MESSAGES_PER_MINUTE: messages a user may send in a window of a minute
 	// AllowedHosts (ALLOWED_HOSTS, comma list) are the Host names the API
 	// answers to; others get 421 (DNS rebinding). Default: the host of
 	// LISTEN_ADDR (unless 0.0.0.0 or ::), localhost, 127.0.0.1, ::1.

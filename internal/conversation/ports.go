@@ -20,7 +20,8 @@ type Limits struct {
 	// MaxConcurrentTurns is how many of a user's conversations may run a
 	// turn at once (USER_MAX_CONCURRENT_TURNS).
 	MaxConcurrentTurns int
-	// MessagesPerMinute is how many messages a user may send in any 60
-	// seconds (USER_MESSAGES_PER_MINUTE).
+	// MessagesPerMinute is how many messages a user may send in a window
+	// of a minute, from the first after the previous window closed
+	// (USER_MESSAGES_PER_MINUTE).
 	MessagesPerMinute int
 }

@@ -44,10 +44,10 @@ type StoredEvent struct {
 	Data   []byte
 }
 
-// UserLoad is what the per-user limits count for one user.
+// UserLoad is what the per-user limits counted for one user.
 type UserLoad struct {
 	Running       int        // conversations with a turn running
-	Messages      int        // messages the user sent within the window
+	Messages      int        // messages the user sent within the window (before this one)
 	OldestMessage *time.Time // the oldest of those
 	Now           time.Time  // the database's clock when counting
 }
@@ -57,7 +57,9 @@ type DecisionsLocked struct {
 	Conversation Conversation
 	Approvals    []Approval  // the ones asked for, locked
 	Policies     policy.Read // policy_version and the owner's personal policies
-	Load         *UserLoad   // when asked for
+	// Cards are the approval cards of the requests' tools that an admin
+	// set (a tool missing has the default card).
+	Cards []policy.ApprovalCard
 	// Now is the database's clock once the conversation and Approvals were
 	// locked: a request whose expires_at is not after it is out of time.
 	Now time.Time
@@ -66,16 +68,14 @@ type DecisionsLocked struct {
 // MessageStart is what Repo.Turns.StartMessage is asked to do.
 type MessageStart struct {
 	Owner          string
-	ConversationID string        // "": create the conversation NewID, titled Title
-	NewID, Title   string        // for a new conversation
-	LoadWindow     time.Duration // > 0: count the owner's load (UserLoad) in this window
-	Item           Item          // the person's message, appended to the transcript
+	ConversationID string // "": create the conversation NewID, titled Title
+	NewID, Title   string // for a new conversation
+	Item           Item   // the person's message, appended to the transcript
 }
 
 // MessageStarted is what Repo.Turns.StartMessage read and wrote.
 type MessageStarted struct {
 	Conversation Conversation
-	Load         *UserLoad  // when asked for
 	Previous     []Approval // of an existing conversation: its last response's approval requests, locked
 	Now          time.Time  // the database's clock once Previous was locked (zero without Previous)
 	Item         Item       // the message as appended
@@ -95,4 +95,20 @@ type TurnOpening struct {
 	// (policy_version and Owner's personal policies), made in the same
 	// statement.
 	Policies *policy.Read
+	// Limits are the per-user limits the opening checks against Owner's
+	// counters, under their row's lock, and Message counts the turn as a
+	// message (USER_MESSAGES_PER_MINUTE): at a limit Open fails with a
+	// *LimitReached and its transaction writes nothing.
+	Limits  Limits
+	Message bool
+	// Opened receives what Open stored (the last event's id, the owner's
+	// grants) once it is stored. When set, Open may send its statement
+	// with the transaction's COMMIT (one round trip less) and return
+	// zeros: its error is then the commit's.
+	Opened func(last int64, grants []Grant)
 }
+
+// LimitReached is Open's refusal at a per-user limit: what was counted.
+type LimitReached struct{ Load UserLoad }
+
+func (e *LimitReached) Error() string { return "a per-user turn limit holds" }

@@ -67,7 +67,7 @@ type Conversations interface {
 type Turns interface {
 	// StartMessage does in one round trip what a message's turn starts
 	// with: Conversations.Get (locked; Conversations.Create when
-	// m.ConversationID is empty), UserLoad (when m.LoadWindow > 0), the
+	// m.ConversationID is empty), the
 	// approval requests of the conversation's last response
 	// (Approvals.OfResponse) and Conversations.AppendItem (m.Item), in
 	// that order. The caller judges what they read and returns an error
@@ -77,12 +77,9 @@ type Turns interface {
 	// LockDecisions does in one round trip what Conversations.Get
 	// (locked), then Approvals.List (ids, locked), the policy read of
 	// owner (policy version and personal policies, as
-	// Policies.Decisions.Effective makes it) and, when loadWindow > 0,
-	// UserLoad would.
-	LockDecisions(ctx context.Context, owner, conversationID string, ids []string, loadWindow time.Duration) (DecisionsLocked, error)
-	// UserLoad locks owner's turn starts until the transaction ends and
-	// counts what the per-user limits look at.
-	UserLoad(ctx context.Context, owner string, window time.Duration) (UserLoad, error)
+	// Policies.Decisions.Effective makes it) and the approval cards of
+	// their tools (Policies.Decisions.Card) would.
+	LockDecisions(ctx context.Context, owner, conversationID string, ids []string) (DecisionsLocked, error)
 	// ClaimIdempotencyKey records, in the transaction that opens turn, that
 	// the request holding user's Idempotency-Key (as holder) started it; a
 	// conflict when holder no longer holds the key (the turn must not start).

@@ -42,10 +42,13 @@ func between(t testing.TB, st *testdb.Statements, up *upstreamTap, fn func()) []
 // connection, and is not on the way to the upstream request.
 const streamRead = "SELECT id, coalesce(turn_id, ''), event, data FROM conversation_events"
 
+// commits counts the COMMITs among sts: a statement of its own, or the last
+// of a batch.
 func commits(sts []testdb.Statement) int {
 	n := 0
 	for _, s := range sts {
-		if strings.EqualFold(s.SQL, "commit") {
+		parts := strings.Split(s.SQL, " ;; ")
+		if last := strings.TrimPrefix(parts[len(parts)-1], "batch: "); strings.EqualFold(last, "commit") {
 			n++
 		}
 	}
@@ -94,15 +97,22 @@ func TestTurnPath_StatementsBeforeUpstream(t *testing.T) {
 // read) and 17 for the decision (authentication; begin, the conversation,
 // the approvals, four reads of the tool's effective policy, the decision,
 // its audit entry, the response's approvals twice, the limits' lock and
-// count, OpenTurn, commit; the policy read). Now 4 (authentication;
-// StartMessage's batch after BEGIN, OpenTurn with the policy read, commit)
-// and 5 (authentication; LockDecisions' batch after BEGIN, with the limits'
-// lock and count; the decision and its audit entry sent with the
-// response's approvals; OpenTurn; commit). Issue 24's per-tool approval
-// cards add one to the decision: the tool's allowed choices are read again
-// when the person decides (as its lock is), a statement of its own that
-// could be folded into LockDecisions' batch (issue 27's relay work).
+// count, OpenTurn, commit; the policy read). After it 4 (authentication;
+// StartMessage's batch after BEGIN with the limits' advisory lock and
+// count; OpenTurn with the policy read; commit) and 6 (authentication;
+// LockDecisions' batch after BEGIN, with the limits' lock and count; the
+// tool's approval card read on its own (issue 24); the decision and its
+// audit entry sent with the response's approvals; OpenTurn; commit).
+// Issue 26: the limits are checked by OpenTurn against the user's counters
+// (00044: no advisory lock, no count over the window), and OpenTurn goes in
+// one batch with the COMMIT (the counters' row is locked only while
+// Postgres runs that batch); the decision's card is read in LockDecisions'
+// batch. Now 3 (authentication; StartMessage's batch; OpenTurn + COMMIT)
+// and 4 (authentication; LockDecisions' batch with the cards; the decision
+// with the response's approvals; OpenTurn + COMMIT). The message's
+// remaining two could be one (the conversation's checks and the previous
+// response's approvals judged in SQL), not done yet.
 const (
-	messagePathStatements  = 4
-	decisionPathStatements = 6
+	messagePathStatements  = 3
+	decisionPathStatements = 4
 )

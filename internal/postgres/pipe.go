@@ -8,19 +8,30 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 )
 
-// pipeTx is a conversation transaction that saves round trips two ways.
+// pipeTx is a conversation transaction that saves round trips three ways.
 // It begins lazily: BEGIN goes in one batch with the transaction's first
-// statement. And it holds back the writes whose result nobody waits for (a
+// statement. It holds back the writes whose result nobody waits for (a
 // decision stored, its audit entry: hold) and sends them in one batch with
-// the next statement, or before the commit. Postgres runs what a batch
-// carries in the order it was made, in the same transaction, exactly as if
-// each statement had been sent on its own; only the waiting for each is
-// saved. An error of a held-back write is returned by the statement it went
-// with (and the transaction rolls back, as it would have).
+// the next statement. And what is left at the end (held writes, and the
+// statements whose results are only wanted once the transaction committed:
+// deferUntilCommit) goes in one batch with the COMMIT. Postgres runs what a
+// batch carries in the order it was made, in the same transaction, exactly
+// as if each statement had been sent on its own; only the waiting for each
+// is saved. An error of a held-back write is returned by the statement it
+// went with (and the transaction rolls back, as it would have); an error of
+// a statement in the commit's batch makes Postgres skip the COMMIT, and the
+// transaction rolls back.
+//
+// BEGIN and COMMIT are plain statements on a connection the transaction
+// holds from its first statement to its end (pgx's Tx would send its own
+// COMMIT, a round trip more).
 type pipeTx struct {
-	pool *pgxpool.Pool
-	tx   pgx.Tx // nil until the first statement began it
-	held []heldExec
+	pool     *pgxpool.Pool
+	conn     *pgxpool.Conn // nil until the first statement
+	begun    bool          // BEGIN was sent
+	done     bool          // committed, or rolled back
+	held     []heldExec
+	deferred []deferredQuery
 }
 
 type heldExec struct {
@@ -28,6 +39,13 @@ type heldExec struct {
 	args  []any
 	what  string                        // for translate
 	check func(pgconn.CommandTag) error // nil: any result is fine
+}
+
+// deferredQuery is a statement sent with the COMMIT; scan reads its row.
+type deferredQuery struct {
+	sql  string
+	args []any
+	scan func(pgx.Row) error
 }
 
 // inTransaction reports whether q is a transaction (not the pool).
@@ -56,14 +74,34 @@ func hold(ctx context.Context, q querier, what string, check func(pgconn.Command
 	return nil
 }
 
+// deferUntilCommit sends sql with the COMMIT when q is a pipeTx (scan reads
+// its row once the batch is back; its error fails the commit); else it runs
+// it now. It reports whether the statement was deferred. Only a statement
+// that is the transaction's last and whose results are wanted only after
+// the commit may be deferred.
+func deferUntilCommit(ctx context.Context, q querier, scan func(pgx.Row) error, sql string, args ...any) (bool, error) {
+	if p, ok := q.(*pipeTx); ok {
+		p.deferred = append(p.deferred, deferredQuery{sql: sql, args: args, scan: scan})
+		return true, nil
+	}
+	return false, scan(q.QueryRow(ctx, sql, args...))
+}
+
 // send sends in one batch BEGIN (if the transaction has not begun), the
 // held writes, then tail's statements (tail may be nil). It reads the
 // results of the first two and returns the batch positioned at tail's.
 func (p *pipeTx) send(ctx context.Context, tail *pgx.Batch) (pgx.BatchResults, error) {
+	if p.conn == nil {
+		c, err := p.pool.Acquire(ctx)
+		if err != nil {
+			return nil, translate(err, "begin transaction")
+		}
+		p.conn = c
+	}
 	b := &pgx.Batch{}
-	begin := p.tx == nil
+	begin := !p.begun
 	if begin {
-		b.BeginTx(pgx.TxOptions{})
+		b.Queue("begin")
 	}
 	for _, h := range p.held {
 		b.Queue(h.sql, h.args...)
@@ -73,16 +111,13 @@ func (p *pipeTx) send(ctx context.Context, tail *pgx.Batch) (pgx.BatchResults, e
 	if tail != nil {
 		b.QueuedQueries = append(b.QueuedQueries, tail.QueuedQueries...)
 	}
-	var br pgx.BatchResults
+	br := p.conn.SendBatch(ctx, b)
 	if begin {
-		br = p.pool.SendBatch(ctx, b)
-		p.tx = br.Tx() // closed if the BEGIN failed; Rollback then releases the connection
+		p.begun = true // whatever came of it: the rollback ends it
 		if _, err := br.Exec(); err != nil {
 			_ = br.Close()
 			return nil, translate(err, "begin transaction")
 		}
-	} else {
-		br = p.tx.SendBatch(ctx, b)
 	}
 	for _, h := range held {
 		tag, err := br.Exec()
@@ -106,42 +141,73 @@ func one(sql string, args []any) *pgx.Batch {
 	return b
 }
 
-// flush sends what is held, if anything: before the commit.
-func (p *pipeTx) flush(ctx context.Context) error {
-	if len(p.held) == 0 {
+// commit sends what is held and deferred with the COMMIT, in one batch, and
+// reads the deferred statements' rows; nothing to do if no statement began
+// the transaction.
+func (p *pipeTx) commit(ctx context.Context) error {
+	if !p.begun && len(p.held) == 0 && len(p.deferred) == 0 {
+		p.release()
 		return nil
 	}
-	br, err := p.send(ctx, nil)
+	tail := &pgx.Batch{}
+	for _, d := range p.deferred {
+		tail.Queue(d.sql, d.args...)
+	}
+	tail.Queue("commit")
+	deferred := p.deferred
+	p.deferred = nil
+	br, err := p.send(ctx, tail)
 	if err != nil {
 		return err
 	}
-	return translate(br.Close(), "send the held writes")
-}
-
-// commit sends what is held and commits; nothing to do if no statement
-// began the transaction.
-func (p *pipeTx) commit(ctx context.Context) error {
-	if err := p.flush(ctx); err != nil {
-		return err
+	for _, d := range deferred {
+		if err := d.scan(br.QueryRow()); err != nil {
+			_ = br.Close()
+			return err
+		}
 	}
-	if p.tx == nil {
-		return nil
+	tag, err := br.Exec()
+	if cerr := br.Close(); err == nil {
+		err = cerr
 	}
-	return translate(p.tx.Commit(ctx), "commit")
+	if err != nil {
+		return translate(err, "commit")
+	}
+	if tag.String() != "COMMIT" {
+		return translate(pgx.ErrTxCommitRollback, "commit")
+	}
+	p.done = true
+	p.release()
+	return nil
 }
 
 // rollback ends the transaction if it began and was not committed (a no-op
-// after commit).
+// after commit) and gives its connection back.
 func (p *pipeTx) rollback(ctx context.Context) {
-	p.held = nil
-	if p.tx != nil {
-		_ = p.tx.Rollback(ctx)
+	p.held, p.deferred = nil, nil
+	if p.conn == nil {
+		return
+	}
+	if p.begun && !p.done {
+		if _, err := p.conn.Exec(ctx, "rollback"); err != nil {
+			// The connection's state is unknown: it is not given back.
+			_ = p.conn.Conn().Close(ctx)
+		}
+	}
+	p.done = true
+	p.release()
+}
+
+func (p *pipeTx) release() {
+	if p.conn != nil {
+		p.conn.Release()
+		p.conn = nil
 	}
 }
 
 func (p *pipeTx) Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error) {
-	if p.tx != nil && len(p.held) == 0 {
-		return p.tx.Exec(ctx, sql, args...)
+	if p.begun && len(p.held) == 0 {
+		return p.conn.Exec(ctx, sql, args...)
 	}
 	br, err := p.send(ctx, one(sql, args))
 	if err != nil {
@@ -155,8 +221,8 @@ func (p *pipeTx) Exec(ctx context.Context, sql string, args ...any) (pgconn.Comm
 }
 
 func (p *pipeTx) QueryRow(ctx context.Context, sql string, args ...any) pgx.Row {
-	if p.tx != nil && len(p.held) == 0 {
-		return p.tx.QueryRow(ctx, sql, args...)
+	if p.begun && len(p.held) == 0 {
+		return p.conn.QueryRow(ctx, sql, args...)
 	}
 	br, err := p.send(ctx, one(sql, args))
 	if err != nil {
@@ -166,8 +232,8 @@ func (p *pipeTx) QueryRow(ctx context.Context, sql string, args ...any) pgx.Row 
 }
 
 func (p *pipeTx) Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error) {
-	if p.tx != nil && len(p.held) == 0 {
-		return p.tx.Query(ctx, sql, args...)
+	if p.begun && len(p.held) == 0 {
+		return p.conn.Query(ctx, sql, args...)
 	}
 	br, err := p.send(ctx, one(sql, args))
 	if err != nil {
@@ -182,8 +248,8 @@ func (p *pipeTx) Query(ctx context.Context, sql string, args ...any) (pgx.Rows, 
 }
 
 func (p *pipeTx) SendBatch(ctx context.Context, b *pgx.Batch) pgx.BatchResults {
-	if p.tx != nil && len(p.held) == 0 {
-		return p.tx.SendBatch(ctx, b)
+	if p.begun && len(p.held) == 0 {
+		return p.conn.SendBatch(ctx, b)
 	}
 	br, err := p.send(ctx, b)
 	if err != nil {

@@ -3,17 +3,24 @@ package postgres
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/toolgate/toolgate/internal/apperr"
 	"github.com/toolgate/toolgate/internal/conversation"
+	"github.com/toolgate/toolgate/internal/policy"
 )
 
 // Open is Start, Approvals.MarkSent, Events.Append, Grants.List and PolicyVersion
 // in one statement (one round trip instead of five before the upstream
-// call). The UPDATE of
+// call), which also checks the per-user limits (o.Limits) against the
+// owner's counters (00044): it updates their row (the message window),
+// holding its lock until the transaction ends, and raises TG429 at a limit
+// (the transaction fails whole); the counters' trigger counts the turn as
+// running. The UPDATE of
 // the conversation row claims the turn and raises the event counter at once
 // (a statement may change a row only once), so the claim, the answers
 // marked sent and the opening events commit together in the caller's
@@ -22,6 +29,8 @@ import (
 // make right after the commit, made here instead: it sees what committed
 // before the statement started, and this transaction's own changes (a
 // policy a decision remembered). It is made when o.Policies asks for it.
+// With o.Opened set, in a transaction the statement goes with the COMMIT
+// (the counters' row is then locked only while Postgres runs the batch).
 func (r turnStore) Open(ctx context.Context, o conversation.TurnOpening) (int64, []conversation.Grant, error) {
 	names := make([]string, len(o.Events))
 	datas := make([]string, len(o.Events))
@@ -33,16 +42,63 @@ func (r turnStore) Open(ctx context.Context, o conversation.TurnOpening) (int64,
 		sent = []string{}
 	}
 	var (
-		last       int64
-		grants, pr []byte
+		last  int64
+		out   []conversation.Grant
+		check = o.Limits.MaxConcurrentTurns > 0 || (o.Message && o.Limits.MessagesPerMinute > 0)
 	)
+	scan := func(row pgx.Row) error {
+		var grants, pr []byte
+		err := row.Scan(&last, new(any), new(any), &grants, &pr)
+		if noRows(err) {
+			return conversationNotFound(o.ConversationID)
+		}
+		if err != nil {
+			return limitReached(err)
+		}
+		if o.Policies != nil {
+			if *o.Policies, err = decodePolicyRead(pr, o.Owner); err != nil {
+				return err
+			}
+		}
+		if out, err = decodeGrants(grants, o.Owner); err != nil {
+			return err
+		}
+		if o.Opened != nil {
+			o.Opened(last, out)
+		}
+		return nil
+	}
+	run := func(scan func(pgx.Row) error, sql string, args ...any) (bool, error) {
+		return false, scan(r.q.QueryRow(ctx, sql, args...))
+	}
+	if o.Opened != nil {
+		run = func(scan func(pgx.Row) error, sql string, args ...any) (bool, error) {
+			return deferUntilCommit(ctx, r.q, scan, sql, args...)
+		}
+	}
 	// $1..$5 are Events.Append's parameters, which webhookOutbox uses.
-	err := r.q.QueryRow(ctx, `
-		WITH seq AS (
+	deferred, err := run(scan, `
+		WITH lim AS (
+			UPDATE user_turn_counters u SET
+				window_start = CASE WHEN NOT $14 THEN u.window_start
+					WHEN u.window_start IS NULL OR u.window_start <= statement_timestamp() - interval '1 minute' THEN statement_timestamp()
+					ELSE u.window_start END,
+				window_count = CASE WHEN NOT $14 THEN u.window_count
+					WHEN u.window_start IS NULL OR u.window_start <= statement_timestamp() - interval '1 minute' THEN 1
+					ELSE u.window_count + 1 END
+			WHERE u.user_id = $9 AND $15
+			RETURNING u.running, u.window_start, u.window_count
+		), ok AS (
+			SELECT coalesce((SELECT CASE
+				WHEN ($12 > 0 AND running >= $12) OR ($14 AND $13 > 0 AND window_count > $13)
+				THEN toolgate_turn_refused(json_build_object('running', running, 'messages', window_count - 1,
+					'oldest', window_start, 'now', statement_timestamp()))
+				ELSE true END FROM lim), true) AS go
+		), seq AS (
 			UPDATE conversations SET active_turn = $3, active_turn_at = now(), updated_at = now(),
 				lease_owner = $6, lease_expires_at = clock_timestamp() + make_interval(secs => $7),
 				event_seq = event_seq + $2
-			WHERE id = $1 RETURNING event_seq - $2 AS base
+			WHERE id = $1 AND (SELECT go FROM ok) RETURNING event_seq - $2 AS base
 		), pruned AS (
 			-- The text deltas of the turns before go now (see StartTurn).
 			DELETE FROM conversation_events WHERE conversation_id = $1 AND event = 'text.delta'
@@ -63,18 +119,35 @@ func (r turnStore) Open(ctx context.Context, o conversation.TurnOpening) (int64,
 				  AND g.revoked_at IS NULL AND (g.expires_at IS NULL OR g.expires_at > $10)),
 			CASE WHEN $11 THEN `+policyRead("$9")+` END
 		FROM seq`, o.ConversationID, len(o.Events), o.TurnID, names, datas,
-		o.Replica, o.LeaseTTL.Seconds(), sent, o.Owner, o.Now, o.Policies != nil).Scan(&last, new(any), new(any), &grants, &pr)
-	if noRows(err) {
-		return 0, nil, conversationNotFound(o.ConversationID)
+		o.Replica, o.LeaseTTL.Seconds(), sent, o.Owner, o.Now, o.Policies != nil,
+		o.Limits.MaxConcurrentTurns, o.Limits.MessagesPerMinute, o.Message, check)
+	if deferred || err != nil {
+		return 0, nil, err
 	}
-	if err != nil {
-		return 0, nil, translate(err, "start turn")
+	return last, out, nil
+}
+
+// limitReached is err, or the *conversation.LimitReached that Open's
+// toolgate_turn_refused raised (TG429, what was counted in its detail).
+func limitReached(err error) error {
+	var pe *pgconn.PgError
+	if !errors.As(err, &pe) || pe.Code != "TG429" {
+		return translate(err, "start turn")
 	}
-	if o.Policies != nil {
-		if *o.Policies, err = decodePolicyRead(pr, o.Owner); err != nil {
-			return 0, nil, err
-		}
+	var d struct {
+		Running  int        `json:"running"`
+		Messages int        `json:"messages"`
+		Oldest   *time.Time `json:"oldest"`
+		Now      time.Time  `json:"now"`
 	}
+	if jerr := json.Unmarshal([]byte(pe.Detail), &d); jerr != nil {
+		return translate(jerr, "read a per-user limit's counts")
+	}
+	return &conversation.LimitReached{Load: conversation.UserLoad{Running: d.Running, Messages: d.Messages, OldestMessage: d.Oldest, Now: d.Now}}
+}
+
+// decodeGrants reads Open's grants of owner.
+func decodeGrants(raw []byte, owner string) ([]conversation.Grant, error) {
 	var gs []struct {
 		ID                string     `json:"id"`
 		ConversationID    *string    `json:"conversation_id"`
@@ -84,24 +157,23 @@ func (r turnStore) Open(ctx context.Context, o conversation.TurnOpening) (int64,
 		CreatedAt         time.Time  `json:"created_at"`
 		ExpiresAt         *time.Time `json:"expires_at"`
 	}
-	if err := json.Unmarshal(grants, &gs); err != nil {
-		return 0, nil, translate(err, "read grants")
+	if err := json.Unmarshal(raw, &gs); err != nil {
+		return nil, translate(err, "read grants")
 	}
 	out := make([]conversation.Grant, len(gs))
 	for i, g := range gs {
-		out[i] = conversation.Grant{ID: g.ID, OwnerID: o.Owner, ConversationID: g.ConversationID, ServerLabel: g.ServerLabel,
+		out[i] = conversation.Grant{ID: g.ID, OwnerID: owner, ConversationID: g.ConversationID, ServerLabel: g.ServerLabel,
 			ToolName: g.ToolName, ApprovalRequestID: g.ApprovalRequestID, CreatedAt: g.CreatedAt, ExpiresAt: g.ExpiresAt}
 	}
-	return last, out, nil
+	return out, nil
 }
 
 // LockDecisions is Conversation (locked) and Approvals (ids, locked), in
-// that order, the policy read of owner (as PolicyVersion) and, when
-// loadWindow > 0, UserLoad, sent as one batch: one round trip. Each
+// that order, the policy read of owner (as PolicyVersion) and the approval
+// cards of the requests' tools, sent as one batch: one round trip. Each
 // statement runs once the one before it finished, so the locks are taken in
-// the order they were before (the user's turn-start lock now before the
-// rest of the response's requests, which the conversation's lock guards).
-func (r turnStore) LockDecisions(ctx context.Context, owner, conversationID string, ids []string, loadWindow time.Duration) (conversation.DecisionsLocked, error) {
+// the order they were before.
+func (r turnStore) LockDecisions(ctx context.Context, owner, conversationID string, ids []string) (conversation.DecisionsLocked, error) {
 	var out conversation.DecisionsLocked
 	b := &pgx.Batch{}
 	b.Queue(`SELECT `+convCols+` FROM conversations c WHERE c.id = $1 AND c.owner_id = $2`+lockConversation, conversationID, owner)
@@ -110,9 +182,8 @@ func (r turnStore) LockDecisions(ctx context.Context, owner, conversationID stri
 	// The database's clock, read once the conversation and its requests
 	// are locked: whether a request's time is up is judged against it.
 	b.Queue(`SELECT `+policyRead("$1")+`, clock_timestamp()`, owner)
-	if loadWindow > 0 {
-		queueUserLoad(b, owner, loadWindow)
-	}
+	b.Queue(`SELECT `+cardCols+` FROM tool_approval_cards WHERE (server_label, tool_name) IN
+		(SELECT server_label, tool_name FROM approval_requests WHERE conversation_id = $1 AND id = ANY($2))`, conversationID, ids)
 	br := r.q.SendBatch(ctx, b)
 	defer br.Close() //nolint:errcheck // every result's error is read below
 	var err error
@@ -133,19 +204,17 @@ func (r turnStore) LockDecisions(ctx context.Context, owner, conversationID stri
 	if out.Policies, err = decodePolicyRead(raw, owner); err != nil {
 		return out, err
 	}
-	if loadWindow > 0 {
-		l, err := readUserLoad(br)
-		if err != nil {
-			return out, err
-		}
-		out.Load = &l
+	if rows, err = br.Query(); err != nil {
+		return out, translate(err, "read approval cards")
+	}
+	if out.Cards, err = pgx.CollectRows(rows, func(row pgx.CollectableRow) (policy.ApprovalCard, error) { return scanCard(row) }); err != nil {
+		return out, translate(err, "read approval cards")
 	}
 	return out, translate(br.Close(), "read conversation")
 }
 
 // StartMessage does in one round trip what a message's turn did in up to
-// four before: the conversation locked (or created), the user's load
-// counted under its lock (UserLoad), the approval requests of the
+// four before: the conversation locked (or created), the approval requests of the
 // conversation's last response read and locked (Approvals.OfResponse), and
 // the person's message appended (AppendItem). The statements are sent as
 // one batch and run one after the other, in that order, in the caller's
@@ -164,9 +233,6 @@ func (r turnStore) StartMessage(ctx context.Context, m conversation.MessageStart
 	b := &pgx.Batch{}
 	if m.ConversationID != "" {
 		b.Queue(`SELECT `+convCols+` FROM conversations c WHERE c.id = $1 AND c.owner_id = $2`+lockConversation, id, m.Owner)
-	}
-	if m.LoadWindow > 0 {
-		queueUserLoad(b, m.Owner, m.LoadWindow)
 	}
 	if m.ConversationID == "" {
 		id = m.NewID
@@ -189,13 +255,6 @@ func (r turnStore) StartMessage(ctx context.Context, m conversation.MessageStart
 		if out.Conversation, err = scanConversation(br.QueryRow()); err != nil {
 			return out, orMissing(err, "read conversation", id)
 		}
-	}
-	if m.LoadWindow > 0 {
-		l, err := readUserLoad(br)
-		if err != nil {
-			return out, err
-		}
-		out.Load = &l
 	}
 	if m.ConversationID == "" {
 		if out.Conversation, err = scanConversation(br.QueryRow()); err != nil {

@@ -4,10 +4,7 @@ import (
 	"context"
 	"time"
 
-	"github.com/jackc/pgx/v5"
-
 	"github.com/toolgate/toolgate/internal/apperr"
-	"github.com/toolgate/toolgate/internal/conversation"
 )
 
 // Start marks turn as running under owner's lease for ttl; NotFound if
@@ -47,7 +44,8 @@ func (r turnStore) Continue(ctx context.Context, id, turn, response string) (boo
 
 func (r turnStore) End(ctx context.Context, id, turn, lastResponse string) error {
 	// SET expressions see the row as it was, so each CASE tests the old turn.
-	_, err := r.q.Exec(ctx, `UPDATE conversations SET
+	// Held: in a transaction it goes with the next statement, or the COMMIT.
+	return hold(ctx, r.q, "end turn", nil, `UPDATE conversations SET
 			active_turn      = CASE WHEN active_turn = $2 THEN NULL ELSE active_turn END,
 			active_turn_at   = CASE WHEN active_turn = $2 THEN NULL ELSE active_turn_at END,
 			lease_owner      = CASE WHEN active_turn = $2 THEN NULL ELSE lease_owner END,
@@ -55,52 +53,6 @@ func (r turnStore) End(ctx context.Context, id, turn, lastResponse string) error
 			last_response_id = CASE WHEN active_turn = $2 AND $3 <> '' THEN $3 ELSE last_response_id END,
 			updated_at       = now()
 		WHERE id = $1`, id, turn, lastResponse)
-	return translate(err, "end turn")
-}
-
-// UserLoad serialises the turns owner starts: it takes a lock on owner
-// that the transaction holds until it ends, then counts, so two requests
-// starting turns at once are counted one after the other. It must run in a
-// transaction (outside one the lock would end with the statement).
-func (r turnStore) UserLoad(ctx context.Context, owner string, window time.Duration) (conversation.UserLoad, error) {
-	b := &pgx.Batch{}
-	queueUserLoad(b, owner, window)
-	br := r.q.SendBatch(ctx, b)
-	defer br.Close() //nolint:errcheck // the results' errors are read below
-	l, err := readUserLoad(br)
-	if err != nil {
-		return l, err
-	}
-	return l, translate(br.Close(), "count the user's turns and messages")
-}
-
-// queueUserLoad queues UserLoad's two statements on b: the lock and the
-// count are two, so the count's snapshot is taken once the lock is held (a
-// turn start that committed while this one waited is counted), sent
-// together: one round trip. readUserLoad reads their results.
-func queueUserLoad(b *pgx.Batch, owner string, window time.Duration) {
-	b.Queue(`SELECT pg_advisory_xact_lock(hashtextextended('toolgate.turns:' || $1::text, 0))`, owner)
-	// Both counts have an index of their own (00025): the user's running
-	// conversations, and the messages sent inside the window (joined to
-	// their conversation for its owner). The window ends at
-	// statement_timestamp(), which an index can use (clock_timestamp() is
-	// volatile: with it every message was read).
-	b.Queue(`SELECT
-			(SELECT count(*) FROM conversations WHERE owner_id = $1 AND active_turn IS NOT NULL),
-			count(i.*), min(i.created_at), clock_timestamp()
-		FROM conversation_items i JOIN conversations c ON c.id = i.conversation_id
-		WHERE i.type = 'user_message' AND i.created_at > statement_timestamp() - make_interval(secs => $2)
-		  AND c.owner_id = $1`,
-		owner, window.Seconds())
-}
-
-func readUserLoad(br pgx.BatchResults) (conversation.UserLoad, error) {
-	var l conversation.UserLoad
-	if _, err := br.Exec(); err != nil {
-		return l, translate(err, "lock the user's turns")
-	}
-	err := br.QueryRow().Scan(&l.Running, &l.Messages, &l.OldestMessage, &l.Now)
-	return l, translate(err, "count the user's turns and messages")
 }
 
 // ClaimIdempotencyKey records, in the transaction that opens turn, that the

@@ -55,18 +55,23 @@ func choiceOf(d conversation.Decision) policy.Choice {
 }
 
 // choiceAllowed refuses a person's decision d on a when the tool's card,
-// read again now in r, does not offer its choice (an admin limited the
+// read (read, by the transaction's first round trip) or read again now in
+// r, does not offer its choice (an admin limited the
 // tool's choices): 403 choice_not_allowed, nothing recorded. A request
 // settled by another decision (a grant or remember covering it) is not
 // the person's choice and passes.
-func (k *asker) choiceAllowed(ctx context.Context, r conversation.Repo, a conversation.Approval, d conversation.Decision) error {
+func (k *asker) choiceAllowed(ctx context.Context, r conversation.Repo, a conversation.Approval, d conversation.Decision, read *policy.ApprovalCard) error {
 	if d.CoveredBy != "" {
 		return nil
 	}
-	c, err := k.policies.Decisions.Card(ctx, r, a.ServerLabel, a.ToolName)
-	if err != nil {
-		return err
+	if read == nil {
+		c, err := k.policies.Decisions.Card(ctx, r, a.ServerLabel, a.ToolName)
+		if err != nil {
+			return err
+		}
+		read = &c
 	}
+	c := *read
 	ch := choiceOf(d)
 	if c.Allows(ch) {
 		return nil

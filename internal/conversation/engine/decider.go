@@ -25,19 +25,57 @@ type decider struct {
 	asker    *asker
 }
 
+// preRead is what the transaction that records decisions read when it
+// locked them (Turns.LockDecisions): the policy read (nil once a decision
+// changed a personal policy) and the approval cards an admin set for the
+// requests' tools.
+type preRead struct {
+	policies *policy.Read
+	cards    map[[2]string]policy.ApprovalCard
+}
+
+func cardsOf(cs []policy.ApprovalCard) map[[2]string]policy.ApprovalCard {
+	m := make(map[[2]string]policy.ApprovalCard, len(cs))
+	for _, c := range cs {
+		m[[2]string{c.ServerLabel, c.ToolName}] = c
+	}
+	return m
+}
+
+// policyRead is p's policy read; nil: read again.
+func (p *preRead) policyRead() *policy.Read {
+	if p == nil {
+		return nil
+	}
+	return p.policies
+}
+
+// card is the card of a's tool as read (the default card when an admin set
+// none); nil: not read, read it.
+func (p *preRead) card(a conversation.Approval) *policy.ApprovalCard {
+	if p == nil || p.cards == nil {
+		return nil
+	}
+	c, ok := p.cards[[2]string{a.ServerLabel, a.ToolName}]
+	if !ok {
+		c = policy.ApprovalCard{ServerLabel: a.ServerLabel, ToolName: a.ToolName}
+	}
+	return &c
+}
+
 // decide records one decision with what it implies: a remembered policy
 // (the decider's personal one), an allowance for the conversation, an
-// audit entry. read, when not nil, is the policy read made in r's
-// transaction (no personal policy changed since); nil reads again.
-func (dc *decider) decide(ctx context.Context, r conversation.Repo, read *policy.Read, a conversation.Approval, d conversation.Decision, u auth.User, now time.Time) (conversation.DecisionEvent, error) {
+// audit entry. read, when not nil, is what r's transaction read when it
+// locked the requests; nil reads again.
+func (dc *decider) decide(ctx context.Context, r conversation.Repo, read *preRead, a conversation.Approval, d conversation.Decision, u auth.User, now time.Time) (conversation.DecisionEvent, error) {
 	a.State = conversation.Denied
 	if *d.Approve {
 		a.State = conversation.Approved
-		if err := approvable(ctx, dc.policies, r, read, a, d, u.ID); err != nil {
+		if err := approvable(ctx, dc.policies, r, read.policyRead(), a, d, u.ID); err != nil {
 			return conversation.DecisionEvent{}, err
 		}
 	}
-	if err := dc.asker.choiceAllowed(ctx, r, a, d); err != nil {
+	if err := dc.asker.choiceAllowed(ctx, r, a, d, read.card(a)); err != nil {
 		return conversation.DecisionEvent{}, err
 	}
 	correction, cerr := dc.correction(ctx, a, d)

@@ -10,7 +10,7 @@ import (
 
 	"github.com/toolgate/toolgate/internal/apperr"
 	"github.com/toolgate/toolgate/internal/conversation"
-	"github.com/toolgate/toolgate/internal/policy"
+	"github.com/toolgate/toolgate/internal/conversation/turnlimits"
 )
 
 // StartDecisions records decisions on approval requests. When they leave
@@ -37,13 +37,7 @@ func (s *Service) StartDecisions(ctx context.Context, conversationID string, ds 
 	var late []conversation.Approval // asked to be decided, but out of time
 	err = s.store.Tx(ctx, func(r conversation.Repo) error {
 		late = nil
-		var window time.Duration
-		if s.decider.limited(false) {
-			// Counted now, in the same round trip, judged if these
-			// decisions complete their response (claimFollowUp).
-			window = messageWindow
-		}
-		locked, err := r.Turns.LockDecisions(ctx, u.ID, conversationID, ids, window)
+		locked, err := r.Turns.LockDecisions(ctx, u.ID, conversationID, ids)
 		if err != nil {
 			return err
 		}
@@ -51,9 +45,10 @@ func (s *Service) StartDecisions(ctx context.Context, conversationID string, ds 
 		t.conv = conv
 		// The policy read serves the checks below until a decision
 		// remembers a policy (which changes it): then each reads again.
-		read := &locked.Policies
+		// The cards read serve them all.
+		read := &preRead{policies: &locked.Policies, cards: cardsOf(locked.Cards)}
 		if slices.ContainsFunc(ds, func(d conversation.Decision) bool { return d.Remember || wider(d) }) {
-			read = nil
+			read.policies = nil
 		}
 		byID := map[string]conversation.Approval{}
 		for _, a := range aps {
@@ -66,7 +61,7 @@ func (s *Service) StartDecisions(ctx context.Context, conversationID string, ds 
 		if err != nil {
 			return err
 		}
-		if err := t.claimFollowUp(ctx, r, responses, locked.Load, stopOf(ds) != nil); err != nil {
+		if err := t.claimFollowUp(ctx, r, responses, stopOf(ds) != nil); err != nil {
 			return err
 		}
 		return t.open(ctx, r)
@@ -75,7 +70,7 @@ func (s *Service) StartDecisions(ctx context.Context, conversationID string, ds 
 		return nil, s.refuseExpired(ctx, conversationID, late)
 	}
 	if err != nil {
-		return nil, err
+		return nil, turnlimits.Error(s.decider.limits, err, false)
 	}
 	return t, nil
 }
@@ -122,7 +117,7 @@ func (t *Turn) decidable(ids []string, byID map[string]conversation.Approval, no
 // grant, an "always" or a stop decides with them, in the caller's
 // transaction; it returns the responses they belong to. read is as decide
 // takes it.
-func (t *Turn) record(ctx context.Context, r conversation.Repo, read *policy.Read, ds []conversation.Decision, byID map[string]conversation.Approval) (map[string]bool, error) {
+func (t *Turn) record(ctx context.Context, r conversation.Repo, read *preRead, ds []conversation.Decision, byID map[string]conversation.Approval) (map[string]bool, error) {
 	s, u, conv := t.s, t.user, t.conv
 	now := s.now()
 	responses := map[string]bool{}
@@ -163,12 +158,12 @@ func (t *Turn) record(ctx context.Context, r conversation.Repo, read *policy.Rea
 // decisions complete their response: then this turn, and only this one,
 // sends the follow-up.
 //
-// load is the user's load counted (under its lock) when the transaction
-// began; nil when it was not.
+// The per-user limits are checked by the opening (Turns.Open) of the
+// follow-up it claims.
 //
 // stopped: a person's stop denied the rest; the turn ends here, sending
 // nothing.
-func (t *Turn) claimFollowUp(ctx context.Context, r conversation.Repo, responses map[string]bool, load *conversation.UserLoad, stopped bool) error {
+func (t *Turn) claimFollowUp(ctx context.Context, r conversation.Repo, responses map[string]bool, stopped bool) error {
 	var last []conversation.Approval // the approval requests of the conversation's last response, as read
 	for resp := range responses {
 		aps, err := r.Approvals.OfResponse(ctx, t.user.ID, t.conv.ID, resp)
@@ -195,13 +190,6 @@ func (t *Turn) claimFollowUp(ctx context.Context, r conversation.Repo, responses
 		// not the conversation's last (it failed or was cut off), which
 		// cannot be continued.
 		return nil
-	}
-	if load != nil {
-		if err := t.s.decider.judgeLoad(*load, false); err != nil {
-			return err
-		}
-	} else if err := t.s.checkLimits(ctx, r, t.user, false); err != nil {
-		return err
 	}
 	t.previous = *t.conv.LastResponseID
 	// Read above, in this transaction and locked: none is pending, and

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"slices"
 
 	"github.com/toolgate/toolgate/internal/conversation"
@@ -38,9 +39,6 @@ func (s *Service) followUpAfterExpiry(ctx context.Context, convID, ownerID strin
 		if !owed || slices.ContainsFunc(aps, func(a conversation.Approval) bool { return a.State == conversation.Pending }) {
 			return nil
 		}
-		if s.checkLimits(ctx, r, owner, false) != nil {
-			return nil // a limit holds: the answers go with the next message
-		}
 		next := &Turn{s: s, user: owner, conv: conv, id: newID("turn_"), kind: "decisions", previous: *conv.LastResponseID}
 		if err := next.closeApprovals(ctx, r, aps); err != nil { // read above, locked
 			return err
@@ -52,6 +50,10 @@ func (s *Service) followUpAfterExpiry(ctx context.Context, convID, ownerID strin
 		t = next
 		return nil
 	})
+	var limit *conversation.LimitReached
+	if errors.As(err, &limit) {
+		return // a limit holds (the opening refused): the answers go with the next message
+	}
 	if err != nil {
 		s.log.WarnContext(ctx, "sending the follow-up after an expiry failed; it goes with the next message", "conversation_id", convID, "error", err)
 		return

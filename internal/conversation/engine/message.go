@@ -8,6 +8,7 @@ import (
 	"github.com/toolgate/toolgate/internal/apperr"
 	"github.com/toolgate/toolgate/internal/conversation"
 	"github.com/toolgate/toolgate/internal/conversation/record"
+	"github.com/toolgate/toolgate/internal/conversation/turnlimits"
 )
 
 // StartMessage records the person's message and prepares its turn. With no
@@ -28,17 +29,15 @@ func (s *Service) StartMessage(ctx context.Context, conversationID, input string
 	}
 	t := &Turn{s: s, user: u, id: newID("turn_"), kind: "message", userText: input}
 	err = s.store.Tx(ctx, func(r conversation.Repo) error {
-		// One round trip: the conversation locked (or created), the load
-		// the limits count, the last response's requests, the message.
-		// What it wrote is rolled back if the checks below refuse.
+		// One round trip: the conversation locked (or created), the last
+		// response's requests, the message. What it wrote is rolled back
+		// if the checks below (or the limits, checked by the opening)
+		// refuse.
 		m := conversation.MessageStart{Owner: u.ID, ConversationID: conversationID, Item: conversation.Item{Type: conversation.ItemUserMessage, ID: newID("umsg_"), Text: input}}
 		if conversationID == "" {
 			// In this transaction: a message refused by a limit leaves no
 			// empty conversation behind.
 			m.NewID, m.Title = newID("conv_"), titleFrom(input)
-		}
-		if s.decider.limited(true) {
-			m.LoadWindow = messageWindow
 		}
 		st, err := r.Turns.StartMessage(ctx, m)
 		if err != nil {
@@ -47,11 +46,6 @@ func (s *Service) StartMessage(ctx context.Context, conversationID, input string
 		conv := st.Conversation
 		if conversationID != "" && conv.Streaming {
 			return turnInProgress(conv.ID)
-		}
-		if st.Load != nil {
-			if err := s.decider.judgeLoad(*st.Load, true); err != nil {
-				return err
-			}
 		}
 		t.conv = conv
 		if conv.LastResponseID != nil {
@@ -73,7 +67,7 @@ func (s *Service) StartMessage(ctx context.Context, conversationID, input string
 		return t.open(ctx, r)
 	})
 	if err != nil {
-		return nil, err
+		return nil, turnlimits.Error(s.decider.limits, err, true)
 	}
 	for _, a := range t.expired {
 		s.observer.ApprovalExpired(a.ID, deref(a.DecidedAt))

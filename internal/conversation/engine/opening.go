@@ -5,6 +5,7 @@ import (
 
 	"github.com/toolgate/toolgate/internal/conversation"
 	"github.com/toolgate/toolgate/internal/conversation/eventlog"
+	"github.com/toolgate/toolgate/internal/conversation/turnlimits"
 )
 
 // mustEvent encodes an event whose payload is one of the event contract's
@@ -59,20 +60,29 @@ func (t *Turn) logOpening(ctx context.Context, r conversation.Repo) error {
 		}
 	}
 	evs := encodeAll(t.opening())
-	var last int64
-	var err error
-	if t.claimed {
-		var gs []conversation.Grant
-		last, gs, err = r.Turns.Open(ctx, conversation.TurnOpening{ConversationID: t.conv.ID, TurnID: t.id, Owner: t.user.ID,
-			Replica: t.s.replica, LeaseTTL: t.s.leaseTTL, SentIDs: t.answerIDs, Events: evs, Now: t.s.now()})
-		t.grants = grantRefs(gs)
-	} else {
-		last, err = r.Events.Append(ctx, t.conv.ID, t.id, evs)
+	stored := func(last int64) {
+		t.after, t.last = last-int64(len(evs)), last
+		if last > 0 {
+			t.opened = eventlog.Stored(t.id, last, evs)
+		}
 	}
-	t.after, t.last = last-int64(len(evs)), last
-	if err == nil && last > 0 {
-		t.opened = eventlog.Stored(t.id, last, evs)
+	if !t.claimed {
+		last, err := r.Events.Append(ctx, t.conv.ID, t.id, evs)
+		if err == nil {
+			stored(last)
+		}
+		return err
 	}
+	// The opening is the transaction's last statement: it may go with the
+	// COMMIT, and Opened hears what it stored once it did.
+	message := t.userItem != nil
+	_, _, err := r.Turns.Open(ctx, conversation.TurnOpening{ConversationID: t.conv.ID, TurnID: t.id, Owner: t.user.ID,
+		Replica: t.s.replica, LeaseTTL: t.s.leaseTTL, SentIDs: t.answerIDs, Events: evs, Now: t.s.now(),
+		Limits: turnlimits.For(t.s.decider.limits, message), Message: message,
+		Opened: func(last int64, gs []conversation.Grant) {
+			t.grants = grantRefs(gs)
+			stored(last)
+		}})
 	return err
 }
 

@@ -5,6 +5,7 @@ import (
 
 	"github.com/toolgate/toolgate/internal/apperr"
 	"github.com/toolgate/toolgate/internal/conversation"
+	"github.com/toolgate/toolgate/internal/conversation/turnlimits"
 )
 
 // StartRetry prepares the turn that failed last to be sent again, on
@@ -34,9 +35,6 @@ func (s *Service) StartRetry(ctx context.Context, conversationID string) (*Turn,
 			return err
 		}
 		t.resendFrom(items)
-		if err := s.checkLimits(ctx, r, u, false); err != nil {
-			return err
-		}
 		if t.previous != "" {
 			if err := t.closeOpen(ctx, r); err != nil {
 				return err
@@ -52,7 +50,7 @@ func (s *Service) StartRetry(ctx context.Context, conversationID string) (*Turn,
 		return t.open(ctx, r)
 	})
 	if err != nil {
-		return nil, err
+		return nil, turnlimits.Error(s.decider.limits, err, false)
 	}
 	return t, nil
 }

@@ -9,11 +9,10 @@ import (
 
 	"github.com/toolgate/toolgate/internal/conversation"
 	"github.com/toolgate/toolgate/internal/conversation/eventlog"
+	"github.com/toolgate/toolgate/internal/conversation/upstreamerr"
 
 	"github.com/toolgate/toolgate/internal/apperr"
-	"github.com/toolgate/toolgate/internal/conversation/record"
 	"github.com/toolgate/toolgate/internal/faults"
-	"github.com/toolgate/toolgate/internal/gateway"
 	"github.com/toolgate/toolgate/internal/policy"
 )
 
@@ -61,13 +60,14 @@ type relay struct {
 	follows  int                          // follow-ups this turn sent on its own for requests rules answered
 	next     bool                         // the response completed with every request answered: send the follow-up
 	unstored []conversation.Item          // finished items whose write failed: the turn's end stores them
+	held     []conversation.Item          // finished messages not stored yet (holdMessage)
 }
 
 func (r *relay) run(ctx context.Context) {
 	for r.exchange(ctx) {
 		// Rules answered every request of the response: the turn goes on.
 		r.follows++
-		r.response, r.asked, r.auto, r.running, r.ran, r.delivery, r.next, r.unstored = "", nil, nil, nil, nil, 0, false, nil
+		r.response, r.asked, r.auto, r.running, r.ran, r.delivery, r.next, r.unstored, r.held = "", nil, nil, nil, nil, 0, false, nil, nil
 		r.texts = map[string]*strings.Builder{}
 	}
 }
@@ -96,9 +96,9 @@ func (r *relay) exchange(ctx context.Context) bool {
 	}
 	s.observer.UpstreamFirstEvent(s.now().Sub(sent))
 	if err != nil {
-		e := upstreamError(ctx, err, false)
+		e := upstreamerr.FromUpstream(ctx, err, false)
 		r.delivery = deliveryUnknown
-		if !maybeDelivered(err) {
+		if !upstreamerr.MaybeDelivered(err) {
 			r.delivery = deliveryRefused
 		} else if len(t.answerIDs) > 0 {
 			e.Message += "; the decisions may have reached the model's provider, so they will not be sent again"
@@ -122,7 +122,7 @@ func (r *relay) exchange(ctx context.Context) bool {
 			return r.next
 		}
 	}
-	r.fail(upstreamError(ctx, stream.Err(), true))
+	r.fail(upstreamerr.FromUpstream(ctx, stream.Err(), true))
 	return false
 }
 
@@ -152,6 +152,11 @@ func (r *relay) continueTurn(response string) error {
 // handle acts on one event; done reports a terminal event.
 func (r *relay) handle(ctx context.Context, ev conversation.Event) (done bool, err error) {
 	t, s := r.t, r.t.s
+	if ev.Kind != conversation.EventCompleted {
+		if err := r.flushHeld(); err != nil {
+			return false, err
+		}
+	}
 	switch ev.Kind {
 	case conversation.EventCreated:
 		r.response = ev.ResponseID
@@ -203,6 +208,9 @@ func (r *relay) completed(ev conversation.Event) (bool, error) {
 	r.response = ev.ResponseID
 	if len(r.auto) > 0 && len(r.asked) == 0 {
 		if r.follows < maxAutoFollowUps {
+			if err := r.flushHeld(); err != nil {
+				return true, err
+			}
 			return true, r.continueTurn(ev.ResponseID)
 		}
 		r.notice(conversation.Notice{Code: NoticeAutoLimit, Message: fmt.Sprintf(
@@ -232,6 +240,7 @@ func (r *relay) completed(ev conversation.Event) (bool, error) {
 		return true, err
 	}
 	s.hub.Publish(t.conv.ID, eventlog.Stored(t.id, last, evs)) // committed
+	r.heldStored()
 	for _, d := range decided {
 		r.log.Observe(conversation.EventNameDecision, d)
 	}
@@ -246,6 +255,9 @@ func (r *relay) completed(ev conversation.Event) (bool, error) {
 func (r *relay) endCompleted(repo conversation.Repo, response string, terminal conversation.NewEvent) (last int64, evs []conversation.NewEvent, decided []conversation.DecisionEvent, err error) {
 	t, s := r.t, r.t.s
 	if still, err := r.stillOurs(repo); err != nil || !still {
+		return 0, nil, nil, err
+	}
+	if evs, err = r.storeHeld(repo); err != nil {
 		return 0, nil, nil, err
 	}
 	if s.gateway {
@@ -280,6 +292,8 @@ func (r *relay) item(ctx context.Context, u *conversation.UpstreamItem) error {
 		return nil
 	case u.Type == conversation.ItemMessage:
 		delete(r.texts, u.ID)
+		r.holdMessage(it)
+		return nil
 	case u.Type == conversation.ItemListTools:
 		if err := s.policies.Tools.RecordListed(r.store, u.ServerLabel, u.Tools); err != nil {
 			return err
@@ -307,33 +321,6 @@ func (r *relay) item(ctx context.Context, u *conversation.UpstreamItem) error {
 	}
 	r.sink.Send(conversation.EventNameItem, conversation.ItemEvent{Item: stored})
 	return nil
-}
-
-// itemOf is the transcript item of a finished output item of response;
-// false for the types a transcript does not keep. Arguments are redacted;
-// groups (the request's) say why a call ran.
-func itemOf(u *conversation.UpstreamItem, response string, groups []policy.ServerTools) (conversation.Item, bool) {
-	it := conversation.Item{Type: u.Type, ID: u.ID, ResponseID: response, ServerLabel: u.ServerLabel, UpstreamLabel: u.UpstreamLabel}
-	switch u.Type {
-	case conversation.ItemMessage:
-		it.Text = u.Text
-	case conversation.ItemListTools:
-		it.Tools, it.ListError = u.Tools, u.ListError
-	case conversation.ItemCall:
-		it.Name, it.Output, it.CallError, it.ApprovalRequestID = u.Name, u.Output, u.CallError, u.ApprovalID
-		it.Arguments, it.Redacted = conversation.Redact(u.Arguments)
-		it.ArgumentsSHA256 = record.Digest([]byte(u.Arguments))
-		if _, sha, err := gateway.ArgumentsDigest([]byte(u.Arguments)); err == nil {
-			it.CanonicalSHA256 = sha
-		}
-		it.AllowedBy = allowedBy(groups, u)
-	case conversation.ItemApprovalRequest:
-		it.Name = u.Name
-		it.Arguments, it.Redacted = conversation.Redact(u.Arguments)
-	default:
-		return conversation.Item{}, false
-	}
-	return it, true
 }
 
 // started relays that the provider began a call, asked or not; the call

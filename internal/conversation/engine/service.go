@@ -18,6 +18,7 @@ import (
 	"github.com/toolgate/toolgate/internal/conversation/prelist"
 	"github.com/toolgate/toolgate/internal/conversation/record"
 	"github.com/toolgate/toolgate/internal/conversation/recovery"
+	"github.com/toolgate/toolgate/internal/conversation/upstreamerr"
 	"github.com/toolgate/toolgate/internal/policy"
 )
 
@@ -86,9 +87,9 @@ type running struct {
 // ErrCancelled and ErrShutdown say why a turn's context was cancelled.
 var (
 	ErrCancelled = errors.New("the turn was cancelled")
-	ErrShutdown  = errors.New("the server is shutting down")
+	ErrShutdown  = upstreamerr.ErrShutdown
 	// ErrAccountDisabled stops the turns of an account an admin disabled.
-	ErrAccountDisabled = errors.New("the account was disabled")
+	ErrAccountDisabled = upstreamerr.ErrAccountDisabled
 )
 
 // Stop cancels every running turn and waits, until ctx ends, for them to
