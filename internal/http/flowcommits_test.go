@@ -142,11 +142,17 @@ func TestApprovalFlow_Commits(t *testing.T) {
 // from it, so it commits at once); tool.started; the MCP server's health
 // reset (a no-op UPDATE when it had no failures); the call's item with its
 // receipt; its item event; the answer's message item; its item event; the
-// turn's end. Now the answer's message and its item event are stored in
-// the end's transaction (holdMessage): 7. Left above issue 26's 3: the
-// tool.started and item events (the event stream's, item 1), the call's
-// item, which must be stored before its event is relayed, the health reset.
+// turn's end. Now an item and its event, and an approval request with its
+// approval.required, commit together (relay.withEvents), and the answer's
+// message and its item event are stored in the end's transaction
+// (holdMessage): 3 for the message that asks, 6 for a decision whose
+// approved call runs. Those 6 are the decision, answered_in, tool.started,
+// the health reset (which writes nothing: no WAL flush), the call's record
+// with its event, and the end: each says what ran, or is about to, before
+// anyone sees it, so a crash at any point leaves a true record. A follow-up
+// that answers with text alone (the bench's approval flow) commits 3: the
+// decision, answered_in and the end.
 const (
-	messageFlowCommits  = 4
-	decisionFlowCommits = 7
+	messageFlowCommits  = 3
+	decisionFlowCommits = 6
 )

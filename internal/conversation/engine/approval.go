@@ -96,14 +96,13 @@ func (r *relay) approval(ctx context.Context, u *conversation.UpstreamItem, it c
 	} else if a.Rules != nil {
 		a.Reason.Reason = policy.ReasonRules
 	}
-	var stored conversation.Item
-	err := s.store.Tx(r.store, func(repo conversation.Repo) error {
+	err := r.withEvents(func(repo conversation.Repo) ([]namedEvent, error) {
 		if err := repo.Approvals.Insert(r.store, a); err != nil {
-			return err
+			return nil, err
 		}
 		if auto {
 			if err := repo.Approvals.Decide(r.store, t.user.ID, a); err != nil {
-				return err
+				return nil, err
 			}
 			after, _ := json.Marshal(map[string]any{"approval_request_id": a.ID, "conversation_id": a.ConversationID,
 				"state": a.State, "reason": a.DecisionReason, "rules": a.Rules, "by": a.Rules.By})
@@ -111,28 +110,32 @@ func (r *relay) approval(ctx context.Context, u *conversation.UpstreamItem, it c
 			if err := s.policies.Decisions.Audit(r.store, repo, policy.AuditEntry{Actor: "toolgate", Action: policy.ActionDecision,
 				ServerLabel: &a.ServerLabel, ToolName: &a.ToolName, Before: before, After: after,
 				ConversationID: a.ConversationID}); err != nil {
-				return err
+				return nil, err
 			}
 		}
-		var err error
-		stored, err = repo.Conversations.AppendItem(r.store, t.conv.ID, it)
-		return err
+		stored, err := repo.Conversations.AppendItem(r.store, t.conv.ID, it)
+		if err != nil {
+			return nil, err
+		}
+		// Relayed once committed, with the request stored: an auto-answered
+		// request as its item and decision, any other as approval.required.
+		if auto {
+			p := present(a)
+			stored.Approval = &p
+			ev := decisionEvent(a, nil)
+			ev.PendingApprovalIDs = nonNil(slices.Clone(r.asked))
+			return []namedEvent{{conversation.EventNameItem, conversation.ItemEvent{Item: stored}}, {conversation.EventNameDecision, ev}}, nil
+		}
+		return []namedEvent{{conversation.EventNameApproval, s.keeper.WithExpiry(present(a))}}, nil
 	})
-	if err != nil {
+	switch {
+	case err != nil:
 		return err
-	}
-	if auto {
+	case auto:
 		r.auto = append(r.auto, a.ID)
-		p := present(a)
-		stored.Approval = &p
-		r.sink.Send(conversation.EventNameItem, conversation.ItemEvent{Item: stored})
-		ev := decisionEvent(a, nil)
-		ev.PendingApprovalIDs = nonNil(slices.Clone(r.asked))
-		r.sink.Send(conversation.EventNameDecision, ev)
-		return nil
+	default:
+		r.asked = append(r.asked, a.ID)
 	}
-	r.asked = append(r.asked, a.ID)
-	r.sink.Send(conversation.EventNameApproval, s.keeper.WithExpiry(present(a)))
 	return nil
 }
 

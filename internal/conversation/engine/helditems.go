@@ -22,12 +22,10 @@ func (r *relay) flushHeld() error {
 	held := r.held
 	r.held = nil
 	for i, it := range held {
-		stored, err := r.storeItem(it)
-		if err != nil {
+		if _, err := r.storeItem(it); err != nil {
 			r.unstored = append(r.unstored, held[i:]...)
 			return err
 		}
-		r.sink.Send(conversation.EventNameItem, conversation.ItemEvent{Item: stored})
 	}
 	return nil
 }

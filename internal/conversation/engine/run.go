@@ -309,8 +309,7 @@ func (r *relay) item(ctx context.Context, u *conversation.UpstreamItem) error {
 	case u.Type == conversation.ItemApprovalRequest:
 		return r.approval(ctx, u, it)
 	}
-	stored, err := r.storeItem(it) // a call with its receipt
-	if err != nil {
+	if _, err := r.storeItem(it); err != nil { // a call with its receipt, and its event
 		// Received whole: the turn's end stores it, once the database is
 		// back if need be, so a call that ran is never lost.
 		r.unstored = append(r.unstored, it)
@@ -319,7 +318,6 @@ func (r *relay) item(ctx context.Context, u *conversation.UpstreamItem) error {
 	if u.Type == conversation.ItemCall {
 		r.running = slices.DeleteFunc(r.running, func(x *conversation.UpstreamItem) bool { return x.ID == u.ID })
 	}
-	r.sink.Send(conversation.EventNameItem, conversation.ItemEvent{Item: stored})
 	return nil
 }
 

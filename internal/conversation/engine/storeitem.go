@@ -2,31 +2,71 @@ package engine
 
 import (
 	"github.com/toolgate/toolgate/internal/conversation"
+	"github.com/toolgate/toolgate/internal/conversation/eventlog"
 	"github.com/toolgate/toolgate/internal/conversation/record"
 	"github.com/toolgate/toolgate/internal/gateway"
 	"github.com/toolgate/toolgate/internal/policy"
 )
 
-// storeItem appends it to the transcript; a finished call is stored
-// together with its receipt, in one transaction.
-func (r *relay) storeItem(it conversation.Item) (conversation.Item, error) {
-	t, s := r.t, r.t.s
-	if it.Type != conversation.ItemCall || it.Interrupted {
-		return s.store.Repo().Conversations.AppendItem(r.store, t.conv.ID, it)
-	}
-	var stored conversation.Item
-	err := s.store.Tx(r.store, func(repo conversation.Repo) error {
-		it := it
-		linked, err := s.keeper.LinkCall(r.store, repo, t.conv.ID, t.id, &it)
-		if err != nil {
-			return err
-		}
-		if stored, err = repo.Conversations.AppendItem(r.store, t.conv.ID, it); err != nil || linked {
-			return err // a call through the MCP face has its receipt from the face
-		}
-		return s.keeper.RecordCall(r.store, repo, t.user.ID, t.user.Email, t.conv.ID, it)
+// storeItem appends it to the transcript (a finished call together with
+// its receipt) and its item.done event to the log, in one transaction, and
+// relays the event.
+func (r *relay) storeItem(it conversation.Item) (stored conversation.Item, err error) {
+	err = r.withEvents(func(repo conversation.Repo) ([]namedEvent, error) {
+		var err error
+		stored, err = r.appendItem(repo, it)
+		return []namedEvent{{conversation.EventNameItem, conversation.ItemEvent{Item: stored}}}, err
 	})
 	return stored, err
+}
+
+// withEvents runs fn in one transaction with the events it returns, stored
+// by the turn's log after what fn stored: one commit for the two, after
+// every delta the turn sent. Once committed, the events go to the streams
+// and the observer.
+func (r *relay) withEvents(fn func(conversation.Repo) ([]namedEvent, error)) error {
+	t, s := r.t, r.t.s
+	r.log.Flush()
+	var named []namedEvent
+	var evs []conversation.NewEvent
+	var last int64
+	s.hub.Begin(t.conv.ID)
+	err := s.store.Tx(r.store, func(repo conversation.Repo) error {
+		var err error
+		if named, err = fn(repo); err != nil {
+			return err
+		}
+		evs = encodeAll(named)
+		last, err = r.log.Put(r.store, repo, evs)
+		return err
+	})
+	if err != nil || last == 0 {
+		s.hub.End(t.conv.ID)
+		return err
+	}
+	s.hub.Publish(t.conv.ID, eventlog.Stored(t.id, last, evs))
+	for _, e := range named {
+		r.log.Observe(e.name, e.data)
+	}
+	return nil
+}
+
+// appendItem appends it to the transcript in repo, a finished call with its
+// receipt (a call through the MCP face has its receipt from the face).
+func (r *relay) appendItem(repo conversation.Repo, it conversation.Item) (conversation.Item, error) {
+	t, s := r.t, r.t.s
+	if it.Type != conversation.ItemCall || it.Interrupted {
+		return repo.Conversations.AppendItem(r.store, t.conv.ID, it)
+	}
+	linked, err := s.keeper.LinkCall(r.store, repo, t.conv.ID, t.id, &it)
+	if err != nil {
+		return conversation.Item{}, err
+	}
+	stored, err := repo.Conversations.AppendItem(r.store, t.conv.ID, it)
+	if err != nil || linked {
+		return stored, err
+	}
+	return stored, s.keeper.RecordCall(r.store, repo, t.user.ID, t.user.Email, t.conv.ID, it)
 }
 
 // itemOf is the transcript item of a finished output item of response;

@@ -84,11 +84,8 @@ func (l *TurnLog) delta(event string, data any) {
 		l.next++
 		l.mu.Unlock()
 		l.h.Hand(l.conv, ev)
-		if l.observer != nil {
-			l.observer.Send(event, data)
-		}
 		n := l.outstanding.Add(1)
-		l.h.writer.enqueue(queuedDelta{log: l, ev: ev})
+		l.h.writer.enqueue(queuedDelta{log: l, ev: ev, data: data})
 		if n >= maxOutstanding {
 			// The database is behind: wait for it rather than hold an
 			// unbounded backlog (upstream waits in its TCP window).

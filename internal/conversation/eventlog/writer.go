@@ -36,6 +36,7 @@ type deltaWriter struct {
 type queuedDelta struct {
 	log  *TurnLog
 	ev   conversation.StoredEvent
+	data any // what the turn sent, for its observer once stored
 	done chan struct{}
 }
 
@@ -131,9 +132,10 @@ func (w *deltaWriter) write(batch []queuedDelta) (rest []queuedDelta) {
 // deltaGroup is what one write stores for one conversation: one turn's
 // deltas, with consecutive ids.
 type deltaGroup struct {
-	log *TurnLog
-	evs []conversation.NewEvent
-	top int64 // the last id
+	log   *TurnLog
+	evs   []conversation.NewEvent
+	datas []any
+	top   int64 // the last id
 }
 
 // gather groups batch by conversation, in order, up to the first delta of
@@ -157,6 +159,7 @@ func gather(batch []queuedDelta) (groups []*deltaGroup, markers []chan struct{},
 			groups = append(groups, g)
 		}
 		g.evs = append(g.evs, conversation.NewEvent{Name: q.ev.Name, Data: q.ev.Data})
+		g.datas = append(g.datas, q.data)
 		g.top = q.ev.ID
 	}
 	return groups, markers, rest
@@ -191,10 +194,17 @@ func (w *deltaWriter) store(groups []*deltaGroup) {
 
 // settle tells the hub which deltas are stored (or will never be: a write
 // that failed, a conversation gone), so that streams here that are behind
-// read them from the store, and counts them as no longer outstanding.
+// read them from the store; hands the deltas to their turn's observer
+// (what it saw, a takeover finds: it is told once they are stored); and
+// counts them as no longer outstanding.
 func (w *deltaWriter) settle(groups []*deltaGroup) {
 	for _, g := range groups {
 		w.h.Settled(g.log.conv, g.top)
+		if g.log.observer != nil {
+			for i, e := range g.evs {
+				g.log.observer.Send(e.Name, g.datas[i])
+			}
+		}
 		g.log.outstanding.Add(-int64(len(g.evs)))
 	}
 }
