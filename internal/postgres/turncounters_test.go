@@ -214,4 +214,3 @@ func TestTurnOpen_CountersSerialiseOneUserOnly(t *testing.T) {
 		t.Fatal(err)
 	}
 }
-
