@@ -46,6 +46,9 @@ func (r eventStore) Append(ctx context.Context, conversationID, turn string, evs
 // their webhook deliveries and announces them, in one statement. A
 // deleted conversation stores nothing (last is 0); an id stored already
 // is an error.
+//
+// In a transaction it goes with the COMMIT (its ids are known, nothing
+// waits for its result), and returns the last id it will have stored.
 func (r eventStore) Put(ctx context.Context, conversationID, turn string, first int64, evs []conversation.NewEvent) (int64, error) {
 	return r.put(ctx, `UPDATE conversations SET event_seq = greatest(event_seq, $6 + $2 - 1) WHERE id = $1 RETURNING $6::bigint - 1 AS base`,
 		conversationID, turn, first, evs)
@@ -66,20 +69,31 @@ func (r eventStore) put(ctx context.Context, seq, conversationID, turn string, f
 	if first > 0 {
 		args = append(args, first)
 	}
-	var last int64
-	err := r.q.QueryRow(ctx, `
-		WITH seq AS (`+seq+`), ins AS (
+	sql := `
+		WITH seq AS (` + seq + `), ins AS (
 			INSERT INTO conversation_events (conversation_id, id, turn_id, event, data)
 			SELECT $1, seq.base + e.ord, nullif($3, ''), e.name, e.data::json
 			FROM seq, unnest($4::text[], $5::text[]) WITH ORDINALITY AS e(name, data, ord)
-		)`+webhookOutbox+`
-		SELECT seq.base + $2, pg_notify('`+EventsChannel+`', json_build_object('c', $1::text, 'id', seq.base + $2)::text),
-			`+webhookWake+`
-		FROM seq`, args...).Scan(&last, new(any), new(any))
-	if noRows(err) {
-		return 0, nil
+		)` + webhookOutbox + `
+		SELECT seq.base + $2, pg_notify('` + EventsChannel + `', json_build_object('c', $1::text, 'id', seq.base + $2)::text),
+			` + webhookWake + `
+		FROM seq`
+	var last int64
+	scan := func(row pgx.Row) error {
+		if err := row.Scan(&last, new(any), new(any)); !noRows(err) {
+			return translate(err, "store stream events")
+		}
+		return nil // the conversation is gone: nothing stored
 	}
-	return last, translate(err, "store stream events")
+	if first == 0 {
+		err := scan(r.q.QueryRow(ctx, sql, args...))
+		return last, err
+	}
+	deferred, err := deferUntilCommit(ctx, r.q, scan, sql, args...)
+	if deferred {
+		last = first + int64(len(evs)) - 1
+	}
+	return last, err
 }
 
 // PutMany stores the events of many conversations in one statement (one
