@@ -128,7 +128,7 @@ func TestRows_MetFollowsTheTargets(t *testing.T) {
 	v := map[string]float64{
 		"toolgate.ttfd_added_p50_ms@5": 0.8, "toolgate.ttfd_added_p99_ms@5": 2.9, // met
 		"toolgate.ttfd_long_p50_ms": 0.9, "toolgate.ttfd_long_p99_ms": 5.1, // p99 over 5
-		"toolgate.queued_long": 1,
+		"toolgate.queued_long":      1,
 		"toolgate.ttfd_many_p50_ms": 0.5, "toolgate.ttfd_many_p99_ms": 4,
 		"toolgate.event_delay_p50_ms@50": 0.35, "proxy.event_delay_p50_ms@50": 0.2, // +0.15 over the proxy
 		"toolgate.event_delay_p99_ms@50": 0.5, "proxy.event_delay_p99_ms@50": 1, "toolgate.held@50": 1,
@@ -136,7 +136,7 @@ func TestRows_MetFollowsTheTargets(t *testing.T) {
 		"toolgate.cpu_per_event_us@50": 40, "proxy.cpu_per_event_us@50": 20,
 		"toolgate.approval_p50_ms": 1.1, "toolgate.approval_p99_ms": 2,
 		"toolgate.rss_per_stream_kib@500": 64,
-		"toolgate.upstream_conns": 1, "toolgate.upstream_requests": 100,
+		"toolgate.upstream_conns":         1, "toolgate.upstream_requests": 100,
 	}
 	want := map[string]string{"@ 5 turns/s": "✓", "the same @ 50": "✗", "did turn starts queue": "✗", "many users": "✓",
 		"delay p50 / p99 @ 50 streams": "✗", "delay p50 / p99 @ 500 streams": "✓", "CPU per relayed": "✓", "approval decision": "✗", "memory": "✓", "upstream connections": "✓"}

@@ -52,9 +52,9 @@ func runProxy(target string) error {
 
 // child is a process the bench started and measures.
 type child struct {
-	cmd    *exec.Cmd
-	base   string
-	logs   *syncBuffer
+	cmd     *exec.Cmd
+	base    string
+	logs    *syncBuffer
 	dbURL   string // Toolgate's own database
 	dbName  string
 	baseURL string // the database it was created beside
