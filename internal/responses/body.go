@@ -92,29 +92,6 @@ func (s *sentBody) Read(b []byte) (int, error) {
 	return n, nil
 }
 
-// chunkPool holds the buffers WriteTo joins small pieces in.
-var chunkPool = sync.Pool{New: func() any { b := make([]byte, 0, 32<<10); return &b }}
-
-// WriteTo writes the pieces in chunks of about 32 KiB (what io.Copy would
-// have written, without its copy of the whole body first).
-func (s *sentBody) WriteTo(w io.Writer) (int64, error) {
-	bp := chunkPool.Get().(*[]byte)
-	defer chunkPool.Put(bp)
-	var total int64
-	for {
-		chunk := (*bp)[:cap(*bp)]
-		n, _ := s.Read(chunk)
-		if n == 0 {
-			return total, nil
-		}
-		m, err := w.Write(chunk[:n])
-		total += int64(m)
-		if err != nil {
-			return total, err
-		}
-	}
-}
-
 func (s *sentBody) Close() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
