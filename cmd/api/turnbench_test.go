@@ -30,7 +30,7 @@ func BenchmarkRun_MessageTurn(b *testing.B) {
 	for _, size := range []struct{ servers, tools int }{{1, 1}, {128, 1000}} {
 		b.Run(fmt.Sprintf("%dx%d", size.servers, size.tools), func(b *testing.B) {
 			dbURL := testdb.URL(b)
-			base, _, _ := start(b, map[string]string{"DATABASE_URL": dbURL, "OFFLINE_DEMO": "false", "LOG_LEVEL": "warn",
+			base, _, _ := start(b, map[string]string{"DATABASE_URL": dbURL, "OFFLINE_DEMO": "true", "LOG_LEVEL": "warn",
 				"OPENAI_BASE_URL": upstream + "/v1/", "USER_MESSAGES_PER_MINUTE": "10000", "UPSTREAM_MAX_TOOL_ENTRIES": "100000"})
 			seedTools(b, dbURL, size.servers, size.tools)
 			messageTurn(b, base) // the policy snapshot and the rendered tools are cached

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -91,6 +92,11 @@ func TestBench_QuickModeProducesEveryRow(t *testing.T) {
 			t.Errorf("%s = %v (present %v), want a measured positive figure", k, v, ok)
 		}
 	}
+	for _, k := range []string{"toolgate.stacks_per_stream_kib@20", "toolgate.goroutines_per_stream@20"} {
+		if v, ok := res.Values[k]; !ok || v == 0 {
+			t.Errorf("%s = %v (present %v), want a figure read from /metrics", k, v, ok)
+		}
+	}
 	for _, k := range []string{"toolgate.queued_long", "proxy.queued_long", "toolgate.held@20", "proxy.held@20"} {
 		if v, ok := res.Values[k]; !ok || (v != 0 && v != 1) {
 			t.Errorf("%s = %v (present %v), want 0 or 1", k, v, ok)
@@ -154,5 +160,19 @@ func TestRows_MetFollowsTheTargets(t *testing.T) {
 	v["toolgate.held@500"] = 0
 	if r := rows(o, v)[5]; r.Met != "✗" || !strings.Contains(r.Toolgate, "not held") {
 		t.Errorf("500 streams not held: %+v, want ✗ and not held", r)
+	}
+}
+
+// TestParseFigures reads the runtime's figures from the Prometheus text
+// format, and says which one is missing.
+func TestParseFigures(t *testing.T) {
+	text := "# HELP go_goroutines Number of goroutines.\n# TYPE go_goroutines gauge\ngo_goroutines 1429\n" +
+		"go_memstats_stack_inuse_bytes 1.5597568e+07\ngo_gc_duration_seconds{quantile=\"0\"} 1e-05\n"
+	got, err := parseFigures(bufio.NewScanner(strings.NewReader(text)), []string{"go_goroutines", "go_memstats_stack_inuse_bytes"})
+	if err != nil || got["go_goroutines"] != 1429 || got["go_memstats_stack_inuse_bytes"] != 15597568 {
+		t.Errorf("parseFigures = %v, %v", got, err)
+	}
+	if _, err := parseFigures(bufio.NewScanner(strings.NewReader(text)), []string{"go_memstats_next_gc_bytes"}); err == nil {
+		t.Error("a figure missing: no error")
 	}
 }

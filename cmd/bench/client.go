@@ -24,6 +24,8 @@ type variant struct {
 	pid    int            // the process measured for CPU and memory; 0: none
 	client *http.Client
 	mockL  *listener // the mock's address this variant's upstream calls reach
+	// metrics reads the Go runtime's figures of Toolgate (nil: a baseline).
+	metrics func(context.Context) (map[string]float64, error)
 }
 
 func newClient() *http.Client {

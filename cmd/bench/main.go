@@ -155,7 +155,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 	defer dropDatabase(o.dbURL, tg.dbName)
 	defer tg.stop()
 	vs := []*variant{
-		{name: "toolgate", base: tg.base, tg: tgc, pid: tg.pid(), mockL: lTool},
+		{name: "toolgate", base: tg.base, tg: tgc, pid: tg.pid(), mockL: lTool, metrics: func(ctx context.Context) (map[string]float64, error) {
+			return runtimeFigures(ctx, tgc.HTTP, tg.base, tg.metrics)
+		}},
 		{name: "proxy", base: proxy.base, pid: proxy.pid(), client: newClient(), mockL: lProxy},
 		{name: "direct", base: lDirect.URL, client: newClient(), mockL: lDirect},
 	}

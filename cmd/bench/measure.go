@@ -67,6 +67,7 @@ func (r runResult) measureLevel(ctx context.Context, o options, v *variant, li, 
 		rss0 = rss(v.pid)
 	}
 	sampler := sampleRSS(v.pid, rss0)
+	mid := startMidRound(ctx, v, o.ramp+o.hold/2)
 	var mu sync.Mutex
 	var delays []time.Duration
 	var firstErr error
@@ -83,6 +84,9 @@ func (r runResult) measureLevel(ctx context.Context, o options, v *variant, li, 
 	peak := sampler.end()
 	if firstErr != nil {
 		return fmt.Errorf("%d streams: %w", n, firstErr)
+	}
+	if err := mid.perStream(r, v.name, n); err != nil {
+		return fmt.Errorf("%d streams: runtime figures: %w", n, err)
 	}
 	r[fmt.Sprintf("%s.event_delay_p99_ms@%d", v.name, n)] = ms(pct(delays, 99))
 	r[fmt.Sprintf("%s.event_delay_p50_ms@%d", v.name, n)] = ms(pct(delays, 50))

@@ -55,6 +55,7 @@ type child struct {
 	cmd     *exec.Cmd
 	base    string
 	logs    *syncBuffer
+	metrics string // Toolgate's METRICS_TOKEN
 	dbURL   string // Toolgate's own database
 	dbName  string
 	baseURL string // the database it was created beside
@@ -121,8 +122,15 @@ func startToolgate(ctx context.Context, bin, dbURL, upstream string, maxEntries 
 		fmt.Sprintf("UPSTREAM_MAX_TOOL_ENTRIES=%d", max(128, maxEntries)),
 		"TOOLGATE_ADMIN_EMAIL=" + email, "TOOLGATE_ADMIN_PASSWORD=" + password}
 	// DEBUG_ADDR=127.0.0.1:6060 ./scripts/bench.sh profiles Toolgate while
-	// it is measured; METRICS_TOKEN lets you scrape its /metrics.
-	for _, k := range []string{"DEBUG_ADDR", "METRICS_TOKEN"} {
+	// it is measured; METRICS_TOKEN lets you scrape its /metrics (the bench
+	// reads the Go runtime's figures there: one of its own when unset);
+	// GODEBUG, GOGC and GOMEMLIMIT tune its runtime.
+	metricsToken := os.Getenv("METRICS_TOKEN")
+	if metricsToken == "" {
+		metricsToken = randHex(16)
+	}
+	cmd.Env = append(cmd.Env, "METRICS_TOKEN="+metricsToken)
+	for _, k := range []string{"DEBUG_ADDR", "GODEBUG", "GOGC", "GOMEMLIMIT"} {
 		if v := os.Getenv(k); v != "" {
 			cmd.Env = append(cmd.Env, k+"="+v)
 		}
@@ -132,7 +140,7 @@ func startToolgate(ctx context.Context, bin, dbURL, upstream string, maxEntries 
 	if err := cmd.Start(); err != nil {
 		return nil, nil, fmt.Errorf("start toolgate: %w", err)
 	}
-	c := &child{cmd: cmd, base: "http://" + addr, logs: logs, dbURL: u.String(), dbName: name, baseURL: dbURL}
+	c := &child{cmd: cmd, base: "http://" + addr, logs: logs, metrics: metricsToken, dbURL: u.String(), dbName: name, baseURL: dbURL}
 	for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(50 * time.Millisecond) {
 		if res, err := http.Get(c.base + "/healthz"); err == nil {
 			res.Body.Close()
