@@ -85,7 +85,7 @@ func rows(o options, v map[string]float64) []row {
 	}
 	if _, ok := v["toolgate.commits_per_turn"]; ok {
 		out = append(out, row{What: "Postgres commits (pg_stat_database.xact_commit) per turn / per approval flow",
-			Direct: "—", Proxy: "—", Toolgate: fmt.Sprintf("%.1f / %.1f", v["toolgate.commits_per_turn"], v["toolgate.commits_per_flow"]),
+			Direct: "—", Proxy: "—", Toolgate: fmt.Sprintf("%.1f / %.1f (idle: %.1f a second, taken off)", v["toolgate.commits_per_turn"], v["toolgate.commits_per_flow"], v["toolgate.commits_idle_per_s"]),
 			Target: "— / ≤ 3", Met: met(v["toolgate.commits_per_flow"] <= 3)})
 	}
 	return append(out, row{What: "new upstream connections / requests", Direct: "—",
