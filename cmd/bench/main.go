@@ -130,6 +130,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 	if o.bin, err = filepath.Abs(o.bin); err != nil {
 		return fmt.Errorf("toolgate binary: %w", err)
 	}
+	log := newProgress(stdout)
 	m := newMock(o.ttfe, o.gap)
 	lDirect, err := m.listen()
 	if err != nil {
@@ -161,8 +162,11 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 		{name: "proxy", base: proxy.base, pid: proxy.pid(), client: newClient(), mockL: lProxy},
 		{name: "direct", base: lDirect.URL, client: newClient(), mockL: lDirect},
 	}
-	fmt.Fprintf(stdout, "bench: %d run(s), mock %s to first event, 1 delta / %s; Toolgate pid %d, proxy pid %d\n",
+	fmt.Fprintf(log, "bench: %d run(s), mock %s to first event, 1 delta / %s; Toolgate pid %d, proxy pid %d\n",
 		o.runs, o.ttfe, o.gap, tg.pid(), proxy.pid())
+	if o.users > 0 {
+		fmt.Fprintf(log, "signing %d users in…\n", o.users)
+	}
 	users, err := signInUsers(ctx, tgc, o.users)
 	if err != nil {
 		return err
@@ -175,8 +179,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 	}
 	var runs []runResult
 	for i := range o.runs {
-		fmt.Fprintf(stdout, "run %d of %d…\n", i+1, o.runs)
-		r, err := measureRun(ctx, o, m, vs, users, stdout)
+		fmt.Fprintf(log, "run %d of %d…\n", i+1, o.runs)
+		r, err := measureRun(ctx, o, m, vs, users, log)
 		if err != nil {
 			return fmt.Errorf("run %d: %w; toolgate logs:\n%.4000s", i+1, err, tg.logs)
 		}
@@ -196,13 +200,13 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 	res.Values["proxy.upstream_conns"] = float64(lProxy.conns.Load())
 	res.Values["proxy.upstream_requests"] = float64(lProxy.requests.Load())
 	if o.statsWait > 0 {
-		fmt.Fprintf(stdout, "Postgres commits per turn and per decision (%s of quiet around each phase)…\n", o.statsWait)
+		fmt.Fprintf(log, "Postgres commits per turn and per decision (%s of quiet around each phase)…\n", o.statsWait)
 		if err := measureStatements(ctx, o, &res, tg, vs[0], m); err != nil {
 			return fmt.Errorf("statements: %w", err)
 		}
 	}
 	if o.seedServers > 0 {
-		fmt.Fprintf(stdout, "%d servers × %d tools…\n", o.seedServers, o.seedTools)
+		fmt.Fprintf(log, "%d servers × %d tools…\n", o.seedServers, o.seedTools)
 		if err := measureBuild(ctx, o, &res, tg, vs[0]); err != nil {
 			return fmt.Errorf("build time: %w", err)
 		}

@@ -18,11 +18,16 @@ type runResult map[string]float64
 // each phase (Toolgate, proxy, direct).
 func measureRun(ctx context.Context, o options, m *mock, vs []*variant, users []*client.Client, stdout io.Writer) (runResult, error) {
 	r := runResult{}
+	fmt.Fprintf(stdout, "  first delta @ %v turns/s…\n", o.rates)
 	if err := r.measureFirstDelta(ctx, o, vs); err != nil {
 		return nil, err
 	}
+	fmt.Fprintf(stdout, "  %s at %d turns/s…\n", o.queueFor, o.rate)
 	if err := r.measureLongRound(ctx, o, vs); err != nil {
 		return nil, err
+	}
+	if o.users > 0 {
+		fmt.Fprintf(stdout, "  %d users…\n", o.users)
 	}
 	if err := r.measureManyUsers(ctx, o, vs, users); err != nil {
 		return nil, err
@@ -30,6 +35,7 @@ func measureRun(ctx context.Context, o options, m *mock, vs []*variant, users []
 	if err := r.measureLevels(ctx, o, vs, stdout); err != nil {
 		return nil, err
 	}
+	fmt.Fprintf(stdout, "  approvals…\n")
 	if err := r.measureApprovals(ctx, o, m, vs); err != nil {
 		return nil, err
 	}
@@ -46,13 +52,16 @@ func settle() { time.Sleep(300 * time.Millisecond) }
 func (r runResult) measureLevels(ctx context.Context, o options, vs []*variant, stdout io.Writer) error {
 	deltas := max(1, int((o.ramp+o.hold)/o.gap))
 	for li, n := range o.levels {
-		fmt.Fprintf(stdout, "  %d streams…\n", n)
+		fmt.Fprintf(stdout, "  %d streams…", n)
 		for _, v := range vs {
+			start := time.Now()
 			if err := r.measureLevel(ctx, o, v, li, n, deltas); err != nil {
 				return err
 			}
+			fmt.Fprintf(stdout, " %s %.1f s", v.name, time.Since(start).Seconds())
 			settle()
 		}
+		fmt.Fprintln(stdout)
 	}
 	return nil
 }

@@ -155,9 +155,9 @@ func (t table) memoryRow() row {
 	}
 	per := t.f("toolgate", fmt.Sprintf("rss_per_stream_kib@%d", n))
 	tg := cell("toolgate")
-	if _, ok := t.v[fmt.Sprintf("toolgate.heap_per_stream_kib@%d", n)]; ok {
-		tg += fmt.Sprintf(" (mid-round, per stream: heap %.0f KiB, stacks %.0f KiB, %.1f goroutines)", t.f("toolgate", fmt.Sprintf("heap_per_stream_kib@%d", n)),
-			t.f("toolgate", fmt.Sprintf("stacks_per_stream_kib@%d", n)), t.f("toolgate", fmt.Sprintf("goroutines_per_stream@%d", n)))
+	if _, ok := t.v[fmt.Sprintf("toolgate.stacks_per_stream_kib@%d", n)]; ok {
+		tg += fmt.Sprintf("; mid-round, per stream: stacks %.0f KiB, %.1f goroutines", t.f("toolgate", fmt.Sprintf("stacks_per_stream_kib@%d", n)),
+			t.f("toolgate", fmt.Sprintf("goroutines_per_stream@%d", n)))
 	}
 	return row{What: fmt.Sprintf("memory: RSS per open stream @ %d streams", n), Direct: "—",
 		Proxy: cell("proxy"), Toolgate: tg, Target: "≤ 64 KiB per stream", Met: met(per <= 64)}
