@@ -20,17 +20,17 @@ import (
 // whole program and the slow upstream (in a process of its own, answering
 // at once), with servers × tools seeded into the database as cmd/bench
 // seeds them (the servers need not run): "1x1" is the baseline beside
-// "1000x100". ns/op is a whole turn; ms-to-upstream is the median time from
+// "128x1000" (the most servers the provider accepts). ns/op is a whole turn; ms-to-upstream is the median time from
 // posting the message to the request reaching the upstream (cmd/bench's
 // "time before the upstream call"). With -cpuprofile it shows where a
 // turn's time goes:
 // go test -run '^$' -bench MessageTurn -benchtime 30x ./cmd/api/
 func BenchmarkRun_MessageTurn(b *testing.B) {
 	upstream := startSlowUpstream(b)
-	for _, size := range []struct{ servers, tools int }{{1, 1}, {1000, 100}} {
+	for _, size := range []struct{ servers, tools int }{{1, 1}, {128, 1000}} {
 		b.Run(fmt.Sprintf("%dx%d", size.servers, size.tools), func(b *testing.B) {
 			dbURL := testdb.URL(b)
-			base, _, _ := start(b, map[string]string{"DATABASE_URL": dbURL, "OFFLINE_DEMO": "false", "LOG_LEVEL": "warn",
+			base, _, _ := start(b, map[string]string{"DATABASE_URL": dbURL, "OFFLINE_DEMO": "true", "LOG_LEVEL": "warn",
 				"OPENAI_BASE_URL": upstream + "/v1/", "USER_MESSAGES_PER_MINUTE": "10000", "UPSTREAM_MAX_TOOL_ENTRIES": "100000"})
 			seedTools(b, dbURL, size.servers, size.tools)
 			messageTurn(b, base) // the policy snapshot and the rendered tools are cached

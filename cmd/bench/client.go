@@ -24,6 +24,8 @@ type variant struct {
 	pid    int            // the process measured for CPU and memory; 0: none
 	client *http.Client
 	mockL  *listener // the mock's address this variant's upstream calls reach
+	// metrics reads the Go runtime's figures of Toolgate (nil: a baseline).
+	metrics func(context.Context) (map[string]float64, error)
 }
 
 func newClient() *http.Client {
@@ -65,10 +67,14 @@ func (v *variant) post(ctx context.Context, path, body string) (*http.Response, 
 	return res, nil
 }
 
-// message starts a turn asking the mock for text and returns its stream.
-func (v *variant) message(ctx context.Context, text string) (*client.Stream, error) {
+// message starts a turn asking the mock for text and returns its stream:
+// through Toolgate as the user signed in with as (nil: the admin).
+func (v *variant) message(ctx context.Context, as *client.Client, text string) (*client.Stream, error) {
 	if v.toolgate() {
-		s, err := v.tg.Send(ctx, client.MessageRequest{Input: text})
+		if as == nil {
+			as = v.tg
+		}
+		s, err := as.Send(ctx, client.MessageRequest{Input: text})
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", v.name, err)
 		}
@@ -86,17 +92,28 @@ type streamResult struct {
 	addedFirst time.Duration   // time to first delta minus the mock's own part of it
 	delays     []time.Duration // per delta: received minus sent by the mock
 	toUpstream time.Duration   // from the start to the request reaching the mock
+	headers    time.Duration   // from the start to the stream's headers at the client
 	err        error
 }
 
 // stream runs one turn of n deltas, started (on the schedule) at start.
 func (v *variant) stream(ctx context.Context, start time.Time, n int) streamResult {
-	s, err := v.message(ctx, fmt.Sprintf("bench deltas=%d", n))
+	return v.streamAs(ctx, nil, start, n, nil)
+}
+
+// streamAs is stream as the user signed in with as (nil: the admin);
+// opened, when not nil, counts the streams open at once.
+func (v *variant) streamAs(ctx context.Context, as *client.Client, start time.Time, n int, opened *gauge) streamResult {
+	s, err := v.message(ctx, as, fmt.Sprintf("bench deltas=%d", n))
 	if err != nil {
 		return streamResult{err: err}
 	}
 	defer s.Close()
-	var r streamResult
+	r := streamResult{headers: time.Since(start)}
+	if opened != nil {
+		opened.add(1)
+		defer opened.add(-1)
+	}
 	r.delays = make([]time.Duration, 0, n)
 	for ev, err := range s.All() {
 		if err != nil {
@@ -165,7 +182,7 @@ func (v *variant) approval(ctx context.Context, m *mock) (time.Duration, error) 
 		defer res.Body.Close()
 		return wait(arrived, start)
 	}
-	s, err := v.message(ctx, "bench approve")
+	s, err := v.message(ctx, nil, "bench approve")
 	if err != nil {
 		return 0, err
 	}
@@ -208,6 +225,25 @@ func approvalRequested(s *client.Stream) (string, error) {
 		return "", fmt.Errorf("toolgate: no approval.required (conversation %q) in %v", s.ConversationID, names)
 	}
 	return id, nil
+}
+
+// gauge counts streams open at once and keeps the most.
+type gauge struct {
+	mu        sync.Mutex
+	open, top int
+}
+
+func (g *gauge) add(d int) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.open += d
+	g.top = max(g.top, g.open)
+}
+
+func (g *gauge) peak() int {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.top
 }
 
 func wait(arrived chan time.Time, start time.Time) (time.Duration, error) {

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
 	"slices"
 	"sync"
 	"time"
@@ -15,70 +16,58 @@ type runResult map[string]float64
 
 // measureRun measures every phase once, the variants taking turns within
 // each phase (Toolgate, proxy, direct).
-func measureRun(ctx context.Context, o options, m *mock, vs []*variant, stdout interface{ Write([]byte) (int, error) }) (runResult, error) {
+func measureRun(ctx context.Context, o options, m *mock, vs []*variant, users []*client.Client, stdout io.Writer) (runResult, error) {
 	r := runResult{}
+	fmt.Fprintf(stdout, "  first delta @ %v turns/s…\n", o.rates)
 	if err := r.measureFirstDelta(ctx, o, vs); err != nil {
+		return nil, err
+	}
+	fmt.Fprintf(stdout, "  %s at %d turns/s…\n", o.queueFor, o.rate)
+	if err := r.measureLongRound(ctx, o, vs); err != nil {
+		return nil, err
+	}
+	if o.users > 0 {
+		fmt.Fprintf(stdout, "  %d users…\n", o.users)
+	}
+	if err := r.measureManyUsers(ctx, o, vs, users); err != nil {
 		return nil, err
 	}
 	if err := r.measureLevels(ctx, o, vs, stdout); err != nil {
 		return nil, err
 	}
+	fmt.Fprintf(stdout, "  approvals…\n")
 	if err := r.measureApprovals(ctx, o, m, vs); err != nil {
 		return nil, err
 	}
-	fmt.Fprintf(stdout, "  Toolgate: first delta +%.2f ms p50, event delay p99 %.2f ms @%d, approval %.2f ms p50\n",
-		r["toolgate.ttfd_added_p50_ms"], r[fmt.Sprintf("toolgate.event_delay_p99_ms@%d", o.levels[0])], o.levels[0], r["toolgate.approval_p50_ms"])
+	fmt.Fprintf(stdout, "  Toolgate: first delta +%.2f ms p50 @ %d/s (queued: %v), event delay p99 %.2f ms @%d, approval %.2f ms p50\n",
+		r["toolgate.ttfd_long_p50_ms"], o.rate, r["toolgate.queued_long"] == 1, r[fmt.Sprintf("toolgate.event_delay_p99_ms@%d", o.levels[0])], o.levels[0], r["toolgate.approval_p50_ms"])
 	return r, nil
 }
 
 // settle lets the variant measured last calm down before the next.
 func settle() { time.Sleep(300 * time.Millisecond) }
 
-// measureFirstDelta measures the added time to first text delta, turns
-// arriving at o.rate a second.
-func (r runResult) measureFirstDelta(ctx context.Context, o options, vs []*variant) error {
-	count := max(1, int(o.ttfdFor.Seconds()*float64(o.rate)))
-	for _, v := range vs {
-		var mu sync.Mutex
-		var firsts []time.Duration
-		var firstErr error
-		openLoop(count, time.Second/time.Duration(o.rate), func(_ int, at time.Time) {
-			s := v.stream(ctx, at, 3)
-			mu.Lock()
-			defer mu.Unlock()
-			if s.err != nil && firstErr == nil {
-				firstErr = s.err
-			}
-			firsts = append(firsts, s.addedFirst)
-		})
-		if firstErr != nil {
-			return fmt.Errorf("time to first delta: %w", firstErr)
-		}
-		r[v.name+".ttfd_added_p50_ms"] = ms(pct(firsts, 50))
-		r[v.name+".ttfd_added_p99_ms"] = ms(pct(firsts, 99))
-		settle()
-	}
-	return nil
-}
-
 // measureLevels measures the per-event delay at each level of concurrent
 // streams; CPU per event at the first level; Toolgate's memory at each.
-func (r runResult) measureLevels(ctx context.Context, o options, vs []*variant, stdout interface{ Write([]byte) (int, error) }) error {
+func (r runResult) measureLevels(ctx context.Context, o options, vs []*variant, stdout io.Writer) error {
 	deltas := max(1, int((o.ramp+o.hold)/o.gap))
 	for li, n := range o.levels {
-		fmt.Fprintf(stdout, "  %d streams…\n", n)
+		fmt.Fprintf(stdout, "  %d streams…", n)
 		for _, v := range vs {
+			start := time.Now()
 			if err := r.measureLevel(ctx, o, v, li, n, deltas); err != nil {
 				return err
 			}
+			fmt.Fprintf(stdout, " %s %.1f s", v.name, time.Since(start).Seconds())
 			settle()
 		}
+		fmt.Fprintln(stdout)
 	}
 	return nil
 }
 
 // measureLevel measures one variant at level li: n concurrent streams of
-// deltas deltas each.
+// deltas deltas each. The level was held when all n were open at once.
 func (r runResult) measureLevel(ctx context.Context, o options, v *variant, li, n, deltas int) error {
 	var cpu0 time.Duration
 	rss0 := int64(0)
@@ -87,11 +76,13 @@ func (r runResult) measureLevel(ctx context.Context, o options, v *variant, li, 
 		rss0 = rss(v.pid)
 	}
 	sampler := sampleRSS(v.pid, rss0)
+	mid := startMidRound(ctx, v, o.ramp+o.hold/2)
 	var mu sync.Mutex
 	var delays []time.Duration
 	var firstErr error
+	var opened gauge
 	openLoop(n, o.ramp/time.Duration(n), func(_ int, at time.Time) {
-		s := v.stream(ctx, at, deltas)
+		s := v.streamAs(ctx, nil, at, deltas, &opened)
 		mu.Lock()
 		defer mu.Unlock()
 		if s.err != nil && firstErr == nil {
@@ -103,8 +94,16 @@ func (r runResult) measureLevel(ctx context.Context, o options, v *variant, li, 
 	if firstErr != nil {
 		return fmt.Errorf("%d streams: %w", n, firstErr)
 	}
+	if err := mid.perStream(r, v.name, n); err != nil {
+		return fmt.Errorf("%d streams: runtime figures: %w", n, err)
+	}
 	r[fmt.Sprintf("%s.event_delay_p99_ms@%d", v.name, n)] = ms(pct(delays, 99))
 	r[fmt.Sprintf("%s.event_delay_p50_ms@%d", v.name, n)] = ms(pct(delays, 50))
+	r[fmt.Sprintf("%s.peak_open@%d", v.name, n)] = float64(opened.peak())
+	r[fmt.Sprintf("%s.held@%d", v.name, n)] = 0
+	if opened.peak() >= n {
+		r[fmt.Sprintf("%s.held@%d", v.name, n)] = 1
+	}
 	if v.pid != 0 {
 		cpu1, _ := cpuTime(v.pid)
 		if li == 0 {
@@ -176,42 +175,6 @@ func (r runResult) measureApprovals(ctx context.Context, o options, m *mock, vs 
 		r[v.name+".approval_p99_ms"] = ms(pct(rts, 99))
 		settle()
 	}
-	return nil
-}
-
-// measureBuild seeds o.seedServers servers of o.seedTools tools each into
-// Toolgate's database (rows inserted directly: the servers need not run)
-// and times turns from the request to the moment the upstream call
-// reaches the mock, with Toolgate's CPU per turn.
-func measureBuild(ctx context.Context, o options, res *results, tg *child, tgc *client.Client, m *mock, l *listener) error {
-	sql := fmt.Sprintf(`
-INSERT INTO mcp_servers (label, url, tools_refreshed_at)
-  SELECT 'bench' || s, 'http://127.0.0.1:9/mcp', now() FROM generate_series(1, %[1]d) s;
-INSERT INTO mcp_tools (server_label, name, description, input_schema, annotations, digest, first_seen_at, definition_changed_at)
-  SELECT 'bench' || s, 'tool_' || t, 'a seeded tool', '{"type":"object","properties":{"q":{"type":"string"}}}',
-         '{"readOnlyHint":true}', md5(s || '.' || t), now(), now()
-  FROM generate_series(1, %[1]d) s, generate_series(1, %[2]d) t;`, o.seedServers, o.seedTools)
-	if err := execSQL(ctx, tg.dbURL, sql); err != nil {
-		return fmt.Errorf("seed %d × %d tools: %w", o.seedServers, o.seedTools, err)
-	}
-	v := &variant{name: "toolgate", base: tg.base, tg: tgc}
-	// One turn first: caches, and the tools of the seeded servers.
-	if s := v.stream(ctx, time.Now(), 1); s.err != nil {
-		return s.err
-	}
-	const turns = 5
-	var befores []time.Duration
-	cpu0, _ := cpuTime(tg.pid())
-	for range turns {
-		s := v.stream(ctx, time.Now(), 1)
-		if s.err != nil {
-			return s.err
-		}
-		befores = append(befores, s.toUpstream)
-	}
-	cpu1, _ := cpuTime(tg.pid())
-	res.Values["toolgate.build_before_upstream_ms"] = ms(pct(befores, 50))
-	res.Values["toolgate.build_cpu_per_turn_ms"] = ms((cpu1 - cpu0) / turns)
 	return nil
 }
 

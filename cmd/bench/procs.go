@@ -52,11 +52,13 @@ func runProxy(target string) error {
 
 // child is a process the bench started and measures.
 type child struct {
-	cmd    *exec.Cmd
-	base   string
-	logs   *syncBuffer
-	dbURL  string // Toolgate's own database
-	dbName string
+	cmd     *exec.Cmd
+	base    string
+	logs    *syncBuffer
+	metrics string // Toolgate's METRICS_TOKEN
+	dbURL   string // Toolgate's own database
+	dbName  string
+	baseURL string // the database it was created beside
 }
 
 func (c *child) pid() int { return c.cmd.Process.Pid }
@@ -90,8 +92,10 @@ func startProxy(ctx context.Context, target string) (*child, error) {
 }
 
 // startToolgate starts bin as Toolgate on a fresh database named after
-// dbURL, with OPENAI_BASE_URL at the mock, and signs the admin in.
-func startToolgate(ctx context.Context, bin, dbURL, upstream string) (*child, *client.Client, error) {
+// dbURL, with OPENAI_BASE_URL at the mock, and signs the admin in. It
+// sends up to maxEntries MCP entries per request (the provider's 128 unless
+// more are asked for).
+func startToolgate(ctx context.Context, bin, dbURL, upstream string, maxEntries int) (*child, *client.Client, error) {
 	name := "toolgate_bench_" + randHex(6)
 	u, err := url.Parse(dbURL)
 	if err != nil {
@@ -115,13 +119,18 @@ func startToolgate(ctx context.Context, bin, dbURL, upstream string) (*child, *c
 		"LISTEN_ADDR=" + addr, "DATABASE_URL=" + u.String(), "DATABASE_CREATE=true",
 		"OPENAI_BASE_URL=" + upstream + "/v1/", "DEMO_MCP_ADDR=127.0.0.1:0", "OFFLINE_DEMO=true",
 		"LOG_LEVEL=warn", "USER_MAX_CONCURRENT_TURNS=1000", "USER_MESSAGES_PER_MINUTE=10000",
-		// The 1,000-server row measures building the request, so the
-		// provider limit on tools entries (128 by default) is lifted.
-		"UPSTREAM_MAX_TOOL_ENTRIES=100000",
+		fmt.Sprintf("UPSTREAM_MAX_TOOL_ENTRIES=%d", max(128, maxEntries)),
 		"TOOLGATE_ADMIN_EMAIL=" + email, "TOOLGATE_ADMIN_PASSWORD=" + password}
 	// DEBUG_ADDR=127.0.0.1:6060 ./scripts/bench.sh profiles Toolgate while
-	// it is measured; METRICS_TOKEN lets you scrape its /metrics.
-	for _, k := range []string{"DEBUG_ADDR", "METRICS_TOKEN"} {
+	// it is measured; METRICS_TOKEN lets you scrape its /metrics (the bench
+	// reads the Go runtime's figures there: one of its own when unset);
+	// GODEBUG, GOGC and GOMEMLIMIT tune its runtime.
+	metricsToken := os.Getenv("METRICS_TOKEN")
+	if metricsToken == "" {
+		metricsToken = randHex(16)
+	}
+	cmd.Env = append(cmd.Env, "METRICS_TOKEN="+metricsToken)
+	for _, k := range []string{"DEBUG_ADDR", "GODEBUG", "GOGC", "GOMEMLIMIT"} {
 		if v := os.Getenv(k); v != "" {
 			cmd.Env = append(cmd.Env, k+"="+v)
 		}
@@ -131,7 +140,7 @@ func startToolgate(ctx context.Context, bin, dbURL, upstream string) (*child, *c
 	if err := cmd.Start(); err != nil {
 		return nil, nil, fmt.Errorf("start toolgate: %w", err)
 	}
-	c := &child{cmd: cmd, base: "http://" + addr, logs: logs, dbURL: u.String(), dbName: name}
+	c := &child{cmd: cmd, base: "http://" + addr, logs: logs, metrics: metricsToken, dbURL: u.String(), dbName: name, baseURL: dbURL}
 	for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(50 * time.Millisecond) {
 		if res, err := http.Get(c.base + "/healthz"); err == nil {
 			res.Body.Close()

@@ -3,7 +3,6 @@ package main
 import (
 	"fmt"
 	"io"
-	"strings"
 	"text/tabwriter"
 )
 
@@ -17,63 +16,151 @@ type results struct {
 	Values  map[string]float64 `json:"values"`
 }
 
-// row is one line of the issue's table.
+// row is one line of the issue's table; Met is "✓" when Toolgate's figure
+// meets the target, "✗" when not, "" when the row has no target.
 type row struct {
 	What     string `json:"what"`
 	Direct   string `json:"direct"`
 	Proxy    string `json:"proxy"`
 	Toolgate string `json:"toolgate"`
 	Target   string `json:"target"`
+	Met      string `json:"met"`
+}
+
+func met(ok bool) string {
+	if ok {
+		return "✓"
+	}
+	return "✗"
+}
+
+// table reads the figures behind the rows.
+type table struct {
+	o options
+	v map[string]float64
+}
+
+func (t table) f(who, key string) float64 { return t.v[who+"."+key] }
+
+func (t table) pair(who, a, b string) string {
+	if _, ok := t.v[who+"."+a]; !ok {
+		return "—"
+	}
+	return fmt.Sprintf("%.2f / %.2f ms", t.f(who, a), t.f(who, b))
+}
+
+// firstDelta is a row of added time to first delta: p50 ≤ 1 ms and p99 ≤
+// p99ms.
+func (t table) firstDelta(what, p50, p99 string, p99ms float64) row {
+	return row{What: what, Direct: t.pair("direct", p50, p99), Proxy: t.pair("proxy", p50, p99),
+		Toolgate: t.pair("toolgate", p50, p99), Target: fmt.Sprintf("≤ 1 / ≤ %.0f ms", p99ms),
+		Met: met(t.f("toolgate", p50) <= 1 && t.f("toolgate", p99) <= p99ms)}
 }
 
 func rows(o options, v map[string]float64) []row {
-	pair := func(who, a, b string) string {
-		return fmt.Sprintf("%.2f / %.2f ms", v[who+"."+a], v[who+"."+b])
+	t := table{o, v}
+	var out []row
+	for _, rate := range o.rates {
+		out = append(out, t.firstDelta(fmt.Sprintf("added time to first text delta, p50 / p99 @ %d turns/s, one user", rate),
+			fmt.Sprintf("ttfd_added_p50_ms@%d", rate), fmt.Sprintf("ttfd_added_p99_ms@%d", rate), 3))
 	}
-	levels := func(who, key string) string {
-		var parts []string
-		for _, n := range o.levels {
-			parts = append(parts, fmt.Sprintf("%.2f", v[fmt.Sprintf("%s.%s@%d", who, key, n)]))
-		}
-		return strings.Join(parts, " / ") + " ms"
+	out = append(out, t.firstDelta(fmt.Sprintf("the same @ %d turns/s, one user (%s)", o.rate, o.queueFor), "ttfd_long_p50_ms", "ttfd_long_p99_ms", 5),
+		t.queueRow())
+	if o.users > 0 {
+		r := t.firstDelta(fmt.Sprintf("many users: %d users × %g turn/s each, p50 / p99", o.users, o.userRate), "ttfd_many_p50_ms", "ttfd_many_p99_ms", 5)
+		r.Target += " (as one user)"
+		out = append(out, r)
 	}
-	var lv []string
-	for _, n := range o.levels {
-		lv = append(lv, fmt.Sprint(n))
+	for i, n := range o.levels {
+		out = append(out, t.levelRow(i, n))
 	}
-	last := o.levels[len(o.levels)-1]
-	out := []row{
-		{What: fmt.Sprintf("added time to first text delta, p50 / p99 @ %d turns/s", o.rate),
-			Direct: pair("direct", "ttfd_added_p50_ms", "ttfd_added_p99_ms"), Proxy: pair("proxy", "ttfd_added_p50_ms", "ttfd_added_p99_ms"),
-			Toolgate: pair("toolgate", "ttfd_added_p50_ms", "ttfd_added_p99_ms"), Target: "≤ 1 / ≤ 3 ms"},
-		{What: fmt.Sprintf("per-event delay p99 @ %s streams (1 delta / %s)", strings.Join(lv, " / "), o.gap),
-			Direct: levels("direct", "event_delay_p99_ms"), Proxy: levels("proxy", "event_delay_p99_ms"),
-			Toolgate: levels("toolgate", "event_delay_p99_ms"), Target: "≤ 2× the proxy's"},
-		{What: fmt.Sprintf("CPU per relayed event @ %d streams", o.levels[0]), Direct: "—",
-			Proxy:    fmt.Sprintf("%.1f µs", v[fmt.Sprintf("proxy.cpu_per_event_us@%d", o.levels[0])]),
-			Toolgate: fmt.Sprintf("%.1f µs", v[fmt.Sprintf("toolgate.cpu_per_event_us@%d", o.levels[0])]),
-			Target:   "≤ 2× the proxy's"},
-		{What: "approval decision → follow-up at upstream, p50 / p99",
-			Direct: pair("direct", "approval_p50_ms", "approval_p99_ms"), Proxy: pair("proxy", "approval_p50_ms", "approval_p99_ms"),
-			Toolgate: pair("toolgate", "approval_p50_ms", "approval_p99_ms"), Target: "≤ 1 / ≤ 3 ms"},
-	}
+	out = append(out, t.cpuRow(), t.firstDelta("approval decision → follow-up at upstream, p50 / p99", "approval_p50_ms", "approval_p99_ms", 3), t.memoryRow())
 	if _, ok := v["toolgate.build_before_upstream_ms"]; ok {
 		out = append(out, row{What: fmt.Sprintf("%d servers × %d tools: time before the upstream call", o.seedServers, o.seedTools),
 			Direct: "—", Proxy: "—",
-			Toolgate: fmt.Sprintf("%.1f ms (%.1f ms CPU per turn)", v["toolgate.build_before_upstream_ms"], v["toolgate.build_cpu_per_turn_ms"]),
-			Target:   "≤ 5 ms"})
+			Toolgate: fmt.Sprintf("%.1f ms (%.1f ms CPU per turn); demo server alone: %.1f ms (%.1f ms CPU)",
+				v["toolgate.build_before_upstream_ms"], v["toolgate.build_cpu_per_turn_ms"],
+				v["toolgate.unseeded_before_upstream_ms"], v["toolgate.unseeded_cpu_per_turn_ms"]),
+			Target: "≤ 5 ms", Met: met(v["toolgate.build_before_upstream_ms"] <= 5)})
 	}
-	out = append(out,
-		row{What: fmt.Sprintf("memory at %d open streams", last), Direct: "—",
-			Proxy:    fmt.Sprintf("%.0f MB peak", v[fmt.Sprintf("proxy.rss_peak_mb@%d", last)]),
-			Toolgate: fmt.Sprintf("%.0f MB peak (%.0f KiB per stream)", v[fmt.Sprintf("toolgate.rss_peak_mb@%d", last)], v[fmt.Sprintf("toolgate.rss_per_stream_kib@%d", last)]),
-			Target:   "≤ 64 KiB per stream"},
-		row{What: "new upstream connections / requests", Direct: "—",
-			Proxy:    reuse(v["proxy.upstream_conns"], v["proxy.upstream_requests"]),
-			Toolgate: reuse(v["toolgate.upstream_conns"], v["toolgate.upstream_requests"]),
-			Target:   "reused (≥ 99 %)"},
-	)
-	return out
+	if _, ok := v["toolgate.commits_per_turn"]; ok {
+		out = append(out, row{What: "Postgres commits (pg_stat_database.xact_commit) per turn / per approval flow",
+			Direct: "—", Proxy: "—", Toolgate: fmt.Sprintf("%.1f / %.1f (idle: %.1f a second, taken off)", v["toolgate.commits_per_turn"], v["toolgate.commits_per_flow"], v["toolgate.commits_idle_per_s"]),
+			Target: "— / ≤ 3", Met: met(v["toolgate.commits_per_flow"] <= 3)})
+	}
+	return append(out, row{What: "new upstream connections / requests", Direct: "—",
+		Proxy:    reuse(v["proxy.upstream_conns"], v["proxy.upstream_requests"]),
+		Toolgate: reuse(v["toolgate.upstream_conns"], v["toolgate.upstream_requests"]),
+		Target:   "reused (≥ 99 %)", Met: met(v["toolgate.upstream_requests"] > 0 && 1-v["toolgate.upstream_conns"]/v["toolgate.upstream_requests"] >= 0.99)})
+}
+
+// queueRow says whether turn starts queued in the long round at one user's
+// o.rate: its p99, the time to the stream's headers (at Toolgate, after
+// the turn started; at the proxy, after the mock's first event) and how
+// much that grew from the round's first fifth to its last.
+func (t table) queueRow() row {
+	cell := func(who string) string {
+		if _, ok := t.v[who+".queued_long"]; !ok {
+			return "—"
+		}
+		q := "no"
+		if t.f(who, "queued_long") == 1 {
+			q = "yes"
+		}
+		return fmt.Sprintf("p99 %.2f ms; headers p50 / p99 %.2f / %.2f ms, %+.2f ms over the round; queued: %s",
+			t.f(who, "ttfd_long_p99_ms"), t.f(who, "headers_long_p50_ms"), t.f(who, "headers_long_p99_ms"), t.f(who, "headers_growth_ms"), q)
+	}
+	return row{What: fmt.Sprintf("%s at %d turns/s, one user: did turn starts queue?", t.o.queueFor, t.o.rate),
+		Direct: "—", Proxy: cell("proxy"), Toolgate: cell("toolgate"), Target: "never queues (p99 in the row above)",
+		Met: met(t.f("toolgate", "queued_long") == 0)}
+}
+
+// levelRow is the per-event delay at the i-th level of n streams: p50 ≤
+// the proxy's + 0.1 ms at the first level, p99 ≤ 2× the proxy's at every
+// level, and every level held (all its streams open at once).
+func (t table) levelRow(i, n int) row {
+	key := func(k string) string { return fmt.Sprintf("%s@%d", k, n) }
+	cell := func(who string) string {
+		held := "held"
+		if t.f(who, key("held")) == 0 {
+			held = fmt.Sprintf("not held (%.0f open at most)", t.f(who, key("peak_open")))
+		}
+		return fmt.Sprintf("%.2f / %.2f ms, %s", t.f(who, key("event_delay_p50_ms")), t.f(who, key("event_delay_p99_ms")), held)
+	}
+	p50, p99 := t.f("toolgate", key("event_delay_p50_ms")), t.f("toolgate", key("event_delay_p99_ms"))
+	pp50, pp99 := t.f("proxy", key("event_delay_p50_ms")), t.f("proxy", key("event_delay_p99_ms"))
+	ok := t.f("toolgate", key("held")) == 1 && p99 <= 2*pp99
+	target := "held; p99 ≤ 2× the proxy's"
+	if i == 0 {
+		ok = ok && p50 <= pp50+0.1
+		target = "held; p50 ≤ the proxy's + 0.1 ms, p99 ≤ 2× the proxy's"
+	}
+	return row{What: fmt.Sprintf("per-event delay p50 / p99 @ %d streams (1 delta / %s)", n, t.o.gap),
+		Direct: cell("direct"), Proxy: cell("proxy"),
+		Toolgate: cell("toolgate") + fmt.Sprintf(" (%+.2f / %+.2f ms over the proxy)", p50-pp50, p99-pp99),
+		Target:   target, Met: met(ok)}
+}
+
+func (t table) cpuRow() row {
+	n := t.o.levels[0]
+	p, tg := t.f("proxy", fmt.Sprintf("cpu_per_event_us@%d", n)), t.f("toolgate", fmt.Sprintf("cpu_per_event_us@%d", n))
+	return row{What: fmt.Sprintf("CPU per relayed event @ %d streams", n), Direct: "—",
+		Proxy: fmt.Sprintf("%.1f µs", p), Toolgate: fmt.Sprintf("%.1f µs", tg), Target: "≤ 2× the proxy's", Met: met(tg <= 2*p)}
+}
+
+func (t table) memoryRow() row {
+	n := t.o.levels[len(t.o.levels)-1]
+	cell := func(who string) string {
+		return fmt.Sprintf("%.0f MB peak, %.0f KiB per stream", t.f(who, fmt.Sprintf("rss_peak_mb@%d", n)), t.f(who, fmt.Sprintf("rss_per_stream_kib@%d", n)))
+	}
+	per := t.f("toolgate", fmt.Sprintf("rss_per_stream_kib@%d", n))
+	tg := cell("toolgate")
+	if _, ok := t.v[fmt.Sprintf("toolgate.stacks_per_stream_kib@%d", n)]; ok {
+		tg += fmt.Sprintf("; mid-round, per stream: stacks %.0f KiB, %.1f goroutines", t.f("toolgate", fmt.Sprintf("stacks_per_stream_kib@%d", n)),
+			t.f("toolgate", fmt.Sprintf("goroutines_per_stream@%d", n)))
+	}
+	return row{What: fmt.Sprintf("memory: RSS per open stream @ %d streams", n), Direct: "—",
+		Proxy: cell("proxy"), Toolgate: tg, Target: "≤ 64 KiB per stream", Met: met(per <= 64)}
 }
 
 func reuse(conns, requests float64) string {
@@ -86,9 +173,9 @@ func reuse(conns, requests float64) string {
 func printTable(w io.Writer, res results) {
 	fmt.Fprintf(w, "\n%s, %s\n\n", res.Date, res.Machine)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "what\tdirect\tplain Go proxy\tToolgate\ttarget")
+	fmt.Fprintln(tw, "what\tdirect\tplain Go proxy\tToolgate\ttarget\tmet")
 	for _, r := range res.Rows {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", r.What, r.Direct, r.Proxy, r.Toolgate, r.Target)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", r.What, r.Direct, r.Proxy, r.Toolgate, r.Target, r.Met)
 	}
 	_ = tw.Flush()
 }

@@ -67,18 +67,19 @@ func heapInUse() uint64 {
 func TestLetGo_SendsTheBodyAndBuildsItAgain(t *testing.T) {
 	c := New(Config{BaseURL: "http://127.0.0.1:1/v1/", APIKey: "sk", Model: "gpt-5", MaxTools: 100000})
 	req := conversation.UpstreamRequest{UserText: "hi", Tools: scaleGroups(50, 10)}
-	body, _, err := c.body(req)
+	p, _, err := c.bodyAt(req, time.Now())
 	if err != nil {
 		t.Fatal(err)
 	}
-	mw := letGo(body, func() ([]byte, error) { b, _, err := c.body(req); return b, err })
+	body := p.bytes()
+	mw := letGo(p, func() (pieces, error) { b, _, err := c.bodyAt(req, time.Now()); return b, err })
 	r, _ := http.NewRequest("POST", "http://127.0.0.1:1/v1/responses", nil)
 	_, _ = mw(r, func(r *http.Request) (*http.Response, error) {
 		sent, err := io.ReadAll(r.Body)
 		if err != nil || string(sent) != string(body) {
 			t.Errorf("sent %d bytes (%v), want the body's %d", len(sent), err, len(body))
 		}
-		if sb := r.Body.(*sentBody); sb.b != nil {
+		if sb := r.Body.(*sentBody); sb.held() != 0 {
 			t.Error("the body sent still holds its bytes")
 		}
 		for range 2 {
@@ -88,8 +89,8 @@ func TestLetGo_SendsTheBodyAndBuildsItAgain(t *testing.T) {
 			}
 			b, _ := io.ReadAll(io.LimitReader(again, 10))
 			_ = again.Close()
-			if string(b) != string(body[:10]) || again.(*sentBody).b != nil {
-				t.Errorf("GetBody: %q, closed holding %d bytes", b, len(again.(*sentBody).b))
+			if string(b) != string(body[:10]) || again.(*sentBody).held() != 0 {
+				t.Errorf("GetBody: %q, closed holding %d bytes", b, again.(*sentBody).held())
 			}
 			again, _ = r.GetBody()
 			if b, _ := io.ReadAll(again); string(b) != string(body) {

@@ -218,10 +218,11 @@ func TestBody_ThroughTheFaceSameBytesAgain(t *testing.T) {
 	req := conversation.UpstreamRequest{ConversationID: "conv_d", TurnID: "turn_d", UserText: "hi",
 		Tools: []policy.ServerTools{{Server: secretServer("crm"), Never: grouped("search")}}}
 	at := time.Now()
-	a, _, _ := c.bodyAt(req, at)
-	b, _, _ := c.bodyAt(req, at.Add(3*time.Second))
-	if c, _, _ := c.bodyAt(req, at); !bytes.Equal(a, c) {
-		t.Errorf("built again at the same time:\n%s\n%s", a, c)
+	pa, _, _ := c.bodyAt(req, at)
+	pb, _, _ := c.bodyAt(req, at.Add(3*time.Second))
+	a, b := pa.bytes(), pb.bytes()
+	if pc, _, _ := c.bodyAt(req, at); !bytes.Equal(a, pc.bytes()) {
+		t.Errorf("built again at the same time:\n%s\n%s", a, pc.bytes())
 	}
 	if bytes.Equal(a, b) {
 		t.Error("tokens 3 s apart expire at the same time")

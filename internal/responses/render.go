@@ -226,6 +226,31 @@ func (r *rendered) appendJSON(b []byte) []byte {
 	return append(b, ']')
 }
 
+// appendPieces adds the tools array to b: each entry's cached fragment
+// (and head) as it is, with what joins them.
+func (r *rendered) appendPieces(b *pieces) {
+	var join []byte // what comes before the next head or fragment
+	for i := range r.entries {
+		if i == 0 {
+			join = append(join, '[')
+		} else {
+			join = append(join, "},"...)
+		}
+		join = append(join, entryStart...)
+		join = appendString(join, r.entries[i].label)
+		join = append(join, ',')
+		b.add(join)
+		join = nil
+		if r.heads != nil {
+			b.add(r.heads[i])
+		}
+		b.add(r.frags[i])
+	}
+	b.add(closeTools)
+}
+
+var closeTools = []byte("}]")
+
 // mapped is l without the labels that stand for themselves (Server gives
 // those back as they are): what a stream keeps for as long as it is open,
 // nil in the default layout unless a label had to be made unique.

@@ -1,0 +1,136 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/toolgate/toolgate/internal/postgres"
+)
+
+// measureBuild times turns one after another from the request to the
+// moment the upstream call reaches the mock, with Toolgate's CPU per turn:
+// first as Toolgate is (the demo server), then with servers of o.seedTools
+// tools each inserted into its database (rows inserted directly: the
+// servers need not run) until it has o.seedServers.
+func measureBuild(ctx context.Context, o options, res *results, tg *child, v *variant) error {
+	before, cpu, err := timeTurns(ctx, tg, v)
+	if err != nil {
+		return err
+	}
+	res.Values["toolgate.unseeded_before_upstream_ms"] = ms(before)
+	res.Values["toolgate.unseeded_cpu_per_turn_ms"] = ms(cpu)
+	have, err := queryFloat(ctx, tg.dbURL, "SELECT count(*)::float8 FROM mcp_servers")
+	if err != nil {
+		return err
+	}
+	sql := fmt.Sprintf(`
+INSERT INTO mcp_servers (label, url, tools_refreshed_at)
+  SELECT 'bench' || s, 'http://127.0.0.1:9/mcp', now() FROM generate_series(1, %[1]d) s;
+INSERT INTO mcp_tools (server_label, name, description, input_schema, annotations, digest, first_seen_at, definition_changed_at)
+  SELECT 'bench' || s, 'tool_' || t, 'a seeded tool', '{"type":"object","properties":{"q":{"type":"string"}}}',
+         '{"readOnlyHint":true}', md5(s || '.' || t), now(), now()
+  FROM generate_series(1, %[1]d) s, generate_series(1, %[2]d) t;`, max(0, o.seedServers-int(have)), o.seedTools)
+	if err := execSQL(ctx, tg.dbURL, sql); err != nil {
+		return fmt.Errorf("seed %d × %d tools: %w", o.seedServers, o.seedTools, err)
+	}
+	// One turn first: caches, and the tools of the seeded servers.
+	if s := v.stream(ctx, time.Now(), 1); s.err != nil {
+		return s.err
+	}
+	if before, cpu, err = timeTurns(ctx, tg, v); err != nil {
+		return err
+	}
+	res.Values["toolgate.build_before_upstream_ms"] = ms(before)
+	res.Values["toolgate.build_cpu_per_turn_ms"] = ms(cpu)
+	return nil
+}
+
+// timeTurns runs 10 turns one after another: the median time from posting
+// the message to the request reaching the mock, and Toolgate's CPU per turn.
+func timeTurns(ctx context.Context, tg *child, v *variant) (before, cpu time.Duration, err error) {
+	const turns = 10
+	var befores []time.Duration
+	cpu0, _ := cpuTime(tg.pid())
+	for range turns {
+		s := v.stream(ctx, time.Now(), 1)
+		if s.err != nil {
+			return 0, 0, s.err
+		}
+		befores = append(befores, s.toUpstream)
+	}
+	cpu1, _ := cpuTime(tg.pid())
+	return pct(befores, 50), (cpu1 - cpu0) / turns, nil
+}
+
+// measureStatements counts the transactions Toolgate commits per turn and
+// per approval flow: Postgres's own counter for the bench's database
+// (pg_stat_database.xact_commit), read after o.statsWait of quiet before
+// and after each phase (a backend reports its counts when it goes idle, at
+// most once a second; an idle one within 10 s). pg_stat_statements would
+// count statements, but it must be preloaded, which needs a restart of the
+// server. What Toolgate commits when idle (leases, sweepers: about 2 a
+// second) is measured over one more wait and taken off each phase at its
+// rate. A flow is a turn that asks for approval, the decision and its
+// follow-up: the asking turn is taken off at the rate per turn.
+func measureStatements(ctx context.Context, o options, res *results, tg *child, v *variant, m *mock) error {
+	type reading struct {
+		n  float64
+		at time.Time
+	}
+	commits := func() (reading, error) {
+		time.Sleep(o.statsWait)
+		n, err := queryFloat(ctx, tg.baseURL, "SELECT xact_commit::float8 FROM pg_stat_database WHERE datname = '"+tg.dbName+"'")
+		return reading{n, time.Now()}, err
+	}
+	c0, err := commits()
+	if err != nil {
+		return err
+	}
+	idle, err := commits()
+	if err != nil {
+		return err
+	}
+	perSecond := (idle.n - c0.n) / idle.at.Sub(c0.at).Seconds()
+	since := func(a, b reading) float64 { return b.n - a.n - perSecond*b.at.Sub(a.at).Seconds() }
+	if _, err := turnRound(ctx, v, o.statsTurns, 100*time.Millisecond, nil); err != nil {
+		return fmt.Errorf("statements: %w", err)
+	}
+	c1, err := commits()
+	if err != nil {
+		return err
+	}
+	var firstErr error
+	openLoop(o.statsFlows, 200*time.Millisecond, func(int, time.Time) {
+		if _, err := v.approval(ctx, m); err != nil && firstErr == nil {
+			firstErr = err
+		}
+	})
+	if firstErr != nil {
+		return fmt.Errorf("statements: %w", firstErr)
+	}
+	c2, err := commits()
+	if err != nil {
+		return err
+	}
+	perTurn := since(idle, c1) / float64(o.statsTurns)
+	res.Values["toolgate.commits_idle_per_s"] = perSecond
+	res.Values["toolgate.commits_per_turn"] = perTurn
+	res.Values["toolgate.commits_per_flow"] = since(c1, c2)/float64(o.statsFlows) - perTurn
+	return nil
+}
+
+// queryFloat reads one number from the database at dbURL.
+func queryFloat(ctx context.Context, dbURL, sql string) (float64, error) {
+	pool, err := postgres.Open(ctx, dbURL, false, slog.New(slog.DiscardHandler))
+	if err != nil {
+		return 0, err
+	}
+	defer pool.Close()
+	var v float64
+	if err := pool.QueryRow(ctx, sql).Scan(&v); err != nil {
+		return 0, fmt.Errorf("%s: %w", sql, err)
+	}
+	return v, nil
+}
