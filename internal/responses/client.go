@@ -197,9 +197,12 @@ func (c *Client) bodyAt(req conversation.UpstreamRequest, now time.Time) (pieces
 	if err := c.checkSize(len(tools.entries)); err != nil {
 		return pieces{}, nil, err
 	}
-	params, err := c.params(req).MarshalJSON()
-	if err != nil {
-		return pieces{}, nil, fmt.Errorf("responses: building the request: %w", err)
+	params, ok := c.appendParams(make([]byte, 0, 512+len(req.UserText)), req)
+	if !ok {
+		var err error
+		if params, err = c.params(req).MarshalJSON(); err != nil {
+			return pieces{}, nil, fmt.Errorf("responses: building the request: %w", err)
+		}
 	}
 	params = bytes.TrimRight(params, " \t\r\n")
 	if len(params) < 2 || params[len(params)-1] != '}' {
