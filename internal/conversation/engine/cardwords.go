@@ -35,25 +35,6 @@ func (k *asker) cardWords(ctx context.Context, a *conversation.Approval) {
 	}
 }
 
-// choiceOf is the card choice a person's decision d makes.
-func choiceOf(d conversation.Decision) policy.Choice {
-	switch {
-	case d.Remember, wider(d):
-		// A wider approval lasts, like remember, and goes further: a card
-		// without remember offers neither.
-		return policy.ChoiceRemember
-	case !*d.Approve && len(d.Correction) > 0 && string(d.Correction) != "null":
-		return policy.ChoiceDenyWithCorrection
-	case !*d.Approve:
-		return policy.ChoiceDeny
-	case d.Scope != nil && *d.Scope == conversation.ScopeConversation:
-		return policy.ChoiceApproveConversation
-	case d.Scope != nil && *d.Scope == conversation.ScopeHour:
-		return policy.ChoiceApproveHour
-	}
-	return policy.ChoiceApproveOnce
-}
-
 // choiceAllowed refuses a person's decision d on a when the tool's card,
 // read (read, by the transaction's first round trip) or read again now in
 // r, does not offer its choice (an admin limited the
@@ -72,7 +53,7 @@ func (k *asker) choiceAllowed(ctx context.Context, r conversation.Repo, a conver
 		read = &c
 	}
 	c := *read
-	ch := choiceOf(d)
+	ch := d.Choice()
 	if c.Allows(ch) {
 		return nil
 	}
@@ -81,7 +62,7 @@ func (k *asker) choiceAllowed(ctx context.Context, r conversation.Repo, a conver
 		// once in their place (policy.LockedChoices).
 		return nil
 	}
-	if wider(d) {
+	if d.Wider() {
 		return widerChoiceRefused(a, d, c)
 	}
 	return apperr.New(apperr.Forbidden, "choice_not_allowed",

@@ -109,7 +109,7 @@ func (dc *decider) decide(ctx context.Context, r conversation.Repo, read *preRea
 	}
 	audited := map[string]any{"approval_request_id": a.ID, "conversation_id": a.ConversationID,
 		"state": a.State, "reason": a.DecisionReason, "scope": scope, "remember": d.Remember, "by": "person"}
-	if wider(d) && *d.Approve {
+	if d.Wider() && *d.Approve {
 		c, w, err := dc.widen(ctx, r, u, a, d)
 		if err != nil {
 			return conversation.DecisionEvent{}, err

@@ -47,7 +47,7 @@ func (s *Service) StartDecisions(ctx context.Context, conversationID string, ds 
 		// remembers a policy (which changes it): then each reads again.
 		// The cards read serve them all.
 		read := &preRead{policies: &locked.Policies, cards: cardsOf(locked.Cards)}
-		if slices.ContainsFunc(ds, func(d conversation.Decision) bool { return d.Remember || wider(d) }) {
+		if slices.ContainsFunc(ds, func(d conversation.Decision) bool { return d.Remember || d.Wider() }) {
 			read.policies = nil
 		}
 		byID := map[string]conversation.Approval{}
@@ -230,9 +230,9 @@ func validateDecisions(ds []conversation.Decision) error {
 		switch {
 		case d.Scope != nil && !validScope(*d.Scope):
 			f.Add(at("scope"), "scope must be \"once\", \"conversation\", \"hour\", \"server\" or \"everything\" (got %q)", *d.Scope)
-		case wider(d) && d.Approve != nil && !*d.Approve:
+		case d.Wider() && d.Approve != nil && !*d.Approve:
 			f.Add(at("scope"), "scope %q approves every tool of a server or everything from now on, so it only goes with approve: true; to deny, leave scope out", *d.Scope)
-		case wider(d) && d.Remember:
+		case d.Wider() && d.Remember:
 			f.Add(at("scope"), "scope %q changes the workspace's default policy, remember: true your own policy for the tool; give one of them", *d.Scope)
 		case d.Scope != nil && *d.Scope != conversation.ScopeOnce && d.Approve != nil && !*d.Approve:
 			f.Add(at("scope"), "scope %q allows a tool for a while (a grant), so it only goes with approve: true; to deny every time, use remember: true", *d.Scope)

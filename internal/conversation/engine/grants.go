@@ -75,13 +75,13 @@ type covering struct {
 
 // covers reports whether d decides its tool beyond its own request.
 func covers(d conversation.Decision) bool {
-	return d.Remember || (d.Scope != nil && *d.Approve && (*d.Scope == conversation.ScopeConversation || *d.Scope == conversation.ScopeHour || wider(d)))
+	return d.Remember || (d.Scope != nil && *d.Approve && (*d.Scope == conversation.ScopeConversation || *d.Scope == conversation.ScopeHour || d.Wider()))
 }
 
 // coversRequest reports whether c decides a too: the same tool, or, for a
 // wider decision, a tool its new default now lets run without asking.
 func (dc *decider) coversRequest(ctx context.Context, r conversation.Repo, u auth.User, c covering, a conversation.Approval) (bool, error) {
-	if wider(c.d) {
+	if c.d.Wider() {
 		return dc.coversWider(ctx, r, u, c, a)
 	}
 	return c.a.ServerLabel == a.ServerLabel && c.a.ToolName == a.ToolName, nil
@@ -97,7 +97,7 @@ func (c covering) reason(now time.Time) string {
 		return fmt.Sprintf("Covered by your decision to always allow %s.", tool)
 	case c.d.Remember:
 		return fmt.Sprintf("Covered by your decision to always block %s.", tool)
-	case wider(c.d):
+	case c.d.Wider():
 		return widerReason(c)
 	case *c.d.Scope == conversation.ScopeHour:
 		return fmt.Sprintf("Covered by your grant for 1 hour (until %s): %s runs without asking in all your conversations.",
@@ -167,5 +167,5 @@ func grantAllowedBy(groups []policy.ServerTools, server, tool string) *conversat
 
 // validScope reports whether scope is a decision scope.
 func validScope(scope string) bool {
-	return scope == conversation.ScopeOnce || scope == conversation.ScopeConversation || scope == conversation.ScopeHour || scope == ScopeServer || scope == ScopeEverything
+	return scope == conversation.ScopeOnce || scope == conversation.ScopeConversation || scope == conversation.ScopeHour || scope == conversation.ScopeServer || scope == conversation.ScopeEverything
 }

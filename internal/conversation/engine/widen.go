@@ -10,30 +10,10 @@ import (
 	"github.com/toolgate/toolgate/internal/policy"
 )
 
-// Wider decision scopes (admins only): the request is approved and a
-// workspace default changes in the same transaction, stored and audited as
-// the settings page's change is.
-const (
-	// ScopeServer approves the request and makes its server's default
-	// policy never: every tool of the server without a workspace policy of
-	// its own runs without asking, for everyone.
-	ScopeServer = "server"
-	// ScopeEverything approves the request and makes the global default
-	// policy never: every tool without a policy of its own, on a server
-	// without a default of its own, runs without asking, for everyone.
-	ScopeEverything = "everything"
-)
-
 // LayerWorkspace is the workspace's policy layer: a wider decision's
 // policy_changed says so (tool_name "", server_label "" for the global
 // default).
 const LayerWorkspace = "workspace"
-
-// wider reports whether d approves beyond its tool (scope server or
-// everything).
-func wider(d conversation.Decision) bool {
-	return d.Scope != nil && (*d.Scope == ScopeServer || *d.Scope == ScopeEverything)
-}
 
 // widen makes the workspace default change an approving wider decision d
 // on a asks for, in r (the decision's transaction): refused for a member
@@ -41,7 +21,7 @@ func wider(d conversation.Decision) bool {
 // decision back with it.
 func (dc *decider) widen(ctx context.Context, r conversation.Repo, u auth.User, a conversation.Approval, d conversation.Decision) (*conversation.PolicyChange, map[string]any, error) {
 	label := a.ServerLabel
-	if *d.Scope == ScopeEverything {
+	if *d.Scope == conversation.ScopeEverything {
 		label = ""
 	}
 	w, err := dc.policies.Decisions.WidenDefault(ctx, r, u, label)
@@ -61,7 +41,7 @@ func (dc *decider) widen(ctx context.Context, r conversation.Repo, u auth.User, 
 // change, is never. A tool with its own policy, a lock, a block or the
 // "ask for everything" switch keeps it asking: it stays pending.
 func (dc *decider) coversWider(ctx context.Context, r conversation.Repo, u auth.User, c covering, a conversation.Approval) (bool, error) {
-	if *c.d.Scope == ScopeServer && c.a.ServerLabel != a.ServerLabel {
+	if *c.d.Scope == conversation.ScopeServer && c.a.ServerLabel != a.ServerLabel {
 		return false, nil
 	}
 	res, err := dc.policies.Decisions.ResolveIn(ctx, r, u.ID, a.ServerLabel, a.ToolName)
@@ -70,7 +50,7 @@ func (dc *decider) coversWider(ctx context.Context, r conversation.Repo, u auth.
 
 // widerReason is what a request settled by a wider decision is told.
 func widerReason(c covering) string {
-	if *c.d.Scope == ScopeServer {
+	if *c.d.Scope == conversation.ScopeServer {
 		return fmt.Sprintf("Covered by the decision to approve every tool of %s: its default policy is now to run without asking.", c.a.ServerLabel)
 	}
 	return "Covered by the decision to approve everything: the global default policy is now to run without asking."
