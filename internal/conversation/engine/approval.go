@@ -96,7 +96,7 @@ func (r *relay) approval(ctx context.Context, u *conversation.UpstreamItem, it c
 	} else if a.Rules != nil {
 		a.Reason.Reason = policy.ReasonRules
 	}
-	err := r.withEvents(func(repo conversation.Repo) ([]namedEvent, error) {
+	err := r.w.withEvents(func(repo conversation.Repo) ([]namedEvent, error) {
 		if err := repo.Approvals.Insert(r.store, a); err != nil {
 			return nil, err
 		}

@@ -28,7 +28,7 @@ func (r *relay) fail(e conversation.TurnError) {
 // holds, how the answers it carried ended, the error item and the events.
 func (r *relay) end(e conversation.TurnError, terminal string, data any) {
 	t, s := r.t, r.t.s
-	_ = r.flushHeld() // one that fails is in r.unstored: the end stores it
+	_ = r.held.flush(r) // one that fails is in r.unstored: the end stores it
 	// The answers reached the provider in a response whose end was not
 	// seen, or the provider's answer could not be stored: read it back
 	// (outside the transaction) to learn what ran.

@@ -39,7 +39,7 @@ func (t *Turn) Run(ctx context.Context, observer conversation.Sink) {
 	defer s.unregister(t.conv.ID, reg)
 	store := context.WithoutCancel(ctx)
 	log := s.hub.Log(store, t.conv.ID, t.id, t.last, observer)
-	r := relay{t: t, sink: log, log: log, store: store, texts: map[string]*strings.Builder{}}
+	r := relay{t: t, sink: log, log: log, store: store, texts: map[string]*strings.Builder{}, w: itemWriter{t: t, log: log, ctx: store}}
 	r.run(ctx)
 }
 
@@ -60,7 +60,8 @@ type relay struct {
 	follows  int                          // follow-ups this turn sent on its own for requests rules answered
 	next     bool                         // the response completed with every request answered: send the follow-up
 	unstored []conversation.Item          // finished items whose write failed: the turn's end stores them
-	held     []conversation.Item          // finished messages not stored yet (holdMessage)
+	held     heldMessages                 // finished messages not stored yet (hold)
+	w        itemWriter                   // stores items with their events
 }
 
 func (r *relay) run(ctx context.Context) {
@@ -153,7 +154,7 @@ func (r *relay) continueTurn(response string) error {
 func (r *relay) handle(ctx context.Context, ev conversation.Event) (done bool, err error) {
 	t, s := r.t, r.t.s
 	if ev.Kind != conversation.EventCompleted {
-		if err := r.flushHeld(); err != nil {
+		if err := r.held.flush(r); err != nil {
 			return false, err
 		}
 	}
@@ -208,7 +209,7 @@ func (r *relay) completed(ev conversation.Event) (bool, error) {
 	r.response = ev.ResponseID
 	if len(r.auto) > 0 && len(r.asked) == 0 {
 		if r.follows < maxAutoFollowUps {
-			if err := r.flushHeld(); err != nil {
+			if err := r.held.flush(r); err != nil {
 				return true, err
 			}
 			return true, r.continueTurn(ev.ResponseID)
@@ -240,7 +241,7 @@ func (r *relay) completed(ev conversation.Event) (bool, error) {
 		return true, err
 	}
 	s.hub.Publish(t.conv.ID, eventlog.Stored(t.id, last, evs)) // committed
-	r.heldStored()
+	r.held.stored(r)
 	for _, d := range decided {
 		r.log.Observe(conversation.EventNameDecision, d)
 	}
@@ -257,7 +258,7 @@ func (r *relay) endCompleted(repo conversation.Repo, response string, terminal c
 	if still, err := r.stillOurs(repo); err != nil || !still {
 		return 0, nil, nil, err
 	}
-	if evs, err = r.storeHeld(repo); err != nil {
+	if evs, err = r.held.store(r, repo); err != nil {
 		return 0, nil, nil, err
 	}
 	if s.gateway {
@@ -292,7 +293,7 @@ func (r *relay) item(ctx context.Context, u *conversation.UpstreamItem) error {
 		return nil
 	case u.Type == conversation.ItemMessage:
 		delete(r.texts, u.ID)
-		r.holdMessage(it)
+		r.held.hold(it)
 		return nil
 	case u.Type == conversation.ItemListTools:
 		if err := s.policies.Tools.RecordListed(r.store, u.ServerLabel, u.Tools); err != nil {
@@ -309,7 +310,7 @@ func (r *relay) item(ctx context.Context, u *conversation.UpstreamItem) error {
 	case u.Type == conversation.ItemApprovalRequest:
 		return r.approval(ctx, u, it)
 	}
-	if _, err := r.storeItem(it); err != nil { // a call with its receipt, and its event
+	if _, err := r.w.storeItem(it); err != nil { // a call with its receipt, and its event
 		// Received whole: the turn's end stores it, once the database is
 		// back if need be, so a call that ran is never lost.
 		r.unstored = append(r.unstored, it)

@@ -1,6 +1,8 @@
 package engine
 
 import (
+	"context"
+
 	"github.com/toolgate/toolgate/internal/conversation"
 	"github.com/toolgate/toolgate/internal/conversation/eventlog"
 	"github.com/toolgate/toolgate/internal/conversation/record"
@@ -8,13 +10,21 @@ import (
 	"github.com/toolgate/toolgate/internal/policy"
 )
 
+// itemWriter stores a turn's transcript items with the events that tell
+// them, in one transaction each (one commit for the two).
+type itemWriter struct {
+	t   *Turn
+	log *eventlog.TurnLog
+	ctx context.Context // for writes: they happen even when the turn is cancelled
+}
+
 // storeItem appends it to the transcript (a finished call together with
 // its receipt) and its item.done event to the log, in one transaction, and
 // relays the event.
-func (r *relay) storeItem(it conversation.Item) (stored conversation.Item, err error) {
-	err = r.withEvents(func(repo conversation.Repo) ([]namedEvent, error) {
+func (w itemWriter) storeItem(it conversation.Item) (stored conversation.Item, err error) {
+	err = w.withEvents(func(repo conversation.Repo) ([]namedEvent, error) {
 		var err error
-		stored, err = r.appendItem(repo, it)
+		stored, err = w.appendItem(repo, it)
 		return []namedEvent{{conversation.EventNameItem, conversation.ItemEvent{Item: stored}}}, err
 	})
 	return stored, err
@@ -24,20 +34,20 @@ func (r *relay) storeItem(it conversation.Item) (stored conversation.Item, err e
 // by the turn's log after what fn stored: one commit for the two, after
 // every delta the turn sent. Once committed, the events go to the streams
 // and the observer.
-func (r *relay) withEvents(fn func(conversation.Repo) ([]namedEvent, error)) error {
-	t, s := r.t, r.t.s
-	r.log.Flush()
+func (w itemWriter) withEvents(fn func(conversation.Repo) ([]namedEvent, error)) error {
+	t, s := w.t, w.t.s
+	w.log.Flush()
 	var named []namedEvent
 	var evs []conversation.NewEvent
 	var last int64
 	s.hub.Begin(t.conv.ID)
-	err := s.store.Tx(r.store, func(repo conversation.Repo) error {
+	err := s.store.Tx(w.ctx, func(repo conversation.Repo) error {
 		var err error
 		if named, err = fn(repo); err != nil {
 			return err
 		}
 		evs = encodeAll(named)
-		last, err = r.log.Put(r.store, repo, evs)
+		last, err = w.log.Put(w.ctx, repo, evs)
 		return err
 	})
 	if err != nil || last == 0 {
@@ -46,27 +56,27 @@ func (r *relay) withEvents(fn func(conversation.Repo) ([]namedEvent, error)) err
 	}
 	s.hub.Publish(t.conv.ID, eventlog.Stored(t.id, last, evs))
 	for _, e := range named {
-		r.log.Observe(e.name, e.data)
+		w.log.Observe(e.name, e.data)
 	}
 	return nil
 }
 
 // appendItem appends it to the transcript in repo, a finished call with its
 // receipt (a call through the MCP face has its receipt from the face).
-func (r *relay) appendItem(repo conversation.Repo, it conversation.Item) (conversation.Item, error) {
-	t, s := r.t, r.t.s
+func (w itemWriter) appendItem(repo conversation.Repo, it conversation.Item) (conversation.Item, error) {
+	t, s, ctx := w.t, w.t.s, w.ctx
 	if it.Type != conversation.ItemCall || it.Interrupted {
-		return repo.Conversations.AppendItem(r.store, t.conv.ID, it)
+		return repo.Conversations.AppendItem(ctx, t.conv.ID, it)
 	}
-	linked, err := s.keeper.LinkCall(r.store, repo, t.conv.ID, t.id, &it)
+	linked, err := s.keeper.LinkCall(ctx, repo, t.conv.ID, t.id, &it)
 	if err != nil {
 		return conversation.Item{}, err
 	}
-	stored, err := repo.Conversations.AppendItem(r.store, t.conv.ID, it)
+	stored, err := repo.Conversations.AppendItem(ctx, t.conv.ID, it)
 	if err != nil || linked {
 		return stored, err
 	}
-	return stored, s.keeper.RecordCall(r.store, repo, t.user.ID, t.user.Email, t.conv.ID, it)
+	return stored, s.keeper.RecordCall(ctx, repo, t.user.ID, t.user.Email, t.conv.ID, it)
 }
 
 // itemOf is the transcript item of a finished output item of response;
