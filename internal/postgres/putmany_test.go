@@ -99,7 +99,9 @@ func TestPutMany_StoresTheTurnsIdsAndAnnouncesThem(t *testing.T) {
 	}
 
 	// Concurrent writers, both ways, over the same conversations in
-	// different orders, beside lease renewals of their turns (every
+	// different orders (each PutMany with ids of its own, far apart, as
+	// turns of different leases would give them; Append goes on after the
+	// highest), beside lease renewals of their turns (every
 	// replica renews its leases while its turns' deltas are stored): every
 	// id once, no deadlock.
 	if _, err := pool.Exec(ctx, `UPDATE conversations SET active_turn = 'turn_' || id, lease_owner = 'rep_a',
@@ -123,7 +125,7 @@ func TestPutMany_StoresTheTurnsIdsAndAnnouncesThem(t *testing.T) {
 			}
 			var in []conversation.ConvEvents
 			for _, c := range order {
-				in = append(in, conversation.ConvEvents{ConversationID: c, Turn: "t", First: int64(1000 + 10*i), Events: deltas(c, 2)})
+				in = append(in, conversation.ConvEvents{ConversationID: c, Turn: "t", First: int64(100000 + 1000*i), Events: deltas(c, 2)})
 			}
 			_, err := r.Events.PutMany(context.WithoutCancel(ctx), in)
 			errs <- err
