@@ -5,7 +5,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/toolgate/toolgate/internal/conversation"
 	"github.com/toolgate/toolgate/internal/testdb"
 )
 
@@ -105,10 +104,7 @@ func flow(t *testing.T, st *testdb.Statements, name string, fn func()) flowCommi
 // turn's terminal event). See countCommits for what counts.
 func TestApprovalFlow_Commits(t *testing.T) {
 	tr := &testdb.Statements{}
-	e := newAPIWith(t, envOptions{statements: tr, limits: conversation.Limits{MaxConcurrentTurns: 1000, MessagesPerMinute: 10000}})
-	e.askFor("get_forecast")
-	conv := e.send("", "hello").ok(t).conv(t)
-	e.send(conv, "warm the policy copy").ok(t)
+	e, conv := newTracedApprovalEnv(t, tr)
 
 	var s stream
 	msg := flow(t, tr, "message that asks", func() { s = e.send(conv, `get_forecast {"city": "Oslo"}`).ok(t) })

@@ -61,11 +61,7 @@ func commits(sts []testdb.Statement) int {
 // authentication, the turn's transaction, the policy read, whatever else.
 func TestTurnPath_StatementsBeforeUpstream(t *testing.T) {
 	tr := &testdb.Statements{}
-	// With the per-user limits on, as the bench and the defaults have them.
-	e := newAPIWith(t, envOptions{statements: tr, limits: conversation.Limits{MaxConcurrentTurns: 1000, MessagesPerMinute: 10000}})
-	e.askFor("get_forecast")
-	conv := e.send("", "hello").ok(t).conv(t)
-	e.send(conv, "warm the policy copy").ok(t)
+	e, conv := newTracedApprovalEnv(t, tr)
 
 	var s stream
 	msg := between(t, tr, e.up, func() { s = e.send(conv, `get_forecast {"city": "Oslo"}`).ok(t) })
@@ -116,3 +112,15 @@ const (
 	messagePathStatements  = 3
 	decisionPathStatements = 4
 )
+
+// newTracedApprovalEnv is an API whose pool tr records, with the per-user
+// limits on (as the bench and the defaults have them), get_forecast asking
+// for approval, and a conversation whose turns have warmed the policy copy.
+func newTracedApprovalEnv(t *testing.T, tr *testdb.Statements) (*apiEnv, string) {
+	t.Helper()
+	e := newAPIWith(t, envOptions{statements: tr, limits: conversation.Limits{MaxConcurrentTurns: 1000, MessagesPerMinute: 10000}})
+	e.askFor("get_forecast")
+	conv := e.send("", "hello").ok(t).conv(t)
+	e.send(conv, "warm the policy copy").ok(t)
+	return e, conv
+}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/toolgate/toolgate/internal/conversation"
 	"github.com/toolgate/toolgate/internal/postgres"
@@ -39,14 +40,7 @@ func TestPutMany_StoresTheTurnsIdsAndAnnouncesThem(t *testing.T) {
 	if _, err := r.Events.Append(ctx, "conv_a", "turn_a", deltas("conv_a", 2)); err != nil {
 		t.Fatal(err)
 	}
-	conn, err := pool.Acquire(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Release()
-	if _, err := conn.Exec(ctx, "LISTEN "+postgres.EventsChannel); err != nil {
-		t.Fatal(err)
-	}
+	conn := listenEvents(t, pool)
 
 	lasts, err := r.Events.PutMany(ctx, []conversation.ConvEvents{
 		{ConversationID: "conv_a", Turn: "turn_a", First: 3, Events: deltas("conv_a", 3)},
@@ -171,14 +165,7 @@ func TestPutMany_AnnouncesManyConversationsInPayloadsPostgresAccepts(t *testing.
 		mustCreate(t, r, id)
 		in = append(in, conversation.ConvEvents{ConversationID: id, Turn: "t", First: 1, Events: deltas(id, 1)})
 	}
-	conn, err := pool.Acquire(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Release()
-	if _, err := conn.Exec(ctx, "LISTEN "+postgres.EventsChannel); err != nil {
-		t.Fatal(err)
-	}
+	conn := listenEvents(t, pool)
 	if _, err := r.Events.PutMany(ctx, in); err != nil {
 		t.Fatal(err)
 	}
@@ -235,4 +222,19 @@ func TestLockExpiredTurn_TakeoverNumbersPastWhatTheDeadReplicaMayHaveStreamed(t 
 	if want := int64(3 + conversation.TakeoverGap + 1); last != want {
 		t.Fatalf("the takeover's first event got id %d; want %d (3 stored, then the gap)", last, want)
 	}
+}
+
+// listenEvents is a connection of pool listening on EventsChannel, released
+// at the test's end.
+func listenEvents(t *testing.T, pool *pgxpool.Pool) *pgxpool.Conn {
+	t.Helper()
+	conn, err := pool.Acquire(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(conn.Release)
+	if _, err := conn.Exec(t.Context(), "LISTEN "+postgres.EventsChannel); err != nil {
+		t.Fatal(err)
+	}
+	return conn
 }

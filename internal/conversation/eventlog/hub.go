@@ -120,10 +120,7 @@ func (t *topic) wake(deleted bool) {
 		if deleted {
 			sub.once.Do(func() { close(sub.deleted) })
 		}
-		select {
-		case sub.wake <- struct{}{}:
-		default:
-		}
+		sub.signal()
 	}
 }
 
@@ -209,10 +206,7 @@ func (h *Hub) Settled(conv string, id int64) {
 	for sub := range t.subs {
 		if sub.last.Load()+1 < first {
 			sub.dirty = true
-			select {
-			case sub.wake <- struct{}{}:
-			default:
-			}
+			sub.signal()
 		}
 	}
 	t.trim()
@@ -233,10 +227,7 @@ func (t *topic) hand(evs []conversation.StoredEvent) {
 	t.high = max(t.high, evs[len(evs)-1].ID)
 	t.trim()
 	for sub := range t.subs {
-		select {
-		case sub.wake <- struct{}{}:
-		default:
-		}
+		sub.signal()
 	}
 }
 

@@ -42,6 +42,14 @@ func (h *Hub) Subscribe(conv string, after int64) *Subscription {
 	return sub
 }
 
+// signal wakes the subscription's reader, if it is not woken already.
+func (sub *Subscription) signal() {
+	select {
+	case sub.wake <- struct{}{}:
+	default:
+	}
+}
+
 // Close ends the subscription.
 func (sub *Subscription) Close() { sub.h.remove(sub) }
 
