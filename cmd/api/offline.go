@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"net"
@@ -14,6 +13,7 @@ import (
 	"github.com/toolgate/toolgate/internal/config"
 	"github.com/toolgate/toolgate/internal/demomcp"
 	"github.com/toolgate/toolgate/internal/emulator"
+	"github.com/toolgate/toolgate/internal/httpserve"
 	"github.com/toolgate/toolgate/internal/policy"
 	"github.com/toolgate/toolgate/internal/policy/policysvc"
 )
@@ -27,7 +27,7 @@ const DemoLabel = "demo"
 type offline struct {
 	baseURL string // the emulator's /v1/ URL
 	demoURL string // the demo's MCP endpoint, "" when OFFLINE_DEMO=false
-	servers []*http.Server
+	servers []*httpserve.Server
 }
 
 func startOffline(cfg config.Config, log *slog.Logger) (*offline, error) {
@@ -69,18 +69,19 @@ func (o *offline) serve(key, addr string, h http.Handler, log *slog.Logger) (str
 		return "", fmt.Errorf("offline mode: listen on %s=%s: %w (set %s to a free address, e.g. 127.0.0.1:0)", key, addr, err, key)
 	}
 	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
-	o.servers = append(o.servers, srv)
-	go func() {
-		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
-			log.Error("offline helper stopped", "addr", ln.Addr().String(), "error", err)
-		}
-	}()
+	o.servers = append(o.servers, httpserve.Start(srv, ln))
 	return ln.Addr().String(), nil
 }
 
+// offlineShutdown bounds how long the offline helpers wait for their open
+// requests at shutdown: Toolgate's own turns have ended by then.
+const offlineShutdown = 5 * time.Second
+
+// close shuts the helpers down; the connections Toolgate's clients dialed
+// and never used are closed at once (httpserve), so they hold nothing.
 func (o *offline) close(ctx context.Context) {
 	for _, s := range o.servers {
-		_ = s.Shutdown(ctx)
+		_ = s.Shutdown(ctx, offlineShutdown)
 	}
 }
 

@@ -92,7 +92,10 @@ func parseOptions(args []string, getenv func(string) string, stderr io.Writer) (
 		o.runs, o.ttfdFor, o.ramp, o.hold, o.approvals = 1, time.Second, 500*time.Millisecond, 500*time.Millisecond, 3
 		levels, rates, o.seedServers, o.seedTools = "10,20", "5,10", 20, 10
 		o.rate, o.queueFor, o.users = 20, 2*time.Second, 10
-		o.statsWait, o.statsTurns, o.statsFlows = 2*time.Second, 5, 3
+		// The commit counter needs its full quiet (idle backends report
+		// within 10 s): shorter, a late report from an earlier phase lands
+		// in the idle rate and a per-turn figure can come out below zero.
+		o.statsTurns, o.statsFlows = 10, 3
 	}
 	if o.levels, err = parseList("-streams", levels, 1000); err != nil {
 		return o, err

@@ -19,8 +19,9 @@ type Server struct {
 	srv  *http.Server
 	errc chan error
 
-	mu    sync.Mutex
-	fresh map[net.Conn]bool // connections that have not sent a request yet
+	mu      sync.Mutex
+	fresh   map[net.Conn]bool // connections that have not sent a request yet
+	closing bool              // shutting down: a connection new from now on is closed at once
 }
 
 // Start serves srv on ln in the background. At shutdown the connections
@@ -41,11 +42,18 @@ func Start(srv *http.Server, ln net.Listener) *Server {
 	return s
 }
 
-// track keeps the set of connections in http.StateNew.
+// track keeps the set of connections in http.StateNew. Once shutting
+// down, a connection that only now reports itself new (accepted before the
+// listener closed, its goroutine scheduled late, as on a busy machine) is
+// closed at once too.
 func (s *Server) track(c net.Conn, st http.ConnState) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if st == http.StateNew {
+		if s.closing {
+			_ = c.Close()
+			return
+		}
 		s.fresh[c] = true
 	} else {
 		delete(s.fresh, c)
@@ -57,6 +65,7 @@ func (s *Server) track(c net.Conn, st http.ConnState) {
 func (s *Server) closeFresh() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.closing = true
 	for c := range s.fresh {
 		_ = c.Close()
 		delete(s.fresh, c)

@@ -2,8 +2,10 @@ package httpserve
 
 import (
 	"context"
+	"errors"
 	"net"
 	"net/http"
+	"os"
 	"testing"
 	"time"
 )
@@ -37,5 +39,24 @@ func TestShutdown_DoesNotWaitForConnectionsThatSentNothing(t *testing.T) {
 	}
 	if d := time.Since(began); d > 2*time.Second {
 		t.Errorf("shutdown took %v with a connection that sent nothing open; want it closed at once", d)
+	}
+}
+
+// TestShutdown_ClosesAConnectionThatReportsItselfNewOnlyAfterShutdownBegan:
+// a connection accepted before the listener closed whose goroutine only
+// runs later (a busy machine) reaches StateNew after the fresh ones were
+// closed; it is closed at once too, not given net/http's 5 seconds.
+func TestShutdown_ClosesAConnectionThatReportsItselfNewOnlyAfterShutdownBegan(t *testing.T) {
+	s := &Server{fresh: map[net.Conn]bool{}}
+	s.closeFresh()
+	client, server := net.Pipe()
+	defer client.Close()
+	s.track(server, http.StateNew)
+	_ = client.SetReadDeadline(time.Now().Add(time.Second))
+	if _, err := client.Read(make([]byte, 1)); err == nil || errors.Is(err, os.ErrDeadlineExceeded) {
+		t.Fatalf("reading from the late connection: %v; want it closed by the server", err)
+	}
+	if len(s.fresh) != 0 {
+		t.Errorf("the late connection is kept as fresh: %v", s.fresh)
 	}
 }
