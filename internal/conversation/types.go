@@ -38,6 +38,13 @@ type Conversation struct {
 	// PendingTimes is what the list read to work it out.
 	PendingTimes PendingTimes `json:"-"`
 
+	// Kind is "chat", or "agent" for an MCP client's session at
+	// Toolgate's MCP face (its held calls' requests live in it).
+	Kind string `json:"kind"`
+	// Client is the MCP clientInfo an agent's session began with
+	// ({"name", "version", "title"}), as the client said it; nil for a chat.
+	Client *ClientInfo `json:"client,omitempty"`
+
 	ActiveTurn   string `json:"-"` // the running turn's id, "" when none
 	LeaseOwner   string `json:"-"` // the replica running it
 	LeaseExpired bool   `json:"-"` // its lease ran out: the replica died or lost the database
@@ -221,7 +228,23 @@ const (
 	// no call using it passed Toolgate's MCP face, or the face refused it,
 	// or it failed before reaching the server). The model can ask again.
 	NotRun = "not_run"
+	// Withdrawn: a held call's client went away before anyone decided
+	// (MCP face for agents): nothing runs, now or later.
+	Withdrawn = "withdrawn"
 )
+
+// Conversation kinds.
+const (
+	KindChat  = "chat"
+	KindAgent = "agent"
+)
+
+// ClientInfo is what an MCP client said of itself when its session began.
+type ClientInfo struct {
+	Name    string `json:"name"`
+	Title   string `json:"title,omitempty"`
+	Version string `json:"version,omitempty"`
+}
 
 // Decision scopes.
 const (

@@ -33,7 +33,8 @@ const convCols = `c.id, coalesce(c.owner_id, ''), c.title, c.created_at, c.updat
 	c.active_turn IS NOT NULL,
 	(SELECT count(*) FROM approval_requests a WHERE a.conversation_id = c.id AND a.state = 'pending'),
 	coalesce(c.active_turn, ''), coalesce(c.lease_owner, ''),
-	c.active_turn IS NOT NULL AND (c.lease_expires_at IS NULL OR c.lease_expires_at < clock_timestamp()), c.event_seq, c.tools`
+	c.active_turn IS NOT NULL AND (c.lease_expires_at IS NULL OR c.lease_expires_at < clock_timestamp()), c.event_seq, c.tools,
+	c.kind, c.client`
 
 // Every read and write a caller names a conversation for is scoped to its
 // owner in SQL: another user's conversation, approvals and allowances are
@@ -58,7 +59,7 @@ const lockConversation = ` FOR NO KEY UPDATE`
 func scanConversation(row pgx.Row, extra ...any) (conversation.Conversation, error) {
 	var c conversation.Conversation
 	err := row.Scan(append([]any{&c.ID, &c.OwnerID, &c.Title, &c.CreatedAt, &c.UpdatedAt, &c.LastResponseID, &c.Streaming, &c.PendingCount,
-		&c.ActiveTurn, &c.LeaseOwner, &c.LeaseExpired, &c.LastEventID, &c.Tools}, extra...)...)
+		&c.ActiveTurn, &c.LeaseOwner, &c.LeaseExpired, &c.LastEventID, &c.Tools, &c.Kind, &c.Client}, extra...)...)
 	if c.Tools.Servers == nil {
 		c.Tools.Servers = map[string]policy.ServerSelection{}
 	}
@@ -75,8 +76,9 @@ func (r conversationStore) Create(ctx context.Context, owner, id, title string) 
 	return c, err
 }
 
-// List returns up to limit of owner's conversations, most
-// recently updated first; every one when limit is not positive.
+// List returns up to limit of owner's chats, most recently updated first;
+// every one when limit is not positive. An agent's MCP sessions
+// (kind agent) are not chats: the inbox shows their requests.
 func (r conversationStore) List(ctx context.Context, owner string, limit int) ([]conversation.Conversation, error) {
 	var lim any // NULL: LIMIT ALL
 	if limit > 0 {
@@ -90,7 +92,7 @@ func (r conversationStore) List(ctx context.Context, owner string, limit int) ([
 				max(a.requested_at + make_interval(secs => s.approval_ttl_seconds)) FILTER (WHERE s.approval_ttl_seconds > 0) AS server_last
 			FROM approval_requests a LEFT JOIN mcp_servers s ON s.label = a.server_label
 			WHERE a.conversation_id = c.id AND a.state = 'pending') x ON true
-		WHERE c.owner_id = $2
+		WHERE c.owner_id = $2 AND c.kind = 'chat'
 		ORDER BY c.updated_at DESC, c.id DESC LIMIT $1`, lim, owner)
 	if err != nil {
 		return nil, translate(err, "list conversations")
