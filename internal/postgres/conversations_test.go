@@ -134,7 +134,7 @@ func TestConversations_CreateThenRead(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := conversation.Conversation{ID: "conv_1", OwnerID: owner, Title: "Plan the trip",
+	want := conversation.Conversation{ID: "conv_1", OwnerID: owner, Title: "Plan the trip", Kind: conversation.KindChat,
 		Tools: policy.Selection{Servers: map[string]policy.ServerSelection{}}} // offers everything
 	if diff := cmp.Diff(want, created, cmpopts.IgnoreFields(conversation.Conversation{}, "CreatedAt", "UpdatedAt")); diff != "" {
 		t.Errorf("CreateConversation (-want +got):\n%s", diff)
