@@ -6,6 +6,7 @@
 package conversation
 
 import (
+	"context"
 	"encoding/json"
 	"time"
 
@@ -391,4 +392,14 @@ type Transcript struct {
 	Conversation Conversation `json:"conversation"`
 	Items        []Item       `json:"items"`
 	Pending      []Approval   `json:"pending_approvals"`
+}
+
+// HeldDecider records a person's decision on an approval request of an
+// agent's held call (a conversation of kind agent, at Toolgate's MCP face):
+// the signed-in user ctx carries decides, once; the held call then runs or
+// gets the denial. A request that is not pending is refused with its
+// current state, changing nothing; another person's is not found.
+// (agentgate implements it; the inbox and signed links call it.)
+type HeldDecider interface {
+	DecideHeld(ctx context.Context, d Decision) (Approval, error)
 }
