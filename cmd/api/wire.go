@@ -226,11 +226,13 @@ func (a *app) buildHTTP(ctx context.Context) error {
 	if cfg.Route.Gateway() {
 		mcpGate = callgate.New(a.chat.Keeper())
 	}
+	agentFace, _ := newAgentFace(cfg, a.chat.Keeper(), authn.SignIn, a.policies, a.caller, a.events, a.log)
 	a.api = toolhttp.NewServer(a.log, a.policies, a.chat, authn, a.store, toolhttp.Options{MaxBodyBytes: cfg.MaxBodyBytes, Heartbeat: cfg.SSEHeartbeat,
 		WebDir: cfg.WebDir, Web: frontend.App(), Version: a.build.Version,
 		TrustProxyHeaders: cfg.Auth.TrustProxy, AllowedHosts: cfg.AllowedHosts, Idempotency: idempotencydb.New(a.pool),
 		Metrics: a.mets, MetricsToken: cfg.MetricsToken, Webhooks: a.webhooks,
-		MCPFace: newMCPFace(cfg, a.tokens, mcpGate, a.policies, a.caller, a.log), SettingsChanges: a.changes})
+		MCPFace: newMCPFace(cfg, a.tokens, mcpGate, a.policies, a.caller, a.log), SettingsChanges: a.changes,
+		AgentFace: agentFace})
 	// No WriteTimeout: streamed responses live as long as their turn.
 	a.srv = &http.Server{Handler: a.api, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute,
 		ErrorLog: slog.NewLogLogger(a.log.Handler(), slog.LevelWarn)}

@@ -34,7 +34,7 @@ type Config struct {
 	ToolLayout       string        // MCP_TOOL_LAYOUT: default or split
 	HealthRecheck    time.Duration // MCP_HEALTH_RECHECK: how often an unreachable MCP server is checked again (health.go)
 	Discovery        Discovery     // MCP_TOOL_*_MAX_BYTES, MCP_LIST_TIME_LIMIT, MCP_HEALTH_CHECK, MCP_HEALTH_FAILURES (discovery.go)
-	Face             Face          // MCP_DEFINITION_MAX_AGE, MCP_CALL_TIMEOUT, MCP_CALL_MAX_BYTES (face.go)
+	Face             Face          // MCP_DEFINITION_MAX_AGE, MCP_CALL_TIMEOUT, MCP_CALL_MAX_BYTES, MCP_HOLD_TIMEOUT (face.go)
 	SSEHeartbeat     time.Duration // SSE_HEARTBEAT: interval of heartbeat comments on streams
 	EmulatorAddr     string        // EMULATOR_ADDR: where the in-process emulator listens when offline
 	DemoMCPAddr      string        // DEMO_MCP_ADDR: where the in-process demo MCP server listens when offline

@@ -25,7 +25,7 @@ func TestLoad_Defaults(t *testing.T) {
 		Discovery: Discovery{ToolNameMaxBytes: 256, ToolDescriptionMaxBytes: 64 << 10, ToolSchemaMaxBytes: 256 << 10, ToolListMaxBytes: 8 << 20,
 			ListTimeLimit: 3 * time.Second, HealthCheck: 5 * time.Minute, HealthFailures: 3,
 			PrelistMaxAge: 5 * time.Second, PrelistTimeLimit: 2 * time.Second},
-		Face:        Face{DefinitionMaxAge: 2 * time.Second, CallTimeout: time.Minute, CallMaxBytes: 8 << 20},
+		Face:        Face{DefinitionMaxAge: 2 * time.Second, CallTimeout: time.Minute, CallMaxBytes: 8 << 20, HoldTimeout: 10 * time.Minute},
 		ApprovalTTL: 30 * time.Minute,
 		Upstream:    Upstream{FirstByteTimeout: time.Minute, IdleTimeout: 5 * time.Minute, MaxIdleConns: 256, IdleConnTimeout: 90 * time.Second, MaxToolEntries: 128}, SSEHeartbeat: 15 * time.Second,
 		EmulatorAddr: "127.0.0.1:8091", DemoMCPAddr: "127.0.0.1:8090", OfflineDemo: true}

@@ -16,6 +16,10 @@ type Face struct {
 	DefinitionMaxAge time.Duration
 	CallTimeout      time.Duration // MCP_CALL_TIMEOUT: one forwarded tools/call, connecting included
 	CallMaxBytes     int64         // MCP_CALL_MAX_BYTES: what Toolgate reads of one call's answer
+	// HoldTimeout (MCP_HOLD_TIMEOUT) is how long a call of a person's own
+	// MCP client (/mcp with an API token) is held open waiting for a
+	// decision before it is withdrawn.
+	HoldTimeout time.Duration
 }
 
 func loadFace(get func(string, string) string, errs *[]string) Face {
@@ -37,6 +41,11 @@ func loadFace(get func(string, string) string, errs *[]string) Face {
 	if f.CallMaxBytes, err = strconv.ParseInt(raw, 10, 64); err != nil || f.CallMaxBytes < 64<<10 || f.CallMaxBytes > 256<<20 {
 		*errs = append(*errs, fmt.Sprintf("MCP_CALL_MAX_BYTES must be a whole number of bytes from %d to %d (got %q)", 64<<10, 256<<20, raw))
 	}
+	const holdKey, holdDef = "MCP_HOLD_TIMEOUT", "10m"
+	raw = get(holdKey, holdDef)
+	if f.HoldTimeout, err = time.ParseDuration(raw); err != nil || f.HoldTimeout < time.Second || f.HoldTimeout > 24*time.Hour {
+		*errs = append(*errs, fmt.Sprintf("%s must be a duration from 1s to 24h, such as %s (got %q)", holdKey, holdDef, raw))
+	}
 	return f
 }
 
@@ -46,5 +55,6 @@ func (f Face) LogValue() slog.Value {
 		slog.Duration("mcp_definition_max_age", f.DefinitionMaxAge),
 		slog.Duration("mcp_call_timeout", f.CallTimeout),
 		slog.Int64("mcp_call_max_bytes", f.CallMaxBytes),
+		slog.Duration("mcp_hold_timeout", f.HoldTimeout),
 	)
 }

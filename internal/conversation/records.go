@@ -28,6 +28,9 @@ type GatewayCall struct {
 	TurnID         string `json:"turn_id"`
 	ServerLabel    string `json:"server_label"`
 	ToolName       string `json:"tool_name"`
+	// Client names the MCP client of an agent's call (its clientInfo, as
+	// it said); nil for a chat's call, which the provider made.
+	Client *ClientInfo `json:"client,omitempty"`
 	// StoredArguments are the canonical arguments, secrets hidden;
 	// Arguments and Redacted are derived from them when shown.
 	StoredArguments   string          `json:"-"`
@@ -66,6 +69,9 @@ type GatewayCall struct {
 // same arguments digest are one call.
 type CallKey struct {
 	ConversationID, TurnID, ServerLabel, ToolName, ArgumentsSHA256 string
+	// Agent: the key is an agent's call (TurnID is the call's own id), so
+	// the conversation has no running turn to match.
+	Agent bool
 }
 
 // GateScope is what every check at the face starts from: the conversation

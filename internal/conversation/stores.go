@@ -41,6 +41,10 @@ type Repo struct {
 type Conversations interface {
 	// Create stores a new conversation of owner.
 	Create(ctx context.Context, owner, id, title string) (Conversation, error)
+	// OpenAgent stores, once, the conversation (kind agent) of an MCP
+	// session of owner's client, and returns it; an id another owner holds
+	// is NotFound.
+	OpenAgent(ctx context.Context, owner, id, title string, client ClientInfo) (Conversation, error)
 	// List returns up to limit of owner's conversations, most recently
 	// updated first; every one when limit is not positive.
 	List(ctx context.Context, owner string, limit int) ([]Conversation, error)
@@ -158,6 +162,10 @@ type Approvals interface {
 	UnmarkSent(ctx context.Context, turn string) error
 	// Sent returns (locked) the requests whose answers turn carried.
 	Sent(ctx context.Context, conversationID, turn string) ([]Approval, error)
+	// Owned returns owner's approval request id, whichever conversation
+	// holds it, with that conversation's kind; lock holds it until the
+	// transaction ends. Another owner's, or none, is NotFound.
+	Owned(ctx context.Context, owner, id string, lock bool) (Approval, string, error)
 }
 
 // Leases holds what recovery reads and settles: the leases of running

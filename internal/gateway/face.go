@@ -68,6 +68,7 @@ type face struct {
 	servers  Servers
 	upstream Upstream
 	maxAge   time.Duration
+	maxBody  int64
 	log      *slog.Logger
 	defs     *definitions
 	mcp      http.Handler
@@ -85,17 +86,7 @@ func NewFace(opts FaceOptions) http.Handler {
 	if opts.Tokens == nil || opts.Gate == nil || opts.Servers == nil || opts.Upstream == nil {
 		panic("gateway: NewFace needs Tokens, Gate, Servers and Upstream")
 	}
-	log := opts.Logger
-	if log == nil {
-		log = slog.New(slog.DiscardHandler)
-	}
-	maxStale := opts.ListMaxStale
-	if maxStale <= 0 {
-		maxStale = DefaultListMaxStale
-	}
-	f := &face{tokens: opts.Tokens, gate: opts.Gate, servers: opts.Servers, upstream: opts.Upstream,
-		maxAge: max(opts.DefinitionMaxAge, 0), log: log}
-	f.defs = newDefinitions(opts.Upstream, maxStale, log)
+	f := newFaceCore(opts)
 	f.mcp = mcp.NewStreamableHTTPHandler(f.server, &mcp.StreamableHTTPOptions{
 		Stateless:    true,
 		JSONResponse: true,
@@ -105,7 +96,7 @@ func NewFace(opts FaceOptions) http.Handler {
 		// capability token.
 		DisableLocalhostProtection: true,
 		MaxRequestBodyBytes:        opts.MaxBodyBytes,
-		Logger:                     log,
+		Logger:                     f.log,
 	})
 	return f
 }

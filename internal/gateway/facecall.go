@@ -45,35 +45,62 @@ const gateTimeout = 15 * time.Second
 // isError and a sentence the model and the person can act on.
 func (f *face) callTool(ctx context.Context, fr *faceRequest, p *mcp.CallToolParamsRaw) *mcp.CallToolResult {
 	start := time.Now()
-	srv := fr.server
 	if p == nil || p.Name == "" {
 		return refused(&Refusal{Code: RefusedUnknownTool, Message: "The call names no tool; nothing ran."})
 	}
-	canonical, sha, err := ArgumentsDigest(p.Arguments)
+	call, out := f.prepare(ctx, fr.server, fr.claims, p.Name, p.Name, p.Arguments)
+	if out != nil {
+		return out
+	}
+	v, out := f.admit(ctx, fr.server, call)
+	if out != nil {
+		return out
+	}
+	return f.carryOut(ctx, fr.server, call, v, start)
+}
+
+// prepare is the part of a call's check that needs no Gate: its arguments
+// are one JSON object (made canonical), and the real server lists its
+// tools (name is the tool's name there; shown is the name the client
+// used). A refusal is returned as the result to answer with.
+func (f *face) prepare(ctx context.Context, srv policy.Server, claims Claims, name, shown string, args json.RawMessage) (Call, *mcp.CallToolResult) {
+	canonical, sha, err := ArgumentsDigest(args)
 	if err != nil {
-		return refused(&Refusal{Code: RefusedInvalidArguments,
-			Message: fmt.Sprintf("The arguments of %s are not valid: %v. Send one JSON object; nothing ran.", p.Name, err)})
+		return Call{}, refused(&Refusal{Code: RefusedInvalidArguments,
+			Message: fmt.Sprintf("The arguments of %s are not valid: %v. Send one JSON object; nothing ran.", shown, err)})
 	}
 	tools, listedAt, err := f.defs.fresh(ctx, srv, f.maxAge)
 	if err != nil {
-		f.log.WarnContext(ctx, "mcp face: could not list the server to check a call", "server", srv.Label, "tool", p.Name, "error", err)
-		return refused(&Refusal{Code: RefusedUnreachable, Message: fmt.Sprintf(
+		f.log.WarnContext(ctx, "mcp face: could not list the server to check a call", "server", srv.Label, "tool", name, "error", err)
+		return Call{}, refused(&Refusal{Code: RefusedUnreachable, Message: fmt.Sprintf(
 			"Toolgate could not list the tools of %s to check this call, so nothing ran: %s", srv.Label, scrub(srv, errText(err)))})
 	}
-	call := Call{Claims: fr.claims, ToolName: p.Name, Arguments: canonical, ArgumentsSHA256: sha, Definition: find(tools, p.Name), ListedAt: listedAt}
+	return Call{Claims: claims, ToolName: name, Arguments: canonical, ArgumentsSHA256: sha, Definition: find(tools, name), ListedAt: listedAt}, nil
+}
+
+// admit asks the Gate about call; an error is answered as a refusal
+// (nothing ran).
+func (f *face) admit(ctx context.Context, srv policy.Server, call Call) (Verdict, *mcp.CallToolResult) {
 	gctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), gateTimeout)
 	defer cancel()
 	v, err := f.gate.Admit(gctx, call)
 	if err != nil {
 		var ref *Refusal
 		if errors.As(err, &ref) {
-			return refused(ref)
+			return v, refused(ref)
 		}
-		f.log.ErrorContext(ctx, "mcp face: the gate could not decide on a call", "server", srv.Label, "tool", p.Name, "error", err)
-		return refused(&Refusal{Code: RefusedUnavailable,
+		f.log.ErrorContext(ctx, "mcp face: the gate could not decide on a call", "server", srv.Label, "tool", call.ToolName, "error", err)
+		return v, refused(&Refusal{Code: RefusedUnavailable,
 			Message: "Toolgate could not check this call (its database did not answer), so nothing ran; try again later."})
 	}
-	attrs := []any{"server", srv.Label, "tool", p.Name, "call_id", v.CallID, "conversation_id", fr.claims.ConversationID}
+	return v, nil
+}
+
+// carryOut does what the Gate's verdict on call says: refuse it, answer
+// with the stored result of an identical call, wait for one, or forward it
+// and record its result.
+func (f *face) carryOut(ctx context.Context, srv policy.Server, call Call, v Verdict, start time.Time) *mcp.CallToolResult {
+	attrs := []any{"server", srv.Label, "tool", call.ToolName, "call_id", v.CallID, "conversation_id", call.Claims.ConversationID}
 	switch {
 	case v.Refusal != nil:
 		f.log.InfoContext(ctx, "mcp face: call refused", append(attrs, "code", v.Refusal.Code)...)
@@ -93,7 +120,7 @@ func (f *face) callTool(ctx context.Context, fr *faceRequest, p *mcp.CallToolPar
 	case v.Run:
 		// Forwarded whatever the client does now: the call is admitted, so
 		// its result must be recorded.
-		res := f.upstream.CallTool(context.WithoutCancel(ctx), srv.URL, srv.Headers, p.Name, canonical)
+		res := f.upstream.CallTool(context.WithoutCancel(ctx), srv.URL, srv.Headers, call.ToolName, call.Arguments)
 		faults.Crash(faults.GatewayAfterForward)
 		res.Failure = scrub(srv, res.Failure)
 		// The gate stores the result as the server sent it (and digests

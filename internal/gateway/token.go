@@ -28,6 +28,21 @@ type Claims struct {
 	ServerLabel    string    `json:"s"`
 	ExpiresAt      time.Time `json:"-"`
 	Exp            int64     `json:"e"` // ExpiresAt in Unix seconds, as signed
+
+	// Agent: the claims are a person's own MCP client's (a personal API
+	// token at /mcp), never a capability token's: ConversationID is the
+	// client's session and TurnID the one call's own id. Not signed: the
+	// face sets them after checking the person's token.
+	Agent bool `json:"-"`
+	// Client is what that client said of itself when its session began.
+	Client *Client `json:"-"`
+}
+
+// Client is an MCP client's clientInfo.
+type Client struct {
+	Name    string `json:"name"`
+	Title   string `json:"title,omitempty"`
+	Version string `json:"version,omitempty"`
 }
 
 // Token errors. Each says what is wrong in words a client's operator can act on.

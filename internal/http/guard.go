@@ -51,7 +51,7 @@ const bodyChecked = "toolgate.body_checked"
 func (s *Server) guard(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		r := c.Request()
-		face := strings.HasPrefix(r.URL.Path, "/mcp/")
+		face := strings.HasPrefix(r.URL.Path, "/mcp/") || r.URL.Path == "/mcp"
 		if r.URL.Path != "/healthz" && r.URL.Path != "/readyz" && r.URL.Path != "/metrics" && !face {
 			if err := s.checkHost(r.Host); err != nil {
 				return err

@@ -121,6 +121,9 @@ func (s *Server) routes() {
 	// for the model's provider, by capability token only, never by a
 	// session.
 	e.Match(mcpFaceMethods, "/mcp/:label", s.serveMCPFace)
+	// The same face for a person's own MCP clients (mcpface.go): every
+	// server at /mcp, tools named {server_label}__{tool}, by API token.
+	e.Match(mcpFaceMethods, "/mcp", s.serveMCPFace)
 
 	// The web app (embedded in the binary, or WEB_DIR; web.go): files, and
 	// index.html for its own routes.

@@ -57,7 +57,8 @@ type Server struct {
 
 	webhooks *webhook.Service // outbound webhooks (webhooks.go); nil: the routes answer 404
 
-	mcpFace http.Handler // the MCP face at /mcp/:label (mcpface.go); nil: 404
+	mcpFace   http.Handler // the MCP face at /mcp/:label (mcpface.go); nil: 404
+	agentFace http.Handler // the agent face at /mcp and /mcp/:label; nil: 404
 
 	changes *changefeed.Hub // what GET /api/settings/events follows (settingsevents.go)
 
@@ -102,6 +103,9 @@ type Options struct {
 	// requests authenticated by a capability token only. nil: /mcp/
 	// answers 404 saying the face is off.
 	MCPFace http.Handler
+	// AgentFace serves /mcp and /mcp/{server_label} to a person's own MCP
+	// clients with their API token (gateway.NewAgentFace). nil: 404.
+	AgentFace http.Handler
 	// SettingsChanges are the settings changes this replica hears of
 	// (cmd/api feeds it the Postgres notifications); GET
 	// /api/settings/events follows it. nil: a hub nothing feeds (the
@@ -147,6 +151,7 @@ func NewServer(log *slog.Logger, policies *policysvc.Service, chat *engine.Servi
 	s.idem = opts.Idempotency
 	s.webhooks = opts.Webhooks
 	s.mcpFace = opts.MCPFace
+	s.agentFace = opts.AgentFace
 	s.changes = opts.SettingsChanges
 	if s.changes == nil {
 		s.changes = changefeed.New()

@@ -103,6 +103,26 @@ func scanApproval(row pgx.CollectableRow, extra ...any) (conversation.Approval, 
 // those of them, oldest first; none of another owner's. Arguments and
 // Redacted are left for the service to fill from StoredArguments (stored
 // redacted).
+// Owned returns owner's approval request id with its conversation's kind.
+func (r approvalStore) Owned(ctx context.Context, owner, id string, lock bool) (conversation.Approval, string, error) {
+	where := `id = $1 AND conversation_id IN (SELECT id FROM conversations WHERE owner_id = $2)`
+	if lock {
+		where += ` FOR UPDATE`
+	}
+	aps, err := r.approvals(ctx, "read an approval request", where, id, owner)
+	if err != nil {
+		return conversation.Approval{}, "", err
+	}
+	if len(aps) == 0 {
+		return conversation.Approval{}, "", apperr.NotFoundf("approval_not_found", "you have no approval request %q", id)
+	}
+	var kind string
+	if err := r.q.QueryRow(ctx, `SELECT kind FROM conversations WHERE id = $1`, aps[0].ConversationID).Scan(&kind); err != nil {
+		return conversation.Approval{}, "", translate(err, "read an approval request's conversation")
+	}
+	return aps[0], kind, nil
+}
+
 func (r approvalStore) List(ctx context.Context, owner, conversationID string, ids []string, lock bool) ([]conversation.Approval, error) {
 	where, args := `conversation_id = $1`+ownedBy(2), []any{conversationID, owner}
 	if len(ids) > 0 {

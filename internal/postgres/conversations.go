@@ -2,6 +2,7 @@ package postgres
 
 import (
 	"context"
+	"encoding/json"
 	"strconv"
 	"time"
 
@@ -74,6 +75,19 @@ func (r conversationStore) Create(ctx context.Context, owner, id, title string) 
 		return c, apperr.Wrap(err, apperr.Conflict, "duplicate_conversation", "a conversation with id %q already exists", id)
 	}
 	return c, err
+}
+
+// OpenAgent stores, once, the conversation of an agent's MCP session.
+func (r conversationStore) OpenAgent(ctx context.Context, owner, id, title string, client conversation.ClientInfo) (conversation.Conversation, error) {
+	c, err := json.Marshal(client)
+	if err != nil {
+		return conversation.Conversation{}, err
+	}
+	if _, err := r.q.Exec(ctx, `INSERT INTO conversations (id, title, owner_id, kind, client) VALUES ($1, $2, $3, 'agent', $4::jsonb)
+		ON CONFLICT (id) DO NOTHING`, id, title, owner, string(c)); err != nil {
+		return conversation.Conversation{}, translate(err, "open an agent's session")
+	}
+	return r.Get(ctx, owner, id, false)
 }
 
 // List returns up to limit of owner's chats, most recently updated first;

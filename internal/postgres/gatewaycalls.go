@@ -77,13 +77,17 @@ func (r callStore) Insert(ctx context.Context, c conversation.GatewayCall) (bool
 	if err != nil {
 		return false, err
 	}
+	client, err := nullJSONOf(c.Client)
+	if err != nil {
+		return false, err
+	}
 	tag, err := r.q.Exec(ctx, `INSERT INTO gateway_calls (id, conversation_id, turn_id, server_label, tool_name, arguments,
-			arguments_sha256, definition_digest, allowed_by, approval_request_id, state, refusal, finished_at)
+			arguments_sha256, definition_digest, allowed_by, approval_request_id, state, refusal, finished_at, client)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, nullif($8, ''), $9::jsonb, $10, $11, $12::jsonb,
-			CASE WHEN $11 = 'running' THEN NULL ELSE clock_timestamp() END)
+			CASE WHEN $11 = 'running' THEN NULL ELSE clock_timestamp() END, $13::jsonb)
 		ON CONFLICT DO NOTHING`,
 		c.ID, c.ConversationID, c.TurnID, c.ServerLabel, c.ToolName, c.StoredArguments, c.ArgumentsSHA256,
-		c.DefinitionDigest, allowed, c.ApprovalRequestID, c.State, refusal)
+		c.DefinitionDigest, allowed, c.ApprovalRequestID, c.State, refusal, client)
 	if err != nil {
 		return false, translate(err, "record a call")
 	}
@@ -176,7 +180,7 @@ func (r callStore) Link(ctx context.Context, k conversation.CallKey, itemID, res
 const gatewayCallCols = `g.id, g.conversation_id, g.turn_id, g.server_label, g.tool_name, g.arguments, g.arguments_sha256,
 	coalesce(g.definition_digest, ''), g.allowed_by, g.approval_request_id, g.state, g.result, g.is_error, coalesce(g.failure, ''),
 	g.output_sha256, g.refusal, coalesce(g.item_id, ''), coalesce(g.response_id, ''), g.created_at, g.finished_at,
-	coalesce(c.owner_id, ''), coalesce(u.email, ''), g.masked`
+	coalesce(c.owner_id, ''), coalesce(u.email, ''), g.masked, g.client`
 
 func (r callStore) gatewayCalls(ctx context.Context, what, where string, args ...any) ([]conversation.GatewayCall, error) {
 	rows, err := r.q.Query(ctx, `SELECT `+gatewayCallCols+` FROM gateway_calls g
@@ -201,7 +205,7 @@ func scanGatewayCall(row pgx.CollectableRow) (conversation.GatewayCall, error) {
 	)
 	err := row.Scan(&c.ID, &c.ConversationID, &c.TurnID, &c.ServerLabel, &c.ToolName, &c.StoredArguments, &c.ArgumentsSHA256,
 		&c.DefinitionDigest, &allowed, &c.ApprovalRequestID, &c.State, &result, &c.IsError, &c.Failure, &c.OutputSHA256,
-		&refusal, &c.ItemID, &c.ResponseID, &c.CreatedAt, &c.FinishedAt, &c.OwnerID, &c.OwnerEmail, &c.Masked)
+		&refusal, &c.ItemID, &c.ResponseID, &c.CreatedAt, &c.FinishedAt, &c.OwnerID, &c.OwnerEmail, &c.Masked, &c.Client)
 	if err != nil {
 		return c, err
 	}

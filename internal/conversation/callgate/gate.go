@@ -58,6 +58,11 @@ func (g *Gate) scope(ctx context.Context, c gateway.Claims) (conversation.GateSc
 		return sc, &gateway.Refusal{Code: gateway.RefusedTurnOver, Message: msgTurnOver}, nil
 	case err != nil:
 		return sc, nil, err
+	case c.Agent && sc.Conversation.Kind != conversation.KindAgent:
+		// A person's client names its own session's conversation only.
+		return sc, &gateway.Refusal{Code: gateway.RefusedTurnOver, Message: msgTurnOver}, nil
+	case c.Agent:
+		// An agent's session has no turns: each call is its own.
 	case sc.Conversation.ActiveTurn == "" || sc.Conversation.ActiveTurn != c.TurnID:
 		return sc, &gateway.Refusal{Code: gateway.RefusedTurnOver, Message: msgTurnOver}, nil
 	case !sc.ServerExists || !sc.ServerEnabled:
@@ -154,6 +159,9 @@ func (g *Gate) Admit(ctx context.Context, call gateway.Call) (gateway.Verdict, e
 	c := call.Claims
 	rec := conversation.GatewayCall{ID: conversation.NewID("gwc_"), Via: conversation.ViaGateway, ConversationID: c.ConversationID, TurnID: c.TurnID,
 		ServerLabel: c.ServerLabel, ToolName: call.ToolName}
+	if c.Client != nil {
+		rec.Client = &conversation.ClientInfo{Name: c.Client.Name, Title: c.Client.Title, Version: c.Client.Version}
+	}
 	canonical, sha, err := gateway.ArgumentsDigest(call.Arguments)
 	if err != nil {
 		rec.StoredArguments, rec.ArgumentsSHA256 = string(mustRedacted(string(call.Arguments))), record.Digest(call.Arguments)
@@ -184,7 +192,8 @@ func (g *Gate) Admit(ctx context.Context, call gateway.Call) (gateway.Verdict, e
 	if err != nil {
 		return gateway.Verdict{}, err
 	}
-	key := conversation.CallKey{ConversationID: c.ConversationID, TurnID: c.TurnID, ServerLabel: c.ServerLabel, ToolName: call.ToolName, ArgumentsSHA256: sha}
+	key := conversation.CallKey{ConversationID: c.ConversationID, TurnID: c.TurnID, ServerLabel: c.ServerLabel, ToolName: call.ToolName,
+		ArgumentsSHA256: sha, Agent: c.Agent}
 	var (
 		v       gateway.Verdict
 		refusal *gateway.Refusal
@@ -243,7 +252,7 @@ func (g *Gate) startCall(ctx context.Context, r conversation.Repo, key conversat
 	if err != nil {
 		return gateway.Verdict{}, nil, err
 	}
-	if active != key.TurnID {
+	if !key.Agent && active != key.TurnID {
 		return gateway.Verdict{}, &gateway.Refusal{Code: gateway.RefusedTurnOver, Message: msgTurnOver}, nil
 	}
 	if prior != nil {

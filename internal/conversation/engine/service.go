@@ -19,7 +19,6 @@ import (
 	"github.com/toolgate/toolgate/internal/conversation/record"
 	"github.com/toolgate/toolgate/internal/conversation/recovery"
 	"github.com/toolgate/toolgate/internal/conversation/upstreamerr"
-	"github.com/toolgate/toolgate/internal/policy"
 )
 
 // Service runs conversations. Every method acts for the caller that ctx
@@ -223,24 +222,7 @@ func (s *registry) unregister(id string, r *running) {
 // present fills the parts of an approval shown to people: the arguments,
 // whose secrets were redacted before they were stored, and the paths of
 // those secrets (Redact finds them again under their keys).
-func present(a conversation.Approval) conversation.Approval {
-	a.Arguments, a.Redacted = conversation.Redact(a.StoredArguments)
-	a.Correction = shownCorrection(a.StoredCorrection)
-	if a.Redacted == nil {
-		a.Redacted = []string{}
-	}
-	if len(a.Annotations) == 0 {
-		a.Annotations = []byte("{}")
-	}
-	a.Reason.Policy = policy.Always
-	if a.Choices == nil { // asked before cards had choices
-		a.Choices = policy.AllChoices()
-		if a.AskLock != nil {
-			a.Choices = policy.LockedChoices(a.Choices)
-		}
-	}
-	return a
-}
+func present(a conversation.Approval) conversation.Approval { return conversation.Present(a) }
 
 func newID(prefix string) string { return conversation.NewID(prefix) }
 

@@ -23,6 +23,8 @@ type Receipt struct {
 	ApprovalRequestID *string         `json:"approval_request_id"`
 	ServerLabel       string          `json:"server_label"`
 	ToolName          string          `json:"tool_name"`
+	// Client is the MCP client that made an agent's call.
+	Client *conversation.ClientInfo `json:"client,omitempty"`
 	Arguments         json.RawMessage `json:"arguments"`
 	Redacted          []string        `json:"redacted"`
 	// ArgumentsText is Arguments exactly as the transcript stores them
@@ -83,7 +85,7 @@ func GatewayReceipt(c conversation.GatewayCall) Receipt {
 		ServerLabel: c.ServerLabel, ToolName: c.ToolName, Arguments: c.Arguments, Redacted: c.Redacted,
 		ArgumentsText: c.StoredArguments, ArgumentsSHA256: c.ArgumentsSHA256, AllowedBy: c.AllowedBy, Outcome: OutcomeOutput,
 		OutputSHA256: c.OutputSHA256, Via: conversation.ViaGateway, DefinitionDigest: c.DefinitionDigest, State: c.State,
-		Result: c.Result, Refusal: c.Refusal, Failure: c.Failure, Masked: c.Masked}
+		Result: c.Result, Refusal: c.Refusal, Failure: c.Failure, Masked: c.Masked, Client: c.Client}
 	// The audit log's column is jsonb, which refuses the escape \u0000 (a
 	// tool's output may hold it): the receipt's copies show U+FFFD there;
 	// output_sha256 digests the result as it came.

@@ -1,0 +1,239 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"net/http"
+	"slices"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/toolgate/toolgate/internal/testdb"
+)
+
+// bearer adds a personal API token to every request of an MCP client.
+type bearer struct {
+	token string
+	next  http.RoundTripper
+}
+
+func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set("Authorization", "Bearer "+b.token)
+	return b.next.RoundTrip(r)
+}
+
+// agentClient connects an MCP client (the official Go SDK's) named name to
+// Toolgate's face at path with token; ask, when set, answers elicitations.
+func agentClient(t *testing.T, base, path, token, name string, ask func(*mcp.ElicitRequest) (*mcp.ElicitResult, error)) *mcp.ClientSession {
+	t.Helper()
+	opts := &mcp.ClientOptions{}
+	if ask != nil {
+		opts.ElicitationHandler = func(_ context.Context, r *mcp.ElicitRequest) (*mcp.ElicitResult, error) { return ask(r) }
+	}
+	c := mcp.NewClient(&mcp.Implementation{Name: name, Version: "1.2.3"}, opts)
+	s, err := c.Connect(t.Context(), &mcp.StreamableClientTransport{Endpoint: base + path,
+		HTTPClient: &http.Client{Transport: bearer{token, http.DefaultTransport}}}, nil)
+	if err != nil {
+		t.Fatalf("connect %s: %v", path, err)
+	}
+	t.Cleanup(func() { _ = s.Close() })
+	return s
+}
+
+func text(r *mcp.CallToolResult) string {
+	var b strings.Builder
+	for _, c := range r.Content {
+		if tc, ok := c.(*mcp.TextContent); ok {
+			b.WriteString(tc.Text)
+		}
+	}
+	return b.String()
+}
+
+// agentCalls are the receipts of the calls made through the agent face.
+type agentCall struct {
+	Tool, State, Client string
+	Approval            *string
+}
+
+func agentCalls(t *testing.T, pool *pgxpool.Pool) []agentCall {
+	t.Helper()
+	rows, err := pool.Query(t.Context(), `SELECT tool_name, state, coalesce(client->>'name', ''), approval_request_id
+		FROM gateway_calls WHERE conversation_id LIKE 'agt_%' ORDER BY created_at`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var out []agentCall
+	for rows.Next() {
+		var c agentCall
+		if err := rows.Scan(&c.Tool, &c.State, &c.Client, &c.Approval); err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, c)
+	}
+	return out
+}
+
+// TestAgentFace_AnyMCPClientWithAPersonalToken: an MCP client of the
+// person's own (the official Go SDK's client here) reaches every server at
+// /mcp with an API token: blocked tools are not listed, tools that run
+// unasked run, a tool that asks is held until the person decides in the
+// client (elicitation), a denial returns its reason, a client that goes
+// away withdraws its request, and each call's receipt names the client.
+func TestAgentFace_AnyMCPClientWithAPersonalToken(t *testing.T) {
+	dbURL := testdb.URL(t)
+	env := map[string]string{"DATABASE_URL": dbURL, "MCP_HOLD_TIMEOUT": "30s"}
+	base, logs, _ := start(t, env)
+	var out bytes.Buffer
+	if err := run(context.Background(), []string{"token", "create", testAdminEmail, "agent"}, func(k string) string { return env[k] }, &out); err != nil {
+		t.Fatalf("token create: %v", err)
+	}
+	token := strings.TrimSpace(out.String())
+	pool, err := pgxpool.New(t.Context(), dbURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pool.Close()
+	if st, body := do(t, "PUT", base+"/api/mcp/servers/demo/tools/reset_forecasts/approval-policy", `{"policy":"blocked"}`); st != 200 {
+		t.Fatalf("block reset_forecasts: %d %s", st, body)
+	}
+
+	var answer atomic.Value // func(*mcp.ElicitRequest) (*mcp.ElicitResult, error)
+	answer.Store(func(*mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+		return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"approve": true}}, nil
+	})
+	s := agentClient(t, base, "/mcp", token, "test-agent", func(r *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+		return answer.Load().(func(*mcp.ElicitRequest) (*mcp.ElicitResult, error))(r)
+	})
+
+	t.Run("blocked tools are not listed", func(t *testing.T) {
+		lt, err := s.ListTools(t.Context(), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var names []string
+		for _, tool := range lt.Tools {
+			names = append(names, tool.Name)
+		}
+		if !slices.Contains(names, "demo__get_forecast") || !slices.Contains(names, "demo__delete_forecast") {
+			t.Errorf("tools %v: want demo's tools named demo__{tool}", names)
+		}
+		if slices.Contains(names, "demo__reset_forecasts") {
+			t.Errorf("tools %v list the blocked demo__reset_forecasts", names)
+		}
+	})
+
+	t.Run("a tool that runs unasked runs", func(t *testing.T) {
+		res, err := s.CallTool(t.Context(), &mcp.CallToolParams{Name: "demo__get_forecast", Arguments: map[string]any{"city": "Berlin"}})
+		if err != nil || res.IsError {
+			t.Fatalf("get_forecast: %v %+v %s", err, res, text(res))
+		}
+	})
+
+	t.Run("a blocked tool called anyway is refused", func(t *testing.T) {
+		res, err := s.CallTool(t.Context(), &mcp.CallToolParams{Name: "demo__reset_forecasts", Arguments: map[string]any{}})
+		if err != nil || !res.IsError || !strings.Contains(text(res), "blocked") {
+			t.Fatalf("reset_forecasts: %v %s; want a refusal saying it is blocked", err, text(res))
+		}
+	})
+
+	t.Run("a tool that asks runs once the person approves in the client", func(t *testing.T) {
+		var asked atomic.Int32
+		answer.Store(func(r *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			asked.Add(1)
+			if !strings.Contains(r.Params.Message, "delete_forecast") {
+				t.Errorf("the question %q does not name the tool", r.Params.Message)
+			}
+			return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"approve": true}}, nil
+		})
+		res, err := s.CallTool(t.Context(), &mcp.CallToolParams{Name: "demo__delete_forecast", Arguments: map[string]any{"city": "Oslo"}})
+		if err != nil || res.IsError {
+			t.Fatalf("delete_forecast: %v %s", err, text(res))
+		}
+		if asked.Load() != 1 {
+			t.Errorf("the client was asked %d times, want once", asked.Load())
+		}
+	})
+
+	t.Run("a held call denied returns the reason", func(t *testing.T) {
+		answer.Store(func(*mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"approve": false, "reason": "not Rome, ever"}}, nil
+		})
+		res, err := s.CallTool(t.Context(), &mcp.CallToolParams{Name: "demo__delete_forecast", Arguments: map[string]any{"city": "Rome"}})
+		if err != nil || !res.IsError || !strings.Contains(text(res), "not Rome, ever") {
+			t.Fatalf("delete_forecast: %v %s; want an error result with the reason", err, text(res))
+		}
+	})
+
+	t.Run("a client that goes away withdraws its request", func(t *testing.T) {
+		quiet := agentClient(t, base, "/mcp/demo", token, "quiet-agent", nil) // no elicitation: only the person can decide
+		ctx, cancel := context.WithCancel(t.Context())
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			_, _ = quiet.CallTool(ctx, &mcp.CallToolParams{Name: "delete_forecast", Arguments: map[string]any{"city": "Lima"}})
+		}()
+		id := waitPending(t, pool, "Lima")
+		cancel()
+		<-done
+		deadline := time.Now().Add(10 * time.Second)
+		var state string
+		for time.Now().Before(deadline) {
+			if err := pool.QueryRow(t.Context(), `SELECT state FROM approval_requests WHERE id = $1`, id).Scan(&state); err != nil {
+				t.Fatal(err)
+			}
+			if state != "pending" {
+				break
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+		if state != "withdrawn" {
+			t.Fatalf("the request of a call whose client went away is %q, want withdrawn\nlogs:\n%s", state, logs)
+		}
+	})
+
+	t.Run("every call has a receipt naming the client, and ran once", func(t *testing.T) {
+		calls := agentCalls(t, pool)
+		ran := map[string]int{}
+		for _, c := range calls {
+			if c.Client == "" {
+				t.Errorf("receipt %+v does not name the client", c)
+			}
+			if c.State == "done" {
+				ran[c.Tool]++
+			}
+		}
+		if ran["get_forecast"] != 1 || ran["delete_forecast"] != 1 {
+			t.Errorf("calls that ran: %v, want get_forecast and delete_forecast once each; receipts %+v", ran, calls)
+		}
+		b, _ := json.Marshal(calls)
+		if !strings.Contains(string(b), "test-agent") {
+			t.Errorf("no receipt names test-agent: %s", b)
+		}
+	})
+}
+
+// waitPending waits for the pending approval request of a held call whose
+// arguments mention what, and returns its id.
+func waitPending(t *testing.T, pool *pgxpool.Pool, what string) string {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		var id string
+		err := pool.QueryRow(t.Context(), `SELECT id FROM approval_requests WHERE state = 'pending' AND arguments LIKE '%' || $1 || '%'`, what).Scan(&id)
+		if err == nil {
+			return id
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	t.Fatalf("no pending approval request for %s", what)
+	return ""
+}
