@@ -108,7 +108,9 @@ func (s *Service) Person(ctx context.Context, token string) (context.Context, st
 }
 
 // Servers lists the registered servers.
-func (s *Service) Servers(ctx context.Context) ([]policy.Server, error) { return s.servers.ListServers(ctx) }
+func (s *Service) Servers(ctx context.Context) ([]policy.Server, error) {
+	return s.servers.ListServers(ctx)
+}
 
 // sessionPrefix begins the id of an agent's session's conversation.
 const sessionPrefix = "agt_"

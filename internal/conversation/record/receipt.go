@@ -17,16 +17,16 @@ import (
 // card, and the digest of the real ones), what allowed it, who decided and how it ended. It names the
 // conversation by id only, so it outlives the conversation.
 type Receipt struct {
-	ConversationID    string          `json:"conversation_id"`
-	ResponseID        string          `json:"response_id"`
-	CallID            string          `json:"call_id"`
-	ApprovalRequestID *string         `json:"approval_request_id"`
-	ServerLabel       string          `json:"server_label"`
-	ToolName          string          `json:"tool_name"`
+	ConversationID    string  `json:"conversation_id"`
+	ResponseID        string  `json:"response_id"`
+	CallID            string  `json:"call_id"`
+	ApprovalRequestID *string `json:"approval_request_id"`
+	ServerLabel       string  `json:"server_label"`
+	ToolName          string  `json:"tool_name"`
 	// Client is the MCP client that made an agent's call.
-	Client *conversation.ClientInfo `json:"client,omitempty"`
-	Arguments         json.RawMessage `json:"arguments"`
-	Redacted          []string        `json:"redacted"`
+	Client    *conversation.ClientInfo `json:"client,omitempty"`
+	Arguments json.RawMessage          `json:"arguments"`
+	Redacted  []string                 `json:"redacted"`
 	// ArgumentsText is Arguments exactly as the transcript stores them
 	// (the audit log's JSON column would reorder keys and add spaces).
 	// ArgumentsSHA256 is the hex SHA-256 of the real arguments, secrets
