@@ -72,7 +72,7 @@ func (r leaseStore) SupersedeOrphans(ctx context.Context, reason string) (int64,
 	tag, err := r.q.Exec(ctx, `WITH closed AS (
 			UPDATE approval_requests a SET state = 'superseded', decided_at = now(), reason = $1
 			FROM conversations c
-			WHERE a.conversation_id = c.id AND a.state = 'pending' AND c.active_turn IS NULL
+			WHERE a.conversation_id = c.id AND a.state = 'pending' AND c.active_turn IS NULL AND c.kind = 'chat'
 			  AND c.last_response_id IS DISTINCT FROM a.response_id
 			RETURNING a.id, a.conversation_id, a.server_label, a.tool_name)
 		INSERT INTO audit_log (actor, action, server_label, tool_name, before, after, conversation_id)

@@ -1,0 +1,57 @@
+package postgres_test
+
+import (
+	"testing"
+
+	"github.com/toolgate/toolgate/internal/apperr"
+	"github.com/toolgate/toolgate/internal/conversation"
+)
+
+// TestAgents_SessionsAreTheirOwnersAndTheirHeldCallsOutliveTheOrphanSweep:
+// an agent's MCP session is a conversation of kind agent, its owner's only
+// (another person opening the same id finds nothing), it is not among the
+// chats, and the sweep that supersedes the requests of chats' responses
+// that never completed leaves its held calls' requests pending (they have
+// no response; the call waits for the person).
+func TestAgents_SessionsAreTheirOwnersAndTheirHeldCallsOutliveTheOrphanSweep(t *testing.T) {
+	store, _ := newConversations(t)
+	r := store.Repo()
+	ctx := t.Context()
+	c, err := r.Conversations.OpenAgent(ctx, owner, "agt_s1", "Claude Code (MCP)", conversation.ClientInfo{Name: "claude-code", Version: "2.0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Kind != conversation.KindAgent || c.Client == nil || c.Client.Name != "claude-code" {
+		t.Errorf("opened %+v, want kind agent with its client", c)
+	}
+	again, err := r.Conversations.OpenAgent(ctx, owner, "agt_s1", "renamed", conversation.ClientInfo{Name: "x"})
+	if err != nil || again.Title != "Claude Code (MCP)" {
+		t.Errorf("opening the same session again: %+v, %v; want the first, unchanged", again, err)
+	}
+	if _, err := r.Conversations.OpenAgent(ctx, other, "agt_s1", "hijack", conversation.ClientInfo{Name: "x"}); apperr.KindOf(err) != apperr.NotFound {
+		t.Errorf("another person opening the session's id: %v, want NotFound", err)
+	}
+	mustCreate(t, r, "conv_chat")
+	list, err := r.Conversations.List(ctx, owner, 0)
+	if err != nil || len(list) != 1 || list[0].ID != "conv_chat" {
+		t.Errorf("chats %+v (%v), want only the chat", list, err)
+	}
+
+	held := approval("mcpr_held", "agt_s1", "call_1")
+	mustInsertApproval(t, r, held)
+	orphan := approval("mcpr_orphan", "conv_chat", "resp_never_completed")
+	mustInsertApproval(t, r, orphan)
+	if _, err := r.Leases.SupersedeOrphans(ctx, "gone"); err != nil {
+		t.Fatal(err)
+	}
+	got, kind, err := r.Approvals.Owned(ctx, owner, "mcpr_held", false)
+	if err != nil || got.State != conversation.Pending || kind != conversation.KindAgent {
+		t.Errorf("the held call's request after the sweep: %+v %q %v, want pending, of an agent", got.State, kind, err)
+	}
+	if got, _, _ := r.Approvals.Owned(ctx, owner, "mcpr_orphan", false); got.State != conversation.Superseded {
+		t.Errorf("the chat's orphan is %q, want superseded (the sweep still works)", got.State)
+	}
+	if _, _, err := r.Approvals.Owned(ctx, other, "mcpr_held", false); apperr.KindOf(err) != apperr.NotFound {
+		t.Errorf("another person reading the held call's request: %v, want NotFound", err)
+	}
+}
