@@ -15,6 +15,12 @@
 -- "version", "title"}), as the client said it: a name for people, not an
 -- identity. A receipt copies it (gateway_calls.client). A held call whose
 -- client went away before a decision is withdrawn: nothing runs later.
+--
+-- held_until is the lease of the replica holding a call open: it renews it
+-- while it waits. Past it (that replica stopped, or lost the database), no
+-- one waits for the decision any more: the sweep withdraws the request, and
+-- a decision on it is refused, so that no card asks for a call that cannot
+-- run.
 
 -- +goose Up
 ALTER TABLE conversations
@@ -22,6 +28,7 @@ ALTER TABLE conversations
     ADD COLUMN client jsonb;
 ALTER TABLE gateway_calls ADD COLUMN client jsonb;
 ALTER TABLE approval_requests
+    ADD COLUMN held_until timestamptz,
     DROP CONSTRAINT approval_requests_state_check,
     ADD CONSTRAINT approval_requests_state_check
         CHECK (state IN ('pending', 'approved', 'denied', 'superseded', 'outcome_unknown', 'expired', 'not_run', 'withdrawn'));
@@ -32,6 +39,7 @@ CREATE INDEX conversations_owner_kind ON conversations (owner_id, kind);
 DROP INDEX conversations_owner_kind;
 UPDATE approval_requests SET state = 'superseded' WHERE state = 'withdrawn';
 ALTER TABLE approval_requests
+    DROP COLUMN held_until,
     DROP CONSTRAINT approval_requests_state_check,
     ADD CONSTRAINT approval_requests_state_check
         CHECK (state IN ('pending', 'approved', 'denied', 'superseded', 'outcome_unknown', 'expired', 'not_run'));

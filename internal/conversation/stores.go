@@ -163,9 +163,21 @@ type Approvals interface {
 	// Sent returns (locked) the requests whose answers turn carried.
 	Sent(ctx context.Context, conversationID, turn string) ([]Approval, error)
 	// Owned returns owner's approval request id, whichever conversation
-	// holds it, with that conversation's kind; lock holds it until the
-	// transaction ends. Another owner's, or none, is NotFound.
-	Owned(ctx context.Context, owner, id string, lock bool) (Approval, string, error)
+	// holds it, with that conversation's kind and whether a held call's
+	// holder is gone; lock holds it until the transaction ends. Another
+	// owner's, or none, is NotFound.
+	Owned(ctx context.Context, owner, id string, lock bool) (Approval, HeldState, error)
+	// Hold extends the lease of the replica holding id's call open (while
+	// it is pending) to d from now.
+	Hold(ctx context.Context, id string, d time.Duration) error
+}
+
+// HeldState is what Owned says beside the request.
+type HeldState struct {
+	Kind string // of its conversation: chat or agent
+	// HolderGone: an agent's call that no replica holds open any longer
+	// (its lease, held_until, ran out).
+	HolderGone bool
 }
 
 // Leases holds what recovery reads and settles: the leases of running
@@ -184,6 +196,10 @@ type Leases interface {
 	// the conversation's last: they came from a response that never
 	// completed and can no longer be answered.
 	SupersedeOrphans(ctx context.Context, reason string) (int64, error)
+	// WithdrawAbandoned withdraws, with reason, the pending requests of
+	// agents' held calls whose holder's lease ran out: no one waits for
+	// their decision.
+	WithdrawAbandoned(ctx context.Context, reason string) (int64, error)
 	// ExpiringConversations lists up to limit conversations with no
 	// running turn holding a pending approval request older than its
 	// server's approval_ttl_seconds or, where the server sets none, ttl

@@ -2,6 +2,7 @@ package postgres_test
 
 import (
 	"testing"
+	"time"
 
 	"github.com/toolgate/toolgate/internal/apperr"
 	"github.com/toolgate/toolgate/internal/conversation"
@@ -44,14 +45,35 @@ func TestAgents_SessionsAreTheirOwnersAndTheirHeldCallsOutliveTheOrphanSweep(t *
 	if _, err := r.Leases.SupersedeOrphans(ctx, "gone"); err != nil {
 		t.Fatal(err)
 	}
-	got, kind, err := r.Approvals.Owned(ctx, owner, "mcpr_held", false)
-	if err != nil || got.State != conversation.Pending || kind != conversation.KindAgent {
-		t.Errorf("the held call's request after the sweep: %+v %q %v, want pending, of an agent", got.State, kind, err)
+	got, hs, err := r.Approvals.Owned(ctx, owner, "mcpr_held", false)
+	if err != nil || got.State != conversation.Pending || hs.Kind != conversation.KindAgent || hs.HolderGone {
+		t.Errorf("the held call's request after the sweep: %+v %+v %v, want pending, of an agent, held", got.State, hs, err)
 	}
 	if got, _, _ := r.Approvals.Owned(ctx, owner, "mcpr_orphan", false); got.State != conversation.Superseded {
 		t.Errorf("the chat's orphan is %q, want superseded (the sweep still works)", got.State)
 	}
 	if _, _, err := r.Approvals.Owned(ctx, other, "mcpr_held", false); apperr.KindOf(err) != apperr.NotFound {
 		t.Errorf("another person reading the held call's request: %v, want NotFound", err)
+	}
+
+	// Held open by a replica (its lease renewed), the request stays; once
+	// the lease runs out (that replica stopped), the sweep withdraws it.
+	if err := r.Approvals.Hold(ctx, "mcpr_held", time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := r.Leases.WithdrawAbandoned(ctx, "gone"); err != nil || n != 0 {
+		t.Fatalf("withdrew %d (%v) while the holder's lease runs; want none", n, err)
+	}
+	if err := r.Approvals.Hold(ctx, "mcpr_held", -time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if _, hs, _ := r.Approvals.Owned(ctx, owner, "mcpr_held", false); !hs.HolderGone {
+		t.Errorf("past its lease the held call's holder is not gone: %+v", hs)
+	}
+	if n, err := r.Leases.WithdrawAbandoned(ctx, "gone"); err != nil || n != 1 {
+		t.Fatalf("withdrew %d (%v) once the holder's lease ran out; want 1", n, err)
+	}
+	if got, _, _ := r.Approvals.Owned(ctx, owner, "mcpr_held", false); got.State != conversation.Withdrawn {
+		t.Errorf("the abandoned held call's request is %q, want withdrawn", got.State)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -104,23 +105,31 @@ func scanApproval(row pgx.CollectableRow, extra ...any) (conversation.Approval, 
 // Redacted are left for the service to fill from StoredArguments (stored
 // redacted).
 // Owned returns owner's approval request id with its conversation's kind.
-func (r approvalStore) Owned(ctx context.Context, owner, id string, lock bool) (conversation.Approval, string, error) {
+func (r approvalStore) Owned(ctx context.Context, owner, id string, lock bool) (conversation.Approval, conversation.HeldState, error) {
 	where := `id = $1 AND conversation_id IN (SELECT id FROM conversations WHERE owner_id = $2)`
 	if lock {
 		where += ` FOR UPDATE`
 	}
+	var hs conversation.HeldState
 	aps, err := r.approvals(ctx, "read an approval request", where, id, owner)
 	if err != nil {
-		return conversation.Approval{}, "", err
+		return conversation.Approval{}, hs, err
 	}
 	if len(aps) == 0 {
-		return conversation.Approval{}, "", apperr.NotFoundf("approval_not_found", "you have no approval request %q", id)
+		return conversation.Approval{}, hs, apperr.NotFoundf("approval_not_found", "you have no approval request %q", id)
 	}
-	var kind string
-	if err := r.q.QueryRow(ctx, `SELECT kind FROM conversations WHERE id = $1`, aps[0].ConversationID).Scan(&kind); err != nil {
-		return conversation.Approval{}, "", translate(err, "read an approval request's conversation")
+	if err := r.q.QueryRow(ctx, `SELECT c.kind, coalesce(a.held_until < clock_timestamp(), false)
+		FROM approval_requests a JOIN conversations c ON c.id = a.conversation_id WHERE a.id = $1`, id).Scan(&hs.Kind, &hs.HolderGone); err != nil {
+		return conversation.Approval{}, hs, translate(err, "read an approval request's conversation")
 	}
-	return aps[0], kind, nil
+	return aps[0], hs, nil
+}
+
+// Hold extends a held call's lease while it is pending.
+func (r approvalStore) Hold(ctx context.Context, id string, d time.Duration) error {
+	_, err := r.q.Exec(ctx, `UPDATE approval_requests SET held_until = clock_timestamp() + make_interval(secs => $2)
+		WHERE id = $1 AND state = 'pending'`, id, d.Seconds())
+	return translate(err, "renew a held call's lease")
 }
 
 func (r approvalStore) List(ctx context.Context, owner, conversationID string, ids []string, lock bool) ([]conversation.Approval, error) {

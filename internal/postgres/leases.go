@@ -66,6 +66,27 @@ func (r leaseStore) LockExpiredTurn(ctx context.Context, conversationID, turn st
 	return ok, translate(err, "lock an expired turn")
 }
 
+// WithdrawAbandoned withdraws the pending requests of held calls no
+// replica holds any longer, each with its audit entry.
+func (r leaseStore) WithdrawAbandoned(ctx context.Context, reason string) (int64, error) {
+	tag, err := r.q.Exec(ctx, `WITH closed AS (
+			UPDATE approval_requests a SET state = 'withdrawn', decided_at = now(), reason = $1
+			FROM conversations c
+			WHERE a.conversation_id = c.id AND c.kind = 'agent' AND a.state = 'pending' AND a.held_until < clock_timestamp()
+			RETURNING a.id, a.conversation_id, a.server_label, a.tool_name)
+		INSERT INTO audit_log (actor, action, server_label, tool_name, before, after, conversation_id)
+		SELECT 'toolgate', 'approval.decide', server_label, tool_name,
+			jsonb_build_object('approval_request_id', id, 'state', 'pending'),
+			jsonb_build_object('approval_request_id', id, 'conversation_id', conversation_id, 'state', 'withdrawn',
+				'reason', $1::text, 'by', 'toolgate', 'held_call', true),
+			conversation_id
+		FROM closed ORDER BY id`, reason)
+	if err != nil {
+		return 0, translate(err, "withdraw abandoned held calls")
+	}
+	return tag.RowsAffected(), nil
+}
+
 func (r leaseStore) SupersedeOrphans(ctx context.Context, reason string) (int64, error) {
 	// Each gets its approval.decide audit entry (Toolgate closed it) in
 	// the same statement.

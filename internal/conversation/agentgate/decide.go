@@ -27,17 +27,21 @@ func (s *Service) DecideHeld(ctx context.Context, d conversation.Decision) (conv
 	}
 	var a conversation.Approval
 	err = s.store.Tx(ctx, func(r conversation.Repo) error {
-		cur, kind, err := r.Approvals.Owned(ctx, u.ID, d.ApprovalRequestID, true)
+		cur, hs, err := r.Approvals.Owned(ctx, u.ID, d.ApprovalRequestID, true)
 		if err != nil {
 			return err
 		}
-		if kind != conversation.KindAgent {
+		if hs.Kind != conversation.KindAgent {
 			return apperr.New(apperr.Conflict, "not_a_held_call",
 				"approval request %q belongs to a chat: decide it in the chat or with POST /api/approvals/{approval_request_id}/decision", cur.ID)
 		}
 		if cur.State != conversation.Pending {
 			return apperr.New(apperr.Conflict, "approval_not_pending",
 				"approval request %q is already %s; nothing was recorded", cur.ID, cur.State)
+		}
+		if hs.HolderGone {
+			return apperr.New(apperr.Conflict, "held_call_gone",
+				"no one waits for approval request %q any longer (the connection that held its call open ended), so it cannot run; nothing was recorded", cur.ID)
 		}
 		if s.keeper.TimeIsUp(cur, s.now()) {
 			return apperr.New(apperr.Conflict, "approval_expired",

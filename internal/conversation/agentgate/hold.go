@@ -14,6 +14,13 @@ import (
 	"github.com/toolgate/toolgate/internal/rules"
 )
 
+// A held call's lease (held_until): renewed every holdRenew while the call
+// waits, for holdLease from then. Past it, the sweep withdraws the request.
+const (
+	holdLease = 30 * time.Second
+	holdRenew = 5 * time.Second
+)
+
 // Hold makes call an approval request of its session's conversation and
 // waits for its decision. The decision hooks are asked first, then the
 // argument rules, as for a chat's request; what they decide needs no card.
@@ -123,6 +130,9 @@ func (s *Service) ask(ctx context.Context, r conversation.Repo, u auth.User, a *
 	if err := r.Approvals.MarkSent(ctx, []string{a.ID}, a.ResponseID); err != nil {
 		return err
 	}
+	if err := r.Approvals.Hold(ctx, a.ID, holdLease); err != nil {
+		return err
+	}
 	if a.Rules == nil || a.Rules.By == "" {
 		if a.Rules != nil {
 			a.Reason.Reason = policy.ReasonRules
@@ -224,7 +234,7 @@ func (s *Service) wait(ctx context.Context, u auth.User, a conversation.Approval
 	}
 	tick := time.NewTicker(s.poll)
 	defer tick.Stop()
-	lastProgress := start
+	lastProgress, lastRenew := start, start
 	for {
 		select {
 		case <-ctx.Done():
@@ -248,6 +258,12 @@ func (s *Service) wait(ctx context.Context, u auth.User, a conversation.Approval
 		case now.Sub(start) >= s.hold:
 			return s.withdraw(context.WithoutCancel(ctx), u, cur,
 				fmt.Sprintf("nobody decided within the hold limit (MCP_HOLD_TIMEOUT, %s); call again to ask again", s.hold))
+		}
+		if now.Sub(lastRenew) >= holdRenew {
+			lastRenew = now
+			if err := s.store.Repo().Approvals.Hold(ctx, a.ID, holdLease); err != nil {
+				s.log.WarnContext(ctx, "renewing a held call's lease failed", "approval_request_id", a.ID, "error", err)
+			}
 		}
 		if h.Progress != nil && now.Sub(lastProgress) >= s.progress {
 			lastProgress = now

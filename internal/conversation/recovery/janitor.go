@@ -113,10 +113,23 @@ func (j *Janitor) Start(ctx context.Context) {
 			case <-sweep.C:
 				j.Sweep(ctx)
 				j.turns.ExpireApprovals(ctx)
+				j.withdrawAbandoned(ctx)
 				sweep.Reset(j.turns.LeaseTTL()/2 + rand.N(j.turns.LeaseTTL()/4+1))
 			}
 		}
 	}()
+}
+
+// withdrawAbandoned withdraws the requests of agents' held calls that no
+// replica holds open any longer (theirs stopped): no one waits for them.
+func (j *Janitor) withdrawAbandoned(ctx context.Context) {
+	n, err := j.store.Repo().Leases.WithdrawAbandoned(ctx, "Withdrawn: the connection that held this call open ended (its Toolgate replica stopped), so it can no longer run.")
+	if err != nil {
+		j.log.WarnContext(ctx, "withdrawing abandoned held calls failed", "error", err)
+	}
+	if n > 0 {
+		j.log.WarnContext(ctx, "withdrew held calls no replica holds any longer", "count", n)
+	}
 }
 
 // renew extends the leases of this replica's turns and stops the turns it
