@@ -96,10 +96,17 @@ const msgServerGone = "The MCP server is disabled or no longer registered; the c
 // call that needs a person is held until it is decided.
 func (f *agentFace) agentCall(mctx context.Context, st *agentSession, req mcp.Request, p *mcp.CallToolParamsRaw) *mcp.CallToolResult {
 	start := time.Now()
-	ctx, ok := f.requestContext(req)
+	hctx, ok := f.requestContext(req)
 	if !ok {
 		return refused(&Refusal{Code: RefusedUnavailable, Message: "Toolgate lost this request's context, so nothing ran; try again."})
 	}
+	// The call ends when its HTTP request does (the client hung up) or
+	// when the client cancels it (notifications/cancelled, which the
+	// TypeScript SDK sends when its own timeout passes): a held call is
+	// then withdrawn.
+	ctx, cancel := context.WithCancel(hctx)
+	defer cancel()
+	defer context.AfterFunc(mctx, cancel)()
 	if p == nil || p.Name == "" {
 		return refused(&Refusal{Code: RefusedUnknownTool, Message: "The call names no tool; nothing ran."})
 	}

@@ -2812,9 +2812,11 @@ export interface components {
             /** @enum {string} */
             via: "gateway";
             conversation_id: string;
+            /** @description The turn whose capability token made the call; for an agent's call (the MCP face for any client), the call's own id. */
             turn_id: string;
             server_label: string;
             tool_name: string;
+            client?: components["schemas"]["MCPClientInfo"];
             /** @description The canonical arguments the call ran with, secret-looking values replaced by `"[redacted]"`. */
             arguments: unknown;
             redacted: string[];
@@ -2945,10 +2947,27 @@ export interface components {
              */
             version: string;
         };
-        /** @description One chat. */
+        /**
+         * @description What an MCP client said of itself (its `clientInfo`) when its session
+         *     at the MCP face for any client (`/mcp`, docs/agents.md) began: a label
+         *     for people, not an identity. Absent for a chat's calls.
+         */
+        MCPClientInfo: {
+            /** @example claude-code */
+            name: string;
+            title?: string;
+            version?: string;
+        };
+        /** @description One chat, or (kind `agent`) one MCP session of a person's own client at `/mcp`, which holds its held calls' requests. */
         Conversation: {
             /** @example conv_db5d2caa30c1c1dc7ab3158e */
             id: string;
+            /**
+             * @description `chat`, or `agent` for an MCP client's session (the chat list leaves these out).
+             * @enum {string}
+             */
+            kind?: "chat" | "agent";
+            client?: components["schemas"]["MCPClientInfo"];
             /** @description Set on create or rename; else the first line of the first message (at most 60 characters, then `…`). May be empty. */
             title: string;
             /** Format: date-time */
