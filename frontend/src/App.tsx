@@ -107,8 +107,12 @@ function InboxLink({ current }: { current: "page" | undefined }) {
   const { data } = useQuery(inboxQuery);
   const count = data?.length ?? 0;
   return (
-    <a {...linkProps({ page: "inbox" })} aria-current={current}>
-      {t("shell.inbox")}
+    <a {...linkProps({ page: "inbox" })} aria-current={current} className="nav-inbox">
+      {/* On a phone only the tray and the count show; the name stays for screen readers. */}
+      <svg className="nav-icon" aria-hidden="true" viewBox="0 0 16 16" width="15" height="15">
+        <path fill="currentColor" d="M3.2 2h9.6l2.2 6.6V14H1V8.6L3.2 2Zm1.1 1.5L2.6 8h3.1l1 1.5h2.6l1-1.5h3.1l-1.7-4.5H4.3Z" />
+      </svg>
+      <span className="nav-label">{t("shell.inbox")}</span>
       {count > 0 && <span className="count-badge"><span aria-hidden="true">{count}</span><span className="sr-only">{t("shell.inboxCount", { count })}</span></span>}
     </a>
   );
