@@ -16,6 +16,7 @@ import (
 	"github.com/toolgate/toolgate/internal/conversation"
 	"github.com/toolgate/toolgate/internal/conversation/engine"
 	"github.com/toolgate/toolgate/internal/conversation/eventlog"
+	"github.com/toolgate/toolgate/internal/conversation/inbox"
 	"github.com/toolgate/toolgate/internal/conversation/recovery"
 	"github.com/toolgate/toolgate/internal/gateway"
 	"github.com/toolgate/toolgate/internal/hooks"
@@ -71,6 +72,10 @@ type app struct {
 	dispatcher *webhook.Dispatcher
 	webhooks   *webhook.Service
 	changes    *changefeed.Hub
+	inbox      *inbox.Hub // wakes the inbox streams (GET /api/approvals/events)
+	// held decides agents' held calls from the inbox (agentgate); nil:
+	// the inbox answers 503 for them.
+	held conversation.HeldDecider
 	// lctx is the background work's context; stopListening ends it.
 	lctx          context.Context
 	stopListening context.CancelFunc

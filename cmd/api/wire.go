@@ -16,6 +16,7 @@ import (
 	"github.com/toolgate/toolgate/internal/conversation/callgate"
 	"github.com/toolgate/toolgate/internal/conversation/engine"
 	"github.com/toolgate/toolgate/internal/conversation/eventlog"
+	"github.com/toolgate/toolgate/internal/conversation/inbox"
 	"github.com/toolgate/toolgate/internal/conversation/prelist"
 	"github.com/toolgate/toolgate/internal/conversation/recovery"
 	"github.com/toolgate/toolgate/internal/gateway"
@@ -124,6 +125,7 @@ func (a *app) startListening(ctx context.Context) error {
 	a.lctx, a.stopListening = lctx, stopListening
 	a.onClose(stopListening)
 	a.changes = changefeed.New()
+	a.inbox = inbox.NewHub(postgres.NewInboxStore(a.pool), a.log.With("component", "inbox"))
 	listener := notify.NewListener(a.pool, a.log.With("component", "listener"), (*notifications)(a))
 	go listener.Run(lctx, conversation.ChannelEvents, conversation.ChannelSignals, webhook.Channel, postgres.PolicyChannel,
 		postgres.SettingsChannel)
@@ -140,6 +142,7 @@ func (n *notifications) Connected() {
 	a.events.OnReconnect()
 	a.dispatcher.Wake()
 	a.changes.Publish(policy.Change{Kind: policy.ChangeResync})
+	a.inbox.WakeAll()
 }
 
 // Notified hands a Postgres notification to the part it is for.
@@ -151,8 +154,10 @@ func (n *notifications) Notified(channel string, payload []byte) {
 	switch channel {
 	case conversation.ChannelEvents:
 		a.events.OnEventsNotification(payload)
+		a.inbox.OnEventsNotification(payload)
 	case conversation.ChannelSignals:
 		a.chat.OnSignal(payload)
+		a.inbox.OnSignal(payload)
 	case webhook.Channel:
 		a.dispatcher.Wake()
 	case postgres.PolicyChannel:
@@ -226,13 +231,14 @@ func (a *app) buildHTTP(ctx context.Context) error {
 	if cfg.Route.Gateway() {
 		mcpGate = callgate.New(a.chat.Keeper())
 	}
-	agentFace, _ := newAgentFace(cfg, a.chat.Keeper(), authn.SignIn, a.policies, a.caller, a.events, a.log)
+	agentFace, agents := newAgentFace(cfg, a.chat.Keeper(), authn.SignIn, a.policies, a.caller, a.events, a.log)
+	a.held = agents
 	a.api = toolhttp.NewServer(a.log, a.policies, a.chat, authn, a.store, toolhttp.Options{MaxBodyBytes: cfg.MaxBodyBytes, Heartbeat: cfg.SSEHeartbeat,
 		WebDir: cfg.WebDir, Web: frontend.App(), Version: a.build.Version,
 		TrustProxyHeaders: cfg.Auth.TrustProxy, AllowedHosts: cfg.AllowedHosts, Idempotency: idempotencydb.New(a.pool),
 		Metrics: a.mets, MetricsToken: cfg.MetricsToken, Webhooks: a.webhooks,
 		MCPFace: newMCPFace(cfg, a.tokens, mcpGate, a.policies, a.caller, a.log), SettingsChanges: a.changes,
-		AgentFace: agentFace})
+		AgentFace: agentFace, Inbox: postgres.NewInboxStore(a.pool), InboxChanges: a.inbox, HeldDecider: a.held})
 	// No WriteTimeout: streamed responses live as long as their turn.
 	a.srv = &http.Server{Handler: a.api, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute,
 		ErrorLog: slog.NewLogLogger(a.log.Handler(), slog.LevelWarn)}

@@ -21,7 +21,7 @@ async function violations(page: Page): Promise<string[]> {
       `${v.id} (${v.impact}): ${v.help} — ${v.nodes.slice(0, 3).map((n) => n.target.join(" ")).join(", ")}`));
 }
 
-test("no axe violations on the chat, settings, audit, approvals, tokens, users and login pages", scenario("a11y"), async ({ page, api }) => {
+test("no axe violations on the chat, inbox, settings, audit, approvals, tokens, users and login pages", scenario("a11y"), async ({ page, api }) => {
   await setPolicy(api, "demo", "delete_forecast", "always");
   const found: Record<string, string[]> = {};
   await page.goto("/");
@@ -44,6 +44,11 @@ test("no axe violations on the chat, settings, audit, approvals, tokens, users a
   await page.getByRole("group", { name: "Tools offered in this conversation" }).waitFor();
   found["chat with the Tools control open"] = await violations(page);
   await page.keyboard.press("Escape");
+
+  // The inbox, with the same request waiting (the chat's card, and where it came from).
+  await page.goto("/inbox");
+  await page.getByRole("article", { name: "Approval request: delete_forecast on demo" }).waitFor();
+  found["waiting for me, a request waiting"] = await violations(page);
 
   await page.goto("/settings");
   await page.getByRole("radiogroup", { name: "Policy for get_forecast", exact: true }).waitFor();

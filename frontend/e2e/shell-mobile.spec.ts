@@ -6,6 +6,12 @@ import { overflow } from "./pages";
 
 test.use({ viewport: { width: 390, height: 844 } });
 
+/** What each page reads before it shows (besides the shell's). */
+const reads: Record<string, string[]> = {
+  "/": ["/api/conversations"], "/settings": ["/api/mcp/servers", "/api/settings/events"], "/audit": ["/api/audit"],
+  "/tokens": ["/api/tokens"], "/users": ["/api/users"], "/approvals/stats": ["/api/approvals/stats"],
+};
+
 const shellParts = ".topbar, .topbar > *, .topbar nav a, .user-menu-panel, .user-menu-panel *";
 
 for (const lang of ["en", "de"] as const) {
@@ -14,15 +20,14 @@ for (const lang of ["en", "de"] as const) {
     const menu = lang === "en" ? /^Account: / : /^Konto: /;
     const found: Record<string, string[]> = {};
     for (const path of ["/", "/settings", "/audit", "/tokens", "/users", "/approvals/stats"]) {
-      // The settings page keeps its live stream open (GET /api/settings/events), so the
-      // network never goes idle there: it has settled once its servers are read and the stream is open.
-      const settled = path === "/settings"
-        ? Promise.all(["/api/mcp/servers", "/api/settings/events"].map((u) => page.waitForResponse((r) => new URL(r.url()).pathname === u)))
-        : null;
+      // Every page of the shell keeps the inbox's live stream open (GET /api/approvals/events), and the
+      // settings page its own too, so the network never goes idle: a page has settled once what it
+      // shows is read and the streams are open.
+      const settled = Promise.all([...reads[path], "/api/approvals", "/api/approvals/events"]
+        .map((u) => page.waitForResponse((r) => new URL(r.url()).pathname === u)));
       await page.goto(path);
       await page.getByRole("button", { name: menu }).waitFor();
-      if (settled) await settled;
-      else await page.waitForLoadState("networkidle");
+      await settled;
       // The chat, settings and audit pages are their own; the shell's top bar must fit on each.
       found[path] = await overflow(page, ["/tokens", "/users", "/approvals/stats"].includes(path) ? `${shellParts}, .account-page, .account-page *` : shellParts);
     }

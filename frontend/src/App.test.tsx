@@ -153,6 +153,20 @@ describe("App", () => {
     expect(statsCalls()).toBe(1); // the admin's visit only
   });
 
+  // Catches: a nav without the inbox, or without its count.
+  it("the nav links to Waiting for me with how many requests wait", async () => {
+    const w = { approval_request_id: "mcpr_1", source: { kind: "chat", conversation_id: "conv_1", title: "t" } };
+    calls = mockFetch({
+      "GET /api/auth/me": () => json(200, who),
+      "GET /api/info": () => json(200, { offline: true, model: "m", tool_layout: "default", base_url: "" }),
+      "GET /api/tokens": () => json(200, { tokens: [] }),
+      "GET /api/approvals?state=pending": () => json(200, { approvals: [w, { ...w, approval_request_id: "mcpr_2" }] }),
+    }).calls;
+    renderWithClient(<App />);
+    const link = await screen.findByRole("link", { name: "Waiting for me (2 requests wait)" });
+    expect(link).toHaveAttribute("href", "/inbox");
+  });
+
   it("a member sees servers and defaults read-only", async () => {
     history.replaceState(null, "", "/settings");
     renderWithClient(<App />);

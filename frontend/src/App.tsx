@@ -19,6 +19,9 @@ import { ChatPage } from "./chat/ChatPage";
 import { ApprovalStatsPage } from "./settings/ApprovalStatsPage";
 import { AuditPage } from "./settings/AuditPage";
 import { SettingsPage } from "./settings/SettingsPage";
+import { InboxPage } from "./inbox/InboxPage";
+import { useInboxEvents } from "./inbox/useInboxEvents";
+import { inboxQuery } from "./api/query";
 import { linkProps, navigate, safeNext, useRoute, type Route } from "./router";
 
 // With the hash: a link to one card (a webhook's) still opens that card after signing in.
@@ -98,15 +101,34 @@ function ModePill() {
 
 type ShellRoute = Exclude<Route, { page: "login" | "setup" }>;
 
+/** The nav's link to "Waiting for me", with how many requests wait (live: useInboxEvents). */
+function InboxLink({ current }: { current: "page" | undefined }) {
+  const { t } = useTranslation("common");
+  const { data } = useQuery(inboxQuery);
+  const count = data?.length ?? 0;
+  return (
+    <a {...linkProps({ page: "inbox" })} aria-current={current} className="nav-inbox">
+      {/* On a phone only the tray and the count show; the name stays for screen readers. */}
+      <svg className="nav-icon" aria-hidden="true" viewBox="0 0 16 16" width="15" height="15">
+        <path fill="currentColor" d="M3.2 2h9.6l2.2 6.6V14H1V8.6L3.2 2Zm1.1 1.5L2.6 8h3.1l1 1.5h2.6l1-1.5h3.1l-1.7-4.5H4.3Z" />
+      </svg>
+      <span className="nav-label">{t("shell.inbox")}</span>
+      {count > 0 && <span className="count-badge"><span aria-hidden="true">{count}</span><span className="sr-only">{t("shell.inboxCount", { count })}</span></span>}
+    </a>
+  );
+}
+
 function Shell({ me, route }: { me: Me; route: ShellRoute }) {
   const { t } = useTranslation("common");
   const current = (page: Route["page"]) => (route.page === page ? "page" : undefined);
+  useInboxEvents();
   return (
     <div className="app">
       <header className="topbar">
         <a className="brand" {...linkProps({ page: "chat" })}>Toolgate</a>
         <nav aria-label={t("shell.nav")}>
           <a {...linkProps({ page: "chat" })} aria-current={current("chat")}>{t("shell.chat")}</a>
+          <InboxLink current={current("inbox")} />
           <a {...linkProps({ page: "settings" })} aria-current={current("settings")}>{t("shell.settings")}</a>
           <a {...linkProps({ page: "audit" })} aria-current={current("audit")}>{t("shell.audit")}</a>
         </nav>
@@ -119,6 +141,7 @@ function Shell({ me, route }: { me: Me; route: ShellRoute }) {
         {route.page === "chat" && <ChatPage conversationId={route.conversationId} linkedApproval={route.approval} />}
         {route.page === "settings" && <SettingsPage focusServer={route.server} focusTool={route.tool} />}
         {route.page === "audit" && <AuditPage />}
+        {route.page === "inbox" && <InboxPage />}
         {route.page === "approvalStats" && (me.role === "admin" ? <ApprovalStatsPage /> : (
           <div className="account-page"><p className="alert error" role="alert">{t("shell.adminsOnlyStats")}</p></div>
         ))}

@@ -7,6 +7,8 @@ describe("router", () => {
     expect(parseRoute({ pathname: "/tokens", search: "" })).toEqual({ page: "tokens" });
     expect(parseRoute({ pathname: "/approvals/stats", search: "" })).toEqual({ page: "approvalStats" });
     expect(href({ page: "approvalStats" })).toBe("/approvals/stats");
+    expect(parseRoute({ pathname: "/inbox", search: "" })).toEqual({ page: "inbox" });
+    expect(href({ page: "inbox" })).toBe("/inbox");
     expect(parseRoute({ pathname: "/setup", search: "?token=abc" })).toEqual({ page: "setup", token: "abc" });
     expect(parseRoute({ pathname: "/login", search: "?next=%2Fc%2Fconv_1" })).toEqual({ page: "login", next: "/c/conv_1" });
     expect(href({ page: "login", next: "/settings?server=demo" })).toBe("/login?next=%2Fsettings%3Fserver%3Ddemo");

@@ -7,7 +7,9 @@ export type Route =
   | { page: "chat"; conversationId?: string; approval?: string }
   | { page: "settings"; server?: string; tool?: string }
   | { page: "audit" }
-  // The approval statistics (admins); /approvals itself is left for a list of requests.
+  // "Waiting for me": every request waiting for the person, across chats and agents.
+  | { page: "inbox" }
+  // The approval statistics (admins).
   | { page: "approvalStats" }
   | { page: "users" }
   | { page: "tokens" }
@@ -24,6 +26,7 @@ export function parseRoute(loc: { pathname: string; search: string; hash?: strin
   }
   if (loc.pathname === "/settings") return { page: "settings", server: q.get("server") ?? undefined, tool: q.get("tool") ?? undefined };
   if (loc.pathname === "/audit") return { page: "audit" };
+  if (loc.pathname === "/inbox") return { page: "inbox" };
   if (loc.pathname === "/approvals/stats") return { page: "approvalStats" };
   if (loc.pathname === "/users") return { page: "users" };
   if (loc.pathname === "/tokens") return { page: "tokens" };
@@ -47,6 +50,8 @@ export function href(r: Route): string {
     }
     case "audit":
       return "/audit";
+    case "inbox":
+      return "/inbox";
     case "approvalStats":
       return "/approvals/stats";
     case "users":

@@ -24,6 +24,7 @@ import (
 	"github.com/toolgate/toolgate/internal/conversation/callgate"
 	"github.com/toolgate/toolgate/internal/conversation/engine"
 	"github.com/toolgate/toolgate/internal/conversation/eventlog"
+	"github.com/toolgate/toolgate/internal/conversation/inbox"
 	"github.com/toolgate/toolgate/internal/conversation/recovery"
 	"github.com/toolgate/toolgate/internal/demomcp"
 	"github.com/toolgate/toolgate/internal/gateway"
@@ -73,21 +74,22 @@ type apiEnv struct {
 
 // envOptions vary the API under test.
 type envOptions struct {
-	layout     string              // MCP_TOOL_LAYOUT
-	heartbeat  time.Duration       // SSE_HEARTBEAT
-	retries    int                 // OPENAI_MAX_RETRIES
-	webDir     string              // WEB_DIR
-	web        fs.FS               // the web app embedded in the binary (frontend.App())
-	version    string              // the binary's version
-	limits     conversation.Limits // USER_MAX_CONCURRENT_TURNS, USER_MESSAGES_PER_MINUTE (zero: none)
-	authMode   auth.Mode           // AUTH_MODE ("": local)
-	trustProxy bool                // TRUST_PROXY_HEADERS
-	metrics    *metrics.Metrics    // the server's metrics (nil: none)
-	metricsTok string              // METRICS_TOKEN
-	leaseTTL   time.Duration       // TURN_LEASE_TTL (0: the default)
-	writeLimit time.Duration       // Options.StreamWriteTimeout (0: the default)
-	statements *testdb.Statements  // sees every statement the pool sends (nil: none)
-	face       *responses.Face     // MCP_ROUTE=gateway: tool entries point at this face (nil: direct)
+	layout     string                   // MCP_TOOL_LAYOUT
+	heartbeat  time.Duration            // SSE_HEARTBEAT
+	retries    int                      // OPENAI_MAX_RETRIES
+	webDir     string                   // WEB_DIR
+	web        fs.FS                    // the web app embedded in the binary (frontend.App())
+	version    string                   // the binary's version
+	limits     conversation.Limits      // USER_MAX_CONCURRENT_TURNS, USER_MESSAGES_PER_MINUTE (zero: none)
+	authMode   auth.Mode                // AUTH_MODE ("": local)
+	trustProxy bool                     // TRUST_PROXY_HEADERS
+	metrics    *metrics.Metrics         // the server's metrics (nil: none)
+	metricsTok string                   // METRICS_TOKEN
+	leaseTTL   time.Duration            // TURN_LEASE_TTL (0: the default)
+	writeLimit time.Duration            // Options.StreamWriteTimeout (0: the default)
+	statements *testdb.Statements       // sees every statement the pool sends (nil: none)
+	face       *responses.Face          // MCP_ROUTE=gateway: tool entries point at this face (nil: direct)
+	held       conversation.HeldDecider // decides agents' held calls from the inbox (nil: 503)
 
 	// mcpFace builds Options.MCPFace over the API's servers (nil: the face is off).
 	mcpFace func(*policysvc.Service) http.Handler
@@ -233,6 +235,7 @@ func (e *apiEnv) start() {
 	e.t.Cleanup(stop)
 	chat := e.chat
 	changes := changefeed.New()
+	inboxHub := inbox.NewHub(postgres.NewInboxStore(e.pool), e.log)
 	connected := make(chan struct{})
 	var once sync.Once
 	listener := notify.NewListener(e.pool, e.log, notify.Funcs{
@@ -243,12 +246,15 @@ func (e *apiEnv) start() {
 			}
 			if channel == conversation.ChannelSignals {
 				chat.OnSignal(payload)
+				inboxHub.OnSignal(payload)
 				return
 			}
 			hub.OnEventsNotification(payload)
+			inboxHub.OnEventsNotification(payload)
 		},
 		Connect: func() {
 			hub.OnReconnect()
+			inboxHub.WakeAll()
 			changes.Publish(policy.Change{Kind: policy.ChangeResync})
 			once.Do(func() { close(connected) })
 		}})
@@ -278,7 +284,7 @@ func (e *apiEnv) start() {
 		Web: e.opts.web, Version: e.opts.version, TrustProxyHeaders: e.opts.trustProxy,
 		Metrics: e.opts.metrics, MetricsToken: e.opts.metricsTok, Idempotency: idempotencydb.New(e.pool),
 		StreamWriteTimeout: e.opts.writeLimit, Webhooks: webhook.NewService(e.hooks, guard, e.log, nil), MCPFace: mcpFace,
-		SettingsChanges: changes})
+		SettingsChanges: changes, Inbox: postgres.NewInboxStore(e.pool), InboxChanges: inboxHub, HeldDecider: e.opts.held})
 	if e.opts.authMode == auth.ModeNone {
 		if _, err := e.auth.SignIn.EnsureLocalUser(context.Background()); err != nil {
 			e.t.Fatal(err)

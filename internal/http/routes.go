@@ -76,8 +76,14 @@ func (s *Server) routes() {
 	// The audit log as JSON lines (audit.go): the same entries, all pages.
 	e.GET("/api/audit/export", s.exportAudit)
 	// Approval statistics per tool, from the audit log (approvalstats.go):
-	// admins only. (/api/approvals itself is left for a list of requests.)
+	// admins only.
 	e.GET("/api/approvals/stats", s.approvalStats, s.adminOnly)
+	// The inbox (inbox.go): what waits for the caller across their chats
+	// and agents, a decision on one by its id, and a stream of changes.
+	// Each caller's own only: another person's request is not found.
+	e.GET("/api/approvals", s.listApprovals)
+	e.POST("/api/approvals/:approvalRequestId/decision", s.decideApproval)
+	e.GET("/api/approvals/events", s.approvalEvents)
 
 	// Outbound webhooks (webhooks.go): admins only.
 	e.GET("/api/webhooks", s.listWebhooks, s.adminOnly)

@@ -17,7 +17,9 @@ import (
 	"github.com/labstack/echo/v4/middleware"
 
 	"github.com/toolgate/toolgate/internal/auth"
+	"github.com/toolgate/toolgate/internal/conversation"
 	"github.com/toolgate/toolgate/internal/conversation/engine"
+	"github.com/toolgate/toolgate/internal/conversation/inbox"
 	"github.com/toolgate/toolgate/internal/metrics"
 	"github.com/toolgate/toolgate/internal/policy/changefeed"
 	"github.com/toolgate/toolgate/internal/policy/policysvc"
@@ -61,6 +63,9 @@ type Server struct {
 	agentFace http.Handler // the agent face at /mcp and /mcp/:label; nil: 404
 
 	changes *changefeed.Hub // what GET /api/settings/events follows (settingsevents.go)
+
+	inbox    *inbox.Service // what waits for each person (inbox.go); nil: the routes answer 503
+	inboxHub *inbox.Hub     // what GET /api/approvals/events follows
 
 	// closing ends the streams that follow a conversation (they run no
 	// turn) when CloseStreams is called at shutdown (sse.go).
@@ -111,6 +116,18 @@ type Options struct {
 	// /api/settings/events follows it. nil: a hub nothing feeds (the
 	// stream only sends heartbeats).
 	SettingsChanges *changefeed.Hub
+	// Inbox reads what waits for each person across their chats and
+	// agents (postgres.NewInboxStore); nil: the /api/approvals routes but
+	// stats answer 503 inbox_unavailable.
+	Inbox inbox.Store
+	// InboxChanges wakes the inbox streams (GET /api/approvals/events);
+	// cmd/api feeds it the Postgres notifications. nil: a hub nothing
+	// feeds (the stream then only looks again when a request runs out of
+	// time).
+	InboxChanges *inbox.Hub
+	// HeldDecider decides an agent's held calls from the inbox
+	// (agentgate); nil: such a decision answers 503 held_calls_unavailable.
+	HeldDecider conversation.HeldDecider
 }
 
 // NewServer returns the API with every dependency explicit.
@@ -157,6 +174,13 @@ func NewServer(log *slog.Logger, policies *policysvc.Service, chat *engine.Servi
 		s.changes = changefeed.New()
 	}
 	s.metrics, s.metricsToken = opts.Metrics, opts.MetricsToken
+	if opts.Inbox != nil {
+		s.inbox = inbox.New(opts.Inbox, chat.Book(), chat, inbox.Options{Held: opts.HeldDecider, Observer: s.observe(nil)})
+		s.inboxHub = opts.InboxChanges
+		if s.inboxHub == nil {
+			s.inboxHub = inbox.NewHub(opts.Inbox, log)
+		}
+	}
 	// The client address keys the sign-in rate limit: a header only when a
 	// proxy we trust sets it.
 	e.IPExtractor = echo.ExtractIPDirect()

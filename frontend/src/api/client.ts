@@ -8,7 +8,7 @@ import createClient, { type Middleware } from "openapi-fetch";
 import type { paths } from "./schema";
 import type {
   ApprovalChoice,
-  Decision, DefaultPolicy, NewServer, Policy, PolicyLayer, Role, Rule, ServerPatch, ToolSelection, Transcript, WebhookEvent,
+  Decision, DefaultPolicy, InboxDecision, NewServer, Policy, PolicyLayer, Role, Rule, ServerPatch, ToolSelection, Transcript, WebhookEvent,
 } from "./types";
 
 /** An error the API answered with (or a network failure: status 0, code "network_error"). */
@@ -111,6 +111,12 @@ async function ok<T>(p: Promise<{ data?: T; error?: unknown; response: Response 
 /** The typed calls the app makes, each one line over the generated client. */
 export const api = {
   info: () => ok(http.GET("/api/info")),
+
+  /** What waits for me, across my chats and agents (the inbox). */
+  inbox: () => ok(http.GET("/api/approvals", { params: { query: { state: "pending" } } })),
+  /** One decision on a request of mine, by its id alone: a chat's or an agent's. */
+  decideWaiting: (id: string, body: InboxDecision) =>
+    ok(http.POST("/api/approvals/{approvalRequestId}/decision", { params: { path: { approvalRequestId: id } }, body })),
 
   authStatus: () => ok(http.GET("/api/auth/status")),
   me: () => ok(http.GET("/api/auth/me")),
@@ -256,6 +262,9 @@ export const eventsPath = (conversationId: string) => eventsRoute.replace("{conv
 
 /** GET: settings changes, live (text/event-stream; see useSettingsEvents). */
 export const settingsEventsPath = "/api/settings/events" satisfies keyof paths;
+
+/** GET: the inbox's changes, live (text/event-stream; see useInboxEvents). */
+export const inboxEventsPath = "/api/approvals/events" satisfies keyof paths;
 
 /** Stream requests: each answers text/event-stream (see useChatStream). */
 export const streams = {

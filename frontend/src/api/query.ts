@@ -24,6 +24,8 @@ export const keys = {
   rules: (server?: string, tool?: string) => ["rules", ...(server === undefined ? [] : [server]), ...(tool === undefined ? [] : [tool])] as const,
   audit: (filter: Record<string, string | undefined> = {}) => ["audit", filter] as const,
   approvalStats: (period: Record<string, string | undefined>) => ["approvalStats", period] as const,
+  /** What waits for me across my chats and agents (GET /api/approvals?state=pending). */
+  inbox: ["inbox"] as const,
   conversations: ["conversations"] as const,
   conversation: (id: string) => ["conversations", id] as const,
   conversationTools: (id: string) => ["conversations", id, "tools"] as const,
@@ -35,6 +37,9 @@ export const invalidateConversationList = (qc: QueryClient) =>
 
 /** /api/info does not change while Toolgate runs: read once per page load, shared by the top bar and the chat. */
 export const infoQuery = queryOptions({ queryKey: keys.info, queryFn: () => api.info(), staleTime: Infinity });
+
+/** The inbox: shared by the page and the count in the menu; the inbox stream says when to read it again. */
+export const inboxQuery = queryOptions({ queryKey: keys.inbox, queryFn: () => api.inbox().then((r) => r.approvals) });
 
 /** Client errors (4xx) are answers, not hiccups: they are not retried. */
 function retry(failures: number, err: unknown): boolean {

@@ -874,6 +874,105 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/approvals": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The inbox - every approval request waiting for me, across my chats and agents
+         * @description Every approval request waiting for the signed-in person's decision,
+         *     oldest first: those of their chats (conversations of kind `chat`)
+         *     and of their agents' MCP sessions (kind `agent`, held calls at
+         *     Toolgate's MCP face). Each is the card a chat's `approval.required`
+         *     event carries (arguments redacted as stored, `expires_at`,
+         *     `choices`, `ask_lock`, `rules`, ...) with `source`: where it came
+         *     from. A request whose `expires_at` has passed is left out, whether
+         *     or not the expiry sweep has closed it yet. Only the caller's own:
+         *     another person's requests never appear, admins included. Every
+         *     signed-in user (session or API token). `GET /api/approvals/events`
+         *     says when the list changed.
+         */
+        get: operations["listWaitingApprovals"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/approvals/{approvalRequestId}/decision": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Decide one waiting request by its id - a chat's or an agent's held call
+         * @description The decision on one approval request of the caller's, named by its
+         *     id alone, with the body of one chat decision (`approve`, `reason`,
+         *     `scope`, `remember`, `correction`, `stop`; see `Decision` and `POST
+         *     /api/responses/approval-response` for what each does and refuses).
+         *
+         *     * A **chat's** request is decided exactly as the chat decides it (the
+         *       same checks, grants, covered requests, audit entries, events and
+         *       webhooks). When the decision leaves no request of its response
+         *       pending, the follow-up turn runs in the background on this server:
+         *       the chat's open streams (`GET /api/conversations/{id}/events`) show
+         *       it; nothing needs to hold this request open.
+         *     * An **agent's** held call is decided through the MCP face's held
+         *       calls: approved, the call runs and the agent gets its result;
+         *       denied, the agent gets the reason.
+         *
+         *     The answer is the request as decided, with `source`. Only the
+         *     request's owner decides it: another person's request, admins
+         *     included, is `404 approval_not_found`, exactly like an unknown id.
+         *     An `Idempotency-Key` is not kept here: sending the same decision
+         *     again answers `409 approval_already_decided` with the request as the
+         *     first decision left it, and changes nothing.
+         */
+        post: operations["decideWaitingApproval"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/approvals/events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Follow the inbox live, from any replica
+         * @description An `approvals.changed` server-sent event at once (what waits now),
+         *     then whenever the set of the caller's waiting requests changes: one
+         *     asked, decided, expired or withdrawn, in a chat or an agent's
+         *     session, on any replica (through Postgres notifications), or one's
+         *     `expires_at` passing. The event carries the ids waiting, oldest
+         *     first, not the requests: the page reads `GET /api/approvals` again.
+         *     Only the caller's own. `: ping` heartbeats keep it open until the
+         *     client leaves or the server shuts down; a client that reconnects
+         *     gets the state at once (no `Last-Event-ID` needed). Every signed-in
+         *     user (session or API token). See docs/sse-events.md.
+         */
+        get: operations["approvalEvents"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/approvals/stats": {
         parameters: {
             query?: never;
@@ -3523,7 +3622,7 @@ export interface components {
              * @description `superseded`: closed by a newer message, or the response that asked did not complete. `outcome_unknown`: approved and sent, but Toolgate could not learn whether the tool ran (a crash, a stream cut before the provider said): it may have run, and it is never sent as an approval again. With `MCP_ROUTE=gateway` only one case is left: Toolgate forwarded the call through its MCP face and stopped before storing the result (`call` is then `running`). `not_run` (`MCP_ROUTE=gateway`): approved, but it provably did not run: no call on it passed Toolgate's MCP face (the follow-up never reached the provider, the provider did not call it, the face refused the call), or the call failed before it reached the server; `reason` says which; the model is told, and can ask again. `expired`: it can no longer be answered and did not run: nobody decided within `APPROVAL_TTL`, or the model's provider no longer has the response that asked (`previous_response_not_found`), see `reason`.
              * @enum {string}
              */
-            state: "pending" | "approved" | "denied" | "superseded" | "outcome_unknown" | "expired" | "not_run";
+            state: "pending" | "approved" | "denied" | "superseded" | "outcome_unknown" | "expired" | "not_run" | "withdrawn";
             /** Format: date-time */
             decided_at: string | null;
             /** @description The email of the user who decided (the conversation's owner); `null` when Toolgate closed the request itself. */
@@ -3714,6 +3813,51 @@ export interface components {
         };
         GrantList: {
             grants: components["schemas"]["Grant"][];
+        };
+        InboxList: {
+            approvals: components["schemas"]["InboxApproval"][];
+        };
+        /** @description An approval request as the inbox shows it - the chat's card, and where it came from. */
+        InboxApproval: components["schemas"]["Approval"] & {
+            source: components["schemas"]["InboxSource"];
+        };
+        /** @description Where a request came from. */
+        InboxSource: {
+            /**
+             * @description `chat`: one of your chats; `agent`: an MCP client's session at Toolgate's face, with your API token (a held call).
+             * @enum {string}
+             */
+            kind: "chat" | "agent";
+            /** @description The chat (open it at `/c/{conversation_id}`), or the agent's session. */
+            conversation_id: string;
+            title: string;
+            client?: components["schemas"]["ClientInfo"];
+        };
+        /** @description The MCP `clientInfo` an agent's session began with, as the client said it (a name for people, not an identity). */
+        ClientInfo: {
+            name: string;
+            title?: string;
+            version?: string;
+        };
+        /** @description One chat decision (see `Decision`); the request is the path's. */
+        InboxDecision: {
+            /** @description Optional; when given it must be the path's. */
+            approval_request_id?: string;
+            approve: boolean;
+            reason?: string | null;
+            /** @default false */
+            remember?: boolean;
+            /** @enum {string|null} */
+            scope?: "once" | "conversation" | "hour" | "server" | "everything" | null;
+            correction?: {
+                [key: string]: unknown;
+            } | null;
+            /** @default false */
+            stop?: boolean;
+        };
+        ApprovalsChangedEvent: {
+            pending: number;
+            approval_request_ids: string[];
         };
         /**
          * @description One decision at the top level (`approval_request_id`, `approve`,
@@ -6132,6 +6276,126 @@ export interface operations {
             };
             /** @description `invalid_last_event_id`: not a whole number, 0 or more. */
             400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["CrossOrigin"];
+            421: components["responses"]["MisdirectedHost"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listWaitingApprovals: {
+        parameters: {
+            query?: {
+                /** @description `pending` (the default, and the only state listed). */
+                state?: "pending";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description What waits for the caller. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InboxList"];
+                };
+            };
+            /** @description `invalid_state`: `state` is not `pending`. */
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["CrossOrigin"];
+            421: components["responses"]["MisdirectedHost"];
+            500: components["responses"]["Internal"];
+            /** @description `database_unavailable`; `inbox_unavailable`: the server was started without the inbox. */
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    decideWaitingApproval: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The approval request (`mcpr_…`). */
+                approvalRequestId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["InboxDecision"];
+            };
+        };
+        responses: {
+            /** @description The request as decided. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InboxApproval"];
+                };
+            };
+            /**
+             * @description Nothing was recorded. `empty_body`, `malformed_json`,
+             *     `unknown_field`, `invalid_type`, `invalid_decision` (`approve`
+             *     missing, `approval_request_id` in the body naming another request,
+             *     or any refusal of one chat decision: `scope`, `reason`),
+             *     `invalid_correction`, `invalid_stop`.
+             */
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            /** @description `cross_origin`; `policy_locked`, `choice_not_allowed`, `admin_only`: as for a chat decision. */
+            403: components["responses"]["CrossOrigin"];
+            /** @description `approval_not_found`: you have no approval request with this id (another person's included). */
+            404: components["responses"]["ConversationNotFound"];
+            /**
+             * @description Nothing was recorded. `approval_already_decided`,
+             *     `approval_superseded`, `approval_expired`, `approval_withdrawn`
+             *     (the agent that asked went away): the request is not pending, and
+             *     `error.details.approval` is it as it is now. `turn_in_progress`,
+             *     `tool_blocked`, `default_blocked`: as for a chat decision.
+             */
+            409: components["responses"]["ChatConflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            421: components["responses"]["MisdirectedHost"];
+            429: components["responses"]["TooManyTurns"];
+            500: components["responses"]["Internal"];
+            /** @description `database_unavailable`; `held_calls_unavailable`: the request is an agent's held call and this server cannot decide those; `inbox_unavailable`. */
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    approvalEvents: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The stream of inbox changes. */
+            200: {
+                headers: {
+                    "Cache-Control"?: "no-store";
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example id: 1
+                     *     event: approvals.changed
+                     *     data: {"pending":1,"approval_request_ids":["mcpr_04fbb461545cb62fa62f94e6415e61ae641139748e99854db8"]}
+                     *
+                     *     : ping
+                     */
+                    "text/event-stream": string;
+                };
+            };
             401: components["responses"]["Unauthenticated"];
             403: components["responses"]["CrossOrigin"];
             421: components["responses"]["MisdirectedHost"];

@@ -84,6 +84,11 @@ export type ApprovalState = Approval["state"];
 export type TurnError = S["TurnError"];
 /** A transcript, its items narrowed to the variants below by `type`. */
 export type Transcript = Omit<S["Transcript"], "items"> & { items: Item[] };
+/** An approval request as the inbox lists it: the chat's card, and where it came from (`source`). */
+export type InboxApproval = S["InboxApproval"];
+export type InboxSource = S["InboxSource"];
+/** The body of POST /api/approvals/{id}/decision: one chat decision. */
+export type InboxDecision = S["InboxDecision"];
 /** One decision in POST /api/responses/approval-response. */
 export type Decision = S["Decision"];
 

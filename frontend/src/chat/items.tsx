@@ -284,7 +284,7 @@ export function decidedText(t: TFunction<"chat">, a: Pick<Decided, "state" | "re
 }
 
 const icons: Record<Decided["state"], string> = {
-  pending: "…", approved: "✓", denied: "✕", superseded: "↷", not_run: "⊘", outcome_unknown: "?", expired: "⌛",
+  pending: "…", approved: "✓", denied: "✕", superseded: "↷", not_run: "⊘", outcome_unknown: "?", expired: "⌛", withdrawn: "⤺",
 };
 
 /**

@@ -40,7 +40,7 @@ export function jsonResponse(status: number, body: unknown) {
 }
 
 /** A conversation's events stream (GET …/events), or the settings': unless a test routes it, it stays open and says nothing. */
-const eventsRoute = /^\/api\/(conversations\/[^/?]+|settings)\/events(\?|$)/;
+const eventsRoute = /^\/api\/(conversations\/[^/?]+|settings|approvals)\/events(\?|$)/;
 const quietEvents: Handler = () => sseResponse(controlledBody().stream);
 
 type Handler = (req: { method: string; path: string; body: unknown; init: RequestInit }) => Response | Promise<Response>;

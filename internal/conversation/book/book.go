@@ -43,3 +43,9 @@ type Turns interface {
 func New(store conversation.Store, policies conversation.Policies, turns Turns, log *slog.Logger) *Conversations {
 	return &Conversations{store: store, policies: policies, turns: turns, log: log, now: time.Now}
 }
+
+// Shown is a stored approval request as people see it, with its expiry:
+// as a transcript and the approval.required event show it.
+func (b *Conversations) Shown(a conversation.Approval) conversation.Approval {
+	return b.turns.Approval(a)
+}
