@@ -200,6 +200,62 @@ func TestAgentFace_AnyMCPClientWithAPersonalToken(t *testing.T) {
 		}
 	})
 
+	t.Run("approved for this session, the session's later calls of the tool run unasked; another session still asks", func(t *testing.T) {
+		session := agentClient(t, base, "/mcp/demo", token, "session-agent", nil)
+		done := make(chan *mcp.CallToolResult, 1)
+		go func() {
+			res, _ := session.CallTool(t.Context(), &mcp.CallToolParams{Name: "set_forecast",
+				Arguments: map[string]any{"city": "Quito", "summary": "Mild", "temperature_c": 18}})
+			done <- res
+		}()
+		id := waitPending(t, pool, "Quito")
+		if st, b := do(t, "POST", base+"/api/approvals/"+id+"/decision", `{"approve":true,"scope":"conversation"}`); st != 200 {
+			t.Fatalf("approve for this session: %d %s", st, b)
+		}
+		if res := <-done; res == nil || res.IsError {
+			t.Fatalf("the approved call: %+v", res)
+		}
+		res, err := session.CallTool(t.Context(), &mcp.CallToolParams{Name: "set_forecast",
+			Arguments: map[string]any{"city": "Quito", "summary": "Rain", "temperature_c": 12}})
+		if err != nil || res.IsError {
+			t.Fatalf("the session's next call of the tool: %v %s; want it to run unasked", err, text(res))
+		}
+		other := agentClient(t, base, "/mcp/demo", token, "other-session", nil)
+		ctx, cancel := context.WithTimeout(t.Context(), 2*time.Second)
+		defer cancel()
+		go func() {
+			_, _ = other.CallTool(ctx, &mcp.CallToolParams{Name: "set_forecast",
+				Arguments: map[string]any{"city": "Quito", "summary": "Snow", "temperature_c": 0}})
+		}()
+		waitPending(t, pool, "Snow") // another session's call still asks
+		cancel()
+	})
+
+	t.Run("the client's answer after the person decided elsewhere changes nothing", func(t *testing.T) {
+		decided := make(chan struct{})
+		answer.Store(func(*mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			<-decided // the person approves in the inbox first
+			return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"approve": false, "reason": "too late"}}, nil
+		})
+		done := make(chan *mcp.CallToolResult, 1)
+		go func() {
+			res, _ := s.CallTool(t.Context(), &mcp.CallToolParams{Name: "demo__delete_forecast", Arguments: map[string]any{"city": "Berlin"}})
+			done <- res
+		}()
+		id := waitPending(t, pool, "Berlin")
+		if st, b := do(t, "POST", base+"/api/approvals/"+id+"/decision", `{"approve":true}`); st != 200 {
+			t.Fatalf("approve in the inbox: %d %s", st, b)
+		}
+		close(decided)
+		if res := <-done; res == nil || res.IsError {
+			t.Fatalf("the call approved in the inbox: %+v", res)
+		}
+		var state string
+		if err := pool.QueryRow(t.Context(), `SELECT state FROM approval_requests WHERE id = $1`, id).Scan(&state); err != nil || state != "approved" {
+			t.Errorf("the request is %q (%v) after the client's late denial; want approved", state, err)
+		}
+	})
+
 	t.Run("every call has a receipt naming the client, and ran once", func(t *testing.T) {
 		calls := agentCalls(t, pool)
 		ran := map[string]int{}
@@ -211,8 +267,8 @@ func TestAgentFace_AnyMCPClientWithAPersonalToken(t *testing.T) {
 				ran[c.Tool]++
 			}
 		}
-		if ran["get_forecast"] != 1 || ran["delete_forecast"] != 1 {
-			t.Errorf("calls that ran: %v, want get_forecast and delete_forecast once each; receipts %+v", ran, calls)
+		if ran["get_forecast"] != 1 || ran["delete_forecast"] != 2 || ran["set_forecast"] != 2 {
+			t.Errorf("calls that ran: %v, want get_forecast once, delete_forecast twice (Oslo, Berlin), set_forecast twice (this session); receipts %+v", ran, calls)
 		}
 		b, _ := json.Marshal(calls)
 		if !strings.Contains(string(b), "test-agent") {
