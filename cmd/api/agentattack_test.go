@@ -37,7 +37,7 @@ func mcpPost(t *testing.T, url, token, session, body string) (int, string) {
 	return res.StatusCode, string(b)
 }
 
-func tokenFor(t *testing.T, env map[string]string, email string) string {
+func tokenFor(t testing.TB, env map[string]string, email string) string {
 	t.Helper()
 	var out bytes.Buffer
 	if err := run(context.Background(), []string{"token", "create", email, "agent"}, func(k string) string { return env[k] }, &out); err != nil {
