@@ -16,6 +16,7 @@ beforeEach(() => {
   tokens = [{ id: "tok_old", name: "ci", created_at: "2026-11-20T10:00:00Z", last_used_at: null }];
   api = mockFetch({
     "GET /api/tokens": () => json(200, { tokens }),
+    "GET /api/mcp/servers": () => json(200, { servers: [] }),
     "POST /api/tokens": ({ body }) => {
       const created = { id: "tok_new", name: (body as { name: string }).name, created_at: "2026-11-22T10:00:00Z" };
       tokens = [...tokens, { ...created, last_used_at: null }];

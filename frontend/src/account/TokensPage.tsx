@@ -10,6 +10,7 @@ import { keys } from "../api/query";
 import type { ApiToken, NewApiToken } from "../api/types";
 import { useErrorText } from "../auth/errorText";
 import { useFormat } from "../i18n/format";
+import { AgentSnippets } from "./AgentSnippets";
 import "./account.css";
 
 function NewToken({ token, onDone }: { token: NewApiToken; onDone(): void }) {
@@ -153,6 +154,7 @@ export function TokensPage() {
       {tokens.data && (
         <TokenTable tokens={tokens.data} onDeleted={(tid) => { if (create.data?.id === tid) create.reset(); }} />
       )}
+      <AgentSnippets />
     </div>
   );
 }

@@ -19,6 +19,7 @@ import { COUNTS, PERIOD_ERRORS, PRESETS } from "../settings/approvalStats";
 import { ACTION_GROUPS } from "../settings/auditText";
 import { TOOL_FILTERS } from "../settings/filters";
 import { resources } from "./index";
+import { agentClients } from "../account/AgentSnippets";
 
 type S = components["schemas"];
 type Tree = { [k: string]: string | Tree };
@@ -103,6 +104,7 @@ const DYNAMIC: Record<string, { ns?: NS; keys: readonly string[] | Partial<Recor
   "common:role.*": { keys: prefix("common:role.", roles) },
   "menu.roleBadge.*": { keys: prefix("menu.roleBadge.", roles) },
   "tokens.new.*": { keys: prefix("tokens.new.", copyStates) },
+  "agents.clients.*": { keys: prefix("agents.clients.", agentClients) },
   // settings
   "badge.*": { keys: prefix("badge.", ["readOnly", "destructive", "openWorld"]) },
   "badge.*Title": { keys: prefix("badge.", ["readOnly", "destructive", "openWorld"], "Title") },
