@@ -169,12 +169,24 @@ func (s *Service) pending(ctx context.Context, l Link) (conversation.Approval, e
 	return a, nil
 }
 
-// shown is a as the card shows it: its arguments redacted, its expiry.
+// shown is a as the chat's card shows it (the engine's present): its
+// arguments and correction redacted, its choices, its expiry.
 func (s *Service) shown(a conversation.Approval) conversation.Approval {
 	a = s.expiry.WithExpiry(a)
 	a.Arguments, a.Redacted = conversation.Redact(a.StoredArguments)
+	a.Correction = conversation.ShownCorrection(a.StoredCorrection)
 	if a.Redacted == nil {
 		a.Redacted = []string{}
+	}
+	if len(a.Annotations) == 0 {
+		a.Annotations = []byte("{}")
+	}
+	a.Reason.Policy = policy.Always
+	if a.Choices == nil { // asked before cards had choices
+		a.Choices = policy.AllChoices()
+		if a.AskLock != nil {
+			a.Choices = policy.LockedChoices(a.Choices)
+		}
 	}
 	return a
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/labstack/echo/v4"
 	"github.com/labstack/echo/v4/middleware"
 
+	"github.com/toolgate/toolgate/internal/approvallink"
 	"github.com/toolgate/toolgate/internal/auth"
 	"github.com/toolgate/toolgate/internal/conversation/engine"
 	"github.com/toolgate/toolgate/internal/metrics"
@@ -58,6 +59,8 @@ type Server struct {
 	webhooks *webhook.Service // outbound webhooks (webhooks.go); nil: the routes answer 404
 
 	mcpFace http.Handler // the MCP face at /mcp/:label (mcpface.go); nil: 404
+
+	links *approvallink.Service // signed approval links (approvallinks.go); nil: 404
 
 	changes *changefeed.Hub // what GET /api/settings/events follows (settingsevents.go)
 
@@ -102,6 +105,9 @@ type Options struct {
 	// requests authenticated by a capability token only. nil: /mcp/
 	// answers 404 saying the face is off.
 	MCPFace http.Handler
+	// ApprovalLinks shows and redeems the signed approve and deny links of
+	// webhook deliveries (nil: their routes answer 404).
+	ApprovalLinks *approvallink.Service
 	// SettingsChanges are the settings changes this replica hears of
 	// (cmd/api feeds it the Postgres notifications); GET
 	// /api/settings/events follows it. nil: a hub nothing feeds (the
@@ -147,6 +153,7 @@ func NewServer(log *slog.Logger, policies *policysvc.Service, chat *engine.Servi
 	s.idem = opts.Idempotency
 	s.webhooks = opts.Webhooks
 	s.mcpFace = opts.MCPFace
+	s.links = opts.ApprovalLinks
 	s.changes = opts.SettingsChanges
 	if s.changes == nil {
 		s.changes = changefeed.New()
