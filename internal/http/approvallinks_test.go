@@ -131,6 +131,9 @@ func TestApprovalLinks_ApproveOnceAsTheOwner(t *testing.T) {
 	e.waitTranscript(conv, func(tr transcript) bool { return e.toolCalls("delete_forecast") == 1 && !tr.Conversation.Streaming })
 
 	again := e.anon().call("POST", linkDecision, approve.body(nil))
+	if view := e.anon().call("POST", linkView, approve.body(nil)); view.status != 409 || errCode(t, view) != "link_used" {
+		t.Errorf("the used link's view: %d %s, want 409 link_used", view.status, view.body)
+	}
 	other := e.anon().call("POST", linkDecision, deny.body(map[string]any{"reason": "too late"}))
 	if again.status != 409 || errCode(t, again) != "link_used" || other.status != 409 || errCode(t, other) != "link_request_decided" {
 		t.Fatalf("second use: %d %s; deny after: %d %s", again.status, again.body, other.status, other.body)
@@ -152,7 +155,8 @@ func TestApprovalLinks_ApproveOnceAsTheOwner(t *testing.T) {
 }
 
 // Eight uses at once of the same link: exactly one decides, the others
-// are told it was used. Catches: a read-then-write claim (two decide).
+// are told it was used, by the link's own claim (not by the engine's
+// refusal of a second decision). Catches: a read-then-write claim.
 func TestApprovalLinks_ConcurrentUsesDecideOnce(t *testing.T) {
 	e := newAPI(t)
 	h := e.newLinkedHook(fastRetries)
@@ -177,7 +181,7 @@ func TestApprovalLinks_ConcurrentUsesDecideOnce(t *testing.T) {
 		switch {
 		case a.status == 200:
 			ok++
-		case a.status == 409 && (errCode(t, a) == "link_used" || errCode(t, a) == "link_request_decided"):
+		case a.status == 409 && errCode(t, a) == "link_used": // the claim refused it, before any decision was tried
 			used++
 		default:
 			t.Errorf("answer %d %s", a.status, a.body)
