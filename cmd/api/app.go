@@ -12,6 +12,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/toolgate/toolgate/internal/approvallink"
 	"github.com/toolgate/toolgate/internal/config"
 	"github.com/toolgate/toolgate/internal/conversation"
 	"github.com/toolgate/toolgate/internal/conversation/engine"
@@ -58,6 +59,7 @@ type app struct {
 
 	pool       *pgxpool.Pool
 	tokens     *gateway.Tokens
+	linkKey    approvallink.Key // signs the approve and deny links of webhook deliveries
 	guard      *netguard.Guard
 	store      *postgres.Store
 	discoverer *mcpclient.Discoverer
@@ -159,6 +161,9 @@ func (a *app) openDatabase(ctx context.Context) error {
 	// Capability tokens for the MCP face: signed with a key derived from
 	// SECRETS_KEY, so every replica accepts what another minted.
 	a.tokens = gateway.NewTokens(box.Derive("capability-token"))
+	// The approve and deny links of webhook deliveries: every replica
+	// derives the same token for a delivery's retry.
+	a.linkKey = box.Derive("approval-link")
 	a.guard, err = newURLGuard(a.cfg)
 	return err
 }

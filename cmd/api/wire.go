@@ -9,7 +9,10 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/toolgate/toolgate/frontend"
+
+	"github.com/toolgate/toolgate/internal/approvallink"
 	"github.com/toolgate/toolgate/internal/auth"
 	"github.com/toolgate/toolgate/internal/config"
 	"github.com/toolgate/toolgate/internal/conversation"
@@ -25,6 +28,7 @@ import (
 	"github.com/toolgate/toolgate/internal/policy/changefeed"
 	"github.com/toolgate/toolgate/internal/postgres"
 	"github.com/toolgate/toolgate/internal/postgres/idempotencydb"
+	"github.com/toolgate/toolgate/internal/postgres/linkdb"
 	"github.com/toolgate/toolgate/internal/postgres/notify"
 	"github.com/toolgate/toolgate/internal/postgres/webhookdb"
 	"github.com/toolgate/toolgate/internal/responses"
@@ -113,6 +117,7 @@ func (a *app) buildWebhooks(context.Context) error {
 	a.dispatcher = &webhook.Dispatcher{Store: webhookStore, Client: webhook.NewClient(a.guard.Transport(), cfg.Webhooks.Timeout),
 		Owner: cfg.Replica.ID, PublicURL: cfg.Webhooks.PublicURL, Log: a.log.With("component", "webhooks"),
 		Config: webhook.Config{MaxAttempts: cfg.Webhooks.MaxAttempts, RetryBase: cfg.Webhooks.RetryBase, Timeout: cfg.Webhooks.Timeout}}
+	a.dispatcher.Links = &approvallink.Minter{Key: a.linkKey, Store: linkdb.New(a.pool)}
 	a.webhooks = webhook.NewService(webhookStore, a.guard, a.log, a.dispatcher.Wake)
 	return nil
 }
@@ -238,7 +243,8 @@ func (a *app) buildHTTP(ctx context.Context) error {
 		TrustProxyHeaders: cfg.Auth.TrustProxy, AllowedHosts: cfg.AllowedHosts, Idempotency: idempotencydb.New(a.pool),
 		Metrics: a.mets, MetricsToken: cfg.MetricsToken, Webhooks: a.webhooks,
 		MCPFace: newMCPFace(cfg, a.tokens, mcpGate, a.policies, a.caller, a.log), SettingsChanges: a.changes,
-		AgentFace: agentFace, Inbox: postgres.NewInboxStore(a.pool), InboxChanges: a.inbox, HeldDecider: a.held})
+		AgentFace: agentFace, Inbox: postgres.NewInboxStore(a.pool), InboxChanges: a.inbox, HeldDecider: a.held,
+		ApprovalLinks: newApprovalLinks(a.pool, a.chat, a.log)})
 	// No WriteTimeout: streamed responses live as long as their turn.
 	a.srv = &http.Server{Handler: a.api, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute,
 		ErrorLog: slog.NewLogLogger(a.log.Handler(), slog.LevelWarn)}
@@ -247,6 +253,15 @@ func (a *app) buildHTTP(ctx context.Context) error {
 	// period; turns still running keep it.
 	a.srv.RegisterOnShutdown(a.api.CloseStreams)
 	return nil
+}
+
+// newApprovalLinks is the service behind the signed approve and deny links.
+// For now a decision by link goes through the turn engine directly
+// (approvallink.ChatDecider); the inbox's shared decision function, which
+// also decides agents' held calls, takes its place.
+func newApprovalLinks(pool *pgxpool.Pool, chat *engine.Service, log *slog.Logger) *approvallink.Service {
+	store := linkdb.New(pool)
+	return approvallink.NewService(store, approvallink.ChatDecider{Engine: chat, Store: store}, chat.Keeper(), log.With("component", "approval_links"))
 }
 
 // watch gives the metrics what they read from the event hub and the

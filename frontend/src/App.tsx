@@ -12,6 +12,7 @@ import { TokensPage } from "./account/TokensPage";
 import { GrantsPage } from "./settings/GrantsPage";
 import { LoginPage } from "./auth/LoginPage";
 import { SetupPage } from "./auth/SetupPage";
+import { LinkPage } from "./link/LinkPage";
 import { UserMenu } from "./auth/UserMenu";
 import { useErrorText } from "./auth/errorText";
 import { SessionContext, meQuery } from "./auth/session";
@@ -46,7 +47,7 @@ export function App() {
 
   // Signed out anywhere but the login and setup pages: go to the login page, keeping the path.
   useEffect(() => {
-    if (me === null && route.page !== "login" && route.page !== "setup") {
+    if (me === null && route.page !== "login" && route.page !== "setup" && route.page !== "link") {
       navigate({ page: "login", next: safeNext(here()) }, { replace: true });
     }
   }, [me, route.page]);
@@ -61,6 +62,8 @@ export function App() {
   const signedIn = () => setExpired(false);
 
   if (route.page === "setup" && !me) return <SetupPage token={route.token} onSignedIn={signedIn} />;
+  // A signed link works without a session: the token decides as its person.
+  if (route.page === "link") return <LinkPage approvalRequestId={route.approvalRequestId} token={route.token} />;
   if (me === undefined) {
     return (
       <div className="app-loading">

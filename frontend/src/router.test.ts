@@ -21,6 +21,13 @@ describe("router", () => {
     expect(parseRoute({ pathname: "/c/conv_1", search: "", hash: "#other" })).toEqual({ page: "chat", conversationId: "conv_1" });
   });
 
+  it("reads a signed approval link: the request from the path, the token from the fragment", () => {
+    const r = parseRoute({ pathname: "/link/mcpr_8091", search: "", hash: "#tgl_abc-_9" });
+    expect(r).toEqual({ page: "link", approvalRequestId: "mcpr_8091", token: "tgl_abc-_9" });
+    expect(href(r)).toBe("/link/mcpr_8091#tgl_abc-_9");
+    expect(parseRoute({ pathname: "/link/mcpr_1", search: "" })).toEqual({ page: "link", approvalRequestId: "mcpr_1", token: "" });
+  });
+
   it.each(["https://evil.example/", "//evil.example/x", "/\\evil.example", "javascript:alert(1)", "/login?next=/x", "/setup?token=t", ""])(
     "never returns to %j after signing in", (next) => {
       expect(safeNext(next)).toBeUndefined();

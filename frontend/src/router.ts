@@ -15,7 +15,9 @@ export type Route =
   | { page: "tokens" }
   | { page: "grants" }
   | { page: "login"; next?: string }
-  | { page: "setup"; token?: string };
+  | { page: "setup"; token?: string }
+  // A signed approve or deny link of a webhook delivery: "/link/mcpr_…#tgl_…" (the token stays in the fragment, never sent).
+  | { page: "link"; approvalRequestId: string; token: string };
 
 export function parseRoute(loc: { pathname: string; search: string; hash?: string }): Route {
   const q = new URLSearchParams(loc.search);
@@ -24,6 +26,8 @@ export function parseRoute(loc: { pathname: string; search: string; hash?: strin
     const a = /^#approval-(.+)$/.exec(loc.hash ?? "");
     return { page: "chat", conversationId: decodeURIComponent(m[1]), approval: a ? decodeURIComponent(a[1]) : undefined };
   }
+  const l = /^\/link\/([^/]+)$/.exec(loc.pathname);
+  if (l) return { page: "link", approvalRequestId: decodeURIComponent(l[1]), token: (loc.hash ?? "").replace(/^#/, "") };
   if (loc.pathname === "/settings") return { page: "settings", server: q.get("server") ?? undefined, tool: q.get("tool") ?? undefined };
   if (loc.pathname === "/audit") return { page: "audit" };
   if (loc.pathname === "/inbox") return { page: "inbox" };
@@ -64,6 +68,8 @@ export function href(r: Route): string {
       return r.next && r.next !== "/" ? `/login?next=${encodeURIComponent(r.next)}` : "/login";
     case "setup":
       return r.token ? `/setup?token=${encodeURIComponent(r.token)}` : "/setup";
+    case "link":
+      return `/link/${encodeURIComponent(r.approvalRequestId)}#${r.token}`;
   }
 }
 

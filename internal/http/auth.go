@@ -28,7 +28,7 @@ func openAPIPath(p string) bool {
 func (s *Server) authenticate(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		r := c.Request()
-		if !strings.HasPrefix(r.URL.Path, "/api/") || openAPIPath(r.URL.Path) {
+		if !strings.HasPrefix(r.URL.Path, "/api/") || openAPIPath(r.URL.Path) || approvalLinkPath(r.URL.Path) {
 			return next(c)
 		}
 		if err := s.signedIn(c); err != nil {

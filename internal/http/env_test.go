@@ -284,7 +284,8 @@ func (e *apiEnv) start() {
 		Web: e.opts.web, Version: e.opts.version, TrustProxyHeaders: e.opts.trustProxy,
 		Metrics: e.opts.metrics, MetricsToken: e.opts.metricsTok, Idempotency: idempotencydb.New(e.pool),
 		StreamWriteTimeout: e.opts.writeLimit, Webhooks: webhook.NewService(e.hooks, guard, e.log, nil), MCPFace: mcpFace,
-		SettingsChanges: changes, Inbox: postgres.NewInboxStore(e.pool), InboxChanges: inboxHub, HeldDecider: e.opts.held})
+		SettingsChanges: changes, Inbox: postgres.NewInboxStore(e.pool), InboxChanges: inboxHub, HeldDecider: e.opts.held,
+		ApprovalLinks: approvalLinks(e.pool, e.chat, e.log)})
 	if e.opts.authMode == auth.ModeNone {
 		if _, err := e.auth.SignIn.EnsureLocalUser(context.Background()); err != nil {
 			e.t.Fatal(err)

@@ -94,6 +94,11 @@ func (s *Server) routes() {
 	e.POST("/api/webhooks/:webhookId/test", s.testWebhook, s.adminOnly)
 	e.GET("/api/webhooks/:webhookId/deliveries", s.webhookDeliveries, s.adminOnly)
 
+	// Signed one-time approve and deny links (approvallinks.go): no
+	// session needed, the token in the body decides as its person.
+	e.POST("/api/approval-links/view", s.viewApprovalLink)
+	e.POST("/api/approval-links/decision", s.decideByApprovalLink)
+
 	e.GET("/api/info", s.info)
 	e.POST("/api/conversations", s.createConversation)
 	e.GET("/api/conversations", s.listConversations)

@@ -16,6 +16,7 @@ import (
 	"github.com/labstack/echo/v4"
 	"github.com/labstack/echo/v4/middleware"
 
+	"github.com/toolgate/toolgate/internal/approvallink"
 	"github.com/toolgate/toolgate/internal/auth"
 	"github.com/toolgate/toolgate/internal/conversation"
 	"github.com/toolgate/toolgate/internal/conversation/engine"
@@ -61,6 +62,8 @@ type Server struct {
 
 	mcpFace   http.Handler // the MCP face at /mcp/:label (mcpface.go); nil: 404
 	agentFace http.Handler // the agent face at /mcp and /mcp/:label; nil: 404
+
+	links *approvallink.Service // signed approval links (approvallinks.go); nil: 404
 
 	changes *changefeed.Hub // what GET /api/settings/events follows (settingsevents.go)
 
@@ -111,6 +114,9 @@ type Options struct {
 	// AgentFace serves /mcp and /mcp/{server_label} to a person's own MCP
 	// clients with their API token (gateway.NewAgentFace). nil: 404.
 	AgentFace http.Handler
+	// ApprovalLinks shows and redeems the signed approve and deny links of
+	// webhook deliveries (nil: their routes answer 404).
+	ApprovalLinks *approvallink.Service
 	// SettingsChanges are the settings changes this replica hears of
 	// (cmd/api feeds it the Postgres notifications); GET
 	// /api/settings/events follows it. nil: a hub nothing feeds (the
@@ -169,6 +175,7 @@ func NewServer(log *slog.Logger, policies *policysvc.Service, chat *engine.Servi
 	s.webhooks = opts.Webhooks
 	s.mcpFace = opts.MCPFace
 	s.agentFace = opts.AgentFace
+	s.links = opts.ApprovalLinks
 	s.changes = opts.SettingsChanges
 	if s.changes == nil {
 		s.changes = changefeed.New()
@@ -176,6 +183,11 @@ func NewServer(log *slog.Logger, policies *policysvc.Service, chat *engine.Servi
 	s.metrics, s.metricsToken = opts.Metrics, opts.MetricsToken
 	if opts.Inbox != nil {
 		s.inbox = inbox.New(opts.Inbox, chat.Book(), chat, inbox.Options{Held: opts.HeldDecider, Observer: s.observe(nil)})
+		if s.links != nil {
+			// A link decides as the inbox does: a chat's request or an
+			// agent's held call alike.
+			s.links.UseDecider(linkDecider{s.inbox})
+		}
 		s.inboxHub = opts.InboxChanges
 		if s.inboxHub == nil {
 			s.inboxHub = inbox.NewHub(opts.Inbox, log)
@@ -245,4 +257,11 @@ func (s *Server) logRequest(c echo.Context, start time.Time, err error) {
 
 func requestID(c echo.Context) string {
 	return c.Response().Header().Get(echo.HeaderXRequestID)
+}
+
+// linkDecider is the inbox's decision as a signed link's Decider.
+type linkDecider struct{ inbox *inbox.Service }
+
+func (d linkDecider) Decide(ctx context.Context, dec conversation.Decision) (conversation.Approval, error) {
+	return d.inbox.DecideOne(ctx, dec)
 }

@@ -23,7 +23,10 @@ type Dispatcher struct {
 	Client    *http.Client
 	Owner     string // this replica's id, the lease owner
 	PublicURL string // where people open Toolgate, for the links in payloads
-	Log       *slog.Logger
+	// Links makes the approve and deny links of approval.required
+	// deliveries (nil: they carry none).
+	Links LinkMinter
+	Log   *slog.Logger
 	Config
 	// Now is the clock (time.Now when nil).
 	Now func() time.Time
@@ -220,6 +223,9 @@ const maxResponseRead = 64 << 10
 func (d *Dispatcher) send(ctx context.Context, c Claimed) (int, error) {
 	if c.SecretErr != nil {
 		return 0, c.SecretErr
+	}
+	if err := d.withLinks(ctx, &c); err != nil {
+		return 0, err
 	}
 	body, err := BuildPayload(c, d.PublicURL)
 	if err != nil {

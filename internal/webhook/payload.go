@@ -32,6 +32,13 @@ type Payload struct {
 	// Text is one line in Slack's mrkdwn, so the payload can be posted to
 	// a Slack-compatible incoming webhook as it is.
 	Text string `json:"text"`
+	// ApproveURL and DenyURL (approval.required only) are signed one-time
+	// links that decide the request as the person it waits for, after a
+	// click on the page they open; Blocks is Text with Approve and Deny
+	// buttons for them, in Slack's Block Kit. Absent without links.
+	ApproveURL string `json:"approve_url,omitempty"`
+	DenyURL    string `json:"deny_url,omitempty"`
+	Blocks     []any  `json:"blocks,omitempty"`
 }
 
 // The fields of the SSE event copied into data, per event: arguments come
@@ -68,6 +75,9 @@ func BuildPayload(c Claimed, publicURL string) ([]byte, error) {
 		p.URL = base + "/settings"
 	}
 	p.Text = text(c.Event, ev, c.ConversationTitle, p.URL)
+	if c.Links != nil && c.Event == EventApprovalRequired {
+		p.ApproveURL, p.DenyURL, p.Blocks = c.Links.Approve, c.Links.Deny, blocks(p.Text, *c.Links)
+	}
 	return json.Marshal(p)
 }
 

@@ -108,6 +108,9 @@ type Claimed struct {
 	// SecretErr says the secret could not be decrypted (another
 	// SECRETS_KEY sealed it): the attempt fails saying so.
 	SecretErr error
+	// Links are the approve and deny links of an approval.required
+	// delivery, made when it is sent (Dispatcher.Links); nil: none.
+	Links *DecisionLinks
 }
 
 // Result is how an attempt ended.

@@ -149,6 +149,13 @@ export const api = {
   webhookDeliveries: (id: string) =>
     ok(http.GET("/api/webhooks/{webhookId}/deliveries", { params: { path: { webhookId: id } } })).then((r) => r.deliveries),
 
+  /** The card a signed approve or deny link opens; it decides nothing. */
+  viewApprovalLink: (approvalRequestId: string, token: string) =>
+    ok(http.POST("/api/approval-links/view", { body: { approval_request_id: approvalRequestId, token } })),
+  /** The link's decision, once, as the person it was sent for. */
+  decideByApprovalLink: (approvalRequestId: string, token: string, reason?: string) =>
+    ok(http.POST("/api/approval-links/decision", { body: { approval_request_id: approvalRequestId, token, reason: reason || null } })),
+
   listServers: () => ok(http.GET("/api/mcp/servers")).then((r) => r.servers),
   createServer: (s: NewServer) => ok(http.POST("/api/mcp/servers", { body: s })),
   updateServer: (label: string, p: ServerPatch) =>

@@ -1056,6 +1056,70 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/approval-links/view": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * The card a signed approve or deny link opens (decides nothing)
+         * @description Open: no session or token needed, the link's token (in the body,
+         *     never in a URL) is the credential. The web app's page
+         *     `/link/{approval_request_id}#{token}` (the `approve_url` and
+         *     `deny_url` of an `approval.required` webhook delivery) calls it to
+         *     show the card with the link's one decision button. It decides
+         *     nothing and does not use the link up: link previews and mail
+         *     scanners that open links change nothing. A caller who is signed in
+         *     (session or `tg_` token) must be the person the link was sent for
+         *     (`403 link_other_person`). Refusals, each changing nothing:
+         *     `404 link_invalid` (unknown, changed or cut short),
+         *     `404 link_other_request` (the token is another request's),
+         *     `409 link_used`, `409 link_expired`, `409 link_request_decided`
+         *     (decided meanwhile, by link or in Toolgate; `details.approval` is
+         *     the request as it stands), `403 account_disabled`.
+         */
+        post: operations["viewApprovalLink"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/approval-links/decision": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Make a signed link's decision, once
+         * @description Open, like `/api/approval-links/view`: the token decides as the
+         *     person it was sent for (the request's owner), so the decision is
+         *     theirs (`decided_by`), audited as `approval.decide` and, beside it,
+         *     `approval.link_used` (the link's id, never its token). The link's
+         *     decision is fixed (`approve` or `deny`); `reason` is optional and,
+         *     for a denial, goes to the model. Exactly once: of two uses (also
+         *     concurrent) one decides and the other gets `409 link_used`; a
+         *     decision refused for another reason leaves the link unused. A chat's
+         *     follow-up then runs in the background, as after a decision in the
+         *     web app. The same refusals as the view, plus `409 link_expired` when
+         *     the request ran out of time meanwhile; every refusal changes
+         *     nothing.
+         */
+        post: operations["decideByApprovalLink"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/info": {
         parameters: {
             query?: never;
@@ -3500,6 +3564,37 @@ export interface components {
             approval_text?: string | null;
             choices?: components["schemas"]["ApprovalChoice"][] | null;
         };
+        ApprovalLinkRequest: {
+            /** @description The request the page shows (the link's path); a token of another request is `404 link_other_request`. */
+            approval_request_id: string;
+            /** @description The link's token, the part after `#` (`tgl_` and 43 base64url characters). */
+            token: string;
+        };
+        ApprovalLinkDecisionRequest: {
+            approval_request_id: string;
+            token: string;
+            /** @description Optional; a denial's reason goes to the model. */
+            reason?: string | null;
+        };
+        ApprovalLinkView: {
+            link: {
+                /** @description The link's name in the audit log (`apl_…`); it cannot be used as the link. */
+                id: string;
+                /** @enum {string} */
+                decision: "approve" | "deny";
+                /**
+                 * Format: date-time
+                 * @description When the request expires; null when it never does.
+                 */
+                expires_at: string | null;
+                /** Format: date-time */
+                used_at: string | null;
+                /** @description The person the link decides as. */
+                person_email: string;
+                conversation_title: string;
+            };
+            approval: components["schemas"]["Approval"];
+        };
         /**
          * @description An approval request with its decision (the `approval.required` event's payload).
          * @example {
@@ -3992,6 +4087,53 @@ export interface components {
         };
         /** @description Toolgate could not check the request (its database did not answer); nothing ran (`gate_unavailable`). */
         McpUnavailable: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /**
+         * @description The link is unknown, changed or cut short (`link_invalid`), or its
+         *     token is another request's (`link_other_request`); nothing changed.
+         */
+        ApprovalLinkNotFound: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "error": {
+                 *         "code": "link_invalid",
+                 *         "message": "this link is not one Toolgate made, or it was changed or cut short: nothing was decided; open the link from the message as it came, or decide in Toolgate"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /**
+         * @description Signed in as someone other than the person the link was sent for
+         *     (`link_other_person`), that person's account is disabled
+         *     (`account_disabled`), or a cross-site request (`cross_origin`);
+         *     nothing changed.
+         */
+        ApprovalLinkForbidden: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /**
+         * @description The link was used (`link_used`, `details.link`), the request expired
+         *     (`link_expired`) or was decided already (`link_request_decided`,
+         *     `details.approval`); nothing changed.
+         */
+        ApprovalLinkConflict: {
             headers: {
                 [name: string]: unknown;
             };
@@ -6559,6 +6701,74 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthenticated"];
             403: components["responses"]["CrossOrigin"];
+            421: components["responses"]["MisdirectedHost"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    viewApprovalLink: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ApprovalLinkRequest"];
+            };
+        };
+        responses: {
+            /** @description The link and the request's card. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApprovalLinkView"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["ApprovalLinkForbidden"];
+            404: components["responses"]["ApprovalLinkNotFound"];
+            409: components["responses"]["ApprovalLinkConflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            421: components["responses"]["MisdirectedHost"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    decideByApprovalLink: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ApprovalLinkDecisionRequest"];
+            };
+        };
+        responses: {
+            /** @description Decided; the link (now used) and the request as decided. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApprovalLinkView"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["ApprovalLinkForbidden"];
+            404: components["responses"]["ApprovalLinkNotFound"];
+            409: components["responses"]["ApprovalLinkConflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
             421: components["responses"]["MisdirectedHost"];
             500: components["responses"]["Internal"];
             503: components["responses"]["ServiceUnavailable"];

@@ -61,6 +61,7 @@ export type ConversationTools = S["ConversationTools"];
 export type ServerChoice = S["ServerChoice"];
 export type AllowedBy = S["AllowedBy"];
 export type Approval = S["Approval"];
+export type ApprovalLinkView = S["ApprovalLinkView"];
 export type ApprovalChoice = S["ApprovalChoice"];
 export type ApprovalCardSettings = S["ApprovalCard"];
 /** What Toolgate's MCP face saw of a call (gateway mode): on an approval (`call`) and on an mcp_call item (`call`). */

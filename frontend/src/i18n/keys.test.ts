@@ -20,6 +20,7 @@ import { ACTION_GROUPS } from "../settings/auditText";
 import { TOOL_FILTERS } from "../settings/filters";
 import { resources } from "./index";
 import { agentClients } from "../account/AgentSnippets";
+import { LINK_REFUSALS } from "../link/LinkPage";
 
 type S = components["schemas"];
 type Tree = { [k: string]: string | Tree };
@@ -100,6 +101,9 @@ const DYNAMIC: Record<string, { ns?: NS; keys: readonly string[] | Partial<Recor
   "gate.refusal.*": { ns: "chat", keys: prefix("gate.refusal.", REFUSAL_CODES) },
   "audit.refusal.*": { ns: "settings", keys: prefix("audit.refusal.", REFUSAL_CODES) },
   "item.noticeCode.*": { keys: prefix("item.noticeCode.", ["server_skipped", "server_dropped", "provider_state_lost", "auto_follow_up_limit", "decision_hook_failed"]) },
+  // The signed link's page (link/LinkPage.tsx): the refusals it names, the request's state.
+  "link.refused.*": { ns: "common", keys: prefix("link.refused.", [...LINK_REFUSALS, "other"]) },
+  "link.state.*": { ns: "common", keys: prefix("link.state.", approvalStates) },
   // common and account
   "common:role.*": { keys: prefix("common:role.", roles) },
   "menu.roleBadge.*": { keys: prefix("menu.roleBadge.", roles) },

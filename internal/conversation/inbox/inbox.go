@@ -166,6 +166,13 @@ func (s *Service) Decide(ctx context.Context, id string, d conversation.Decision
 	return s.read(ctx, u.ID, id)
 }
 
+// DecideOne is Decide for d's own request, answering the request as
+// decided (the signed links' Decider).
+func (s *Service) DecideOne(ctx context.Context, d conversation.Decision) (conversation.Approval, error) {
+	w, err := s.Decide(ctx, d.ApprovalRequestID, d)
+	return w.Approval, err
+}
+
 // read returns the caller's request id as people see it.
 func (s *Service) read(ctx context.Context, owner, id string) (Waiting, error) {
 	w, err := s.store.Find(context.WithoutCancel(ctx), owner, id)
