@@ -424,7 +424,13 @@ type terminal struct {
 
 func startChat(t *testing.T, bin string, env []string, args ...string) *terminal {
 	t.Helper()
-	cmd := exec.Command(bin, append([]string{"chat"}, args...)...)
+	return startTerminal(t, bin, env, append([]string{"chat"}, args...)...)
+}
+
+// startTerminal runs the binary with args in a pseudo-terminal.
+func startTerminal(t *testing.T, bin string, env []string, args ...string) *terminal {
+	t.Helper()
+	cmd := exec.Command(bin, args...)
 	cmd.Env = append([]string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir(), "TERM=xterm"}, env...)
 	f, err := pty.StartWithSize(cmd, &pty.Winsize{Rows: 50, Cols: 250})
 	if err != nil {

@@ -123,7 +123,7 @@ func TestRun_UsageErrorsNameTheCommands(t *testing.T) {
 			t.Errorf("toolgate %v printed %q", tt.args, out.String())
 		}
 	}
-	if !strings.Contains(usage, "toolgate [serve | migrate up|down|status | version | chat [flags] | token create EMAIL [NAME]") {
+	if !strings.Contains(usage, "toolgate [serve | migrate up|down|status | version | chat [flags] | inbox [flags] | token create EMAIL [NAME]") {
 		t.Errorf("usage %q", usage)
 	}
 	for _, arg := range []string{"help", "-h", "--help"} {

@@ -5,6 +5,7 @@
 //	toolgate migrate up|down|status
 //	toolgate version                 the version, commit and build date stamped by make build
 //	toolgate chat [flags]            a terminal client of a running Toolgate (chat.go)
+//	toolgate inbox [flags]           decide what waits for you, from the terminal (inbox.go)
 //	toolgate token create EMAIL [NAME]
 //	toolgate link [EMAIL]            a new one-time sign-in link (AUTH_MODE=local)
 //	toolgate healthcheck             exit 0 when the server at LISTEN_ADDR answers /healthz
@@ -25,7 +26,7 @@ import (
 	"github.com/toolgate/toolgate/internal/postgres/schema"
 )
 
-const usage = "usage: toolgate [serve | migrate up|down|status | version | chat [flags] | token create EMAIL [NAME] | link [EMAIL] | healthcheck]"
+const usage = "usage: toolgate [serve | migrate up|down|status | version | chat [flags] | inbox [flags] | token create EMAIL [NAME] | link [EMAIL] | healthcheck]"
 
 // help is printed by toolgate help (-h, --help).
 const help = usage + `
@@ -37,6 +38,9 @@ const help = usage + `
   version                    print the version, commit and build date
   chat [flags]               chat with a running Toolgate in the terminal
                              (toolgate chat -h lists its flags)
+  inbox [flags]              decide what waits for you (your chats' and
+                             agents' requests) in the terminal; --watch
+                             waits for new ones (toolgate inbox -h)
   token create EMAIL [NAME]  print a new personal API token for the account
                              EMAIL (and nothing else, for TOKEN=$(...))
   link [EMAIL]               print a new one-time sign-in link (valid 1 hour)
@@ -61,6 +65,9 @@ func main() {
 	// stdin, stdout and signals.
 	if len(os.Args) > 1 && os.Args[1] == "chat" {
 		os.Exit(runChat(os.Args[2:]))
+	}
+	if len(os.Args) > 1 && os.Args[1] == "inbox" {
+		os.Exit(runInbox(os.Args[2:]))
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	err := run(ctx, os.Args[1:], os.Getenv, os.Stdout)
@@ -159,8 +166,8 @@ func commandProblem(args []string) string {
 		return unless(len(args) >= 3 && len(args) <= 4 && args[1] == "create", "token needs: token create EMAIL [NAME]")
 	case "link":
 		return unless(len(args) <= 2, "link takes at most one argument: link [EMAIL]")
-	case "chat":
-		return "chat runs from main" // main dispatches it before run
+	case "chat", "inbox":
+		return cmd + " runs from main" // main dispatches it before run
 	default:
 		return fmt.Sprintf("unknown command %q", cmd)
 	}

@@ -52,12 +52,12 @@ func TestSSEDoc_DescribesEveryEventAndField(t *testing.T) {
 		t.Fatal(err)
 	}
 	doc := string(raw)
-	for _, name := range append(sseEventNames, toolhttp.EventSettingsChanged) {
+	for _, name := range append(sseEventNames, toolhttp.EventSettingsChanged, toolhttp.EventApprovalsChanged) {
 		if !strings.Contains(doc, "#### `"+name+"`") {
 			t.Errorf("docs/sse-events.md has no section for event %s", name)
 		}
 	}
-	for typ, name := range jsonFields(append(ssePayloads, toolhttp.SettingsChangedEvent{})) {
+	for typ, name := range jsonFields(append(ssePayloads, toolhttp.SettingsChangedEvent{}, toolhttp.ApprovalsChangedEvent{})) {
 		if !strings.Contains(doc, "`"+name+"`") && !strings.Contains(doc, `"`+name+`"`) {
 			t.Errorf("docs/sse-events.md does not mention field %s of %s", name, typ)
 		}

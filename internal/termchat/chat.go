@@ -100,6 +100,7 @@ func readLines(in io.Reader, lines chan<- string, done <-chan struct{}) {
 }
 
 type session struct {
+	prog string // what errors start with: "toolgate chat" unless set
 	cfg  Config
 	c    *client.Client
 	out  *term
@@ -124,7 +125,7 @@ const (
 
 func (s *session) errorf(format string, args ...any) {
 	s.out.newline()
-	fmt.Fprintf(s.cfg.Err, "toolgate chat: "+format+"\n", args...)
+	fmt.Fprintf(s.cfg.Err, cmpOr(s.prog, "toolgate chat")+": "+format+"\n", args...)
 }
 
 // explain says an API or network error in a way that says what to do.
