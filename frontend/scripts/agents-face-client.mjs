@@ -1,7 +1,8 @@
 // Lists the tools of an MCP server and calls one through Toolgate's MCP
 // face with the OpenAI Agents SDK's MCP client (MCPServerStreamableHttp),
 // the way an agent built on it would. internal/gateway's
-// TestFace_OpenAIAgentsSDK runs it:
+// TestFace_OpenAIAgentsSDK runs it (and cmd/api's
+// TestAgentFace_ThirdPartyClients, e2e/agent-held.spec.ts):
 //
 //   node scripts/agents-face-client.mjs <url> <token> <tool> '<arguments JSON>'
 //

@@ -1,6 +1,7 @@
 // Lists the tools of an MCP server and calls one, with the official MCP
 // TypeScript SDK client, the way a model's provider reaches Toolgate's MCP
-// face. internal/gateway's TestFace_TypeScriptSDKClient runs it:
+// face. internal/gateway's TestFace_TypeScriptSDKClient runs it (and
+// cmd/api's TestAgentFace_ThirdPartyClients, e2e/agent-held.spec.ts):
 //
 //   node scripts/mcp-face-client.mjs <url> <token> <tool> '<arguments JSON>'
 //
