@@ -274,6 +274,18 @@ func TestAgentFace_AnyMCPClientWithAPersonalToken(t *testing.T) {
 		if !strings.Contains(string(b), "test-agent") {
 			t.Errorf("no receipt names test-agent: %s", b)
 		}
+		// A held call has one receipt, as it ended: none says "not
+		// approved" for the moment it was held; the denied and the
+		// withdrawn ones name their request and why.
+		var held, ended int
+		if err := pool.QueryRow(t.Context(), `SELECT count(*) FILTER (WHERE refusal->>'code' = 'not_approved'),
+				count(*) FILTER (WHERE refusal->>'code' IN ('denied', 'withdrawn') AND approval_request_id IS NOT NULL)
+			FROM gateway_calls WHERE conversation_id LIKE 'agt_%'`).Scan(&held, &ended); err != nil {
+			t.Fatal(err)
+		}
+		if held != 0 || ended < 3 {
+			t.Errorf("receipts: %d say not approved (want none), %d denied or withdrawn with their request (want the Rome denial and two withdrawals)", held, ended)
+		}
 	})
 }
 

@@ -35,9 +35,14 @@ func (s *Service) DecideHeld(ctx context.Context, d conversation.Decision) (conv
 			return apperr.New(apperr.Conflict, "not_a_held_call",
 				"approval request %q belongs to a chat: decide it in the chat or with POST /api/approvals/{approval_request_id}/decision", cur.ID)
 		}
-		if cur.State != conversation.Pending {
-			return apperr.New(apperr.Conflict, "approval_not_pending",
-				"approval request %q is already %s; nothing was recorded", cur.ID, cur.State)
+		switch cur.State {
+		case conversation.Pending:
+		case conversation.Withdrawn:
+			return apperr.New(apperr.Conflict, "approval_withdrawn", "approval request %q was withdrawn (the agent that asked went away); nothing was recorded", cur.ID)
+		case conversation.Expired:
+			return apperr.New(apperr.Conflict, "approval_expired", "approval request %q already expired; nothing was recorded", cur.ID)
+		default:
+			return apperr.New(apperr.Conflict, "approval_already_decided", "approval request %q is already %s; nothing was recorded", cur.ID, cur.State)
 		}
 		if hs.HolderGone {
 			return apperr.New(apperr.Conflict, "held_call_gone",

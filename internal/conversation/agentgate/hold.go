@@ -37,12 +37,45 @@ func (s *Service) Hold(ctx context.Context, call gateway.Call, h gateway.HoldHoo
 		return gateway.HoldOutcome{}, err
 	}
 	s.poke(a.ConversationID)
-	if a.State != conversation.Pending {
-		return outcome(a), nil
+	o := outcome(a)
+	if a.State == conversation.Pending {
+		s.log.InfoContext(ctx, "mcp agent face: call held for a decision", "approval_request_id", a.ID, "conversation_id", a.ConversationID,
+			"server", a.ServerLabel, "tool", a.ToolName)
+		if o, err = s.wait(ctx, u, a, h); err != nil {
+			return o, err
+		}
 	}
-	s.log.InfoContext(ctx, "mcp agent face: call held for a decision", "approval_request_id", a.ID, "conversation_id", a.ConversationID,
-		"server", a.ServerLabel, "tool", a.ToolName)
-	return s.wait(ctx, u, a, h)
+	if o.Refusal != nil {
+		s.receipt(context.WithoutCancel(ctx), u, call, o)
+	}
+	return o, nil
+}
+
+// receipt writes the receipt of a held call that did not run (denied,
+// expired, withdrawn), naming its request: the call's one record. A call
+// that runs gets its receipt from the Gate, on its approval. A failure here
+// is logged: the request already says how it ended.
+func (s *Service) receipt(ctx context.Context, u auth.User, call gateway.Call, o gateway.HoldOutcome) {
+	c := call.Claims
+	id := o.ApprovalRequestID
+	rec := conversation.GatewayCall{ID: conversation.NewID("gwc_"), Via: conversation.ViaGateway, ConversationID: c.ConversationID,
+		TurnID: c.TurnID, ServerLabel: c.ServerLabel, ToolName: call.ToolName, StoredArguments: string(redacted(call.Arguments)),
+		ArgumentsSHA256: call.ArgumentsSHA256, ApprovalRequestID: &id, State: conversation.CallRefused, Refusal: o.Refusal}
+	if call.Definition != nil {
+		rec.DefinitionDigest = call.Definition.Digest()
+	}
+	if c.Client != nil {
+		rec.Client = &conversation.ClientInfo{Name: c.Client.Name, Title: c.Client.Title, Version: c.Client.Version}
+	}
+	err := s.store.Tx(ctx, func(r conversation.Repo) error {
+		if _, err := r.Calls.Insert(ctx, rec); err != nil {
+			return err
+		}
+		return s.keeper.AuditCall(ctx, r, u.ID, u.Email, rec)
+	})
+	if err != nil {
+		s.log.WarnContext(ctx, "the receipt of a held call that did not run could not be written", "approval_request_id", id, "error", err)
+	}
 }
 
 // request is the approval request of a held call, as a chat's would be.

@@ -216,6 +216,12 @@ func (g *Gate) Admit(ctx context.Context, call gateway.Call) (gateway.Verdict, e
 		return gateway.Verdict{}, err
 	}
 	if refusal != nil {
+		if c.Agent && refusal.Code == gateway.RefusedNotApproved {
+			// An agent's call that asks is held, not refused: the face
+			// holds it for a decision, and its receipt is written as it
+			// ends (run on its approval, or refused with why).
+			return gateway.Verdict{Refusal: refusal}, nil
+		}
 		return g.refuse(ctx, sc, rec, refusal)
 	}
 	return v, nil

@@ -187,16 +187,17 @@ func (s *Service) read(ctx context.Context, owner, id string) (Waiting, error) {
 // nothing: its state, and the request as it is now.
 func (s *Service) notPending(w Waiting) error {
 	w.Approval = s.shown.Shown(w.Approval)
-	code, msg := "approval_already_decided", "approval request %q was already %s"
+	var e *apperr.Error
 	switch w.State {
 	case conversation.Superseded:
-		code, msg = "approval_superseded", "approval request %q was %s by a newer message and can no longer be decided"
+		e = apperr.New(apperr.Conflict, "approval_superseded", "approval request %q was %s by a newer message and can no longer be decided", w.ID, w.State)
 	case conversation.Expired:
-		code = "approval_expired"
+		e = apperr.New(apperr.Conflict, "approval_expired", "approval request %q was already %s", w.ID, w.State)
 	case conversation.Withdrawn:
-		code, msg = "approval_withdrawn", "approval request %q was %s: the agent that asked went away"
+		e = apperr.New(apperr.Conflict, "approval_withdrawn", "approval request %q was %s: the agent that asked went away", w.ID, w.State)
+	default:
+		e = apperr.New(apperr.Conflict, "approval_already_decided", "approval request %q was already %s", w.ID, w.State)
 	}
-	e := apperr.New(apperr.Conflict, code, msg, w.ID, w.State)
 	e.Details = map[string]any{"approval": w}
 	return e
 }
