@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgxpool"
+
 	"github.com/toolgate/toolgate/internal/termchat"
 	"github.com/toolgate/toolgate/internal/testdb"
 )
@@ -101,4 +103,44 @@ func TestInbox_InATerminal(t *testing.T) {
 	}
 	tm.send("\x03") // Ctrl-C while watching quits
 	tm.exitCode(0)
+}
+
+// TestInbox_InATerminalDecidesAnAgentsHeldCall: an agent (the official MCP
+// TypeScript SDK client, started here) calls a tool that asks through /mcp;
+// `toolgate inbox --watch` shows the held call with the client it came
+// from, y approves it, and the agent gets the tool's result: it ran once.
+func TestInbox_InATerminalDecidesAnAgentsHeldCall(t *testing.T) {
+	dbURL := testdb.URL(t)
+	env := map[string]string{"DATABASE_URL": dbURL}
+	base, _, _ := start(t, env)
+	token := tokenFor(t, env, testAdminEmail)
+	bin := buildToolgate(t)
+	tm := startTerminal(t, bin, []string{"TOOLGATE_URL=" + base, "TOOLGATE_TOKEN=" + token}, "inbox", "--watch")
+	tm.expect("Watching for new requests")
+
+	wait := nodeScript(t, "@modelcontextprotocol/sdk", "scripts/mcp-face-client.mjs", base+"/mcp", token, "demo__delete_forecast", `{"city":"Lisbon"}`)
+	tm.expect("ts-provider")
+	tm.expect("── Approval needed: delete_forecast on demo")
+	tm.expect(`"city": "Lisbon"`)
+	tm.expect(termchat.DecisionKeys + "\r\n> ")
+	tm.send("y\r")
+	if r := wait(); r.Result.IsError || !strings.Contains(r.text(), "Lisbon") {
+		t.Fatalf("the agent's call approved in the terminal: %+v", r)
+	}
+	tm.send("\x03")
+	tm.exitCode(0)
+
+	var ran int
+	pool, err := pgxpool.New(t.Context(), dbURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pool.Close()
+	if err := pool.QueryRow(t.Context(), `SELECT count(*) FROM gateway_calls WHERE tool_name = 'delete_forecast' AND state = 'done'
+		AND client->>'name' = 'ts-provider'`).Scan(&ran); err != nil {
+		t.Fatal(err)
+	}
+	if ran != 1 {
+		t.Errorf("delete_forecast ran %d times through the face, want once", ran)
+	}
 }
