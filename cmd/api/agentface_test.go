@@ -256,6 +256,66 @@ func TestAgentFace_AnyMCPClientWithAPersonalToken(t *testing.T) {
 		}
 	})
 
+	t.Run("argument rules answer an agent's call first, as a chat's", func(t *testing.T) {
+		rules := `{"rules": [{"when": "args.city == \"Paris\"", "decision": "deny", "reason": "never Paris"},
+			{"when": "args.city == \"Test\"", "decision": "approve", "reason": "test data"}]}`
+		if st, b := do(t, "PUT", base+"/api/mcp/servers/demo/tools/send_alert/rules", rules); st != 200 {
+			t.Fatalf("set rules: %d %s", st, b)
+		}
+		var asked atomic.Int32
+		answer.Store(func(*mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			asked.Add(1)
+			return &mcp.ElicitResult{Action: "decline"}, nil
+		})
+		res, err := s.CallTool(t.Context(), &mcp.CallToolParams{Name: "demo__send_alert", Arguments: map[string]any{"city": "Paris", "message": "storm"}})
+		if err != nil || !res.IsError || !strings.Contains(text(res), "never Paris") {
+			t.Errorf("a call a rule denies: %v %s; want an error result with the rule's reason", err, text(res))
+		}
+		res, err = s.CallTool(t.Context(), &mcp.CallToolParams{Name: "demo__send_alert", Arguments: map[string]any{"city": "Test", "message": "drill"}})
+		if err != nil || res.IsError {
+			t.Errorf("a call a rule approves: %v %s; want it to run", err, text(res))
+		}
+		if asked.Load() != 0 {
+			t.Errorf("the person was asked %d times about calls the rules answered", asked.Load())
+		}
+	})
+
+	t.Run("a held call tells a client that sent a progress token that it still waits", func(t *testing.T) {
+		progress := make(chan string, 10)
+		c := mcp.NewClient(&mcp.Implementation{Name: "patient-agent", Version: "1"}, &mcp.ClientOptions{
+			ProgressNotificationHandler: func(_ context.Context, r *mcp.ProgressNotificationClientRequest) {
+				progress <- r.Params.Message
+			}})
+		ps, err := c.Connect(t.Context(), &mcp.StreamableClientTransport{Endpoint: base + "/mcp/demo",
+			HTTPClient: &http.Client{Transport: bearer{token, http.DefaultTransport}}}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer ps.Close()
+		done := make(chan *mcp.CallToolResult, 1)
+		go func() {
+			p := &mcp.CallToolParams{Name: "delete_forecast", Arguments: map[string]any{"city": "Lisbon"}}
+			p.SetProgressToken("p1")
+			res, _ := ps.CallTool(t.Context(), p)
+			done <- res
+		}()
+		id := waitPending(t, pool, "Lisbon")
+		select {
+		case msg := <-progress:
+			if !strings.Contains(msg, "delete_forecast") {
+				t.Errorf("progress %q does not say what waits", msg)
+			}
+		case <-time.After(15 * time.Second):
+			t.Fatal("no progress notification while the call was held")
+		}
+		if st, b := do(t, "POST", base+"/api/approvals/"+id+"/decision", `{"approve":true}`); st != 200 {
+			t.Fatalf("approve: %d %s", st, b)
+		}
+		if res := <-done; res == nil || res.IsError {
+			t.Fatalf("the held call after approval: %+v", res)
+		}
+	})
+
 	t.Run("every call has a receipt naming the client, and ran once", func(t *testing.T) {
 		calls := agentCalls(t, pool)
 		ran := map[string]int{}
@@ -267,8 +327,8 @@ func TestAgentFace_AnyMCPClientWithAPersonalToken(t *testing.T) {
 				ran[c.Tool]++
 			}
 		}
-		if ran["get_forecast"] != 1 || ran["delete_forecast"] != 2 || ran["set_forecast"] != 2 {
-			t.Errorf("calls that ran: %v, want get_forecast once, delete_forecast twice (Oslo, Berlin), set_forecast twice (this session); receipts %+v", ran, calls)
+		if ran["get_forecast"] != 1 || ran["delete_forecast"] != 3 || ran["set_forecast"] != 2 || ran["send_alert"] != 1 {
+			t.Errorf("calls that ran: %v, want get_forecast once, delete_forecast three times (Oslo, Berlin, Lisbon), set_forecast twice (this session), send_alert once (a rule approved it); receipts %+v", ran, calls)
 		}
 		b, _ := json.Marshal(calls)
 		if !strings.Contains(string(b), "test-agent") {
