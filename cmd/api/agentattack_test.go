@@ -50,7 +50,7 @@ func tokenFor(t testing.TB, env map[string]string, email string) string {
 // someone's token. Each is refused, and nothing runs.
 func TestAgentFace_Attacks(t *testing.T) {
 	dbURL := testdb.URL(t)
-	env := map[string]string{"DATABASE_URL": dbURL}
+	env := map[string]string{"DATABASE_URL": dbURL, "MCP_HOLD_TIMEOUT": "2s"}
 	base, _, _ := start(t, env)
 	mine := tokenFor(t, env, testAdminEmail)
 	st, body := do(t, "POST", base+"/api/users", `{"email":"mallory@toolgate.test","role":"member","password":"correct horse battery staple"}`)
@@ -132,6 +132,35 @@ func TestAgentFace_Attacks(t *testing.T) {
 		}
 		if st, b := mcpPost(t, base+"/mcp", theirs, "", list); st != 401 {
 			t.Errorf("a disabled account's token: %d %s, want 401", st, b)
+		}
+	})
+
+	t.Run("a revoked token stops working", func(t *testing.T) {
+		st, b := do(t, "POST", base+"/api/tokens", `{"name":"to revoke"}`)
+		var tok struct{ ID, Token string }
+		if err := json.Unmarshal([]byte(b), &tok); st != 201 || err != nil {
+			t.Fatalf("create a token: %d %s", st, b)
+		}
+		if st, b := mcpPost(t, base+"/mcp", tok.Token, "", list); st == 401 {
+			t.Fatalf("a fresh token: %d %s", st, b)
+		}
+		if st, b := do(t, "DELETE", base+"/api/tokens/"+tok.ID, ""); st != 204 {
+			t.Fatalf("revoke: %d %s", st, b)
+		}
+		if st, b := mcpPost(t, base+"/mcp", tok.Token, "", list); st != 401 || !strings.Contains(b, "token_invalid") {
+			t.Errorf("a revoked token: %d %s, want 401 token_invalid", st, b)
+		}
+	})
+
+	t.Run("a held call nobody decides is withdrawn at MCP_HOLD_TIMEOUT", func(t *testing.T) {
+		s := agentClient(t, base, "/mcp/demo", mine, "patient", nil)
+		res, err := s.CallTool(t.Context(), &mcp.CallToolParams{Name: "delete_forecast", Arguments: map[string]any{"city": "Oslo"}})
+		if err != nil || !res.IsError || !strings.Contains(text(res), "MCP_HOLD_TIMEOUT") {
+			t.Fatalf("a held call past MCP_HOLD_TIMEOUT: %v %s; want an error result naming the limit", err, text(res))
+		}
+		var state string
+		if err := pool.QueryRow(t.Context(), `SELECT state FROM approval_requests WHERE arguments LIKE '%Oslo%'`).Scan(&state); err != nil || state != "withdrawn" {
+			t.Errorf("its request is %q (%v), want withdrawn", state, err)
 		}
 	})
 
