@@ -18,6 +18,9 @@ import (
 var openRoutes = map[string]bool{
 	"POST /api/auth/login": true, "GET /api/auth/status": true, "POST /api/auth/setup": true,
 	"GET /api/auth/link": true, "GET /api/auth/oidc/login": true, "GET /api/auth/oidc/callback": true,
+	// A signed approval link's token is its credential (approvallinks.go);
+	// their own tests prove every other caller is refused.
+	"POST /api/approval-links/view": true, "POST /api/approval-links/decision": true,
 }
 
 // adminRoutes are for admins only: a member gets 403.

@@ -41,15 +41,17 @@ func (s *Server) serveMCPFace(c echo.Context) error {
 	switch {
 	case provider && r.URL.Path == "/mcp":
 		return errNotForProvider
-	case provider:
+	case provider || s.agentFace == nil:
+		// Without the agent face, /mcp/{label} is the provider's alone:
+		// it refuses any other credential (401).
+		if r.URL.Path == "/mcp" {
+			return errAgentFaceOff
+		}
 		if s.mcpFace == nil {
 			return errMCPFaceOff
 		}
 		h = s.mcpFace
 	default:
-		if s.agentFace == nil {
-			return errAgentFaceOff
-		}
 		h = s.agentFace
 	}
 	r.Body = http.MaxBytesReader(c.Response(), r.Body, s.maxBodyBytes)
