@@ -15,7 +15,7 @@ import (
 // that never completed leaves its held calls' requests pending (they have
 // no response; the call waits for the person).
 func TestAgents_SessionsAreTheirOwnersAndTheirHeldCallsOutliveTheOrphanSweep(t *testing.T) {
-	store, _ := newConversations(t)
+	store, pool := newConversations(t)
 	r := store.Repo()
 	ctx := t.Context()
 	c, err := r.Conversations.OpenAgent(ctx, owner, "agt_s1", "Claude Code (MCP)", conversation.ClientInfo{Name: "claude-code", Version: "2.0"})
@@ -75,5 +75,24 @@ func TestAgents_SessionsAreTheirOwnersAndTheirHeldCallsOutliveTheOrphanSweep(t *
 	}
 	if got, _, _ := r.Approvals.Owned(ctx, owner, "mcpr_held", false); got.State != conversation.Withdrawn {
 		t.Errorf("the abandoned held call's request is %q, want withdrawn", got.State)
+	}
+
+	// Approved, but its holder stopped before the call reached the gate:
+	// a minute past the lease it is marked not_run (the call never ran).
+	approved := approval("mcpr_approved", "agt_s1", "call_2")
+	mustInsertApproval(t, r, approved)
+	now := time.Now()
+	approved.State, approved.DecidedAt = conversation.Approved, &now
+	if err := r.Approvals.Decide(ctx, owner, approved); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := pool.Exec(ctx, `UPDATE approval_requests SET held_until = clock_timestamp() - interval '2 minutes' WHERE id = 'mcpr_approved'`); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := r.Leases.WithdrawAbandoned(ctx, "gone"); err != nil || n != 1 {
+		t.Fatalf("marked %d (%v) for the approved call whose holder stopped; want 1", n, err)
+	}
+	if got, _, _ := r.Approvals.Owned(ctx, owner, "mcpr_approved", false); got.State != conversation.NotRun {
+		t.Errorf("the approved call whose holder stopped is %q, want not_run", got.State)
 	}
 }

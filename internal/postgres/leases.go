@@ -67,20 +67,30 @@ func (r leaseStore) LockExpiredTurn(ctx context.Context, conversationID, turn st
 }
 
 // WithdrawAbandoned withdraws the pending requests of held calls no
-// replica holds any longer, each with its audit entry.
+// replica holds any longer, and marks not_run the approved ones whose call
+// never reached the gate before their holder stopped (a minute past its
+// lease: a live holder runs its call within moments of the approval), each
+// with its audit entry.
 func (r leaseStore) WithdrawAbandoned(ctx context.Context, reason string) (int64, error) {
 	tag, err := r.q.Exec(ctx, `WITH closed AS (
 			UPDATE approval_requests a SET state = 'withdrawn', decided_at = now(), reason = $1
 			FROM conversations c
 			WHERE a.conversation_id = c.id AND c.kind = 'agent' AND a.state = 'pending' AND a.held_until < clock_timestamp()
-			RETURNING a.id, a.conversation_id, a.server_label, a.tool_name)
+			RETURNING a.id, a.conversation_id, a.server_label, a.tool_name, 'pending' AS was, 'withdrawn' AS state),
+		lost AS (
+			UPDATE approval_requests a SET state = 'not_run'
+			FROM conversations c
+			WHERE a.conversation_id = c.id AND c.kind = 'agent' AND a.state = 'approved'
+			  AND a.held_until < clock_timestamp() - interval '1 minute'
+			  AND NOT EXISTS (SELECT 1 FROM gateway_calls g WHERE g.approval_request_id = a.id)
+			RETURNING a.id, a.conversation_id, a.server_label, a.tool_name, 'approved' AS was, 'not_run' AS state)
 		INSERT INTO audit_log (actor, action, server_label, tool_name, before, after, conversation_id)
 		SELECT 'toolgate', 'approval.decide', server_label, tool_name,
-			jsonb_build_object('approval_request_id', id, 'state', 'pending'),
-			jsonb_build_object('approval_request_id', id, 'conversation_id', conversation_id, 'state', 'withdrawn',
+			jsonb_build_object('approval_request_id', id, 'state', was),
+			jsonb_build_object('approval_request_id', id, 'conversation_id', conversation_id, 'state', state,
 				'reason', $1::text, 'by', 'toolgate', 'held_call', true),
 			conversation_id
-		FROM closed ORDER BY id`, reason)
+		FROM (SELECT * FROM closed UNION ALL SELECT * FROM lost) x ORDER BY id`, reason)
 	if err != nil {
 		return 0, translate(err, "withdraw abandoned held calls")
 	}
