@@ -25,9 +25,11 @@ test("no axe violations on the chat, inbox, settings, audit, approvals, tokens, 
   await setPolicy(api, "demo", "delete_forecast", "always");
   const found: Record<string, string[]> = {};
   await page.goto("/");
+  const chat = new ChatPage(page);
+  // Rendered, not just loaded: the app's first paint waits for who is signed in.
+  await chat.composer().waitFor();
   found["empty chat"] = await violations(page);
 
-  const chat = new ChatPage(page);
   await chat.send('list_forecasts delete_forecast {"city": "Oslo", "api_token": "secret-123"}');
   await chat.card("delete_forecast").waitFor();
   await chat.idle();
