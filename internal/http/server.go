@@ -82,7 +82,8 @@ type Options struct {
 	Heartbeat    time.Duration // interval of SSE heartbeat comments (at most 15 s)
 	// StreamWriteTimeout is how long one write to a stream may take before
 	// the client is dropped (it stopped reading; it resumes with
-	// Last-Event-ID). Default 10 s.
+	// Last-Event-ID): at least half of it, at most all of it (the
+	// deadline moves only once half is spent). Default 10 s.
 	StreamWriteTimeout time.Duration
 	// WebDir (WEB_DIR) is a built web app on disk served at /; when set it
 	// overrides Web. Without an index.html there, / answers a page saying

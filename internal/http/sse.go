@@ -19,8 +19,11 @@ import (
 )
 
 // sseSink writes events as server-sent events. Once a write fails (the
-// browser went away) or does not finish within writeTimeout (a client that
-// stopped reading) it discards everything after: the stream ends and the
+// browser went away) or does not finish in time (a client that stopped
+// reading: the write deadline is moved to writeTimeout ahead once half of
+// it is spent, so a write has at least half of writeTimeout and at most
+// all of it, and a busy stream sets it twice per writeTimeout rather than
+// on every write) it discards everything after: the stream ends and the
 // client resumes with Last-Event-ID; the turn never waits for it.
 //
 // Events are written and flushed one at a time, except between hold and
@@ -35,6 +38,7 @@ type sseSink struct {
 	held         bool
 	buf          []byte // what is written next, reused
 	writeTimeout time.Duration
+	deadline     time.Time // the write deadline set on the connection
 	log          *slog.Logger
 }
 
@@ -157,7 +161,10 @@ func (s *sseSink) flush() {
 		return
 	}
 	if s.writeTimeout > 0 {
-		_ = s.rc.SetWriteDeadline(time.Now().Add(s.writeTimeout))
+		if now := time.Now(); s.deadline.Sub(now) < s.writeTimeout/2 {
+			s.deadline = now.Add(s.writeTimeout)
+			_ = s.rc.SetWriteDeadline(s.deadline)
+		}
 	}
 	if _, err := s.w.Write(b); err == nil {
 		if err = s.rc.Flush(); err == nil {

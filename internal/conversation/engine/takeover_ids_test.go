@@ -71,6 +71,20 @@ func TestTakeover_ResumingAfterDeltasThatWereNeverStoredGetsTheTakeoversEvents(t
 		}
 	}
 	read(5)
+	// The writer stores deltas behind the streams (it lingers for more):
+	// wait until some are stored before locking the store.
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+		var n int
+		if err := e.pool.QueryRow(ctx, `SELECT count(*) FROM conversation_events WHERE conversation_id = $1 AND event = 'text.delta'`, conv).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		if n > 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("no delta was stored within 10 s")
+		}
+	}
 	lock, err := e.pool.Begin(ctx)
 	if err != nil {
 		t.Fatal(err)
