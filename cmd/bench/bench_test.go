@@ -60,7 +60,7 @@ func TestBench_QuickModeProducesEveryRow(t *testing.T) {
 		"the same @ 20 turns/s, one user (2s)", "2s at 20 turns/s, one user: did turn starts queue?", "many users: 10 users × 1 turn/s each",
 		"per-event delay p50 / p99 @ 10 streams", "per-event delay p50 / p99 @ 20 streams", "CPU per relayed event @ 10 streams",
 		"approval decision → follow-up", "memory: RSS per open stream @ 20 streams", "20 servers × 10 tools: time before the upstream call",
-		"Postgres commits (pg_stat_database.xact_commit) per turn / per approval flow", "new upstream connections"}
+		"Postgres commits per turn / per approval flow: that write and wait", "new upstream connections"}
 	if len(res.Rows) != len(wantRows) {
 		t.Fatalf("%d rows, want %d: %+v", len(res.Rows), len(wantRows), res.Rows)
 	}
@@ -87,7 +87,7 @@ func TestBench_QuickModeProducesEveryRow(t *testing.T) {
 		}
 	}
 	for _, k := range []string{"toolgate.build_before_upstream_ms", "toolgate.unseeded_before_upstream_ms", "toolgate.commits_per_turn",
-		"toolgate.commits_per_flow", "direct.event_delay_p99_ms@20", "direct.approval_p50_ms", "direct.ttfd_added_p99_ms@5"} {
+		"toolgate.commits_per_flow", "toolgate.wal_commits_per_turn", "toolgate.wal_commits_per_flow", "direct.event_delay_p99_ms@20", "direct.approval_p50_ms", "direct.ttfd_added_p99_ms@5"} {
 		if v, ok := res.Values[k]; !ok || !(v > 0) {
 			t.Errorf("%s = %v (present %v), want a measured positive figure", k, v, ok)
 		}

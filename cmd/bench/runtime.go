@@ -19,6 +19,12 @@ var goFigures = []string{"go_memstats_stack_inuse_bytes", "go_goroutines"}
 
 // runtimeFigures reads goFigures from the /metrics of the Toolgate at base.
 func runtimeFigures(ctx context.Context, c *http.Client, base, token string) (map[string]float64, error) {
+	return metricFigures(ctx, c, base, token, goFigures)
+}
+
+// metricFigures reads the named unlabelled samples from the /metrics of
+// the Toolgate at base.
+func metricFigures(ctx context.Context, c *http.Client, base, token string, names []string) (map[string]float64, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, base+"/metrics", nil)
 	if err != nil {
 		return nil, err
@@ -32,7 +38,7 @@ func runtimeFigures(ctx context.Context, c *http.Client, base, token string) (ma
 	if res.StatusCode != http.StatusOK {
 		return nil, fmt.Errorf("GET /metrics: %s", res.Status)
 	}
-	return parseFigures(bufio.NewScanner(res.Body), goFigures)
+	return parseFigures(bufio.NewScanner(res.Body), names)
 }
 
 // parseFigures reads the named unlabelled samples of the Prometheus text

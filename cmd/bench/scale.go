@@ -65,24 +65,58 @@ func timeTurns(ctx context.Context, tg *child, v *variant) (before, cpu time.Dur
 }
 
 // measureStatements counts the transactions Toolgate commits per turn and
-// per approval flow: Postgres's own counter for the bench's database
-// (pg_stat_database.xact_commit), read after o.statsWait of quiet before
-// and after each phase (a backend reports its counts when it goes idle, at
-// most once a second; an idle one within 10 s). pg_stat_statements would
-// count statements, but it must be preloaded, which needs a restart of the
-// server. What Toolgate commits when idle (leases, sweepers: about 2 a
-// second) is measured over one more wait and taken off each phase at its
+// per approval flow, two ways. Commits that write: the commit records
+// Postgres wrote to its WAL between two readings (pg_walinspect's
+// pg_get_wal_stats, "Transaction/COMMIT"; the WAL is the cluster's, so
+// nothing else should write meanwhile). A transaction that writes nothing
+// writes no commit record and waits for no disk. Every transaction:
+// Postgres's counter for the bench's database (pg_stat_database.xact_commit,
+// reads outside a transaction included), read after o.statsWait of quiet
+// before and after each phase (a backend reports its counts when it goes
+// idle, at most once a second; an idle one within 10 s). pg_stat_statements
+// would count statements, but it must be preloaded, which needs a restart
+// of the server. What Toolgate commits when idle (leases, sweepers: about 2
+// a second) is measured over one more wait and taken off each phase at its
 // rate. A flow is a turn that asks for approval, the decision and its
-// follow-up: the asking turn is taken off at the rate per turn.
+// follow-up: the asking turn is taken off at the rate per turn. Of the
+// commits that write, those of the text deltas' group writes (asynchronous:
+// nothing waits for their disk flush) are counted apart, from Toolgate's
+// toolgate_event_writes_seconds_count. Without
+// pg_walinspect (it ships with Postgres; CREATE EXTENSION needs a
+// superuser) only the counter is read.
 func measureStatements(ctx context.Context, o options, res *results, tg *child, v *variant, m *mock) error {
 	type reading struct {
-		n  float64
-		at time.Time
+		n      float64 // xact_commit
+		lsn    string  // the WAL's insert position ("" without pg_walinspect)
+		deltas float64 // the text deltas' group writes Toolgate made so far
+		at     time.Time
 	}
+	wal := execSQL(ctx, tg.baseURL, "CREATE EXTENSION IF NOT EXISTS pg_walinspect") == nil
 	commits := func() (reading, error) {
 		time.Sleep(o.statsWait)
 		n, err := queryFloat(ctx, tg.baseURL, "SELECT xact_commit::float8 FROM pg_stat_database WHERE datname = '"+tg.dbName+"'")
-		return reading{n, time.Now()}, err
+		r := reading{n: n, at: time.Now()}
+		if err == nil && wal {
+			r.lsn, err = queryText(ctx, tg.baseURL, "SELECT pg_current_wal_insert_lsn()::text")
+		}
+		if err == nil && wal {
+			var f map[string]float64
+			f, err = metricFigures(ctx, v.tg.HTTP, tg.base, tg.metrics, []string{"toolgate_event_writes_seconds_count"})
+			r.deltas = f["toolgate_event_writes_seconds_count"]
+		}
+		return r, err
+	}
+	// written is the commit records in the WAL from a to b.
+	written := func(a, b reading) (float64, error) {
+		if a.lsn == "" || a.lsn == b.lsn {
+			return 0, nil
+		}
+		// The records up to b must be flushed for pg_walinspect to read them.
+		if err := execSQL(ctx, tg.baseURL, "SELECT pg_switch_wal()"); err != nil {
+			return 0, err
+		}
+		return queryFloat(ctx, tg.baseURL, "SELECT coalesce(sum(count), 0)::float8 FROM pg_get_wal_stats('"+a.lsn+"', '"+b.lsn+
+			"', true) WHERE \"resource_manager/record_type\" = 'Transaction/COMMIT'")
 	}
 	c0, err := commits()
 	if err != nil {
@@ -114,11 +148,40 @@ func measureStatements(ctx context.Context, o options, res *results, tg *child, 
 	if err != nil {
 		return err
 	}
+	if wal {
+		var w [3]float64
+		for i, p := range [][2]reading{{c0, idle}, {idle, c1}, {c1, c2}} {
+			if w[i], err = written(p[0], p[1]); err != nil {
+				return fmt.Errorf("statements: %w", err)
+			}
+		}
+		res.Values["toolgate.delta_writes_per_turn"] = (c1.deltas - idle.deltas) / float64(o.statsTurns)
+		res.Values["toolgate.delta_writes_per_flow"] = (c2.deltas-c1.deltas)/float64(o.statsFlows) - res.Values["toolgate.delta_writes_per_turn"]
+		walPerSecond := w[0] / idle.at.Sub(c0.at).Seconds()
+		turn := (w[1] - walPerSecond*c1.at.Sub(idle.at).Seconds()) / float64(o.statsTurns)
+		res.Values["toolgate.wal_commits_idle_per_s"] = walPerSecond
+		res.Values["toolgate.wal_commits_per_turn"] = turn
+		res.Values["toolgate.wal_commits_per_flow"] = (w[2]-walPerSecond*c2.at.Sub(c1.at).Seconds())/float64(o.statsFlows) - turn
+	}
 	perTurn := since(idle, c1) / float64(o.statsTurns)
 	res.Values["toolgate.commits_idle_per_s"] = perSecond
 	res.Values["toolgate.commits_per_turn"] = perTurn
 	res.Values["toolgate.commits_per_flow"] = since(c1, c2)/float64(o.statsFlows) - perTurn
 	return nil
+}
+
+// queryText reads one text value from the database at dbURL.
+func queryText(ctx context.Context, dbURL, sql string) (string, error) {
+	pool, err := postgres.Open(ctx, dbURL, false, slog.New(slog.DiscardHandler))
+	if err != nil {
+		return "", err
+	}
+	defer pool.Close()
+	var v string
+	if err := pool.QueryRow(ctx, sql).Scan(&v); err != nil {
+		return "", fmt.Errorf("%s: %w", sql, err)
+	}
+	return v, nil
 }
 
 // queryFloat reads one number from the database at dbURL.
