@@ -96,47 +96,56 @@ func (r *relay) approval(ctx context.Context, u *conversation.UpstreamItem, it c
 	} else if a.Rules != nil {
 		a.Reason.Reason = policy.ReasonRules
 	}
-	err := r.w.withEvents(func(repo conversation.Repo) ([]namedEvent, error) {
-		if err := repo.Approvals.Insert(r.store, a); err != nil {
-			return nil, err
-		}
-		if auto {
-			if err := repo.Approvals.Decide(r.store, t.user.ID, a); err != nil {
-				return nil, err
-			}
-			after, _ := json.Marshal(map[string]any{"approval_request_id": a.ID, "conversation_id": a.ConversationID,
-				"state": a.State, "reason": a.DecisionReason, "rules": a.Rules, "by": a.Rules.By})
-			before, _ := json.Marshal(map[string]any{"approval_request_id": a.ID, "state": conversation.Pending})
-			if err := s.policies.Decisions.Audit(r.store, repo, policy.AuditEntry{Actor: "toolgate", Action: policy.ActionDecision,
-				ServerLabel: &a.ServerLabel, ToolName: &a.ToolName, Before: before, After: after,
-				ConversationID: a.ConversationID}); err != nil {
-				return nil, err
-			}
-		}
-		stored, err := repo.Conversations.AppendItem(r.store, t.conv.ID, it)
-		if err != nil {
-			return nil, err
-		}
-		// Relayed once committed, with the request stored: an auto-answered
-		// request as its item and decision, any other as approval.required.
-		if auto {
-			p := present(a)
-			stored.Approval = &p
-			ev := decisionEvent(a, nil)
-			ev.PendingApprovalIDs = nonNil(slices.Clone(r.asked))
-			return []namedEvent{{conversation.EventNameItem, conversation.ItemEvent{Item: stored}}, {conversation.EventNameDecision, ev}}, nil
-		}
-		return []namedEvent{{conversation.EventNameApproval, s.keeper.WithExpiry(present(a))}}, nil
-	})
-	switch {
-	case err != nil:
-		return err
-	case auto:
-		r.auto = append(r.auto, a.ID)
-	default:
+	if !auto {
+		// Asked of a person: stored with what the provider sends next,
+		// mostly the response's end (helditems.go).
+		r.held.holdApproval(a, it)
 		r.asked = append(r.asked, a.ID)
+		return nil
 	}
+	if err := r.w.withEvents(func(repo conversation.Repo) ([]namedEvent, error) { return r.storeApproval(repo, a, it) }); err != nil {
+		return err
+	}
+	r.auto = append(r.auto, a.ID)
 	return nil
+}
+
+// storeApproval stores approval request a in repo with its transcript item
+// it and, when a rule or hook answered it, the decision and its audit
+// entry; it returns the events that tell it, relayed once committed: an
+// auto-answered request as its item and decision, any other as
+// approval.required.
+func (r *relay) storeApproval(repo conversation.Repo, a conversation.Approval, it conversation.Item) ([]namedEvent, error) {
+	t, s := r.t, r.t.s
+	auto := a.Rules != nil && a.Rules.By != ""
+	if err := repo.Approvals.Insert(r.store, a); err != nil {
+		return nil, err
+	}
+	if auto {
+		if err := repo.Approvals.Decide(r.store, t.user.ID, a); err != nil {
+			return nil, err
+		}
+		after, _ := json.Marshal(map[string]any{"approval_request_id": a.ID, "conversation_id": a.ConversationID,
+			"state": a.State, "reason": a.DecisionReason, "rules": a.Rules, "by": a.Rules.By})
+		before, _ := json.Marshal(map[string]any{"approval_request_id": a.ID, "state": conversation.Pending})
+		if err := s.policies.Decisions.Audit(r.store, repo, policy.AuditEntry{Actor: "toolgate", Action: policy.ActionDecision,
+			ServerLabel: &a.ServerLabel, ToolName: &a.ToolName, Before: before, After: after,
+			ConversationID: a.ConversationID}); err != nil {
+			return nil, err
+		}
+	}
+	stored, err := repo.Conversations.AppendItem(r.store, t.conv.ID, it)
+	if err != nil {
+		return nil, err
+	}
+	if auto {
+		p := present(a)
+		stored.Approval = &p
+		ev := decisionEvent(a, nil)
+		ev.PendingApprovalIDs = nonNil(slices.Clone(r.asked))
+		return []namedEvent{{conversation.EventNameItem, conversation.ItemEvent{Item: stored}}, {conversation.EventNameDecision, ev}}, nil
+	}
+	return []namedEvent{{conversation.EventNameApproval, s.keeper.WithExpiry(present(a))}}, nil
 }
 
 // mustRedacted is raw with its secrets hidden, as an approval request stores
