@@ -54,6 +54,11 @@ const ReasonUnverified = "unverified"
 // before the request, so its tools that would run unasked ask.
 const NoticeServerUnchecked = "server_unchecked"
 
+// CodeTurnNotRunning is the code of Turns.StillRuns's error: the turn no
+// longer runs in its conversation (another replica took it over, or the
+// conversation is gone).
+const CodeTurnNotRunning = "turn_not_running"
+
 // CodeStorageFailed is the code of a turn stopped because what the model
 // sent could not be stored.
 const CodeStorageFailed = "storage_failed"

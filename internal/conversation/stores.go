@@ -103,6 +103,12 @@ type Turns interface {
 	// turn keeps running (its follow-up answers requests that rules
 	// decided); false when turn no longer runs in the conversation.
 	Continue(ctx context.Context, id, turn, response string) (bool, error)
+	// StillRuns locks the conversation's row and fails the transaction
+	// (Conflict, CodeTurnNotRunning) unless turn still runs in it (the
+	// conversation gone included). In a transaction it goes with the next
+	// statement or the COMMIT, whose batch it aborts: one round trip fewer
+	// than reading the conversation first.
+	StillRuns(ctx context.Context, id, turn string) error
 	// End clears the running turn (and its lease) if it is still turn, and
 	// when lastResponse is not empty makes it the conversation's last
 	// response.

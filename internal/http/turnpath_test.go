@@ -124,3 +124,51 @@ func newTracedApprovalEnv(t *testing.T, tr *testdb.Statements) (*apiEnv, string)
 	e.send(conv, "warm the policy copy").ok(t)
 	return e, conv
 }
+
+// TestTurnPath_StatementsToEnd counts the round trips of the transaction
+// that ends a message's turn (the answer's message, the turn's end, its
+// terminal event), in direct and gateway mode: the check that the turn
+// still runs goes with the first write, and a turn that sent no answers
+// reads no approvals to settle. Before issue 26's last step: 3 (direct:
+// the conversation locked and read; the message; the end with the COMMIT)
+// and 4 (gateway: and the turn's sent approvals read).
+func TestTurnPath_StatementsToEnd(t *testing.T) {
+	for _, gw := range []bool{false, true} {
+		tr := &testdb.Statements{}
+		e := newAPIWith(t, envOptions{statements: tr, gateway: gw})
+		conv := e.send("", "hello").ok(t).conv(t)
+		tr.Start()
+		e.send(conv, "hello again").ok(t)
+		time.Sleep(100 * time.Millisecond)
+		sts := tr.Stop()
+		end := -1
+		for i, s := range sts {
+			sql := strings.ToLower(s.SQL)
+			if strings.HasSuffix(sql, " ;; commit") && strings.Contains(sql, "update conversations set active_turn = case when active_turn") {
+				end = i
+			}
+		}
+		if end < 0 {
+			t.Fatalf("gateway %v: no transaction ended the turn among %d statements", gw, len(sts))
+		}
+		n := 0
+		for i := end; i >= 0; i-- {
+			if sts[i].Conn != sts[end].Conn {
+				continue
+			}
+			n++
+			t.Logf("gateway %v: %.200s", gw, sts[i].SQL)
+			if strings.HasPrefix(strings.ToLower(strings.TrimPrefix(sts[i].SQL, "batch: ")), "begin") {
+				break
+			}
+		}
+		if n > endPathStatements {
+			t.Errorf("gateway %v: the turn's end took %d round trips, want at most %d", gw, n, endPathStatements)
+		}
+	}
+}
+
+// endPathStatements: the BEGIN with the check that the turn still runs and
+// the answer's message (its stored row is read back for its event); then
+// the end, the events and the COMMIT.
+const endPathStatements = 2

@@ -20,6 +20,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/toolgate/toolgate/internal/apperr"
+	"github.com/toolgate/toolgate/internal/conversation"
 )
 
 // DefaultMaxConns is the pool's size unless DATABASE_URL sets
@@ -129,6 +130,8 @@ func translate(err error, what string) error {
 			return apperr.Wrap(err, apperr.NotFound, "not_found", "%s: what it refers to no longer exists", what)
 		case "3D000": // invalid_catalog_name
 			return apperr.Wrap(err, apperr.Unavailable, "database_missing", "%s: the database does not exist", what)
+		case "TG409": // toolgate_turn_still_runs (00048)
+			return apperr.Wrap(err, apperr.Conflict, conversation.CodeTurnNotRunning, "%s: the turn no longer runs in its conversation", what)
 		}
 	}
 	if connectionLost(err) {

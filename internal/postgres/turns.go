@@ -42,6 +42,13 @@ func (r turnStore) Continue(ctx context.Context, id, turn, response string) (boo
 	return tag.RowsAffected() == 1, nil
 }
 
+func (r turnStore) StillRuns(ctx context.Context, id, turn string) error {
+	// Held: it goes with the next statement, or the COMMIT, and its error
+	// (TG409) aborts what follows it in that batch.
+	return hold(ctx, r.q, "end turn", nil, `SELECT toolgate_turn_still_runs($1, $2)`, id, turn)
+}
+
+// End clears the running turn (see conversation.Turns).
 func (r turnStore) End(ctx context.Context, id, turn, lastResponse string) error {
 	// SET expressions see the row as it was, so each CASE tests the old turn.
 	// Held: in a transaction it goes with the next statement, or the COMMIT.

@@ -76,6 +76,7 @@ func (t *Turn) logOpening(ctx context.Context, r conversation.Repo) error {
 	// The opening is the transaction's last statement: it may go with the
 	// COMMIT, and Opened hears what it stored once it did.
 	message := t.userItem != nil
+	t.sent = t.sent || len(t.answerIDs) > 0
 	_, _, err := r.Turns.Open(ctx, conversation.TurnOpening{ConversationID: t.conv.ID, TurnID: t.id, Owner: t.user.ID,
 		Replica: t.s.replica, LeaseTTL: t.s.leaseTTL, SentIDs: t.answerIDs, Events: evs, Now: t.s.now(),
 		Limits: turnlimits.For(t.s.decider.limits, message), Message: message,

@@ -144,6 +144,7 @@ func (r *relay) continueTurn(response string) error {
 		if err := t.closeOpen(r.store, repo); err != nil {
 			return err
 		}
+		t.sent = t.sent || len(t.answerIDs) > 0
 		return repo.Approvals.MarkSent(r.store, t.answerIDs, t.id)
 	})
 	r.next = err == nil && still
@@ -236,6 +237,11 @@ func (r *relay) completed(ev conversation.Event) (bool, error) {
 		last, evs, decided, err = r.endCompleted(repo, ev.ResponseID, terminal)
 		return err
 	})
+	if notRunning(err) {
+		// Another replica took the turn over (or the conversation is
+		// gone): nothing was written, and the turn stops here.
+		err, last = nil, 0
+	}
 	if err != nil || last == 0 {
 		s.hub.End(t.conv.ID)
 		return true, err
@@ -250,18 +256,21 @@ func (r *relay) completed(ev conversation.Event) (bool, error) {
 }
 
 // endCompleted is completed's transaction: while the turn is still ours
-// (else last is 0), in gateway mode it settles the approvals the turn
-// carried, then ends the turn on response and appends the decisions and
-// the terminal event.
+// (else it fails with CodeTurnNotRunning and writes nothing), in gateway
+// mode it settles the approvals the turn carried, then ends the turn on
+// response and appends the decisions and the terminal event. The check
+// that the turn still runs goes in one batch with the first write (or the
+// COMMIT), and a turn that sent no answers has no approvals to settle:
+// a message's turn ends in at most two round trips (was four).
 func (r *relay) endCompleted(repo conversation.Repo, response string, terminal conversation.NewEvent) (last int64, evs []conversation.NewEvent, decided []conversation.DecisionEvent, err error) {
 	t, s := r.t, r.t.s
-	if still, err := r.stillOurs(repo); err != nil || !still {
+	if err := repo.Turns.StillRuns(r.store, t.conv.ID, t.id); err != nil {
 		return 0, nil, nil, err
 	}
 	if evs, err = r.held.store(r, repo); err != nil {
 		return 0, nil, nil, err
 	}
-	if s.gateway {
+	if s.gateway && t.sent {
 		// The responses of the turn ended: an approval it carried
 		// whose call did not pass the MCP face did not run.
 		sent, err := repo.Approvals.Sent(r.store, t.conv.ID, t.id)
@@ -356,6 +365,13 @@ func (r *relay) notice(n conversation.Notice) {
 		it = conversation.Item{Type: conversation.ItemNotice, ID: newID("note_"), Notice: &n, CreatedAt: s.now()}
 	}
 	r.sink.Send(conversation.EventNameNotice, conversation.NoticeEvent{Item: it})
+}
+
+// notRunning says err is Turns.StillRuns's: the turn no longer runs in
+// its conversation.
+func notRunning(err error) bool {
+	e, ok := apperr.As(err)
+	return ok && e.Code == conversation.CodeTurnNotRunning
 }
 
 // stillOurs locks the conversation and reports whether this turn still

@@ -22,18 +22,21 @@ const interruptedReason = "This request was already answered in an earlier respo
 // Run sends it upstream (or, for decisions while others are pending, only
 // reports them) and relays the answer.
 type Turn struct {
-	s           *Service
-	user        auth.User // the caller: the conversation's owner
-	conv        conversation.Conversation
-	id          string
-	kind        string // "message" or "decisions"
-	userItem    *conversation.Item
-	decisions   []conversation.DecisionEvent
-	claimed     bool // the conversation is marked as running this turn
-	previous    string
-	userText    string
-	answers     []conversation.Answer
-	answerIDs   []string
+	s         *Service
+	user      auth.User // the caller: the conversation's owner
+	conv      conversation.Conversation
+	id        string
+	kind      string // "message" or "decisions"
+	userItem  *conversation.Item
+	decisions []conversation.DecisionEvent
+	claimed   bool // the conversation is marked as running this turn
+	previous  string
+	userText  string
+	answers   []conversation.Answer
+	answerIDs []string
+	// sent: some approval's answer was marked sent in this turn
+	// (sent_in_turn): its end has approvals to settle in gateway mode.
+	sent        bool
 	grants      map[string]map[string]policy.GrantRef
 	pendingIDs  []string // with no follow-up: the requests still waiting
 	after, last int64    // the ids just before the turn's first event and of its opening's last
