@@ -77,7 +77,7 @@ func (l *TurnLog) Send(event string, data any) {
 // writer. After a failed write the turn is stopping: it streams nothing
 // more.
 func (l *TurnLog) delta(event string, data any) {
-	raw, err := json.Marshal(data)
+	raw, err := encodeDelta(data)
 	l.mu.Lock()
 	if err == nil && l.err == nil {
 		ev := conversation.StoredEvent{ID: l.next, TurnID: l.turn, Name: event, Data: raw}
