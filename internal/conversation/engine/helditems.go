@@ -13,7 +13,7 @@ import (
 // otherwise (end). A message is not a call: nothing a person decides or
 // what ran depends on it, and until it is stored its text is the turn's
 // deltas, which a takeover keeps as a partial message.
-func (h *heldMessages) hold(it conversation.Item) { *h = append(*h, heldWrite{item: it}) }
+func (h *heldWrites) hold(it conversation.Item) { *h = append(*h, heldWrite{item: it}) }
 
 // holdApproval keeps an approval request a person is asked (a, its
 // pending request, and it, its transcript item) the same way: the provider
@@ -25,7 +25,7 @@ func (h *heldMessages) hold(it conversation.Item) { *h = append(*h, heldWrite{it
 // cannot be continued, so a request it asked could never be answered; a
 // turn that ends otherwise stores it first (end), as before. The request
 // is asked (r.asked) from now: the terminal event names it.
-func (h *heldMessages) holdApproval(a conversation.Approval, it conversation.Item) {
+func (h *heldWrites) holdApproval(a conversation.Approval, it conversation.Item) {
 	*h = append(*h, heldWrite{item: it, approval: &a})
 }
 
@@ -36,15 +36,15 @@ type heldWrite struct {
 	approval *conversation.Approval
 }
 
-// heldMessages are the finished messages and approval requests of a
+// heldWrites are the finished messages and approval requests of a
 // response not stored yet (hold, holdApproval), in the provider's order.
-type heldMessages []heldWrite
+type heldWrites []heldWrite
 
 // flush stores the held writes and relays them, in order, each in its own
 // transaction. A message whose write fails goes, with the messages after
 // it, to r.unstored, which the turn's end stores; an approval request
 // whose write fails fails the turn, as it did when it was stored at once.
-func (h *heldMessages) flush(r *relay) error {
+func (h *heldWrites) flush(r *relay) error {
 	held := *h
 	*h = nil
 	for i, w := range held {
@@ -71,7 +71,7 @@ func (h *heldMessages) flush(r *relay) error {
 // turn, and returns their events (item events, approval.required), to
 // store before its terminal one; stored, once it committed, lets go of
 // them.
-func (h heldMessages) store(r *relay, repo conversation.Repo) ([]conversation.NewEvent, error) {
+func (h heldWrites) store(r *relay, repo conversation.Repo) ([]conversation.NewEvent, error) {
 	var evs []conversation.NewEvent
 	for _, w := range h {
 		if w.approval != nil {
@@ -93,7 +93,7 @@ func (h heldMessages) store(r *relay, repo conversation.Repo) ([]conversation.Ne
 
 // stored hands the held writes, stored with the turn's end, to the
 // observer, and lets go of them.
-func (h *heldMessages) stored(r *relay) {
+func (h *heldWrites) stored(r *relay) {
 	for _, w := range *h {
 		if w.approval != nil {
 			r.log.Observe(conversation.EventNameApproval, r.t.s.keeper.WithExpiry(present(*w.approval)))

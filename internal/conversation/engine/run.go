@@ -60,7 +60,7 @@ type relay struct {
 	follows  int                          // follow-ups this turn sent on its own for requests rules answered
 	next     bool                         // the response completed with every request answered: send the follow-up
 	unstored []conversation.Item          // finished items whose write failed: the turn's end stores them
-	held     heldMessages                 // finished messages not stored yet (hold)
+	held     heldWrites                   // finished messages and asked approval requests not stored yet (hold, holdApproval)
 	w        itemWriter                   // stores items with their events
 }
 
