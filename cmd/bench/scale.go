@@ -6,6 +6,8 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/toolgate/toolgate/internal/postgres"
 )
 
@@ -87,17 +89,31 @@ func timeTurns(ctx context.Context, tg *child, v *variant) (before, cpu time.Dur
 func measureStatements(ctx context.Context, o options, res *results, tg *child, v *variant, m *mock) error {
 	type reading struct {
 		n      float64 // xact_commit
-		lsn    string  // the WAL's insert position ("" without pg_walinspect)
+		lsn    string  // the WAL flushed so far ("" without pg_walinspect)
 		deltas float64 // the text deltas' group writes Toolgate made so far
 		at     time.Time
 	}
 	wal := execSQL(ctx, tg.baseURL, "CREATE EXTENSION IF NOT EXISTS pg_walinspect") == nil
+	if wal {
+		// A temporary replication slot on a connection of the bench's own
+		// keeps the WAL it will read from being recycled (a busy server
+		// checkpoints in between); it goes with the connection, so a bench
+		// that dies holds back nothing.
+		slot, err := pgx.Connect(ctx, tg.baseURL)
+		if err != nil {
+			return fmt.Errorf("statements: %w", err)
+		}
+		defer slot.Close(context.Background())
+		if _, err := slot.Exec(ctx, "SELECT pg_create_physical_replication_slot('toolgate_bench_'||pg_backend_pid(), true, true)"); err != nil {
+			return fmt.Errorf("statements: keep the WAL for pg_walinspect: %w", err)
+		}
+	}
 	commits := func() (reading, error) {
 		time.Sleep(o.statsWait)
 		n, err := queryFloat(ctx, tg.baseURL, "SELECT xact_commit::float8 FROM pg_stat_database WHERE datname = '"+tg.dbName+"'")
 		r := reading{n: n, at: time.Now()}
 		if err == nil && wal {
-			r.lsn, err = queryText(ctx, tg.baseURL, "SELECT pg_current_wal_insert_lsn()::text")
+			r.lsn, err = queryText(ctx, tg.baseURL, "SELECT pg_current_wal_flush_lsn()::text")
 		}
 		if err == nil && wal {
 			var f map[string]float64
@@ -110,10 +126,6 @@ func measureStatements(ctx context.Context, o options, res *results, tg *child, 
 	written := func(a, b reading) (float64, error) {
 		if a.lsn == "" || a.lsn == b.lsn {
 			return 0, nil
-		}
-		// The records up to b must be flushed for pg_walinspect to read them.
-		if err := execSQL(ctx, tg.baseURL, "SELECT pg_switch_wal()"); err != nil {
-			return 0, err
 		}
 		return queryFloat(ctx, tg.baseURL, "SELECT coalesce(sum(count), 0)::float8 FROM pg_get_wal_stats('"+a.lsn+"', '"+b.lsn+
 			"', true) WHERE \"resource_manager/record_type\" = 'Transaction/COMMIT'")
