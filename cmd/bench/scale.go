@@ -6,8 +6,6 @@ import (
 	"log/slog"
 	"time"
 
-	"github.com/jackc/pgx/v5"
-
 	"github.com/toolgate/toolgate/internal/postgres"
 )
 
@@ -95,18 +93,11 @@ func measureStatements(ctx context.Context, o options, res *results, tg *child, 
 	}
 	wal := execSQL(ctx, tg.baseURL, "CREATE EXTENSION IF NOT EXISTS pg_walinspect") == nil
 	if wal {
-		// A temporary replication slot on a connection of the bench's own
-		// keeps the WAL it will read from being recycled (a busy server
-		// checkpoints in between); it goes with the connection, so a bench
-		// that dies holds back nothing.
-		slot, err := pgx.Connect(ctx, tg.baseURL)
+		release, err := keepWAL(ctx, tg.baseURL)
 		if err != nil {
 			return fmt.Errorf("statements: %w", err)
 		}
-		defer slot.Close(context.Background())
-		if _, err := slot.Exec(ctx, "SELECT pg_create_physical_replication_slot('toolgate_bench_'||pg_backend_pid(), true, true)"); err != nil {
-			return fmt.Errorf("statements: keep the WAL for pg_walinspect: %w", err)
-		}
+		defer release()
 	}
 	commits := func() (reading, error) {
 		time.Sleep(o.statsWait)
@@ -180,6 +171,28 @@ func measureStatements(ctx context.Context, o options, res *results, tg *child, 
 	res.Values["toolgate.commits_per_turn"] = perTurn
 	res.Values["toolgate.commits_per_flow"] = since(c1, c2)/float64(o.statsFlows) - perTurn
 	return nil
+}
+
+// keepWAL keeps the WAL pg_walinspect will read from being recycled (a
+// busy server checkpoints in between) until release: a temporary
+// replication slot on a connection of the bench's own, so a bench that dies
+// holds back nothing.
+func keepWAL(ctx context.Context, dbURL string) (release func(), err error) {
+	pool, err := postgres.Open(ctx, dbURL, false, slog.New(slog.DiscardHandler))
+	if err != nil {
+		return nil, err
+	}
+	slot, err := pool.Acquire(ctx)
+	if err != nil {
+		pool.Close()
+		return nil, err
+	}
+	if _, err := slot.Exec(ctx, "SELECT pg_create_physical_replication_slot('toolgate_bench_'||pg_backend_pid(), true, true)"); err != nil {
+		slot.Release()
+		pool.Close()
+		return nil, fmt.Errorf("keep the WAL for pg_walinspect: %w", err)
+	}
+	return func() { slot.Release(); pool.Close() }, nil
 }
 
 // queryText reads one text value from the database at dbURL.
