@@ -3,12 +3,14 @@ package http_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -311,5 +313,66 @@ func TestEvents_AClientThatStopsReadingIsDropped(t *testing.T) {
 	}
 	if n >= 20000*4000 {
 		t.Errorf("read %d bytes: the whole replay arrived, so the client was never dropped", n)
+	}
+}
+
+// A turn writes the streams open on its replica itself
+// (Subscription.Direct), so a client that stops reading could hold the
+// turn up: it may do so only until the write times out. Here the POST's own
+// client never reads (a tiny receive buffer) while the turn streams several
+// megabytes of deltas; the client is dropped, and the turn runs to its end,
+// which another stream of the conversation sees.
+func TestStream_AClientThatStopsReadingHoldsUpTheTurnOnlyUntilDropped(t *testing.T) {
+	e := newAPIWith(t, envOptions{writeLimit: 300 * time.Millisecond})
+	var conv struct {
+		ID string `json:"id"`
+	}
+	e.must(201, "POST", "/api/conversations", map[string]any{}, &conv)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	_, follow := e.events(ctx, "/api/conversations/"+conv.ID+"/events", nil)
+
+	d := net.Dialer{Control: func(_, _ string, c syscall.RawConn) error {
+		var serr error
+		err := c.Control(func(fd uintptr) { serr = syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_RCVBUF, 4096) })
+		return errors.Join(err, serr)
+	}}
+	conn, err := d.Dial("tcp", strings.TrimPrefix(e.url, "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	input := "[emulator: delta-size=1] " + strings.Repeat("ab ", 10000)
+	body, _ := json.Marshal(map[string]any{"conversation_id": conv.ID, "input": input})
+	fmt.Fprintf(conn, "POST /api/responses HTTP/1.1\r\nHost: %s\r\nAuthorization: Bearer %s\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s",
+		strings.TrimPrefix(e.url, "http://"), e.token, len(body), body)
+
+	began, deltas := time.Now(), 0
+	for ev := range follow {
+		if ev.Name == "text.delta" {
+			deltas++
+		}
+		if ev.Name == "completed" {
+			break
+		}
+		if ev.Name == "error" || ev.Name == "failed" {
+			t.Fatalf("the turn ended with %s: %s", ev.Name, ev.Data)
+		}
+	}
+	if ctx.Err() != nil {
+		t.Fatalf("after %d deltas in %v the turn had not ended: a client that stopped reading held it up", deltas, time.Since(began))
+	}
+	if deltas < 29000 {
+		t.Fatalf("the other stream saw %d deltas, want the whole answer (over 29,000)", deltas)
+	}
+	// The client that never read was dropped: the server closed its stream
+	// before writing it the whole answer.
+	_ = conn.SetReadDeadline(time.Now().Add(20 * time.Second))
+	n, err := io.Copy(io.Discard, conn)
+	if err != nil {
+		t.Fatalf("after %d bytes: %v; want the server to have closed the stream of a client that stopped reading", n, err)
+	}
+	if n >= int64(deltas)*100 {
+		t.Errorf("read %d bytes: the whole answer arrived, so the client was never dropped (the test did not make it stop reading)", n)
 	}
 }

@@ -83,7 +83,9 @@ type Options struct {
 	// StreamWriteTimeout is how long one write to a stream may take before
 	// the client is dropped (it stopped reading; it resumes with
 	// Last-Event-ID): at least half of it, at most all of it (the
-	// deadline moves only once half is spent). Default 10 s.
+	// deadline moves only once half is spent). Default 2 s: the turn
+	// writes the streams on its replica itself, so this is also the most
+	// a client that stopped reading holds up a turn, once.
 	StreamWriteTimeout time.Duration
 	// WebDir (WEB_DIR) is a built web app on disk served at /; when set it
 	// overrides Web. Without an index.html there, / answers a page saying
@@ -145,7 +147,7 @@ func NewServer(log *slog.Logger, policies *policysvc.Service, chat *engine.Servi
 		opts.Heartbeat = 15 * time.Second
 	}
 	if opts.StreamWriteTimeout <= 0 {
-		opts.StreamWriteTimeout = 10 * time.Second
+		opts.StreamWriteTimeout = 2 * time.Second
 	}
 	s := &Server{echo: e, policies: policies, chat: chat, db: db, log: log, maxBodyBytes: opts.MaxBodyBytes, heartbeat: opts.Heartbeat, streamWriteTimeout: opts.StreamWriteTimeout,
 		webDir: opts.WebDir, version: cmp.Or(opts.Version, "dev")}

@@ -24,7 +24,9 @@ import (
 // it is spent, so a write has at least half of writeTimeout and at most
 // all of it, and a busy stream sets it twice per writeTimeout rather than
 // on every write) it discards everything after: the stream ends and the
-// client resumes with Last-Event-ID; the turn never waits for it.
+// client resumes with Last-Event-ID. The running turn writes the events
+// it hands over itself (relay), so that write is also the most a client
+// that stopped reading can hold up a turn, once.
 //
 // Events are written and flushed one at a time, except between hold and
 // release: the events of a batch read together (those already in the log
@@ -221,14 +223,23 @@ func (s *Server) stream(c echo.Context, req engine.Request) error {
 
 // relay copies sub's events to out until the terminal event of turn (all
 // events when turn is ""), the conversation's deletion, or the client
-// leaving; heartbeats keep the stream open meanwhile. The heartbeat is
-// written from this loop (NextBefore returns at its time), not from a
-// goroutine and ticker per stream: an open stream costs a goroutine less.
+// leaving; heartbeats keep the stream open meanwhile. Events handed over
+// in this process to a stream that has every event before them are
+// written by the goroutine that hands them over (the running turn:
+// Subscription.Direct), so a relayed delta costs no wake of this loop;
+// what it has not written (a backlog, events stored elsewhere) this loop
+// reads and writes. The heartbeat is written from this loop (Deliver
+// returns at its time), not from a goroutine and ticker per stream: an
+// open stream costs a goroutine less.
 func (s *Server) relay(ctx context.Context, sink *sseSink, out storedSink, sub *eventlog.Subscription, turn string) {
+	write := func(evs []conversation.StoredEvent) bool {
+		return sendBatch(sink, out, evs, turn) || sink.closed()
+	}
+	sub.Direct(write)
 	beat := time.Now().Add(s.heartbeat)
 	for {
-		evs, err := sub.NextBefore(ctx, beat)
-		if sendBatch(sink, out, evs, turn) {
+		done, err := sub.Deliver(ctx, beat, write)
+		if done {
 			return
 		}
 		if err == nil && !time.Now().Before(beat) {

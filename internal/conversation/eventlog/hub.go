@@ -163,18 +163,20 @@ func (h *Hub) done(conv string) int64 {
 // (consecutive ids) to conv's streams here, and wakes them.
 func (h *Hub) Publish(conv string, evs []conversation.StoredEvent) {
 	h.mu.Lock()
-	defer h.mu.Unlock()
 	notified := h.done(conv)
 	t := h.topics[conv]
 	if t == nil || len(evs) == 0 {
+		h.mu.Unlock()
 		return // no stream here: nobody to hand them to
 	}
+	t.settled = max(t.settled, evs[len(evs)-1].ID)
+	direct := t.hand(evs)
 	if notified > evs[len(evs)-1].ID {
 		// Announced meanwhile and stored by someone else, after these.
-		defer t.wake(false)
+		t.wake(false)
 	}
-	t.settled = max(t.settled, evs[len(evs)-1].ID)
-	t.hand(evs)
+	h.mu.Unlock()
+	writeDirect(direct, evs)
 }
 
 // Hand gives a running turn's text delta, numbered by the turn and not yet
@@ -182,10 +184,15 @@ func (h *Hub) Publish(conv string, evs []conversation.StoredEvent) {
 // says so (Settled).
 func (h *Hub) Hand(conv string, ev conversation.StoredEvent) {
 	h.mu.Lock()
-	defer h.mu.Unlock()
-	if t := h.topics[conv]; t != nil {
-		t.hand([]conversation.StoredEvent{ev})
+	t := h.topics[conv]
+	if t == nil {
+		h.mu.Unlock()
+		return
 	}
+	evs := []conversation.StoredEvent{ev}
+	direct := t.hand(evs)
+	h.mu.Unlock()
+	writeDirect(direct, evs)
 }
 
 // Settled says conv's events up to id are stored, or never will be (their
@@ -212,8 +219,12 @@ func (h *Hub) Settled(conv string, id int64) {
 	t.trim()
 }
 
-// hand appends evs to what the topic holds and wakes its streams.
-func (t *topic) hand(evs []conversation.StoredEvent) {
+// hand appends evs to what the topic holds and wakes its streams, except
+// those it returns: streams that write directly (Subscription.Direct) and
+// have every event before evs, whose write token it took and which it
+// counts as having read evs. The caller writes evs to them (writeDirect)
+// once it has let go of the hub's lock.
+func (t *topic) hand(evs []conversation.StoredEvent) (direct []*Subscription) {
 	switch n := len(t.recent); {
 	case n > 0 && evs[0].ID == t.recent[n-1].ID+1:
 		t.recent = append(t.recent, evs...)
@@ -222,12 +233,34 @@ func (t *topic) hand(evs []conversation.StoredEvent) {
 		// stream before the gap reads it from the store.
 		t.recent = evs
 	default:
-		return // older than what is held (cannot happen: one writer hands over in order)
+		return nil // older than what is held (cannot happen: one writer hands over in order)
 	}
-	t.high = max(t.high, evs[len(evs)-1].ID)
-	t.trim()
+	first, last := evs[0].ID, evs[len(evs)-1].ID
+	t.high = max(t.high, last)
 	for sub := range t.subs {
+		if sub.direct != nil && !sub.dirty && sub.last.Load() == first-1 && sub.wmu.TryLock() {
+			if !sub.done && sub.last.Load() == first-1 {
+				sub.last.Store(last)
+				direct = append(direct, sub)
+				continue
+			}
+			sub.wmu.Unlock()
+		}
 		sub.signal()
+	}
+	t.trim()
+	return direct
+}
+
+// writeDirect writes evs to the streams hand returned and gives back their
+// write tokens; a stream whose write says it is done is woken to end.
+func writeDirect(subs []*Subscription, evs []conversation.StoredEvent) {
+	for _, sub := range subs {
+		if sub.direct(evs) {
+			sub.done = true
+			sub.signal()
+		}
+		sub.wmu.Unlock()
 	}
 }
 

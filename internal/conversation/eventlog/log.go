@@ -21,8 +21,11 @@ import (
 // sees them in that order with the same ids, a stream on another replica
 // reads what was committed, and a crash loses at most deltas not yet
 // stored, which the takeover replaces with the stored partial message
-// (after conversation.TakeoverGap, so no id is given twice). The turn
-// never waits for a browser: streams read at their own pace.
+// (after conversation.TakeoverGap, so no id is given twice). A stream here
+// that has read everything before an event is written by the turn itself
+// as it hands the event over (Subscription.Direct); one that is behind
+// reads at its own pace. The turn waits for a browser only as long as one
+// write to it may take (a stream drops a client that stops reading).
 type TurnLog struct {
 	h        *Hub
 	ctx      context.Context // for writes: they happen even when the turn is cancelled

@@ -13,6 +13,13 @@ import (
 // returned: from the hub's memory when it holds the next ones, else from
 // the store, waking when the hub says there are new ones (and every
 // pollEvery regardless, in case a notification was lost).
+//
+// A stream that delivers its events with Deliver may also let the hub
+// write them directly (Direct): an event handed over in this process to a
+// stream that has everything before it is written by the goroutine that
+// handed it over (the running turn), with no wake and no second goroutine
+// per event. Whoever writes a stream's events holds its write token (wmu),
+// so they go out once each and in order.
 type Subscription struct {
 	h       *Hub
 	conv    string
@@ -20,10 +27,18 @@ type Subscription struct {
 	wake    chan struct{}
 	deleted chan struct{}
 	once    sync.Once
+	timer   *time.Timer // the reader's wait for a poll or its deadline, reused
 	// dirty (under the hub's lock) says the store may hold events the hub
 	// does not: set at the start, by every wake that is not a publish, and
 	// when a poll is due; cleared by the read of the store that follows.
 	dirty bool
+	// direct (set under the hub's lock) writes events for Direct.
+	direct func([]conversation.StoredEvent) bool
+	// wmu is the write token: held by Deliver while it takes and writes
+	// events, and by a direct write. done (under wmu) says a write ended
+	// the stream.
+	wmu  sync.Mutex
+	done bool
 }
 
 // pollEvery bounds how long a stream can miss events whose notification
@@ -50,8 +65,13 @@ func (sub *Subscription) signal() {
 	}
 }
 
-// Close ends the subscription.
-func (sub *Subscription) Close() { sub.h.remove(sub) }
+// Close ends the subscription; a direct write in flight finishes first.
+func (sub *Subscription) Close() {
+	sub.h.remove(sub)
+	sub.wmu.Lock()
+	sub.done = true
+	sub.wmu.Unlock()
+}
 
 // Last is the id of the last event Next returned.
 func (sub *Subscription) Last() int64 { return sub.last.Load() }
@@ -64,20 +84,52 @@ func (sub *Subscription) Next(ctx context.Context) ([]conversation.StoredEvent, 
 }
 
 // NextBefore is Next that also returns, with no events and no error, at
-// deadline (none when zero): a stream writes its heartbeat then, without a
-// goroutine and a ticker of its own.
+// deadline (none when zero).
 func (sub *Subscription) NextBefore(ctx context.Context, deadline time.Time) ([]conversation.StoredEvent, error) {
+	var got []conversation.StoredEvent
+	_, err := sub.Deliver(ctx, deadline, func(evs []conversation.StoredEvent) bool {
+		got = evs
+		return false
+	})
+	return got, err
+}
+
+// Direct lets the hub write the events handed over in this process with
+// write, from the goroutine that hands them over, whenever this stream has
+// every event before them; write says whether the stream is done (Deliver
+// then returns done). write must not wait long: it holds up a running
+// turn (a stream drops a client that stops reading). Use the same write
+// as Deliver's.
+func (sub *Subscription) Direct(write func([]conversation.StoredEvent) bool) {
+	sub.h.mu.Lock()
+	sub.direct = write
+	sub.h.mu.Unlock()
+}
+
+// Deliver waits until there are events after the last one delivered and
+// hands them, in order, to write, which says whether the stream is done;
+// it returns then, with done. It also returns, with nothing delivered, at
+// deadline (none when zero): a stream writes its heartbeat then, without a
+// goroutine and a ticker of its own. It returns ErrDeleted once the
+// conversation is deleted, or ctx's error; done once a direct write (see
+// Direct) ended the stream.
+func (sub *Subscription) Deliver(ctx context.Context, deadline time.Time, write func([]conversation.StoredEvent) bool) (done bool, err error) {
 	for {
+		sub.wmu.Lock()
+		if sub.done {
+			sub.wmu.Unlock()
+			return true, nil
+		}
 		evs, read := sub.h.take(sub)
 		switch {
 		case evs != nil:
 			sub.h.fromMemory.Add(1)
 		case read:
 			sub.h.fromStore.Add(1)
-			var err error
 			if evs, err = sub.h.store.Repo().Events.After(ctx, sub.conv, sub.last.Load(), eventBatch); err != nil {
+				sub.wmu.Unlock()
 				sub.h.due(sub) // read again next time
-				return nil, err
+				return false, err
 			}
 			if len(evs) == eventBatch {
 				sub.h.due(sub) // there may be more
@@ -85,35 +137,50 @@ func (sub *Subscription) NextBefore(ctx context.Context, deadline time.Time) ([]
 		}
 		if len(evs) > 0 {
 			sub.last.Store(evs[len(evs)-1].ID)
-			return evs, nil
+			done = write(evs)
+			sub.done = done
+			sub.wmu.Unlock()
+			return done, nil
 		}
-		select {
-		case <-sub.deleted:
-			return nil, conversation.ErrDeleted
-		default:
+		sub.wmu.Unlock()
+		if done, err := sub.wait(ctx, deadline); done || err != nil {
+			return false, err
 		}
-		wait := pollEvery
-		if !deadline.IsZero() {
-			left := time.Until(deadline)
-			if left <= 0 {
-				return nil, nil
-			}
-			wait = min(wait, left)
-		}
-		t := time.NewTimer(wait)
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return nil, ctx.Err()
-		case <-sub.deleted:
-			t.Stop()
-			return nil, conversation.ErrDeleted
-		case <-sub.wake:
-		case <-t.C:
-			sub.h.due(sub)
-		}
-		t.Stop()
 	}
+}
+
+// wait blocks until sub is woken (false), its deadline passes (true), the
+// conversation is deleted (ErrDeleted), or ctx ends.
+func (sub *Subscription) wait(ctx context.Context, deadline time.Time) (bool, error) {
+	select {
+	case <-sub.deleted:
+		return false, conversation.ErrDeleted
+	default:
+	}
+	wait := pollEvery
+	if !deadline.IsZero() {
+		left := time.Until(deadline)
+		if left <= 0 {
+			return true, nil
+		}
+		wait = min(wait, left)
+	}
+	if sub.timer == nil {
+		sub.timer = time.NewTimer(wait)
+	} else {
+		sub.timer.Reset(wait)
+	}
+	defer sub.timer.Stop()
+	select {
+	case <-ctx.Done():
+		return false, ctx.Err()
+	case <-sub.deleted:
+		return false, conversation.ErrDeleted
+	case <-sub.wake:
+	case <-sub.timer.C:
+		sub.h.due(sub)
+	}
+	return false, nil
 }
 
 // Follow opens the stream of a prepared turn (its transaction committed):
