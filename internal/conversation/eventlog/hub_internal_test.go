@@ -234,3 +234,88 @@ func TestHub_KeepsOnlyWhatAStreamHasYetToRead(t *testing.T) {
 		t.Fatal("the hub keeps a conversation with no stream open")
 	}
 }
+
+// A stream that lets the hub write directly (Direct) gets every event once
+// and in order, whoever writes it: the goroutine that hands events over
+// while the stream is caught up, its own reader (Deliver) when it is behind
+// (events stored elsewhere and announced, wakes that send it to the store).
+func TestDirect_EveryEventOnceAndInOrder(t *testing.T) {
+	repo := &logRepo{}
+	h := New(logStore{r: repo}, Options{})
+	sub := h.Subscribe("c", 0)
+	var (
+		mu              sync.Mutex
+		got             []int64
+		direct, fromRdr int
+		reader          bool // set by the reader around its Deliver
+	)
+	write := func(evs []conversation.StoredEvent) bool {
+		mu.Lock()
+		defer mu.Unlock()
+		for _, e := range evs {
+			got = append(got, e.ID)
+		}
+		if reader {
+			fromRdr++
+		} else {
+			direct++
+		}
+		return false
+	}
+	sub.Direct(write)
+	const n = 3000
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for {
+			if _, err := sub.Deliver(t.Context(), time.Now().Add(50*time.Millisecond), func(evs []conversation.StoredEvent) bool {
+				mu.Lock()
+				reader = true
+				mu.Unlock()
+				write(evs)
+				mu.Lock()
+				reader = false
+				mu.Unlock()
+				return false
+			}); err != nil {
+				t.Error(err)
+				return
+			}
+			if sub.Last() >= n {
+				return
+			}
+		}
+	}()
+	for i := 1; i <= n; i++ {
+		evs := repo.store(1)
+		switch {
+		case i%97 == 0: // stored by another replica: announced, not handed over
+			h.OnEventsUpTo("c", evs[0].ID)
+		case i%13 == 0: // a wake that sends the stream to the store
+			h.Poke("c", false)
+			h.Begin("c")
+			h.Publish("c", evs)
+		case i%2 == 0:
+			h.Hand("c", evs[0])
+			h.Settled("c", evs[0].ID)
+		default:
+			h.Begin("c")
+			h.Publish("c", evs)
+		}
+	}
+	<-done
+	sub.Close()
+	mu.Lock()
+	defer mu.Unlock()
+	if len(got) != n {
+		t.Fatalf("got %d events, want %d", len(got), n)
+	}
+	for i, id := range got {
+		if id != int64(i+1) {
+			t.Fatalf("event %d has id %d: an event twice, lost or out of order (%v…)", i+1, id, got[max(0, i-3):min(len(got), i+3)])
+		}
+	}
+	if direct == 0 || fromRdr == 0 {
+		t.Errorf("written directly %d times, by the reader %d: want both", direct, fromRdr)
+	}
+}
