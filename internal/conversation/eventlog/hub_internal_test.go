@@ -302,6 +302,14 @@ func TestDirect_EveryEventOnceAndInOrder(t *testing.T) {
 			h.Begin("c")
 			h.Publish("c", evs)
 		}
+		if i%10 == 0 {
+			// Every tenth event, let the stream catch up (its reader parks:
+			// the next hand-over is written directly); the rest come in
+			// bursts that race the reader.
+			for deadline := time.Now().Add(5 * time.Second); sub.Last() < evs[0].ID && time.Now().Before(deadline); {
+				time.Sleep(50 * time.Microsecond)
+			}
+		}
 	}
 	<-done
 	sub.Close()
@@ -317,5 +325,112 @@ func TestDirect_EveryEventOnceAndInOrder(t *testing.T) {
 	}
 	if direct == 0 || fromRdr == 0 {
 		t.Errorf("written directly %d times, by the reader %d: want both", direct, fromRdr)
+	}
+}
+
+// recorder collects what a stream's writes wrote, in order.
+type recorder struct {
+	mu  sync.Mutex
+	ids []int64
+}
+
+func (r *recorder) write(evs []conversation.StoredEvent) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, e := range evs {
+		r.ids = append(r.ids, e.ID)
+	}
+	return false
+}
+
+func (r *recorder) got() string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return fmt.Sprint(r.ids)
+}
+
+// settle lets sub's reader look at the store and find nothing more: a
+// stream is caught up (and may be written directly) once it has.
+func settle(t *testing.T, sub *Subscription, rec *recorder) {
+	t.Helper()
+	drain(sub)
+	if _, err := sub.Deliver(t.Context(), time.Now().Add(10*time.Millisecond), rec.write); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// publish stores n events and hands them over as a turn's commit does.
+func publish(h *Hub, repo *logRepo, n int) {
+	h.Begin("c")
+	h.Publish("c", repo.store(n))
+}
+
+// A stream that is behind (an event was handed over while its reader held
+// the write token) is not written directly: the next event would skip the
+// one it has not read.
+func TestDirect_NotWhenTheStreamIsBehind(t *testing.T) {
+	repo := &logRepo{}
+	h := New(logStore{r: repo}, Options{})
+	sub := h.Subscribe("c", 0)
+	defer sub.Close()
+	var rec recorder
+	sub.Direct(rec.write)
+	settle(t, sub, &rec)
+	sub.wmu.Lock() // the reader, mid-read
+	publish(h, repo, 1)
+	sub.wmu.Unlock()
+	publish(h, repo, 1) // the stream has not read event 1
+	if _, err := sub.Deliver(t.Context(), time.Now().Add(time.Second), rec.write); err != nil {
+		t.Fatal(err)
+	}
+	if got := rec.got(); got != "[1 2]" {
+		t.Fatalf("the stream got %s; want [1 2]", got)
+	}
+}
+
+// While the reader writes what it read, an event handed over is not
+// written directly (it would overtake the reader's): the reader writes it
+// after.
+func TestDirect_NotWhileTheReaderWrites(t *testing.T) {
+	repo := &logRepo{}
+	h := New(logStore{r: repo}, Options{})
+	sub := h.Subscribe("c", 0)
+	defer sub.Close()
+	var rec recorder
+	sub.Direct(rec.write)
+	settle(t, sub, &rec)
+	sub.wmu.Lock()
+	publish(h, repo, 1) // for the reader: the token is taken
+	sub.wmu.Unlock()
+	writing, release := make(chan struct{}), make(chan struct{})
+	done := make(chan error, 1)
+	go func() {
+		_, err := sub.Deliver(t.Context(), time.Now().Add(time.Second), func(evs []conversation.StoredEvent) bool {
+			close(writing)
+			<-release
+			return rec.write(evs)
+		})
+		done <- err
+	}()
+	select {
+	case <-writing:
+	case <-time.After(5 * time.Second):
+		t.Fatalf("the reader never wrote event 1 (the stream got %s): it was written directly while the reader held the write token", rec.got())
+	}
+	publish(h, repo, 1) // handed over while the reader writes event 1
+	close(release)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if _, err := sub.Deliver(t.Context(), time.Now().Add(time.Second), rec.write); err != nil {
+		t.Fatal(err)
+	}
+	if got := rec.got(); got != "[1 2]" {
+		t.Fatalf("the stream got %s; want [1 2]", got)
+	}
+	settle(t, sub, &rec)
+	publish(h, repo, 1) // caught up, nobody writing: written directly
+	if got := rec.got(); got != "[1 2 3]" {
+		t.Fatalf("after a hand-over to a caught-up stream it got %s; want [1 2 3], written directly", got)
 	}
 }
