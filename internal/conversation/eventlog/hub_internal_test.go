@@ -359,6 +359,20 @@ func settle(t *testing.T, sub *Subscription, rec *recorder) {
 	}
 }
 
+// caughtUp is a hub with one stream on conversation "c" that lets the hub
+// write directly (to rec) and has read everything.
+func caughtUp(t *testing.T) (*Hub, *logRepo, *Subscription, *recorder) {
+	t.Helper()
+	repo := &logRepo{}
+	h := New(logStore{r: repo}, Options{})
+	sub := h.Subscribe("c", 0)
+	t.Cleanup(sub.Close)
+	rec := &recorder{}
+	sub.Direct(rec.write)
+	settle(t, sub, rec)
+	return h, repo, sub, rec
+}
+
 // publish stores n events and hands them over as a turn's commit does.
 func publish(h *Hub, repo *logRepo, n int) {
 	h.Begin("c")
@@ -369,13 +383,7 @@ func publish(h *Hub, repo *logRepo, n int) {
 // the write token) is not written directly: the next event would skip the
 // one it has not read.
 func TestDirect_NotWhenTheStreamIsBehind(t *testing.T) {
-	repo := &logRepo{}
-	h := New(logStore{r: repo}, Options{})
-	sub := h.Subscribe("c", 0)
-	defer sub.Close()
-	var rec recorder
-	sub.Direct(rec.write)
-	settle(t, sub, &rec)
+	h, repo, sub, rec := caughtUp(t)
 	sub.wmu.Lock() // the reader, mid-read
 	publish(h, repo, 1)
 	sub.wmu.Unlock()
@@ -392,13 +400,7 @@ func TestDirect_NotWhenTheStreamIsBehind(t *testing.T) {
 // written directly (it would overtake the reader's): the reader writes it
 // after.
 func TestDirect_NotWhileTheReaderWrites(t *testing.T) {
-	repo := &logRepo{}
-	h := New(logStore{r: repo}, Options{})
-	sub := h.Subscribe("c", 0)
-	defer sub.Close()
-	var rec recorder
-	sub.Direct(rec.write)
-	settle(t, sub, &rec)
+	h, repo, sub, rec := caughtUp(t)
 	sub.wmu.Lock()
 	publish(h, repo, 1) // for the reader: the token is taken
 	sub.wmu.Unlock()
@@ -428,7 +430,7 @@ func TestDirect_NotWhileTheReaderWrites(t *testing.T) {
 	if got := rec.got(); got != "[1 2]" {
 		t.Fatalf("the stream got %s; want [1 2]", got)
 	}
-	settle(t, sub, &rec)
+	settle(t, sub, rec)
 	publish(h, repo, 1) // caught up, nobody writing: written directly
 	if got := rec.got(); got != "[1 2 3]" {
 		t.Fatalf("after a hand-over to a caught-up stream it got %s; want [1 2 3], written directly", got)
