@@ -256,6 +256,7 @@ func (t *topic) hand(evs []conversation.StoredEvent) (direct []*Subscription) {
 // write tokens; a stream whose write says it is done is woken to end.
 func writeDirect(subs []*Subscription, evs []conversation.StoredEvent) {
 	for _, sub := range subs {
+		sub.directs.Add(1)
 		if sub.direct(evs) {
 			sub.done = true
 			sub.signal()

@@ -3,6 +3,7 @@ package eventlog
 import (
 	"context"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -434,5 +435,46 @@ func TestDirect_NotWhileTheReaderWrites(t *testing.T) {
 	publish(h, repo, 1) // caught up, nobody writing: written directly
 	if got := rec.got(); got != "[1 2 3]" {
 		t.Fatalf("after a hand-over to a caught-up stream it got %s; want [1 2 3], written directly", got)
+	}
+}
+
+// A stream written directly is not polled: its reader sleeps while the
+// turn writes, and its poll (for a notification that might have been
+// lost) is due only after pollEvery without any event, as when the reader
+// wrote them itself. Polling anyway would read the store every pollEvery
+// for every such stream, and send it to the store instead of writing it
+// directly.
+func TestDirect_AStreamWrittenDirectlyIsNotPolled(t *testing.T) {
+	defer func(p time.Duration) { pollEvery = p }(pollEvery)
+	pollEvery = 50 * time.Millisecond
+	h, repo, sub, rec := caughtUp(t)
+	ctx, cancel := context.WithCancel(t.Context())
+	loop := make(chan error, 1)
+	defer func() { cancel(); <-loop }() // before pollEvery is put back
+	go func() {
+		for {
+			done, err := sub.Deliver(ctx, time.Time{}, rec.write)
+			if err != nil || done {
+				loop <- err
+				return
+			}
+		}
+	}()
+	time.Sleep(20 * time.Millisecond) // the reader parks
+	repo.mu.Lock()
+	before := repo.reads
+	repo.mu.Unlock()
+	for range 40 { // 400 ms: 8 polls' worth
+		publish(h, repo, 1)
+		time.Sleep(10 * time.Millisecond)
+	}
+	repo.mu.Lock()
+	reads := repo.reads - before
+	repo.mu.Unlock()
+	if reads > 1 {
+		t.Errorf("the store was read %d times while events were written directly every 10 ms; want none (a poll is due only after %v without events)", reads, pollEvery)
+	}
+	if got := rec.got(); !strings.HasSuffix(got, " 40]") {
+		t.Errorf("the stream got %s; want events 1 to 40", got)
 	}
 }

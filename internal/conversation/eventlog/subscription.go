@@ -39,11 +39,14 @@ type Subscription struct {
 	// the stream.
 	wmu  sync.Mutex
 	done bool
+	// direct counts the direct writes: a reader whose poll comes due while
+	// the turn writes its stream does not poll (wait).
+	directs atomic.Int64
 }
 
 // pollEvery bounds how long a stream can miss events whose notification
 // was lost (a listener reconnecting).
-const pollEvery = 3 * time.Second
+var pollEvery = 3 * time.Second // a variable for the tests
 
 // eventBatch bounds one read of a subscription.
 const eventBatch = 500
@@ -171,6 +174,7 @@ func (sub *Subscription) wait(ctx context.Context, deadline time.Time) (bool, er
 		sub.timer.Reset(wait)
 	}
 	defer sub.timer.Stop()
+	directs := sub.directs.Load()
 	select {
 	case <-ctx.Done():
 		return false, ctx.Err()
@@ -178,7 +182,12 @@ func (sub *Subscription) wait(ctx context.Context, deadline time.Time) (bool, er
 		return false, conversation.ErrDeleted
 	case <-sub.wake:
 	case <-sub.timer.C:
-		sub.h.due(sub)
+		if sub.directs.Load() == directs {
+			// Nothing came for pollEvery: a notification may have been
+			// lost. (Events written directly meanwhile say this process
+			// is the one storing the conversation's events.)
+			sub.h.due(sub)
+		}
 	}
 	return false, nil
 }
