@@ -2,6 +2,7 @@ package eventlog
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -450,7 +451,12 @@ func TestDirect_AStreamWrittenDirectlyIsNotPolled(t *testing.T) {
 	h, repo, sub, rec := caughtUp(t)
 	ctx, cancel := context.WithCancel(t.Context())
 	loop := make(chan error, 1)
-	defer func() { cancel(); <-loop }() // before pollEvery is put back
+	defer func() { // before pollEvery is put back
+		cancel()
+		if err := <-loop; !errors.Is(err, context.Canceled) {
+			t.Errorf("the reader ended with %v; want it cancelled", err)
+		}
+	}()
 	go func() {
 		for {
 			done, err := sub.Deliver(ctx, time.Time{}, rec.write)
