@@ -39,7 +39,7 @@ type Subscription struct {
 	// the stream.
 	wmu  sync.Mutex
 	done bool
-	// direct counts the direct writes: a reader whose poll comes due while
+	// directs counts the direct writes: a reader whose poll comes due while
 	// the turn writes its stream does not poll (wait).
 	directs atomic.Int64
 }
