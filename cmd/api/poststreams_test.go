@@ -290,8 +290,9 @@ func TestRun_OpenPOSTStreamsCostLittleAndLeaveNothingBehind(t *testing.T) {
 	t.Logf("per stream: heap %.1f KiB, stacks %.1f KiB (goroutines start with %d bytes)", float64(int64(ms1.HeapAlloc)-int64(ms0.HeapAlloc))/1024/postStreamCount,
 		float64(int64(ms1.StackInuse)-int64(ms0.StackInuse))/1024/postStreamCount, start[0].Value.Uint64())
 	perStream := (int64(during) - int64(before)) / postStreamCount
+	open := runtime.NumGoroutine()
 	t.Logf("%d streaming turns: %d goroutines (%d before), %d server connections (%d before), %.1f KiB per stream (heap + stacks)",
-		postStreamCount, runtime.NumGoroutine(), goroutines, serverConns0(t, port), conns0, float64(perStream)/1024)
+		postStreamCount, open, goroutines, serverConns0(t, port), conns0, float64(perStream)/1024)
 	if profile != "" {
 		writeHeapProfile(t, profile+".during")
 		var b bytes.Buffer
@@ -300,6 +301,12 @@ func TestRun_OpenPOSTStreamsCostLittleAndLeaveNothingBehind(t *testing.T) {
 	}
 	if budget := streamBudget(t); perStream > budget {
 		t.Errorf("a streaming turn costs %d bytes, want at most %d", perStream, budget)
+	}
+	// Per stream: the connection's goroutine, which runs the turn, and its
+	// background read (the upstream connections' two are kept alive from
+	// the first round). A turn on a goroutine of its own is a third.
+	if n := open - goroutines; n > 2*postStreamCount+postStreamCount/20 {
+		t.Errorf("%d goroutines more while %d turns stream, want at most 2 per stream", n, postStreamCount)
 	}
 
 	release()

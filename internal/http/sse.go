@@ -192,8 +192,13 @@ type storedSink interface {
 // stream starts the turn req asks for and answers c with its events as the
 // conversation's event log has them (the same ids as every other stream of
 // the conversation), until the turn's terminal event. The turn runs on
-// whether or not the client stays. Errors found before the turn starts are
-// returned, for an ordinary JSON error.
+// this request's goroutine, which would otherwise only wait for it (a
+// goroutine and its stack fewer per open stream): it writes its events to
+// this stream itself while the stream has every event before them, a
+// goroutine started only when the stream falls behind catches it up
+// (Subscription.Drive), and a timer writes the heartbeats. The turn runs
+// on whether or not the client stays. Errors found before the turn starts
+// are returned, for an ordinary JSON error.
 func (s *Server) stream(c echo.Context, req engine.Request) error {
 	rec, keyed := recorder(c) // an Idempotency-Key: keep the stream for repeats (idempotency.go)
 	if keyed {
@@ -201,7 +206,7 @@ func (s *Server) stream(c echo.Context, req engine.Request) error {
 	}
 	req.Observer = s.observe(nil)
 	ctx := c.Request().Context()
-	started, err := s.chat.Start(ctx, req)
+	started, err := s.chat.Begin(ctx, req)
 	if err != nil {
 		return err
 	}
@@ -213,12 +218,41 @@ func (s *Server) stream(c echo.Context, req engine.Request) error {
 	if keyed {
 		rec.next, out = sink, rec
 	}
-	s.relay(ctx, sink, out, sub, started.TurnID())
-	// The request lasts as long as its turn, as before events were stored:
-	// the turn's own bookkeeping (metrics, its registration) is done when
-	// the response ends, and a shutdown waits for it.
-	<-started.Done()
+	turn := started.TurnID()
+	stopDriving := sub.Drive(ctx, func(evs []conversation.StoredEvent) bool {
+		return sendBatch(sink, out, evs, turn) || sink.closed()
+	})
+	stopBeating := s.beat(sink)
+	started.Run()
+	stopBeating()
+	stopDriving()
+	// What the turn did not write (the stream fell behind at the end, or
+	// the turn was taken over elsewhere) up to its terminal event.
+	s.relay(ctx, sink, out, sub, turn)
 	return nil
+}
+
+// beat writes a heartbeat to sink every s.heartbeat until stop returns.
+func (s *Server) beat(sink *sseSink) (stop func()) {
+	var mu sync.Mutex
+	stopped := false
+	mu.Lock()
+	defer mu.Unlock()
+	var t *time.Timer
+	t = time.AfterFunc(s.heartbeat, func() {
+		mu.Lock()
+		defer mu.Unlock()
+		if !stopped {
+			sink.ping()
+			t.Reset(s.heartbeat)
+		}
+	})
+	return func() {
+		mu.Lock()
+		defer mu.Unlock()
+		stopped = true
+		t.Stop()
+	}
 }
 
 // relay copies sub's events to out until the terminal event of turn (all

@@ -35,6 +35,8 @@ type Started struct {
 	Subscription *eventlog.Subscription
 	turn         *Turn
 	done         chan struct{}
+	ctx          context.Context // Begin's, for Run: the turn keeps its values, not its cancellation
+	observer     conversation.Sink
 }
 
 // ConversationID is the turn's conversation.
@@ -48,9 +50,21 @@ func (st *Started) Done() <-chan struct{} { return st.done }
 
 // Start prepares the turn req asks for (in one transaction: a refusal is
 // returned here, before anything streams), subscribes to its events and
-// runs it. The turn runs on whether or not the caller reads the
-// subscription; it is not cancelled with ctx.
+// runs it on a goroutine of its own. The turn runs on whether or not the
+// caller reads the subscription; it is not cancelled with ctx.
 func (s *Service) Start(ctx context.Context, req Request) (*Started, error) {
+	st, err := s.Begin(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	go st.Run()
+	return st, nil
+}
+
+// Begin is Start without running the turn: the caller runs it (Run), on
+// the goroutine that would otherwise wait for it (the request that streams
+// it: a goroutine and its stack fewer per open stream).
+func (s *Service) Begin(ctx context.Context, req Request) (*Started, error) {
 	turn, err := s.prepare(ctx, req)
 	if err != nil {
 		return nil, err
@@ -58,12 +72,14 @@ func (s *Service) Start(ctx context.Context, req Request) (*Started, error) {
 	if req.Prepared != nil {
 		req.Prepared(turn.ConversationID())
 	}
-	st := &Started{Subscription: s.Follow(turn), turn: turn, done: make(chan struct{})}
-	go func() {
-		defer close(st.done)
-		turn.Run(ctx, req.Observer)
-	}()
-	return st, nil
+	return &Started{Subscription: s.Follow(turn), turn: turn, done: make(chan struct{}), ctx: ctx, observer: req.Observer}, nil
+}
+
+// Run runs the turn Begin prepared, once, and returns when it has run and
+// recorded how it ended. It is not cancelled with Begin's ctx.
+func (st *Started) Run() {
+	defer close(st.done)
+	st.turn.Run(st.ctx, st.observer)
 }
 
 // prepare prepares the turn req asks for, without running it.

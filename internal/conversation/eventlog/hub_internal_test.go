@@ -484,3 +484,143 @@ func TestDirect_AStreamWrittenDirectlyIsNotPolled(t *testing.T) {
 		t.Errorf("the stream got %s; want events 1 to 40", got)
 	}
 }
+
+// A driven stream (Drive: the request's goroutine runs the turn, so no
+// reader waits) gets every event once and in order with nobody calling
+// Deliver: written directly while it is caught up, and by a goroutine
+// started when it falls behind (events stored elsewhere and announced,
+// wakes that send it to the store, bursts). After stop, Deliver reads on
+// from where it is.
+func TestDrive_EveryEventOnceAndInOrder(t *testing.T) {
+	repo := &logRepo{}
+	h := New(logStore{r: repo}, Options{})
+	sub := h.Subscribe("c", 0)
+	defer sub.Close()
+	var (
+		mu     sync.Mutex
+		got    []int64
+		writes int
+	)
+	write := func(evs []conversation.StoredEvent) bool {
+		mu.Lock()
+		defer mu.Unlock()
+		writes++
+		for _, e := range evs {
+			got = append(got, e.ID)
+		}
+		return false
+	}
+	stop := sub.Drive(t.Context(), write)
+	const n = 3000
+	for i := 1; i <= n; i++ {
+		evs := repo.store(1)
+		switch {
+		case i%97 == 0: // stored by another replica: announced, not handed over
+			h.OnEventsUpTo("c", evs[0].ID)
+		case i%13 == 0: // a wake that sends the stream to the store
+			h.Poke("c", false)
+			h.Begin("c")
+			h.Publish("c", evs)
+		case i%2 == 0:
+			h.Hand("c", evs[0])
+			h.Settled("c", evs[0].ID)
+		default:
+			h.Begin("c")
+			h.Publish("c", evs)
+		}
+		if i%10 == 0 {
+			caughtUpTo(t, sub, evs[0].ID)
+		}
+	}
+	caughtUpTo(t, sub, n)
+	stop()
+	mu.Lock()
+	if len(got) != n {
+		t.Fatalf("got %d events with nobody reading, want %d", len(got), n)
+	}
+	for i, id := range got {
+		if id != int64(i+1) {
+			t.Fatalf("event %d has id %d: an event twice, lost or out of order (%v…)", i+1, id, got[max(0, i-3):min(len(got), i+3)])
+		}
+	}
+	direct := int(sub.directs.Load())
+	if direct == 0 || writes-direct == 0 {
+		t.Errorf("written directly %d times, by the pump %d: want both", direct, writes-direct)
+	}
+	mu.Unlock()
+
+	// Stopped: the stream reads on as any other (relay sets its write).
+	rec := &recorder{}
+	sub.Direct(rec.write)
+	h.OnEventsUpTo("c", repo.store(1)[0].ID) // announced: for the reader
+	publish(h, repo, 1)
+	if _, err := sub.Deliver(t.Context(), time.Now().Add(time.Second), rec.write); err != nil {
+		t.Fatal(err)
+	}
+	if want := fmt.Sprint([]int64{n + 1, n + 2}); rec.got() != want {
+		t.Errorf("after stop the reader got %s, want %s", rec.got(), want)
+	}
+}
+
+// stop waits for a delivery in flight: nothing is written to the stream
+// after it returns (the request then ends its response), and the reader
+// goes on after what the pump wrote, not again from before it.
+func TestDrive_StopWaitsForTheDeliveryInFlight(t *testing.T) {
+	repo := &logRepo{}
+	h := New(logStore{r: repo}, Options{})
+	sub := h.Subscribe("c", 0)
+	defer sub.Close()
+	rec := &recorder{}
+	entered, release := make(chan struct{}, 1), make(chan struct{})
+	stop := sub.Drive(t.Context(), func(evs []conversation.StoredEvent) bool {
+		select {
+		case entered <- struct{}{}:
+		default:
+		}
+		<-release
+		return rec.write(evs)
+	})
+	close(release) // the first drain (nothing stored yet) writes nothing
+	release = make(chan struct{})
+	ev := repo.store(1)
+	h.OnEventsUpTo("c", ev[0].ID) // stored elsewhere: the pump reads it
+	select {
+	case <-entered:
+	case <-time.After(5 * time.Second):
+		t.Fatal("no delivery started for an announced event")
+	}
+	stopped := make(chan struct{})
+	go func() {
+		stop()
+		close(stopped)
+	}()
+	select {
+	case <-stopped:
+		close(release)
+		t.Fatal("stop returned while a delivery was writing")
+	case <-time.After(50 * time.Millisecond):
+	}
+	close(release)
+	<-stopped
+	if got := rec.got(); got != "[1]" {
+		t.Fatalf("the pump wrote %s, want [1]", got)
+	}
+	sub.Direct(rec.write)
+	h.OnEventsUpTo("c", repo.store(1)[0].ID)
+	if _, err := sub.Deliver(t.Context(), time.Now().Add(time.Second), rec.write); err != nil {
+		t.Fatal(err)
+	}
+	if got := rec.got(); got != "[1 2]" {
+		t.Errorf("the stream got %s, want [1 2]", got)
+	}
+}
+
+// caughtUpTo waits (a second at most) until a driven stream has event id.
+func caughtUpTo(t *testing.T, sub *Subscription, id int64) {
+	t.Helper()
+	for deadline := time.Now().Add(time.Second); sub.Last() < id; time.Sleep(50 * time.Microsecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("nobody delivered event %d to a driven stream (it has %d)", id, sub.Last())
+		}
+	}
+}

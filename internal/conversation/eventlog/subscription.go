@@ -42,6 +42,8 @@ type Subscription struct {
 	// directs counts the direct writes: a reader whose poll comes due while
 	// the turn writes its stream does not poll (wait).
 	directs atomic.Int64
+	// pump, while set (Drive), takes the wakes: no reader waits.
+	pump atomic.Pointer[pump]
 }
 
 // pollEvery bounds how long a stream can miss events whose notification
@@ -60,8 +62,12 @@ func (h *Hub) Subscribe(conv string, after int64) *Subscription {
 	return sub
 }
 
-// signal wakes the subscription's reader, if it is not woken already.
+// signal wakes the subscription's reader, if it is not woken already, or
+// its pump (Drive).
 func (sub *Subscription) signal() {
+	if p := sub.pump.Load(); p != nil && p.kick() {
+		return
+	}
 	select {
 	case sub.wake <- struct{}{}:
 	default:
@@ -225,4 +231,92 @@ func (sub *Subscription) Backlog(ctx context.Context) ([]conversation.StoredEven
 		sub.last.Store(evs[len(evs)-1].ID)
 		out = append(out, evs...)
 	}
+}
+
+// Drive delivers the stream's events with no reader waiting for them, for
+// a caller that has other work for its goroutine (the request that runs
+// its own turn): it writes what is waiting now, on the caller's goroutine,
+// then lets the hub write what is handed over in this process as with
+// Direct and, whenever the stream falls behind (a wake: a backlog, events
+// stored elsewhere), starts a goroutine that delivers what is waiting and
+// ends. There is no poll meanwhile. stop ends this and waits for a
+// delivery in flight; the caller then reads on with Deliver, from where
+// the stream is.
+func (sub *Subscription) Drive(ctx context.Context, write func([]conversation.StoredEvent) bool) (stop func()) {
+	sub.Direct(write)
+	p := &pump{sub: sub, ctx: ctx, write: write}
+	p.drain()
+	sub.pump.Store(p)
+	p.kick() // what was handed over before the pump was there
+	return p.stop
+}
+
+// pump delivers a driven stream's backlog on a goroutine of its own while
+// there is one (Drive).
+type pump struct {
+	sub     *Subscription
+	ctx     context.Context
+	write   func([]conversation.StoredEvent) bool
+	mu      sync.Mutex
+	running bool // a goroutine delivers
+	again   bool // woken while it delivers: it delivers once more
+	stopped bool
+	idle    sync.WaitGroup
+}
+
+// kick starts a delivery, or makes the one running look again; false once
+// stopped (the wake goes to the reader).
+func (p *pump) kick() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	switch {
+	case p.stopped:
+		return false
+	case p.running:
+		p.again = true
+	default:
+		p.running = true
+		p.idle.Add(1)
+		go p.run()
+	}
+	return true
+}
+
+func (p *pump) run() {
+	defer p.idle.Done()
+	for {
+		p.drain()
+		p.mu.Lock()
+		if !p.again {
+			p.running = false
+			p.mu.Unlock()
+			return
+		}
+		p.again = false
+		p.mu.Unlock()
+	}
+}
+
+// drain delivers what is waiting, without waiting for more: until nothing
+// is left, the stream is done, or a read fails (the next wake tries again).
+func (p *pump) drain() {
+	for {
+		wrote := false
+		done, err := p.sub.Deliver(p.ctx, time.Unix(0, 0), func(evs []conversation.StoredEvent) bool {
+			wrote = true
+			return p.write(evs)
+		})
+		if done || err != nil || !wrote {
+			return
+		}
+	}
+}
+
+func (p *pump) stop() {
+	p.mu.Lock()
+	p.stopped = true
+	p.mu.Unlock()
+	p.sub.pump.Store(nil)
+	p.idle.Wait()
+	p.sub.signal() // the reader looks at what came meanwhile
 }
