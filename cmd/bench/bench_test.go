@@ -102,6 +102,11 @@ func TestBench_QuickModeProducesEveryRow(t *testing.T) {
 			t.Errorf("%s = %v (present %v), want 0 or 1", k, v, ok)
 		}
 	}
+	for _, k := range []string{"toolgate.upstream_conns_needless", "proxy.upstream_conns_needless"} {
+		if v, ok := res.Values[k]; !ok || v < 0 || v > res.Values["toolgate.upstream_conns"]+res.Values["proxy.upstream_conns"] {
+			t.Errorf("%s = %v (present %v), want a count no larger than the connections", k, v, ok)
+		}
+	}
 	if res.Values["toolgate.upstream_requests"] < res.Values["toolgate.upstream_conns"] {
 		t.Errorf("more connections than requests at the mock: %v", res.Values)
 	}
@@ -156,6 +161,10 @@ func TestRows_MetFollowsTheTargets(t *testing.T) {
 	}
 	if len(got) != len(want) {
 		t.Errorf("%d rows, want %d", len(got), len(want))
+	}
+	v["toolgate.upstream_conns_needless"] = 2 // of 100 requests: 2 opened a connection while one stood idle
+	if r := rows(o, v)[len(got)-1]; r.Met != "✗" {
+		t.Errorf("2 of 100 requests opened a connection while one stood idle: %+v, want ✗", r)
 	}
 	v["toolgate.held@500"] = 0
 	if r := rows(o, v)[5]; r.Met != "✗" || !strings.Contains(r.Toolgate, "not held") {

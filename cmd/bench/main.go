@@ -201,6 +201,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 	res.Values["toolgate.upstream_conns"] = float64(lTool.conns.Load())
 	res.Values["toolgate.upstream_requests"] = float64(lTool.requests.Load())
 	res.Values["proxy.upstream_conns"] = float64(lProxy.conns.Load())
+	res.Values["toolgate.upstream_conns_needless"] = float64(lTool.needless.Load())
+	res.Values["proxy.upstream_conns_needless"] = float64(lProxy.needless.Load())
 	res.Values["proxy.upstream_requests"] = float64(lProxy.requests.Load())
 	if o.statsWait > 0 {
 		fmt.Fprintf(log, "Postgres commits per turn and per decision (%s of quiet around each phase)…\n", o.statsWait)

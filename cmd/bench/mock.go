@@ -43,12 +43,35 @@ func (m *mock) expect(id string) chan time.Time {
 }
 
 // listener is one of the mock's addresses (one per variant), counting the
-// TCP connections it accepts and the requests it serves.
+// TCP connections it accepts, those it accepts while another connection
+// of the same client stands idle (kept alive and not serving a request: a
+// connection the client could have reused), and the requests it serves.
 type listener struct {
 	URL      string
 	conns    atomic.Int64
+	needless atomic.Int64
 	requests atomic.Int64
 	srv      *http.Server
+	mu       sync.Mutex
+	idle     map[net.Conn]bool
+}
+
+// connState follows the connections: which ones stand idle, and whether a
+// new one came while one did.
+func (l *listener) connState(c net.Conn, s http.ConnState) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	switch s {
+	case http.StateNew:
+		l.conns.Add(1)
+		if len(l.idle) > 0 {
+			l.needless.Add(1)
+		}
+	case http.StateIdle:
+		l.idle[c] = true
+	default:
+		delete(l.idle, c)
+	}
 }
 
 func (m *mock) listen() (*listener, error) {
@@ -56,18 +79,14 @@ func (m *mock) listen() (*listener, error) {
 	if err != nil {
 		return nil, fmt.Errorf("mock listen: %w", err)
 	}
-	l := &listener{URL: "http://" + ln.Addr().String()}
+	l := &listener{URL: "http://" + ln.Addr().String(), idle: map[net.Conn]bool{}}
 	l.srv = &http.Server{
 		Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			l.requests.Add(1)
 			m.ServeHTTP(w, r)
 		}),
 		ReadHeaderTimeout: 10 * time.Second,
-		ConnState: func(_ net.Conn, s http.ConnState) {
-			if s == http.StateNew {
-				l.conns.Add(1)
-			}
-		},
+		ConnState:         l.connState,
 	}
 	go func() { _ = l.srv.Serve(ln) }()
 	return l, nil

@@ -98,10 +98,12 @@ func rows(o options, v map[string]float64) []row {
 		}
 		out = append(out, r)
 	}
-	return append(out, row{What: "new upstream connections / requests", Direct: "—",
-		Proxy:    reuse(v["proxy.upstream_conns"], v["proxy.upstream_requests"]),
-		Toolgate: reuse(v["toolgate.upstream_conns"], v["toolgate.upstream_requests"]),
-		Target:   "reused (≥ 99 %)", Met: met(v["toolgate.upstream_requests"] > 0 && 1-v["toolgate.upstream_conns"]/v["toolgate.upstream_requests"] >= 0.99)})
+	needless := v["toolgate.upstream_conns_needless"]
+	return append(out, row{What: "upstream connections: new / opened while one stood idle / requests", Direct: "—",
+		Proxy:    reuse(v["proxy.upstream_conns"], v["proxy.upstream_conns_needless"], v["proxy.upstream_requests"]),
+		Toolgate: reuse(v["toolgate.upstream_conns"], needless, v["toolgate.upstream_requests"]),
+		Target:   "reused: ≤ 1 % of requests open one while one stands idle",
+		Met:      met(v["toolgate.upstream_requests"] > 0 && needless <= 0.01*v["toolgate.upstream_requests"])})
 }
 
 // queueRow says whether turn starts queued in the long round at one user's
@@ -173,11 +175,11 @@ func (t table) memoryRow() row {
 		Proxy: cell("proxy"), Toolgate: tg, Target: "≤ 64 KiB per stream", Met: met(per <= 64)}
 }
 
-func reuse(conns, requests float64) string {
+func reuse(conns, needless, requests float64) string {
 	if requests == 0 {
 		return "—"
 	}
-	return fmt.Sprintf("%.0f for %.0f (%.1f %% reused)", conns, requests, 100*(1-conns/requests))
+	return fmt.Sprintf("%.0f / %.0f (%.1f %%) / %.0f", conns, needless, 100*needless/requests, requests)
 }
 
 func printTable(w io.Writer, res results) {
