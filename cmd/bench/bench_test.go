@@ -60,7 +60,7 @@ func TestBench_QuickModeProducesEveryRow(t *testing.T) {
 		"the same @ 20 turns/s, one user (2s)", "2s at 20 turns/s, one user: did turn starts queue?", "many users: 10 users × 1 turn/s each",
 		"per-event delay p50 / p99 @ 10 streams", "per-event delay p50 / p99 @ 20 streams", "CPU per relayed event @ 10 streams",
 		"approval decision → follow-up", "memory: RSS per open stream @ 20 streams", "20 servers × 10 tools: time before the upstream call",
-		"Postgres commits per turn / per approval flow: that write and wait", "new upstream connections"}
+		"Postgres commits per turn / per approval flow: that write and wait", "upstream connections: new / opened while one stood idle"}
 	if len(res.Rows) != len(wantRows) {
 		t.Fatalf("%d rows, want %d: %+v", len(res.Rows), len(wantRows), res.Rows)
 	}
