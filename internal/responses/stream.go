@@ -6,6 +6,7 @@ import (
 	"io"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/toolgate/toolgate/internal/conversation"
 )
@@ -16,6 +17,7 @@ import (
 // Next that waits.
 type eventStream struct {
 	closed    atomic.Bool
+	ended     atomic.Bool // the terminal event was read: Close reads the rest of the body (keepRest)
 	body      io.ReadCloser
 	closeOnce sync.Once
 	sse       *sseReader
@@ -45,6 +47,9 @@ func (s *eventStream) Next() bool {
 		}
 		if ev, ok := s.convert(data); ok {
 			s.cur = ev
+			if terminalKind(ev.Kind) {
+				s.ended.Store(true)
+			}
 			return true
 		}
 	}
@@ -109,10 +114,48 @@ func (s *eventStream) Event() conversation.Event { return s.cur }
 // conversation.CodeIdleTimeout.
 func (s *eventStream) Err() error { return s.err }
 
-// Close ends the stream and its connection; Next then returns false.
+// Close ends the stream; Next then returns false. After the terminal
+// event the connection is kept (keepRest); before it, it is closed.
 func (s *eventStream) Close() error {
 	s.closed.Store(true)
-	defer s.w.stop()
-	s.closeBody()
+	kept := false
+	if s.ended.Load() {
+		s.closeOnce.Do(func() { kept = true; s.keepRest() })
+	}
+	if !kept {
+		s.closeBody()
+		s.w.stop()
+	}
 	return nil
+}
+
+// A response's body is read past its terminal event for at most keepFor and
+// keepBytes.
+const (
+	keepFor   = time.Second
+	keepBytes = 64 << 10
+)
+
+// keepRest reads what follows the terminal event (over HTTP/1.1, at least
+// the body's last chunk, which may come a moment after the event) to the
+// end of the body and closes it, on a goroutine of its own: the transport
+// keeps a connection for the next request only once its body was read to
+// the end, and a turn stops reading at its terminal event. Closed there,
+// the connection was thrown away and the next request dialled again
+// (against the real API, with a TLS handshake) whenever the last chunk
+// had not arrived yet, as under load.
+func (s *eventStream) keepRest() {
+	body, r, w := s.body, s.sse.r, s.w
+	w.pause() // the request's context lives on until the body is read
+	go func() {
+		defer w.stop()
+		stop := time.AfterFunc(keepFor, func() { _ = body.Close() })
+		_, _ = io.Copy(io.Discard, io.LimitReader(r, keepBytes))
+		stop.Stop()
+		_ = body.Close()
+	}()
+}
+
+func terminalKind(k conversation.EventKind) bool {
+	return k == conversation.EventCompleted || k == conversation.EventFailed || k == conversation.EventIncomplete
 }

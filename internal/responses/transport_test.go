@@ -9,6 +9,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/toolgate/toolgate/internal/conversation"
 	"github.com/toolgate/toolgate/internal/responses"
@@ -105,5 +106,49 @@ func TestTransport_ReusesConnections(t *testing.T) {
 				t.Errorf("%d of %d requests spoke HTTP/2; want all (ForceAttemptHTTP2)", api.h2.Load(), api.requests.Load())
 			}
 		})
+	}
+}
+
+// TestTransport_ReusesTheConnectionWhenTheBodyEndsAfterTheLastEvent: a
+// stream ends at its terminal event, but an HTTP/1.1 body ends only with
+// the last chunk, which a server (or a proxy before it) may send a moment
+// later. Closing the body before reading it throws the connection away;
+// the next request dials again (against the real API, with a TLS
+// handshake). The rest of the body is read, off the turn's path, and the
+// connection goes back to the pool.
+func TestTransport_ReusesTheConnectionWhenTheBodyEndsAfterTheLastEvent(t *testing.T) {
+	body := fixtureSSE(t, "dotnet-extensions_mcp-never-approval_streaming.sse")
+	var conns atomic.Int64
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		_, _ = w.Write(body)
+		w.(http.Flusher).Flush()
+		time.Sleep(20 * time.Millisecond) // the last chunk comes apart
+	}))
+	srv.Config.ConnState = func(_ net.Conn, s http.ConnState) {
+		if s == http.StateNew {
+			conns.Add(1)
+		}
+	}
+	srv.Start()
+	t.Cleanup(srv.Close)
+	client := responses.New(responses.Config{APIKey: "sk-test", BaseURL: srv.URL + "/v1/", Model: "m"})
+	const n = 10
+	for range n {
+		es, err := client.Stream(t.Context(), conversation.UpstreamRequest{UserText: "hi"})
+		if err != nil {
+			t.Fatalf("Stream: %v", err)
+		}
+		completed := false
+		for !completed && es.Next() { // as a turn reads: to the terminal event, then Close
+			completed = es.Event().Kind == conversation.EventCompleted
+		}
+		if err := es.Close(); err != nil || !completed {
+			t.Fatalf("stream: completed %v, Close %v, Err %v", completed, err, es.Err())
+		}
+		time.Sleep(40 * time.Millisecond) // the last chunk has come
+	}
+	if got := conns.Load(); got != 1 {
+		t.Errorf("%d connections for %d streams one after another; want 1 (each kept alive for the next)", got, n)
 	}
 }
