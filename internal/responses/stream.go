@@ -17,7 +17,7 @@ import (
 // Next that waits.
 type eventStream struct {
 	closed    atomic.Bool
-	ended     atomic.Bool // the terminal event was read: Close reads the rest of the body (keepRest)
+	kept      atomic.Bool // the body was handed to keepRest at the terminal event: Close leaves it be
 	body      io.ReadCloser
 	closeOnce sync.Once
 	sse       *sseReader
@@ -48,7 +48,9 @@ func (s *eventStream) Next() bool {
 		if ev, ok := s.convert(data); ok {
 			s.cur = ev
 			if terminalKind(ev.Kind) {
-				s.ended.Store(true)
+				// The last event: nothing after it is read as an event.
+				s.done = true
+				s.closeOnce.Do(s.keepRest)
 			}
 			return true
 		}
@@ -114,18 +116,16 @@ func (s *eventStream) Event() conversation.Event { return s.cur }
 // conversation.CodeIdleTimeout.
 func (s *eventStream) Err() error { return s.err }
 
-// Close ends the stream; Next then returns false. After the terminal
-// event the connection is kept (keepRest); before it, it is closed.
+// Close ends the stream; Next then returns false. Before the terminal
+// event it closes the connection; after it, the rest of the body is being
+// read so that the connection is kept (keepRest).
 func (s *eventStream) Close() error {
 	s.closed.Store(true)
-	kept := false
-	if s.ended.Load() {
-		s.closeOnce.Do(func() { kept = true; s.keepRest() })
+	if s.kept.Load() {
+		return nil
 	}
-	if !kept {
-		s.closeBody()
-		s.w.stop()
-	}
+	s.closeBody()
+	s.w.stop()
 	return nil
 }
 
@@ -138,13 +138,15 @@ const (
 
 // keepRest reads what follows the terminal event (over HTTP/1.1, at least
 // the body's last chunk, which may come a moment after the event) to the
-// end of the body and closes it, on a goroutine of its own: the transport
-// keeps a connection for the next request only once its body was read to
-// the end, and a turn stops reading at its terminal event. Closed there,
-// the connection was thrown away and the next request dialled again
-// (against the real API, with a TLS handshake) whenever the last chunk
-// had not arrived yet, as under load.
+// end of the body and closes it, on a goroutine of its own, from the
+// moment the event is read: the transport keeps a connection for the next
+// request only once its body was read to the end, and a turn stops reading
+// at its terminal event (and records its end before it closes the
+// stream). Closed then, the connection was thrown away and the next
+// request dialled again (against the real API, with a TLS handshake)
+// whenever the last chunk had not arrived yet, as under load.
 func (s *eventStream) keepRest() {
+	s.kept.Store(true)
 	body, r, w := s.body, s.sse.r, s.w
 	w.pause() // the request's context lives on until the body is read
 	go func() {
