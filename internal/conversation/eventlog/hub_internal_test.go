@@ -624,3 +624,27 @@ func caughtUpTo(t *testing.T, sub *Subscription, id int64) {
 		}
 	}
 }
+
+// A wake that comes after the pump's last look and before its goroutine
+// ends is not lost: the goroutine looks once more.
+func TestDrive_AWakeWhileThePumpEndsIsNotLost(t *testing.T) {
+	repo := &logRepo{}
+	h := New(logStore{r: repo}, Options{})
+	sub := h.Subscribe("c", 0)
+	defer sub.Close()
+	rec := &recorder{}
+	var once sync.Once
+	pumpDrained = func() {
+		// Stored elsewhere and announced just as the drain found nothing
+		// more.
+		once.Do(func() { h.OnEventsUpTo("c", repo.store(1)[0].ID) })
+	}
+	t.Cleanup(func() { pumpDrained = nil })
+	stop := sub.Drive(t.Context(), rec.write)
+	defer stop()
+	h.OnEventsUpTo("c", repo.store(1)[0].ID) // wakes the pump
+	caughtUpTo(t, sub, 2)
+	if got := rec.got(); got != "[1 2]" {
+		t.Errorf("the stream got %s, want [1 2]", got)
+	}
+}

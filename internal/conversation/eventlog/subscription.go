@@ -282,10 +282,17 @@ func (p *pump) kick() bool {
 	return true
 }
 
+// pumpDrained, when set (tests), runs after each drain of a pump's
+// goroutine, before it decides whether to look again.
+var pumpDrained func()
+
 func (p *pump) run() {
 	defer p.idle.Done()
 	for {
 		p.drain()
+		if pumpDrained != nil {
+			pumpDrained()
+		}
 		p.mu.Lock()
 		if !p.again {
 			p.running = false
