@@ -289,21 +289,7 @@ func TestDirect_EveryEventOnceAndInOrder(t *testing.T) {
 		}
 	}()
 	for i := 1; i <= n; i++ {
-		evs := repo.store(1)
-		switch {
-		case i%97 == 0: // stored by another replica: announced, not handed over
-			h.OnEventsUpTo("c", evs[0].ID)
-		case i%13 == 0: // a wake that sends the stream to the store
-			h.Poke("c", false)
-			h.Begin("c")
-			h.Publish("c", evs)
-		case i%2 == 0:
-			h.Hand("c", evs[0])
-			h.Settled("c", evs[0].ID)
-		default:
-			h.Begin("c")
-			h.Publish("c", evs)
-		}
+		evs := mixedEvent(h, repo, i)
 		if i%10 == 0 {
 			// Every tenth event, let the stream catch up (its reader parks:
 			// the next hand-over is written directly); the rest come in
@@ -513,21 +499,7 @@ func TestDrive_EveryEventOnceAndInOrder(t *testing.T) {
 	stop := sub.Drive(t.Context(), write)
 	const n = 3000
 	for i := 1; i <= n; i++ {
-		evs := repo.store(1)
-		switch {
-		case i%97 == 0: // stored by another replica: announced, not handed over
-			h.OnEventsUpTo("c", evs[0].ID)
-		case i%13 == 0: // a wake that sends the stream to the store
-			h.Poke("c", false)
-			h.Begin("c")
-			h.Publish("c", evs)
-		case i%2 == 0:
-			h.Hand("c", evs[0])
-			h.Settled("c", evs[0].ID)
-		default:
-			h.Begin("c")
-			h.Publish("c", evs)
-		}
+		evs := mixedEvent(h, repo, i)
 		if i%10 == 0 {
 			caughtUpTo(t, sub, evs[0].ID)
 		}
@@ -647,4 +619,27 @@ func TestDrive_AWakeWhileThePumpEndsIsNotLost(t *testing.T) {
 	if got := rec.got(); got != "[1 2]" {
 		t.Errorf("the stream got %s, want [1 2]", got)
 	}
+}
+
+// mixedEvent stores the i-th event of a stress test and makes it known in
+// one of the ways events reach a stream: stored by another replica and
+// announced, published after a wake that sends the stream to the store,
+// handed over as a delta and settled, or published.
+func mixedEvent(h *Hub, repo *logRepo, i int) []conversation.StoredEvent {
+	evs := repo.store(1)
+	switch {
+	case i%97 == 0: // stored by another replica: announced, not handed over
+		h.OnEventsUpTo("c", evs[0].ID)
+	case i%13 == 0: // a wake that sends the stream to the store
+		h.Poke("c", false)
+		h.Begin("c")
+		h.Publish("c", evs)
+	case i%2 == 0:
+		h.Hand("c", evs[0])
+		h.Settled("c", evs[0].ID)
+	default:
+		h.Begin("c")
+		h.Publish("c", evs)
+	}
+	return evs
 }
