@@ -6,6 +6,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -150,5 +151,62 @@ func TestTransport_ReusesTheConnectionWhenTheBodyEndsAfterTheLastEvent(t *testin
 	}
 	if got := conns.Load(); got != 1 {
 		t.Errorf("%d connections for %d streams one after another; want 1 (each kept alive for the next)", got, n)
+	}
+}
+
+// TestTransport_AProviderThatGoesOnAfterTheLastEventIsCutOff: a hostile or
+// broken provider that keeps sending after its terminal event, without
+// end, holds neither the turn (Close returns at once) nor its connection:
+// what follows is read for at most 64 KiB (huge: cut off well within a
+// second) and 1 s (a trickle), then the connection is closed.
+func TestTransport_AProviderThatGoesOnAfterTheLastEventIsCutOff(t *testing.T) {
+	body := fixtureSSE(t, "dotnet-extensions_mcp-never-approval_streaming.sse")
+	for _, tc := range []struct {
+		name   string
+		chunk  int
+		within time.Duration
+	}{{"huge", 4 << 10, 500 * time.Millisecond}, {"trickle", 1, 3 * time.Second}} {
+		t.Run(tc.name, func(t *testing.T) {
+			closed := make(chan struct{}, 1)
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				w.Header().Set("Content-Type", "text/event-stream")
+				_, _ = w.Write(body)
+				w.(http.Flusher).Flush()
+				junk := []byte(": " + strings.Repeat("x", tc.chunk) + "\n\n")
+				for { // after the end, until the client hangs up
+					if _, err := w.Write(junk); err != nil {
+						closed <- struct{}{}
+						return
+					}
+					w.(http.Flusher).Flush()
+					time.Sleep(10 * time.Millisecond)
+				}
+			}))
+			t.Cleanup(srv.Close)
+			client := responses.New(responses.Config{APIKey: "sk-test", BaseURL: srv.URL + "/v1/", Model: "m"})
+			es, err := client.Stream(t.Context(), conversation.UpstreamRequest{UserText: "hi"})
+			if err != nil {
+				t.Fatalf("Stream: %v", err)
+			}
+			completed := false
+			for !completed && es.Next() {
+				completed = es.Event().Kind == conversation.EventCompleted
+			}
+			began := time.Now()
+			if err := es.Close(); err != nil || !completed {
+				t.Fatalf("completed %v, Close %v", completed, err)
+			}
+			if d := time.Since(began); d > 100*time.Millisecond {
+				t.Errorf("Close took %s: the turn waited for the rest of the body", d)
+			}
+			if es.Next() {
+				t.Errorf("an event after the terminal one: %+v", es.Event())
+			}
+			select {
+			case <-closed:
+			case <-time.After(tc.within):
+				t.Fatalf("the connection was still read %s after the terminal event", tc.within)
+			}
+		})
 	}
 }
