@@ -21,7 +21,9 @@ import (
 // DemoAdminEmail is the admin the offline demo creates on a fresh install.
 const DemoAdminEmail = "demo@toolgate.local"
 
-func newAuth(cfg config.Config, pool *pgxpool.Pool, log *slog.Logger) *auth.Service {
+// newAuth returns sign-in on pool; with cache (nil: none) in front of its
+// sessions.
+func newAuth(cfg config.Config, pool *pgxpool.Pool, log *slog.Logger, cache *auth.SessionCache) *auth.Service {
 	a := cfg.Auth
 	opts := auth.Options{Mode: auth.Mode(a.Mode), IdleTimeout: a.IdleTimeout, MaxAge: a.MaxAge,
 		SignInLink: cfg.Offline() && cfg.OfflineDemo}
@@ -29,7 +31,11 @@ func newAuth(cfg config.Config, pool *pgxpool.Pool, log *slog.Logger) *auth.Serv
 		opts.OIDC = auth.NewOIDC(auth.OIDCConfig{Issuer: a.OIDCIssuer, ClientID: a.OIDCClientID, ClientSecret: a.OIDCClientSecret,
 			RedirectURL: a.OIDCRedirectURL, AdminEmails: a.OIDCAdminEmails, AdminGroup: a.OIDCAdminGroup, GroupsClaim: a.OIDCGroupsClaim})
 	}
-	return auth.New(authdb.Stores(pool), opts, log)
+	st := authdb.Stores(pool)
+	if cache != nil {
+		st = auth.WithSessionCache(st, cache)
+	}
+	return auth.New(st, opts, log)
 }
 
 // prepareAccounts makes sure someone can sign in: the built-in admin of
@@ -120,7 +126,7 @@ func printLink(ctx context.Context, cfg config.Config, log *slog.Logger, email s
 	if _, err := schema.Up(ctx, pool); err != nil {
 		return err
 	}
-	authn := newAuth(cfg, pool, log)
+	authn := newAuth(cfg, pool, log, nil)
 	base := cfg.Webhooks.PublicURL
 	var u auth.User
 	if email != "" {
@@ -176,7 +182,7 @@ func issueToken(ctx context.Context, cfg config.Config, log *slog.Logger, email,
 	if _, err := schema.Up(ctx, pool); err != nil {
 		return err
 	}
-	tok, err := newAuth(cfg, pool, log).APITokens.IssueToken(ctx, email, name)
+	tok, err := newAuth(cfg, pool, log, nil).APITokens.IssueToken(ctx, email, name)
 	if err != nil {
 		return fmt.Errorf("create a token for %s: %w", email, err)
 	}

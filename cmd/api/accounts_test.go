@@ -263,7 +263,7 @@ func TestAccounts_FirstAdminAdoptsTheRowsFromBeforeAccounts(t *testing.T) {
 			pool := testdb.New(t)
 			log := slog.New(slog.NewTextHandler(io.Discard, nil))
 			before := seedPreAccountRows(t, pool, "old")
-			authn := newAuth(tc.cfg, pool, log)
+			authn := newAuth(tc.cfg, pool, log, nil)
 			var stdout bytes.Buffer
 			if err := prepareAccounts(context.Background(), tc.cfg, authn, log, &stdout); err != nil {
 				t.Fatal(err)

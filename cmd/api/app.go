@@ -13,6 +13,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/toolgate/toolgate/internal/approvallink"
+	"github.com/toolgate/toolgate/internal/auth"
 	"github.com/toolgate/toolgate/internal/config"
 	"github.com/toolgate/toolgate/internal/conversation"
 	"github.com/toolgate/toolgate/internal/conversation/engine"
@@ -75,6 +76,9 @@ type app struct {
 	webhooks   *webhook.Service
 	changes    *changefeed.Hub
 	inbox      *inbox.Hub // wakes the inbox streams (GET /api/approvals/events)
+	// sessions keeps signed-in sessions in memory while the listener hears
+	// every change to them (nil: SESSION_CACHE_TTL=0).
+	sessions *auth.SessionCache
 	// held decides agents' held calls from the inbox (agentgate); nil:
 	// the inbox answers 503 for them.
 	held conversation.HeldDecider

@@ -27,6 +27,7 @@ import (
 	"github.com/toolgate/toolgate/internal/policy"
 	"github.com/toolgate/toolgate/internal/policy/changefeed"
 	"github.com/toolgate/toolgate/internal/postgres"
+	"github.com/toolgate/toolgate/internal/postgres/authdb"
 	"github.com/toolgate/toolgate/internal/postgres/idempotencydb"
 	"github.com/toolgate/toolgate/internal/postgres/linkdb"
 	"github.com/toolgate/toolgate/internal/postgres/notify"
@@ -131,9 +132,16 @@ func (a *app) startListening(ctx context.Context) error {
 	a.onClose(stopListening)
 	a.changes = changefeed.New()
 	a.inbox = inbox.NewHub(postgres.NewInboxStore(a.pool), a.log.With("component", "inbox"))
+	channels := []string{conversation.ChannelEvents, conversation.ChannelSignals, webhook.Channel, postgres.PolicyChannel,
+		postgres.SettingsChannel}
+	if ttl := a.cfg.Auth.CacheTTL; ttl > 0 {
+		// Sessions are served from memory only while the listener hears
+		// every change to them (SESSION_CACHE_TTL).
+		a.sessions = auth.NewSessionCache(authdb.NewSessions(a.pool), ttl, 0)
+		channels = append(channels, authdb.Channel)
+	}
 	listener := notify.NewListener(a.pool, a.log.With("component", "listener"), (*notifications)(a))
-	go listener.Run(lctx, conversation.ChannelEvents, conversation.ChannelSignals, webhook.Channel, postgres.PolicyChannel,
-		postgres.SettingsChannel)
+	go listener.Run(lctx, channels...)
 	return nil
 }
 
@@ -144,10 +152,21 @@ type notifications app
 // heard, so whoever waits for them looks again.
 func (n *notifications) Connected() {
 	a := (*app)(n)
+	if a.sessions != nil {
+		a.sessions.Listening()
+	}
 	a.events.OnReconnect()
 	a.dispatcher.Wake()
 	a.changes.Publish(policy.Change{Kind: policy.ChangeResync})
 	a.inbox.WakeAll()
+}
+
+// Disconnected: until the listener is back, changes to sessions go
+// unheard, so none is served from memory.
+func (n *notifications) Disconnected() {
+	if a := (*app)(n); a.sessions != nil {
+		a.sessions.Deaf()
+	}
 }
 
 // Notified hands a Postgres notification to the part it is for.
@@ -165,6 +184,10 @@ func (n *notifications) Notified(channel string, payload []byte) {
 		a.inbox.OnSignal(payload)
 	case webhook.Channel:
 		a.dispatcher.Wake()
+	case authdb.Channel:
+		if a.sessions != nil {
+			authdb.Invalidate(a.sessions, payload)
+		}
 	case postgres.PolicyChannel:
 		// A policy change committed: load it now rather than in the next turn.
 		if v, err := strconv.ParseInt(string(payload), 10, 64); err == nil {
@@ -225,7 +248,7 @@ func (a *app) startDispatching(context.Context) error {
 
 func (a *app) buildHTTP(ctx context.Context) error {
 	cfg := a.cfg
-	authn := newAuth(cfg, a.pool, a.log)
+	authn := newAuth(cfg, a.pool, a.log, a.sessions)
 	if err := prepareAccounts(ctx, a.linkCfg, authn, a.log, a.stdout); err != nil {
 		return err
 	}
@@ -277,6 +300,18 @@ func (a *app) watch() {
 				}
 				return float64(store)
 			})
+	}
+	if sessions := a.sessions; sessions != nil {
+		for _, source := range []string{"memory", "database"} {
+			mets.WatchCounter("toolgate_session_lookups_total", "Signed-in sessions looked up by this replica, by source: memory (read before, and nothing about it has changed since: SESSION_CACHE_TTL) or database.",
+				"source", source, func() float64 {
+					memory, store := sessions.Lookups()
+					if source == "memory" {
+						return float64(memory)
+					}
+					return float64(store)
+				})
+		}
 	}
 	mets.WatchGauge("toolgate_approvals_pending", "Approval requests waiting for a decision now, in the whole database.", func() float64 {
 		n, err := postgres.PendingApprovals(context.Background(), pool)

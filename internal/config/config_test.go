@@ -34,7 +34,7 @@ func TestLoad_Defaults(t *testing.T) {
 	host, _ := os.Hostname()
 	want.Replica = Replica{ID: host + "-" + strconv.Itoa(os.Getpid()), LeaseTTL: 15 * time.Second}
 	want.Secrets = Secrets{KeyFile: ".toolgate/secrets.key"} // SECRETS_KEY unset: offline uses the key file
-	want.Auth = Auth{Mode: "local", IdleTimeout: 12 * time.Hour, MaxAge: 7 * 24 * time.Hour,
+	want.Auth = Auth{Mode: "local", IdleTimeout: 12 * time.Hour, MaxAge: 7 * 24 * time.Hour, CacheTTL: 10 * time.Second,
 		OIDCRedirectURL: "http://127.0.0.1:8080/api/auth/oidc/callback", OIDCGroupsClaim: "groups"}
 	want.Webhooks = Webhooks{PublicURL: "http://127.0.0.1:8080", MaxAttempts: 6, RetryBase: 30 * time.Second, Timeout: 10 * time.Second}
 	want.Route = Route{Mode: RouteGateway, Reason: "offline: the built-in emulator calls Toolgate's MCP face on this machine", TokenTTL: 15 * time.Minute}

@@ -22,6 +22,9 @@ type LoginFailures struct{ pool *pgxpool.Pool }
 // Sessions is the Postgres implementation of auth.Sessions.
 type Sessions struct{ pool *pgxpool.Pool }
 
+// NewSessions returns Sessions on pool.
+func NewSessions(pool *pgxpool.Pool) *Sessions { return &Sessions{pool: pool} }
+
 // Tokens is the Postgres implementation of auth.Tokens.
 type Tokens struct{ pool *pgxpool.Pool }
 

@@ -28,13 +28,17 @@ type Handler interface {
 	// Connected is called after every (re)connection: notifications sent
 	// while it was away are lost, so whoever waits for them looks again.
 	Connected()
+	// Disconnected is called when a connection that Connected announced
+	// is lost: until the next Connected, notifications go unheard.
+	Disconnected()
 }
 
 // Funcs is a Handler of two functions (tests); a nil one is
 // skipped.
 type Funcs struct {
-	Notify  func(channel string, payload []byte)
-	Connect func()
+	Notify     func(channel string, payload []byte)
+	Connect    func()
+	Disconnect func()
 }
 
 // Notified calls f.Notify.
@@ -48,6 +52,13 @@ func (f Funcs) Notified(channel string, payload []byte) {
 func (f Funcs) Connected() {
 	if f.Connect != nil {
 		f.Connect()
+	}
+}
+
+// Disconnected calls f.Disconnect.
+func (f Funcs) Disconnected() {
+	if f.Disconnect != nil {
+		f.Disconnect()
 	}
 }
 
@@ -87,6 +98,7 @@ func (l *Listener) listen(ctx context.Context, channels []string) error {
 		}
 	}
 	l.h.Connected()
+	defer l.h.Disconnected()
 	for {
 		n, err := conn.WaitForNotification(ctx)
 		if err != nil {
