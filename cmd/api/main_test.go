@@ -43,8 +43,6 @@ func (s *syncBuffer) String() string {
 // stop sends the equivalent of SIGTERM and waits for a clean exit.
 func start(t testing.TB, env map[string]string) (base string, logs *syncBuffer, stop func()) {
 	t.Helper()
-	addr := freeAddr(t)
-	env["LISTEN_ADDR"] = addr
 	if env["SECRETS_KEY"] == "" && env["SECRETS_KEY_FILE"] == "" {
 		env["SECRETS_KEY_FILE"] = filepath.Join(t.TempDir(), "secrets.key") // not in the source tree
 	}
@@ -56,19 +54,47 @@ func start(t testing.TB, env map[string]string) (base string, logs *syncBuffer, 
 			env[k] = "127.0.0.1:0" // offline helpers on free ports
 		}
 	}
-	logs, done, runErr, stop := launch(t, env)
-	base = "http://" + addr
+	// The port freeAddr found free can be taken again before the server
+	// listens on it (by its own emulator, listening on any free port):
+	// then it starts again on another.
+	for attempt := 1; ; attempt++ {
+		addr := freeAddr(t)
+		env["LISTEN_ADDR"] = addr
+		var done <-chan struct{}
+		var runErr func() error
+		var forget func()
+		logs, done, runErr, stop, forget = launchRun(t, env)
+		base = "http://" + addr
+		if up(t, base, logs, done, runErr, attempt < 3) {
+			break
+		}
+		forget()
+	}
+	if env["TOOLGATE_ADMIN_EMAIL"] == testAdminEmail {
+		signIn(t, base)
+	}
+	return base, logs, stop
+}
+
+// up waits until Toolgate at base answers /healthz (itself: its answers
+// carry a request id) and says true; false when it exited because its
+// address was taken and retry is allowed.
+func up(t testing.TB, base string, logs *syncBuffer, done <-chan struct{}, runErr func() error, retry bool) bool {
+	t.Helper()
 	deadline := time.Now().Add(20 * time.Second)
 	for {
 		res, err := http.Get(base + "/healthz")
 		if err == nil {
 			res.Body.Close()
-			if res.StatusCode == 200 {
-				break
+			if res.StatusCode == 200 && res.Header.Get("X-Request-Id") != "" {
+				return true
 			}
 		}
 		select {
 		case <-done:
+			if err := runErr(); retry && err != nil && strings.Contains(err.Error(), "address already in use") {
+				return false
+			}
 			t.Fatalf("run exited early: %v\nlogs:\n%s", runErr(), logs)
 		default:
 		}
@@ -77,10 +103,6 @@ func start(t testing.TB, env map[string]string) (base string, logs *syncBuffer, 
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	if env["TOOLGATE_ADMIN_EMAIL"] == testAdminEmail {
-		signIn(t, base)
-	}
-	return base, logs, stop
 }
 
 // launch runs the whole program with env in the background, as main would,
@@ -88,6 +110,13 @@ func start(t testing.TB, env map[string]string) (base string, logs *syncBuffer, 
 // runErr then says what it returned; stop sends the equivalent of SIGTERM
 // and waits for a clean exit.
 func launch(t testing.TB, env map[string]string) (logs *syncBuffer, done <-chan struct{}, runErr func() error, stop func()) {
+	logs, done, runErr, stop, _ = launchRun(t, env)
+	return logs, done, runErr, stop
+}
+
+// launchRun is launch that also returns forget: a run that ended on its
+// own is then not an error at cleanup.
+func launchRun(t testing.TB, env map[string]string) (logs *syncBuffer, done <-chan struct{}, runErr func() error, stop, forget func()) {
 	ctx, cancel := context.WithCancel(context.Background())
 	logs = &syncBuffer{}
 	exited := make(chan struct{})
@@ -114,7 +143,7 @@ func launch(t testing.TB, env map[string]string) (logs *syncBuffer, done <-chan 
 		}
 	}
 	t.Cleanup(stop)
-	return logs, exited, runErr, stop
+	return logs, exited, runErr, stop, func() { stopped = true; cancel() }
 }
 
 func freeAddr(t testing.TB) string {
