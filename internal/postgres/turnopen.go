@@ -229,6 +229,9 @@ func (r turnStore) StartMessage(ctx context.Context, m conversation.MessageStart
 	if err != nil {
 		return out, translate(err, "encode transcript item")
 	}
+	if p, ok := r.q.(*pipeTx); ok && m.ConversationID == "" {
+		return startNewConversation(ctx, p, m, it, data)
+	}
 	id := m.ConversationID
 	b := &pgx.Batch{}
 	if m.ConversationID != "" {
@@ -280,4 +283,40 @@ func (r turnStore) StartMessage(ctx context.Context, m conversation.MessageStart
 	}
 	out.Item = it
 	return out, translate(br.Close(), "start a message's turn")
+}
+
+// startNewConversation is StartMessage's first message of a new
+// conversation in a transaction that can hold writes back: nothing it does
+// needs an answer before the turn's opening (the conversation is new, so
+// no turn runs in it, its last response asked nothing, and the message is
+// its first item), so the conversation and the message are written in the
+// batch that carries the opening and the COMMIT, and the turn starts in
+// one round trip instead of two. What they return is known beforehand:
+// the conversation as created (its times set here rather than by the
+// database's clock), the message as the first item. A failure of either
+// write fails the batch, which then rolls back, as before.
+func startNewConversation(ctx context.Context, p *pipeTx, m conversation.MessageStart, it conversation.Item, data []byte) (conversation.MessageStarted, error) {
+	now := time.Now().Round(0).Truncate(time.Microsecond)
+	id := m.NewID
+	one := func(what string) func(pgconn.CommandTag) error {
+		return func(tag pgconn.CommandTag) error {
+			if tag.RowsAffected() != 1 {
+				return translate(pgx.ErrNoRows, what)
+			}
+			return nil
+		}
+	}
+	if err := hold(ctx, p, "create conversation", one("create conversation"), `INSERT INTO conversations (id, title, owner_id, created_at, updated_at)
+		VALUES ($1, $2, $3, $4, $4)`, id, m.Title, m.Owner, now); err != nil {
+		return conversation.MessageStarted{}, err
+	}
+	it.Seq, it.CreatedAt = 1, now
+	if err := hold(ctx, p, "append transcript item", one("append transcript item"), `INSERT INTO conversation_items
+		(conversation_id, seq, type, item_id, response_id, data, created_at)
+		VALUES ($1, 1, $2, nullif($3::text, ''), nullif($4::text, ''), $5::json, $6)`,
+		id, it.Type, it.ID, it.ResponseID, string(data), now); err != nil {
+		return conversation.MessageStarted{}, err
+	}
+	return conversation.MessageStarted{Item: it, Conversation: conversation.Conversation{ID: id, OwnerID: m.Owner, Title: m.Title,
+		CreatedAt: now, UpdatedAt: now, Tools: policy.Selection{Servers: map[string]policy.ServerSelection{}}, Kind: "chat"}}, nil
 }

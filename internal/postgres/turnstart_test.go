@@ -149,8 +149,11 @@ func countPrefix(sqls []string, prefix string) int {
 // read: 6 and 7, the policy read included; since StartMessage sends the
 // lock (or creation), the limits' lock and count, the last response's
 // requests and the message in one batch: 4 and 4; and with BEGIN sent in
-// that batch: 3 and 3.
+// that batch: 3 and 3; with OpenTurn sent with the COMMIT (issue 26): 2 and
+// 2; and with a new conversation and its first message written in that
+// same batch (startNewConversation: nothing in them needs an answer before
+// the opening): 1 and 2.
 const (
-	firstMessageStatements = 3
-	nextMessageStatements  = 3
+	firstMessageStatements = 1
+	nextMessageStatements  = 2
 )
