@@ -105,9 +105,13 @@ func TestTurnPath_StatementsBeforeUpstream(t *testing.T) {
 // Postgres runs that batch); the decision's card is read in LockDecisions'
 // batch. Now 3 (authentication; StartMessage's batch; OpenTurn + COMMIT)
 // and 4 (authentication; LockDecisions' batch with the cards; the decision
-// with the response's approvals; OpenTurn + COMMIT). The message's
-// remaining two could be one (the conversation's checks and the previous
-// response's approvals judged in SQL), not done yet.
+// with the response's approvals; OpenTurn + COMMIT). This test's message
+// goes to an existing conversation; a new conversation's first message
+// starts in one round trip (TestTurnStart_StatementCount). The binary
+// authenticates from memory (auth.SessionCache: one round trip less for
+// both; this API's test environment reads every session). The next
+// message's remaining two could be one (the conversation's checks and the
+// previous response's approvals judged in SQL), not done yet.
 const (
 	messagePathStatements  = 3
 	decisionPathStatements = 4
