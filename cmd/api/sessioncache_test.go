@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/toolgate/toolgate/internal/testdb"
 )
@@ -190,11 +190,16 @@ func TestRun_SessionsFromMemoryEndOnEveryReplicaWhenRevoked(t *testing.T) {
 	})
 
 	ctx := context.Background()
-	conn, err := pgx.Connect(ctx, dbURL)
+	pool, err := pgxpool.New(ctx, dbURL)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer conn.Close(ctx)
+	defer pool.Close()
+	conn, err := pool.Acquire(ctx) // one session: SET below holds for the statements after it
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Release()
 
 	t.Run("an operator's SQL", func(t *testing.T) {
 		id, ck := memberSession(t, a, "m4@toolgate.test")
