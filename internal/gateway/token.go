@@ -14,8 +14,13 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
+	"hash"
+	"strconv"
 	"strings"
+	"sync"
 	"time"
+
+	"github.com/toolgate/toolgate/internal/jsonstr"
 )
 
 // TokenPrefix begins every capability token.
@@ -58,6 +63,10 @@ var (
 type Tokens struct {
 	key []byte
 	now func() time.Time
+	// macs keeps HMACs keyed with key, reset between uses: a turn mints a
+	// token per server and every call through the face verifies one, and
+	// a new HMAC computes its keyed state again each time.
+	macs sync.Pool
 }
 
 // NewTokens returns Tokens that sign with key (at least 32 bytes).
@@ -74,16 +83,38 @@ func (t *Tokens) SetClock(now func() time.Time) { t.now = now }
 // Mint returns a token for c, valid until c.ExpiresAt.
 func (t *Tokens) Mint(c Claims) string {
 	c.Exp = c.ExpiresAt.Unix()
-	payload, _ := json.Marshal(c)
-	p := base64.RawURLEncoding.EncodeToString(payload)
+	p := base64.RawURLEncoding.EncodeToString(c.payload())
 	return TokenPrefix + p + "." + base64.RawURLEncoding.EncodeToString(t.sign(p))
 }
 
+// payload is the claims signed, as json.Marshal writes them (the fields
+// in order, the strings escaped alike: TestClaims_PayloadIsJSONMarshals),
+// without its reflection.
+func (c Claims) payload() []byte {
+	b := make([]byte, 0, 32+len(c.ConversationID)+len(c.TurnID)+len(c.ServerLabel))
+	b = append(b, `{"c":`...)
+	b = jsonstr.Append(b, c.ConversationID)
+	b = append(b, `,"t":`...)
+	b = jsonstr.Append(b, c.TurnID)
+	b = append(b, `,"s":`...)
+	b = jsonstr.Append(b, c.ServerLabel)
+	b = append(b, `,"e":`...)
+	b = strconv.AppendInt(b, c.Exp, 10)
+	return append(b, '}')
+}
+
 func (t *Tokens) sign(p string) []byte {
-	m := hmac.New(sha256.New, t.key)
+	m, ok := t.macs.Get().(hash.Hash)
+	if ok {
+		m.Reset()
+	} else {
+		m = hmac.New(sha256.New, t.key)
+	}
 	m.Write([]byte("toolgate capability token v1\x00"))
 	m.Write([]byte(p))
-	return m.Sum(nil)
+	sum := m.Sum(nil)
+	t.macs.Put(m)
+	return sum
 }
 
 // Verify checks tok's signature and expiry and returns its claims.

@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"encoding/json"
 	"errors"
 	"strings"
 	"testing"
@@ -69,6 +70,37 @@ func TestArgumentsDigestIgnoresLayoutNotValues(t *testing.T) {
 	for _, bad := range []string{`[1]`, `{"a":1} {}`, `{`, `"s"`} {
 		if _, _, err := ArgumentsDigest([]byte(bad)); err == nil {
 			t.Errorf("ArgumentsDigest(%s) accepted", bad)
+		}
+	}
+}
+
+// TestClaims_PayloadIsJSONMarshals: the signed payload is written without
+// reflection, byte for byte as json.Marshal writes the claims, escapes
+// and all; and a token minted, verified and minted again with the pooled
+// HMACs keeps its signature.
+func TestClaims_PayloadIsJSONMarshals(t *testing.T) {
+	for _, c := range []Claims{
+		{ConversationID: "conv_1", TurnID: "turn_1", ServerLabel: "demo", Exp: 1_800_000_000},
+		{ConversationID: `a"b\c`, TurnID: "<t>&\u2028", ServerLabel: "é\x00\xff", Exp: -5},
+		{},
+	} {
+		want, err := json.Marshal(c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := c.payload(); string(got) != string(want) {
+			t.Errorf("payload %s, json.Marshal %s", got, want)
+		}
+	}
+	tk := NewTokens([]byte(strings.Repeat("k", 32)))
+	c := Claims{ConversationID: "c", TurnID: "t", ServerLabel: "s", ExpiresAt: time.Now().Add(time.Hour)}
+	first := tk.Mint(c)
+	for range 3 {
+		if _, err := tk.Verify(first); err != nil {
+			t.Fatal(err)
+		}
+		if again := tk.Mint(c); again != first {
+			t.Fatalf("minted %q, then %q: a reused HMAC kept state", first, again)
 		}
 	}
 }
