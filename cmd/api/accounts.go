@@ -23,7 +23,7 @@ const DemoAdminEmail = "demo@toolgate.local"
 
 // newAuth returns sign-in on pool; with cache (nil: none) in front of its
 // sessions.
-func newAuth(cfg config.Config, pool *pgxpool.Pool, log *slog.Logger, cache *auth.SessionCache) *auth.Service {
+func newAuth(cfg config.Config, pool *pgxpool.Pool, log *slog.Logger, cache *auth.CredentialCache) *auth.Service {
 	a := cfg.Auth
 	opts := auth.Options{Mode: auth.Mode(a.Mode), IdleTimeout: a.IdleTimeout, MaxAge: a.MaxAge,
 		SignInLink: cfg.Offline() && cfg.OfflineDemo}
@@ -33,7 +33,7 @@ func newAuth(cfg config.Config, pool *pgxpool.Pool, log *slog.Logger, cache *aut
 	}
 	st := authdb.Stores(pool)
 	if cache != nil {
-		st = auth.WithSessionCache(st, cache)
+		st = auth.WithCredentialCache(st, cache)
 	}
 	return auth.New(st, opts, log)
 }

@@ -76,9 +76,9 @@ type app struct {
 	webhooks   *webhook.Service
 	changes    *changefeed.Hub
 	inbox      *inbox.Hub // wakes the inbox streams (GET /api/approvals/events)
-	// sessions keeps signed-in sessions in memory while the listener hears
-	// every change to them (nil: SESSION_CACHE_TTL=0).
-	sessions *auth.SessionCache
+	// creds keeps signed-in sessions and personal API tokens in memory
+	// while the listener hears every change to them (nil: AUTH_CACHE_TTL=0).
+	creds *auth.CredentialCache
 	// held decides agents' held calls from the inbox (agentgate); nil:
 	// the inbox answers 503 for them.
 	held conversation.HeldDecider

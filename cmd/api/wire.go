@@ -136,8 +136,8 @@ func (a *app) startListening(ctx context.Context) error {
 		postgres.SettingsChannel}
 	if ttl := a.cfg.Auth.CacheTTL; ttl > 0 {
 		// Sessions are served from memory only while the listener hears
-		// every change to them (SESSION_CACHE_TTL).
-		a.sessions = auth.NewSessionCache(authdb.NewSessions(a.pool), ttl, 0)
+		// every change to them (AUTH_CACHE_TTL).
+		a.creds = auth.NewCredentialCache(authdb.NewSessions(a.pool), authdb.NewTokens(a.pool), ttl, 0)
 		channels = append(channels, authdb.Channel)
 	}
 	listener := notify.NewListener(a.pool, a.log.With("component", "listener"), (*notifications)(a))
@@ -152,8 +152,8 @@ type notifications app
 // heard, so whoever waits for them looks again.
 func (n *notifications) Connected() {
 	a := (*app)(n)
-	if a.sessions != nil {
-		a.sessions.Listening()
+	if a.creds != nil {
+		a.creds.Listening()
 	}
 	a.events.OnReconnect()
 	a.dispatcher.Wake()
@@ -164,8 +164,8 @@ func (n *notifications) Connected() {
 // Disconnected: until the listener is back, changes to sessions go
 // unheard, so none is served from memory.
 func (n *notifications) Disconnected() {
-	if a := (*app)(n); a.sessions != nil {
-		a.sessions.Deaf()
+	if a := (*app)(n); a.creds != nil {
+		a.creds.Deaf()
 	}
 }
 
@@ -185,8 +185,8 @@ func (n *notifications) Notified(channel string, payload []byte) {
 	case webhook.Channel:
 		a.dispatcher.Wake()
 	case authdb.Channel:
-		if a.sessions != nil {
-			authdb.Invalidate(a.sessions, payload)
+		if a.creds != nil {
+			authdb.Invalidate(a.creds, payload)
 		}
 	case postgres.PolicyChannel:
 		// A policy change committed: load it now rather than in the next turn.
@@ -248,7 +248,7 @@ func (a *app) startDispatching(context.Context) error {
 
 func (a *app) buildHTTP(ctx context.Context) error {
 	cfg := a.cfg
-	authn := newAuth(cfg, a.pool, a.log, a.sessions)
+	authn := newAuth(cfg, a.pool, a.log, a.creds)
 	if err := prepareAccounts(ctx, a.linkCfg, authn, a.log, a.stdout); err != nil {
 		return err
 	}
@@ -301,16 +301,18 @@ func (a *app) watch() {
 				return float64(store)
 			})
 	}
-	if sessions := a.sessions; sessions != nil {
-		for _, source := range []string{"memory", "database"} {
-			mets.WatchCounter("toolgate_session_lookups_total", "Signed-in sessions looked up by this replica, by source: memory (read before, and nothing about it has changed since: SESSION_CACHE_TTL) or database.",
-				"source", source, func() float64 {
-					memory, store := sessions.Lookups()
-					if source == "memory" {
-						return float64(memory)
-					}
-					return float64(store)
-				})
+	if creds := a.creds; creds != nil {
+		for _, kind := range []string{"session", "token"} {
+			for _, source := range []string{"memory", "database"} {
+				mets.WatchCounter("toolgate_"+kind+"_lookups_total", "Signed-in "+kind+"s looked up by this replica, by source: memory (read before, and nothing about it has changed since: AUTH_CACHE_TTL) or database.",
+					"source", source, func() float64 {
+						memory, store := creds.Lookups(kind)
+						if source == "memory" {
+							return float64(memory)
+						}
+						return float64(store)
+					})
+			}
 		}
 	}
 	mets.WatchGauge("toolgate_approvals_pending", "Approval requests waiting for a decision now, in the whole database.", func() float64 {

@@ -18,8 +18,9 @@ type Auth struct {
 	AdminPassword string        // TOOLGATE_ADMIN_PASSWORD
 	IdleTimeout   time.Duration // SESSION_IDLE_TIMEOUT: a session unused this long ends
 	MaxAge        time.Duration // SESSION_MAX_AGE: a session ends this long after sign-in
-	// CacheTTL (SESSION_CACHE_TTL) is how long a replica may serve a
-	// session it has read from memory (auth.SessionCache; 0: never).
+	// CacheTTL (AUTH_CACHE_TTL) is how long a replica may serve a session
+	// or a personal API token it has read from memory
+	// (auth.CredentialCache; 0: never).
 	CacheTTL   time.Duration
 	TrustProxy bool // TRUST_PROXY_HEADERS: believe X-Forwarded-For and X-Forwarded-Proto
 
@@ -91,10 +92,10 @@ func (a *Auth) checkAdmin(fail func(string, ...any)) {
 func (a *Auth) loadSessions(get func(string, string) string, errs *[]string, fail func(string, ...any)) {
 	a.IdleTimeout = duration(get, "SESSION_IDLE_TIMEOUT", "12h", errs)
 	a.MaxAge = duration(get, "SESSION_MAX_AGE", "168h", errs)
-	if raw := get("SESSION_CACHE_TTL", "10s"); raw == "0" {
+	if raw := get("AUTH_CACHE_TTL", "10s"); raw == "0" {
 		a.CacheTTL = 0
-	} else if a.CacheTTL = duration(get, "SESSION_CACHE_TTL", "10s", errs); a.CacheTTL > time.Minute {
-		fail("SESSION_CACHE_TTL (%s) must be at most 1m (or 0: off): it bounds how long a replica whose notification listener hangs unnoticed could still serve a revoked session", a.CacheTTL)
+	} else if a.CacheTTL = duration(get, "AUTH_CACHE_TTL", "10s", errs); a.CacheTTL > time.Minute {
+		fail("AUTH_CACHE_TTL (%s) must be at most 1m (or 0: off): it bounds how long a replica whose notification listener hangs unnoticed could still serve a revoked session", a.CacheTTL)
 	}
 	if a.IdleTimeout > 0 && a.MaxAge > 0 && a.IdleTimeout > a.MaxAge {
 		fail("SESSION_IDLE_TIMEOUT (%s) must not be longer than SESSION_MAX_AGE (%s)", a.IdleTimeout, a.MaxAge)

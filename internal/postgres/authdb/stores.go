@@ -28,6 +28,9 @@ func NewSessions(pool *pgxpool.Pool) *Sessions { return &Sessions{pool: pool} }
 // Tokens is the Postgres implementation of auth.Tokens.
 type Tokens struct{ pool *pgxpool.Pool }
 
+// NewTokens returns Tokens on pool.
+func NewTokens(pool *pgxpool.Pool) *Tokens { return &Tokens{pool: pool} }
+
 // OneTimeTokens is the Postgres implementation of auth.OneTimeTokens.
 type OneTimeTokens struct{ pool *pgxpool.Pool }
 

@@ -10,9 +10,10 @@ import (
 	"github.com/toolgate/toolgate/internal/apperr"
 )
 
-// countingSessions is a Sessions store in memory that counts its reads and
-// can hold a read until released (the cache's own logic is tested here;
-// cmd/api's TestRun_SessionsFromMemory… runs it on Postgres, two replicas).
+// countingSessions is a Sessions and Tokens store in memory that counts its
+// reads and can hold a read until released (the cache's own logic is tested
+// here; cmd/api's TestRun_CredentialsFromMemory… runs it on Postgres, two
+// replicas). A token's hash is "tok:" and its id.
 type countingSessions struct {
 	mu    sync.Mutex
 	rows  map[string]Session
@@ -66,14 +67,32 @@ func (s *countingSessions) DeleteSession(_ context.Context, hash []byte) error {
 	return nil
 }
 
+func (s *countingSessions) CreateToken(context.Context, Token, []byte) error { return nil }
+
+func (s *countingSessions) Tokens(context.Context, string) ([]Token, error) { return nil, nil }
+
+func (s *countingSessions) DeleteToken(_ context.Context, _, id string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.rows, "tok:"+id)
+	return nil
+}
+
+func (s *countingSessions) TokenUser(ctx context.Context, hash []byte) (Token, User, error) {
+	ss, u, err := s.SessionUser(ctx, hash)
+	return Token{ID: string(ss.Hash[min(len(ss.Hash), 4):]), UserID: ss.UserID}, u, err
+}
+
+func (s *countingSessions) TouchToken(context.Context, string, time.Time) error { return nil }
+
 func (s *countingSessions) readCount() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.reads
 }
 
-// lookup looks hash up and says whether it was found.
-func lookup(t *testing.T, c *SessionCache, hash string) bool {
+// found looks hash up and says whether it was found.
+func found(t *testing.T, c *CredentialCache, hash string) bool {
 	t.Helper()
 	_, _, err := c.SessionUser(context.Background(), []byte(hash))
 	if err != nil && apperr.KindOf(err) != apperr.NotFound {
@@ -82,21 +101,21 @@ func lookup(t *testing.T, c *SessionCache, hash string) bool {
 	return err == nil
 }
 
-// TestSessionCache_ServesFromMemoryOnlyWhileListening: nothing is served
+// TestCredentialCache_ServesFromMemoryOnlyWhileListening: nothing is served
 // from memory before Listening or after Deaf, and both drop what was kept.
-func TestSessionCache_ServesFromMemoryOnlyWhileListening(t *testing.T) {
+func TestCredentialCache_ServesFromMemoryOnlyWhileListening(t *testing.T) {
 	st := newCountingSessions()
 	st.add("h1", "usr_1")
-	c := NewSessionCache(st, time.Minute, 0)
+	c := NewCredentialCache(st, st, time.Minute, 0)
 	for range 3 {
-		lookup(t, c, "h1")
+		found(t, c, "h1")
 	}
 	if got := st.readCount(); got != 3 {
 		t.Fatalf("before Listening: %d reads for 3 lookups, want 3 (nothing kept while changes may go unheard)", got)
 	}
 	c.Listening()
 	for range 3 {
-		lookup(t, c, "h1")
+		found(t, c, "h1")
 	}
 	if got := st.readCount(); got != 4 {
 		t.Fatalf("listening: %d reads in all, want 4 (one read, then memory)", got)
@@ -105,59 +124,59 @@ func TestSessionCache_ServesFromMemoryOnlyWhileListening(t *testing.T) {
 	if c.Len() != 0 {
 		t.Errorf("Deaf kept %d sessions", c.Len())
 	}
-	lookup(t, c, "h1")
-	lookup(t, c, "h1")
+	found(t, c, "h1")
+	found(t, c, "h1")
 	if got := st.readCount(); got != 6 {
 		t.Fatalf("deaf: %d reads in all, want 6 (every lookup reads)", got)
 	}
 	c.Listening()
-	lookup(t, c, "h1")
+	found(t, c, "h1")
 	c.Listening() // a reconnection: what changed meanwhile went unheard
-	lookup(t, c, "h1")
+	found(t, c, "h1")
 	if got := st.readCount(); got != 8 {
 		t.Fatalf("after a reconnection: %d reads in all, want 8 (Listening drops what was kept)", got)
 	}
-	if m, s := c.Lookups(); m != 2 || s != 8 {
+	if m, s := c.Lookups("session"); m != 2 || s != 8 {
 		t.Errorf("Lookups() = %d from memory, %d from the store; want 2, 8", m, s)
 	}
 }
 
-// TestSessionCache_DropsWhatChanged: a revoked session is gone at once, a
+// TestCredentialCache_DropsWhatChanged: a revoked session is gone at once, a
 // changed user's sessions go and the others' stay, an entry lives at most
 // its TTL, and a missing session is never kept.
-func TestSessionCache_DropsWhatChanged(t *testing.T) {
+func TestCredentialCache_DropsWhatChanged(t *testing.T) {
 	st := newCountingSessions()
 	st.add("a1", "usr_a")
 	st.add("a2", "usr_a")
 	st.add("b1", "usr_b")
-	c := NewSessionCache(st, time.Minute, 0)
+	c := NewCredentialCache(st, st, time.Minute, 0)
 	now := time.Unix(1_000_000, 0)
 	c.now = func() time.Time { return now }
 	c.Listening()
 	for _, h := range []string{"a1", "a2", "b1"} {
-		lookup(t, c, h)
+		found(t, c, h)
 	}
 	if err := c.DeleteSession(context.Background(), []byte("a1")); err != nil {
 		t.Fatal(err)
 	}
-	if lookup(t, c, "a1") {
+	if found(t, c, "a1") {
 		t.Fatal("a session deleted through the cache was still found")
 	}
 	c.DropUser("usr_a")
 	reads := st.readCount()
-	lookup(t, c, "a2")
-	lookup(t, c, "b1")
+	found(t, c, "a2")
+	found(t, c, "b1")
 	if got := st.readCount() - reads; got != 1 {
 		t.Errorf("after DropUser(usr_a): %d reads for a2 and b1, want 1 (a2's; b1 stays)", got)
 	}
 	now = now.Add(time.Minute)
 	reads = st.readCount()
-	lookup(t, c, "b1")
+	found(t, c, "b1")
 	if st.readCount() != reads+1 {
 		t.Error("an entry older than its TTL was served from memory")
 	}
 	for range 2 {
-		if lookup(t, c, "nope") {
+		if found(t, c, "nope") {
 			t.Fatal("found a session that does not exist")
 		}
 	}
@@ -166,27 +185,27 @@ func TestSessionCache_DropsWhatChanged(t *testing.T) {
 	}
 }
 
-// TestSessionCache_AReadThatRacesADropKeepsNothing: a lookup that read the
+// TestCredentialCache_AReadThatRacesADropKeepsNothing: a lookup that read the
 // store before a revocation and returns after it must not put the revoked
 // session back.
-func TestSessionCache_AReadThatRacesADropKeepsNothing(t *testing.T) {
+func TestCredentialCache_AReadThatRacesADropKeepsNothing(t *testing.T) {
 	for _, drop := range []struct {
 		name string
-		do   func(*SessionCache)
+		do   func(*CredentialCache)
 	}{
-		{"session", func(c *SessionCache) { c.DropSession([]byte("h1")) }},
-		{"user", func(c *SessionCache) { c.DropUser("usr_1") }},
-		{"all", func(c *SessionCache) { c.DropAll() }},
-		{"deaf and back", func(c *SessionCache) { c.Deaf(); c.Listening() }},
+		{"session", func(c *CredentialCache) { c.DropSession([]byte("h1")) }},
+		{"user", func(c *CredentialCache) { c.DropUser("usr_1") }},
+		{"all", func(c *CredentialCache) { c.DropAll() }},
+		{"deaf and back", func(c *CredentialCache) { c.Deaf(); c.Listening() }},
 	} {
 		t.Run(drop.name, func(t *testing.T) {
 			st := newCountingSessions()
 			st.add("h1", "usr_1")
-			c := NewSessionCache(st, time.Minute, 0)
+			c := NewCredentialCache(st, st, time.Minute, 0)
 			c.Listening()
 			st.hold, st.held = make(chan struct{}), make(chan struct{})
 			done := make(chan struct{})
-			go func() { defer close(done); lookup(t, c, "h1") }()
+			go func() { defer close(done); found(t, c, "h1") }()
 			<-st.held
 			drop.do(c)
 			st.mu.Lock()
@@ -202,24 +221,69 @@ func TestSessionCache_AReadThatRacesADropKeepsNothing(t *testing.T) {
 	}
 }
 
-// TestSessionCache_KeepsAtMostMax: a full cache drops what expired, and
+// TestCredentialCache_KeepsAtMostMax: a full cache drops what expired, and
 // keeps nothing more while full.
-func TestSessionCache_KeepsAtMostMax(t *testing.T) {
+func TestCredentialCache_KeepsAtMostMax(t *testing.T) {
 	st := newCountingSessions()
-	c := NewSessionCache(st, time.Minute, 3)
+	c := NewCredentialCache(st, st, time.Minute, 3)
 	now := time.Unix(1_000_000, 0)
 	c.now = func() time.Time { return now }
 	c.Listening()
 	for i := range 5 {
 		st.add(fmt.Sprint("h", i), fmt.Sprint("usr_", i))
-		lookup(t, c, fmt.Sprint("h", i))
+		found(t, c, fmt.Sprint("h", i))
 	}
 	if c.Len() != 3 {
 		t.Fatalf("%d sessions kept, want 3", c.Len())
 	}
 	now = now.Add(2 * time.Minute)
-	lookup(t, c, "h4")
+	found(t, c, "h4")
 	if c.Len() != 1 {
 		t.Fatalf("%d sessions kept after the others expired, want 1", c.Len())
+	}
+}
+
+// TestCredentialCache_TokensLikeSessions: a personal API token is kept
+// like a session, and deleting it, touching it (by id) or changing its
+// user drops it.
+func TestCredentialCache_TokensLikeSessions(t *testing.T) {
+	st := newCountingSessions()
+	st.add("tok:1", "usr_a")
+	st.add("tok:2", "usr_b")
+	c := NewCredentialCache(st, st, time.Minute, 0)
+	c.Listening()
+	ctx := context.Background()
+	use := func(hash string) bool {
+		t.Helper()
+		_, _, err := c.TokenUser(ctx, []byte(hash))
+		return err == nil
+	}
+	for range 3 {
+		use("tok:1")
+	}
+	if m, s := c.Lookups("token"); m != 2 || s != 1 {
+		t.Fatalf("3 uses of a token: %d from memory, %d from the store; want 2, 1", m, s)
+	}
+	if err := c.TouchToken(ctx, "1", time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	use("tok:1")
+	if _, s := c.Lookups("token"); s != 2 {
+		t.Errorf("after a touch: %d reads, want 2 (its last use moved: read again)", s)
+	}
+	if err := c.DeleteToken(ctx, "usr_a", "1"); err != nil {
+		t.Fatal(err)
+	}
+	if use("tok:1") {
+		t.Error("a token deleted through the cache still works")
+	}
+	use("tok:2")
+	c.DropUser("usr_b")
+	use("tok:2")
+	if _, s := c.Lookups("token"); s != 5 {
+		t.Errorf("after DropUser: %d reads in all, want 5", s)
+	}
+	if m, _ := c.Lookups("session"); m != 0 {
+		t.Errorf("token lookups counted as sessions: %d", m)
 	}
 }
