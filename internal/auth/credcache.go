@@ -90,6 +90,12 @@ func (c *CredentialCache) reset(live bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.live = live
+	c.clear()
+}
+
+// clear drops everything, under the lock (whether the listener hears every
+// change is left as it is).
+func (c *CredentialCache) clear() {
 	c.gen++
 	clear(c.sessionMemo)
 	clear(c.tokenMemo)
@@ -98,9 +104,8 @@ func (c *CredentialCache) reset(live bool) {
 // DropAll drops everything (a change the cache cannot place).
 func (c *CredentialCache) DropAll() {
 	c.mu.Lock()
-	live := c.live
-	c.mu.Unlock()
-	c.reset(live)
+	defer c.mu.Unlock()
+	c.clear()
 }
 
 // drop drops, under the lock, the entries of m for which gone says so.

@@ -287,3 +287,20 @@ func TestCredentialCache_TokensLikeSessions(t *testing.T) {
 		t.Errorf("token lookups counted as sessions: %d", m)
 	}
 }
+
+// TestCredentialCache_DropAllKeepsItDeaf: a notification the cache cannot
+// place drops everything but never makes a deaf cache serve from memory.
+func TestCredentialCache_DropAllKeepsItDeaf(t *testing.T) {
+	st := newCountingSessions()
+	st.add("h1", "usr_1")
+	c := NewCredentialCache(st, st, time.Minute, 0)
+	c.Listening()
+	found(t, c, "h1")
+	c.Deaf()
+	c.DropAll()
+	found(t, c, "h1")
+	found(t, c, "h1")
+	if got := st.readCount(); got != 3 {
+		t.Errorf("deaf after DropAll: %d reads for 3 lookups, want 3", got)
+	}
+}
