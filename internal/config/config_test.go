@@ -124,3 +124,19 @@ func TestLoad_ApprovalTTL(t *testing.T) {
 		}
 	}
 }
+
+// TestLoad_AuthCacheTTL: AUTH_CACHE_TTL takes a duration up to 1m, or 0
+// (off); anything else is refused with its name and what to set.
+func TestLoad_AuthCacheTTL(t *testing.T) {
+	for raw, want := range map[string]time.Duration{"0": 0, "500ms": 500 * time.Millisecond, "1m": time.Minute} {
+		got, err := Load(env(map[string]string{"AUTH_CACHE_TTL": raw}))
+		if err != nil || got.Auth.CacheTTL != want {
+			t.Errorf("AUTH_CACHE_TTL=%s loaded as %v, %v; want %v", raw, got.Auth.CacheTTL, err, want)
+		}
+	}
+	for _, bad := range []string{"61s", "1h", "-1s", "10", "soon"} {
+		if _, err := Load(env(map[string]string{"AUTH_CACHE_TTL": bad})); err == nil || !strings.Contains(err.Error(), "AUTH_CACHE_TTL") {
+			t.Errorf("AUTH_CACHE_TTL=%q: got %v, want an error naming AUTH_CACHE_TTL", bad, err)
+		}
+	}
+}
