@@ -135,8 +135,8 @@ func (a *app) startListening(ctx context.Context) error {
 	channels := []string{conversation.ChannelEvents, conversation.ChannelSignals, webhook.Channel, postgres.PolicyChannel,
 		postgres.SettingsChannel}
 	if ttl := a.cfg.Auth.CacheTTL; ttl > 0 {
-		// Sessions are served from memory only while the listener hears
-		// every change to them (AUTH_CACHE_TTL).
+		// Sessions and tokens are served from memory only while the
+		// listener hears every change to them (AUTH_CACHE_TTL).
 		a.creds = auth.NewCredentialCache(authdb.NewSessions(a.pool), authdb.NewTokens(a.pool), ttl, 0)
 		channels = append(channels, authdb.Channel)
 	}
@@ -161,8 +161,8 @@ func (n *notifications) Connected() {
 	a.inbox.WakeAll()
 }
 
-// Disconnected: until the listener is back, changes to sessions go
-// unheard, so none is served from memory.
+// Disconnected: until the listener is back, changes to sessions and
+// tokens go unheard, so none is served from memory.
 func (n *notifications) Disconnected() {
 	if a := (*app)(n); a.creds != nil {
 		a.creds.Deaf()

@@ -33,7 +33,7 @@ type Handler interface {
 	Disconnected()
 }
 
-// Funcs is a Handler of two functions (tests); a nil one is
+// Funcs is a Handler of three functions (tests); a nil one is
 // skipped.
 type Funcs struct {
 	Notify     func(channel string, payload []byte)
